@@ -1,0 +1,157 @@
+"""What a model's architecture implies: parameter counts, KV-cache bytes and FLOPs per token.
+
+Symbols used in the docstrings: L layers, d hidden size, H attention heads,
+K KV heads, h head dim, f FFN size, V vocabulary, E routed experts, k experts
+per token, S shared experts, f_e expert FFN size, L_d leading dense layers.
+Biases are absent in every supported model and are not counted.
+"""
+
+from __future__ import annotations
+
+from .precisions import bytes_per_value
+from .specs import ModelSpec
+
+
+def swiglu_parameters(hidden_size: int, ffn_size: int) -> int:
+    """Parameters of a SwiGLU MLP: gate, up and down matrices, ``3 * d * f``."""
+    return 3 * hidden_size * ffn_size
+
+
+def attention_parameters(model: ModelSpec) -> int:
+    """Attention weights of one layer.
+
+    Grouped-query attention: ``d*H*h`` (Q) + ``2*d*K*h`` (K, V) + ``H*h*d`` (output).
+    Latent attention (MLA) with ranks r_q, r_kv and head dims h_nope, h_rope, h_v:
+    ``d*r_q + r_q + r_q*H*(h_nope+h_rope)`` (query down, norm, up)
+    ``+ d*(r_kv+h_rope) + r_kv + r_kv*H*(h_nope+h_v)`` (KV down, norm, up)
+    ``+ H*h_v*d`` (output).
+    """
+    d, heads = model.hidden_size, model.attention_heads
+    mla = model.mla
+    if mla is None:
+        return d * heads * model.head_dim + 2 * d * model.kv_heads * model.head_dim + heads * model.head_dim * d
+    query = d * mla.q_lora_rank + mla.q_lora_rank + mla.q_lora_rank * heads * (mla.qk_nope_head_dim + mla.qk_rope_head_dim)
+    key_value = (
+        d * (mla.kv_lora_rank + mla.qk_rope_head_dim)
+        + mla.kv_lora_rank
+        + mla.kv_lora_rank * heads * (mla.qk_nope_head_dim + mla.v_head_dim)
+    )
+    return query + key_value + heads * mla.v_head_dim * d
+
+
+def embedding_parameters(model: ModelSpec) -> int:
+    """Input embedding plus output head: ``V*d``, twice unless the two are tied."""
+    return model.vocab_size * model.hidden_size * (1 if model.tied_embeddings else 2)
+
+
+def moe_layers(model: ModelSpec) -> int:
+    """Layers whose MLP is a mixture of experts: ``L - L_d``, or 0 for a dense model."""
+    return 0 if model.moe is None else model.layers - model.moe.dense_layers
+
+
+def expert_parameters(model: ModelSpec) -> int:
+    """Parameters of one routed expert, ``3 * d * f_e`` (0 for a dense model)."""
+    return 0 if model.moe is None else swiglu_parameters(model.hidden_size, model.moe.expert_ffn_size)
+
+
+def always_used_parameters(model: ModelSpec) -> int:
+    """Parameters every token passes through: all but the routed experts.
+
+    ``embeddings + d`` (final norm) ``+ L*(attention + 2d)`` (norms)
+    ``+ (L - L_moe)*3*d*f`` (dense MLPs) ``+ L_moe*(d*E + S*3*d*f_e)`` (router, shared experts).
+    """
+    d = model.hidden_size
+    dense_mlp_layers = model.layers - moe_layers(model)
+    total = embedding_parameters(model) + d + model.layers * (attention_parameters(model) + 2 * d)
+    total += dense_mlp_layers * swiglu_parameters(d, model.ffn_size)
+    if model.moe is not None:
+        total += moe_layers(model) * (d * model.moe.experts + model.moe.shared_experts * expert_parameters(model))
+    return total
+
+
+def total_parameters(model: ModelSpec) -> int:
+    """Every parameter: ``always used + L_moe * E * 3*d*f_e``."""
+    experts = 0 if model.moe is None else model.moe.experts
+    return always_used_parameters(model) + moe_layers(model) * experts * expert_parameters(model)
+
+
+def active_parameters(model: ModelSpec) -> int:
+    """Parameters one token uses: ``always used + L_moe * k * 3*d*f_e`` (all of them if dense)."""
+    routed = 0 if model.moe is None else model.moe.experts_per_token
+    return always_used_parameters(model) + moe_layers(model) * routed * expert_parameters(model)
+
+
+def expected_distinct_experts(experts: int, experts_per_token: int, tokens: float) -> float:
+    """Expected routed experts a layer uses for ``tokens`` tokens: ``E * (1 - (1 - k/E)**n)``.
+
+    Each token is taken to pick its k experts independently and evenly. That
+    gives k at one token and approaches E as the batch grows.
+    """
+    if tokens <= 0:
+        return 0.0
+    return experts * (1.0 - (1.0 - experts_per_token / experts) ** tokens)
+
+
+def parameters_read(model: ModelSpec, tokens: float) -> float:
+    """Parameters a forward pass over ``tokens`` tokens must read from memory.
+
+    ``always used + L_moe * E_touched(n) * 3*d*f_e``: a dense model reads every
+    weight; a mixture of experts reads only the experts its tokens touch.
+    """
+    if model.moe is None:
+        return float(total_parameters(model))
+    touched = expected_distinct_experts(model.moe.experts, model.moe.experts_per_token, tokens)
+    return always_used_parameters(model) + moe_layers(model) * touched * expert_parameters(model)
+
+
+def weight_bytes(model: ModelSpec, precision: str) -> float:
+    """Bytes of all weights stored at ``precision``: ``total parameters * bytes per value``."""
+    return total_parameters(model) * bytes_per_value(precision)
+
+
+def kv_cache_bytes_per_token(model: ModelSpec, precision: str = "bf16") -> float:
+    """KV-cache bytes one token adds across all layers.
+
+    Grouped-query attention caches a key and a value per KV head (not per query
+    head): ``2 * L * K * h * bytes``. Latent attention caches the compressed
+    latent and the shared RoPE key: ``L * (r_kv + h_rope) * bytes``.
+    """
+    size = bytes_per_value(precision)
+    if model.mla is not None:
+        return model.layers * (model.mla.kv_lora_rank + model.mla.qk_rope_head_dim) * size
+    return 2 * model.layers * model.kv_heads * model.head_dim * size
+
+
+def attention_flops_per_cached_token(model: ModelSpec, *, latent: bool) -> float:
+    """FLOPs one query spends on one cached token, over all layers (scores plus values).
+
+    Grouped-query attention: ``L * (2*H*h + 2*H*h) = 4*L*H*h``, since every query
+    head reads the key and value it shares. Latent attention in decode works on
+    the latent itself (weights absorbed): ``L * 2*H*((r_kv + h_rope) + r_kv)``;
+    in prefill it expands heads first: ``L * 2*H*((h_nope + h_rope) + h_v)``.
+    """
+    heads = model.attention_heads
+    mla = model.mla
+    if mla is None:
+        return 4.0 * model.layers * heads * model.head_dim
+    if latent:
+        return 2.0 * model.layers * heads * (2 * mla.kv_lora_rank + mla.qk_rope_head_dim)
+    return 2.0 * model.layers * heads * (mla.qk_nope_head_dim + mla.qk_rope_head_dim + mla.v_head_dim)
+
+
+def decode_flops_per_token(model: ModelSpec, context: float) -> float:
+    """FLOPs to generate one token with ``context`` tokens cached.
+
+    ``2 * active parameters`` (one multiply and one add per weight) plus
+    attention over the cache, ``context * attention FLOPs per cached token``.
+    """
+    return 2.0 * active_parameters(model) + context * attention_flops_per_cached_token(model, latent=True)
+
+
+def prefill_attention_flops(model: ModelSpec, prompt: int) -> float:
+    """Attention FLOPs of a causal prefill of ``prompt`` tokens.
+
+    Token i attends to the i tokens up to itself, so the pairs sum to
+    ``P * (P + 1) / 2``, each costing the attention FLOPs per cached token.
+    """
+    return prompt * (prompt + 1) / 2 * attention_flops_per_cached_token(model, latent=False)

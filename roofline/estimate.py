@@ -1,0 +1,116 @@
+"""One call that answers everything about a deployment: the CLI, the site and the calculator use it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from . import architecture as arch
+from .loader import SpecSet, load_specs
+from .performance import (
+    DEFAULT_USABLE_FRACTION,
+    Hardware,
+    MemoryUse,
+    Pass,
+    Workload,
+    crossover_batch,
+    decode_step,
+    memory_use,
+    prefill_pass,
+    simple_crossover_batch,
+)
+from .precisions import DEFAULT_COMPUTE_PRECISION
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """Decode, prefill, memory and crossover for one hardware and workload."""
+
+    hardware: Hardware
+    workload: Workload
+    decode: Pass
+    prefill: Pass
+    memory: MemoryUse
+    crossover_batch: float | None
+    simple_crossover_batch: float
+
+    @property
+    def decode_tokens_per_s_per_user(self) -> float:
+        """Each user gets one token per step: ``1 / step time``."""
+        return 1.0 / self.decode.seconds
+
+    @property
+    def decode_tokens_per_s_total(self) -> float:
+        """All users together: ``batch / step time``."""
+        return self.workload.batch / self.decode.seconds
+
+    def to_dict(self) -> dict[str, Any]:
+        """The estimate as plain JSON values, in SI units (bytes, seconds, tokens/s)."""
+        model, hardware, workload = self.workload.model, self.hardware, self.workload
+        return {
+            "gpu": hardware.gpu.id,
+            "model": model.id,
+            "gpus": hardware.count,
+            "weight_precision": workload.weight_precision,
+            "kv_precision": workload.kv_precision,
+            "compute_precision": hardware.compute_precision,
+            "batch": workload.batch,
+            "context": workload.context,
+            "prompt": workload.prompt,
+            "total_parameters": arch.total_parameters(model),
+            "active_parameters": arch.active_parameters(model),
+            "weights_bytes": self.memory.weights_bytes,
+            "kv_bytes_per_token": workload.kv_bytes_per_token,
+            "kv_bytes": self.memory.kv_bytes,
+            "memory_used_bytes": self.memory.used_bytes,
+            "memory_usable_bytes": self.memory.usable_bytes,
+            "fits": self.memory.fits,
+            "max_batch_that_fits": self.memory.max_batch,
+            "decode_step_s": self.decode.seconds,
+            "decode_memory_s": self.decode.memory_s,
+            "decode_compute_s": self.decode.compute_s,
+            "decode_tokens_per_s_per_user": self.decode_tokens_per_s_per_user,
+            "decode_tokens_per_s_total": self.decode_tokens_per_s_total,
+            "decode_bound": self.decode.bound,
+            "prefill_s": self.prefill.seconds,
+            "prefill_bound": self.prefill.bound if workload.prompt else None,
+            "crossover_batch": self.crossover_batch,
+            "simple_crossover_batch": self.simple_crossover_batch,
+        }
+
+
+def evaluate(hardware: Hardware, workload: Workload) -> Estimate:
+    """Every estimate for ``workload`` on ``hardware`` (see ``performance`` for the formulas)."""
+    return Estimate(
+        hardware=hardware,
+        workload=workload,
+        decode=decode_step(hardware, workload),
+        prefill=prefill_pass(hardware, workload),
+        memory=memory_use(hardware, workload),
+        crossover_batch=crossover_batch(hardware, workload),
+        simple_crossover_batch=simple_crossover_batch(hardware, workload.weight_precision),
+    )
+
+
+def estimate(
+    gpu: str,
+    model: str,
+    *,
+    precision: str = "bf16",
+    kv_precision: str = "bf16",
+    compute_precision: str = DEFAULT_COMPUTE_PRECISION,
+    gpus: int = 1,
+    batch: int = 1,
+    context: int = 0,
+    prompt: int = 0,
+    usable_fraction: float = DEFAULT_USABLE_FRACTION,
+    specs: SpecSet | None = None,
+) -> Estimate:
+    """Estimate by ids, as the CLI and the calculator ask: ``estimate("h100-sxm", "llama-3.1-8b")``.
+
+    ``specs`` defaults to the built-in spec files. Bad ids or values raise SpecError.
+    """
+    specs = specs or load_specs()
+    hardware = Hardware(specs.gpu(gpu), gpus, compute_precision, usable_fraction)
+    workload = Workload(specs.model(model), precision, kv_precision, batch, context, prompt)
+    return evaluate(hardware, workload)

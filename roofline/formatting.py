@@ -1,0 +1,37 @@
+"""How numbers are printed: decimal SI units (1 GB = 1e9 bytes), as spec sheets use."""
+
+from __future__ import annotations
+
+
+def gigabytes(value_bytes: float, digits: int = 1) -> str:
+    """``16060522496`` -> ``"16.1 GB"`` (decimal gigabytes, as on datasheets)."""
+    return f"{value_bytes / 1e9:,.{digits}f} GB"
+
+
+def bytes_size(value_bytes: float) -> str:
+    """A byte count in the largest decimal unit that keeps it at or above 1: ``131072`` -> ``"131.1 kB"``."""
+    for unit, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if value_bytes >= scale:
+            return f"{value_bytes / scale:,.1f} {unit}"
+    return f"{value_bytes:,.0f} B"
+
+
+def milliseconds(seconds: float) -> str:
+    """``0.0335`` -> ``"33.5 ms"``; under a millisecond keeps three decimals."""
+    ms = seconds * 1e3
+    return f"{ms:,.1f} ms" if ms >= 1 or ms == 0 else f"{ms:.3f} ms"
+
+
+def rate(per_second: float) -> str:
+    """Tokens per second, whole numbers with thousands separators: ``208.6`` -> ``"209"``."""
+    return f"{per_second:,.0f}"
+
+
+def users(batch: float | None) -> str:
+    """A crossover batch as readers say it: ``295.3`` -> ``"295"``, None -> ``"never"``."""
+    return "never" if batch is None else f"{batch:,.0f}"
+
+
+def parameters(count: float) -> str:
+    """``8030261248`` -> ``"8.03B"``; three significant digits, as model cards print."""
+    return f"{count / 1e9:.3g}B" if count < 1e11 else f"{count / 1e9:,.0f}B"

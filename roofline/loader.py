@@ -1,0 +1,210 @@
+"""Read spec files (TOML) into validated records, with one-line errors that say where.
+
+A spec file holds ``[gpu.ID]`` and ``[model.ID]`` tables; the built-in files in
+``roofline/data/`` document the format in their headers. Later files add
+entries or replace entries with the same id, which is how ``--specs`` works.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import tomllib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, fields
+from importlib import resources
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from .errors import SpecError, did_you_mean, unknown_name
+from .specs import GpuSpec, MlaSpec, ModelSpec, MoeSpec
+
+BUILTIN_FILES = ("gpus.toml", "models.toml")
+_ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
+_KINDS = {"gpu": "GPU", "model": "model"}
+
+
+def _keys(record_type: type, *, leave_out: Iterable[str] = ()) -> tuple[str, ...]:
+    skip = {"id", *leave_out}
+    return tuple(f.name for f in fields(record_type) if f.name not in skip)
+
+
+_GPU_KEYS = _keys(GpuSpec)
+_MODEL_KEYS = _keys(ModelSpec, leave_out=("moe", "mla"))
+_MLA_MODEL_KEYS = tuple(key for key in _MODEL_KEYS if key not in ("kv_heads", "head_dim"))
+_MOE_KEYS = _keys(MoeSpec)
+_MLA_KEYS = _keys(MlaSpec)
+
+
+@dataclass(frozen=True)
+class SpecSet:
+    """Every GPU and model known to one run, by id."""
+
+    gpus: Mapping[str, GpuSpec] = field(default_factory=lambda: MappingProxyType({}))
+    models: Mapping[str, ModelSpec] = field(default_factory=lambda: MappingProxyType({}))
+
+    def gpu(self, gpu_id: str) -> GpuSpec:
+        """The GPU with ``gpu_id``; an unknown id raises SpecError naming the close match."""
+        try:
+            return self.gpus[gpu_id]
+        except KeyError:
+            raise unknown_name("GPU", gpu_id, self.gpus) from None
+
+    def model(self, model_id: str) -> ModelSpec:
+        """The model with ``model_id``; an unknown id raises SpecError naming the close match."""
+        try:
+            return self.models[model_id]
+        except KeyError:
+            raise unknown_name("model", model_id, self.models) from None
+
+    def merged(self, other: SpecSet) -> SpecSet:
+        """This set with ``other``'s entries added, replacing any with the same id."""
+        return SpecSet(
+            gpus=MappingProxyType({**self.gpus, **other.gpus}),
+            models=MappingProxyType({**self.models, **other.models}),
+        )
+
+
+def _require_keys(table: Mapping[str, Any], allowed: tuple[str, ...], *, optional=()) -> None:
+    """Raise on the first unknown key (with the close match) or missing key."""
+    for key in table:
+        if key not in allowed and key not in optional:
+            if isinstance(table[key], dict):
+                hint = 'quote an id that has a dot in it: [model."llama-3.1-8b"]'
+            else:
+                hint = did_you_mean(key, (*allowed, *optional)) or "allowed: " + ", ".join(allowed)
+            raise SpecError("unknown key", field=key, hint=hint)
+    for key in allowed:
+        if key not in table:
+            raise SpecError("missing field", field=key)
+
+
+def _subtable(table: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    value = table[key]
+    if not isinstance(value, dict):
+        raise SpecError(f"must be a table ([...{key}]), got {value!r}", field=key)
+    return value
+
+
+def _nested(record_type: type, table: Mapping[str, Any], key: str, allowed: tuple[str, ...]) -> Any:
+    sub = _subtable(table, key)
+    try:
+        _require_keys(sub, allowed)
+        return record_type(**sub)
+    except SpecError as error:
+        raise SpecError(error.message, field=f"{key}.{error.field}", hint=error.hint) from None
+
+
+def _gpu(entry_id: str, table: Mapping[str, Any]) -> GpuSpec:
+    _require_keys(table, _GPU_KEYS)
+    values = dict(table)
+    values["dense_flops_per_s"] = _subtable(table, "dense_flops_per_s")
+    return GpuSpec(id=entry_id, **values)
+
+
+def _model(entry_id: str, table: Mapping[str, Any]) -> ModelSpec:
+    uses_mla = "mla" in table
+    base_keys = _MLA_MODEL_KEYS if uses_mla else _MODEL_KEYS
+    if uses_mla:
+        for key in ("kv_heads", "head_dim"):
+            if key in table:
+                raise SpecError(
+                    "does not apply to a model with [mla]",
+                    field=key,
+                    hint="the latent's size is set by mla.kv_lora_rank; remove this key",
+                )
+    _require_keys(table, base_keys, optional=("moe", "mla"))
+    values = {key: table[key] for key in base_keys}
+    if "moe" in table:
+        values["moe"] = _nested(MoeSpec, table, "moe", _MOE_KEYS)
+    if uses_mla:
+        values["mla"] = _nested(MlaSpec, table, "mla", _MLA_KEYS)
+        values.update(kv_heads=0, head_dim=0)
+    return ModelSpec(id=entry_id, **values)
+
+
+_BUILDERS = {"gpu": _gpu, "model": _model}
+
+
+def _decode_toml(text: str, label: str) -> dict[str, Any]:
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        message = str(error)
+        twice = re.search(r"Cannot declare \('(\w+)', '([^']+)'\) twice", message)
+        where = re.search(r"\(at line (\d+), column (\d+)\)", message)
+        line = f"line {where.group(1)}: " if where else ""
+        if twice:
+            raise SpecError(
+                f"{line}duplicate id (an id may be defined once per file)",
+                file=label,
+                entry=f"{_KINDS.get(twice.group(1), twice.group(1))} '{twice.group(2)}'",
+                hint="rename one of them or delete the copy",
+            ) from None
+        detail = re.sub(r"\s*\(at line \d+, column \d+\)", "", message)
+        if where:
+            detail = f"line {where.group(1)}, column {where.group(2)}: {detail}"
+        raise SpecError(f"TOML syntax error at {detail}", file=label) from None
+
+
+def parse_specs(text: str, label: str) -> SpecSet:
+    """Parse the TOML ``text`` of one spec file; ``label`` names it in errors."""
+    document = _decode_toml(text, label)
+    found: dict[str, dict[str, Any]] = {"gpu": {}, "model": {}}
+    for kind, entries in document.items():
+        if kind not in _BUILDERS:
+            raise SpecError(
+                f"unknown table [{kind}]",
+                file=label,
+                hint=did_you_mean(kind, _BUILDERS) or "a spec file holds [gpu.ID] and [model.ID] tables",
+            )
+        if not isinstance(entries, dict):
+            raise SpecError(f"[{kind}] must hold [{kind}.ID] tables", file=label)
+        for entry_id, table in entries.items():
+            entry = f"{_KINDS[kind]} '{entry_id}'"
+            if not _ID_PATTERN.match(entry_id):
+                raise SpecError(
+                    "bad id: use lower-case letters, digits, '.', '-' and '_'",
+                    file=label,
+                    entry=entry,
+                    hint=f"for example '{entry_id.lower().replace(' ', '-')}'",
+                )
+            if not isinstance(table, dict):
+                raise SpecError(f"must be a table [{kind}.{entry_id}]", file=label, entry=entry)
+            try:
+                found[kind][entry_id] = _BUILDERS[kind](entry_id, table)
+            except SpecError as error:
+                raise error.located(file=label, entry=entry) from None
+    return SpecSet(gpus=MappingProxyType(found["gpu"]), models=MappingProxyType(found["model"]))
+
+
+def read_spec_file(path: str | Path) -> SpecSet:
+    """Read one spec file from disk; an unreadable file is a SpecError too."""
+    label = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise SpecError("no such file", file=label) from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise SpecError(f"cannot read: {error}", file=label) from None
+    return parse_specs(text, label)
+
+
+@functools.cache
+def builtin_specs() -> SpecSet:
+    """The GPUs and models that ship in ``roofline/data/`` (read once; the records are frozen)."""
+    specs = SpecSet()
+    data = resources.files("roofline") / "data"
+    for name in BUILTIN_FILES:
+        text = (data / name).read_text(encoding="utf-8")
+        specs = specs.merged(parse_specs(text, f"roofline/data/{name}"))
+    return specs
+
+
+def load_specs(extra_files: Iterable[str | Path] = ()) -> SpecSet:
+    """Built-in specs, then each of ``extra_files`` in order, later ids replacing earlier."""
+    specs = builtin_specs()
+    for path in extra_files:
+        specs = specs.merged(read_spec_file(path))
+    return specs

@@ -1,0 +1,62 @@
+"""A readable, aligned text report of one estimate (what ``roofline estimate`` prints)."""
+
+from __future__ import annotations
+
+from . import formatting as fmt
+from .estimate import Estimate
+
+
+def _rows(estimate: Estimate) -> list[tuple[str, str]]:
+    hardware, workload, memory = estimate.hardware, estimate.workload, estimate.memory
+    decode, prefill = estimate.decode, estimate.prefill
+    if memory.max_batch is None:
+        most_users = "no limit (nothing cached at context 0)"
+    elif memory.max_batch == 0:
+        most_users = "none: the weights alone do not fit"
+    else:
+        most_users = f"{memory.max_batch:,} at {workload.context:,} tokens of context"
+    rows = [
+        ("weights", f"{fmt.gigabytes(memory.weights_bytes)} ({workload.weight_precision})"),
+        ("KV cache per token", f"{fmt.bytes_size(workload.kv_bytes_per_token)} ({workload.kv_precision})"),
+        ("KV cache, all users", fmt.gigabytes(memory.kv_bytes)),
+        ("memory in use", f"{fmt.gigabytes(memory.used_bytes)} of {fmt.gigabytes(memory.usable_bytes)} usable"),
+        ("fits", "yes" if memory.fits else "NO: does not fit; add GPUs or quantize"),
+        ("most users that fit", most_users),
+        ("decode, per user", f"{fmt.rate(estimate.decode_tokens_per_s_per_user)} tokens/s"),
+        ("decode, all users", f"{fmt.rate(estimate.decode_tokens_per_s_total)} tokens/s"),
+        (
+            "decode step",
+            f"{fmt.milliseconds(decode.seconds)}, {decode.bound}-bound"
+            f" (memory {fmt.milliseconds(decode.memory_s)}, compute {fmt.milliseconds(decode.compute_s)})",
+        ),
+    ]
+    if workload.prompt:
+        rows.append(
+            (
+                "prefill",
+                f"{fmt.milliseconds(prefill.seconds)} for {workload.prompt:,} tokens, {prefill.bound}-bound",
+            )
+        )
+    crossover = estimate.crossover_batch
+    rows.append(
+        (
+            "compute-bound from",
+            "never at this context" if crossover is None else f"{fmt.users(crossover)} users",
+        )
+    )
+    rows.append(("rule of thumb", f"{fmt.users(estimate.simple_crossover_batch)} users (no KV cache)"))
+    return rows
+
+
+def text_report(estimate: Estimate) -> str:
+    """A heading naming model, GPUs and precisions, then one labelled line per figure."""
+    hardware, workload = estimate.hardware, estimate.workload
+    heading = (
+        f"{workload.model.name} on {hardware.count} × {hardware.gpu.name}"
+        f" ({fmt.gigabytes(hardware.gpu.memory_bytes, 0)}), {hardware.compute_precision} math;"
+        f" {workload.batch:,} user{'s' if workload.batch != 1 else ''},"
+        f" {workload.context:,} tokens of context"
+    )
+    rows = _rows(estimate)
+    width = max(len(label) for label, _ in rows)
+    return "\n".join([heading, *(f"  {label:<{width}}  {value}" for label, value in rows)]) + "\n"

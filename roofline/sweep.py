@@ -1,0 +1,118 @@
+"""Grids of estimates, and the tables made from them (Markdown or CSV).
+
+The chapter's H100 table, the CLI's ``roofline table`` and the Press Run program
+all come from ``decode_prefill_table``, so they cannot disagree.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+
+from . import formatting as fmt
+from .estimate import Estimate, evaluate
+from .loader import SpecSet
+from .performance import Hardware, Workload
+
+#: The weight precisions the chapter compares: 16-bit, 8-bit and 4-bit.
+CHAPTER_PRECISIONS = ("bf16", "fp8", "int4")
+CHAPTER_PROMPT_TOKENS = 2000
+
+
+def gpus_to_fit(hardware: Hardware, workload: Workload) -> int:
+    """Fewest GPUs of this kind whose usable memory holds the weights and cache:
+    ``ceil((weights + batch * context * KV bytes) / (usable fraction * memory per GPU))``, at least 1."""
+    one = Hardware(hardware.gpu, 1, hardware.compute_precision, hardware.usable_fraction)
+    needed = evaluate(one, workload).memory.used_bytes / one.usable_memory_bytes
+    return max(1, math.ceil(needed))
+
+
+@dataclass(frozen=True)
+class Table:
+    """Rows of already formatted cells under a header."""
+
+    header: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+
+    def markdown(self) -> str:
+        """A GitHub-flavoured Markdown table; numeric columns are right-aligned."""
+        numeric = [all(_looks_numeric(row[i]) for row in self.rows) for i in range(len(self.header))]
+        lines = ["| " + " | ".join(self.header) + " |"]
+        lines.append("|" + "|".join("---:" if right else "---" for right in numeric) + "|")
+        lines += ["| " + " | ".join(row) + " |" for row in self.rows]
+        return "\n".join(lines) + "\n"
+
+    def csv(self) -> str:
+        """Comma-separated values with a header line."""
+        out = io.StringIO()
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(self.header)
+        writer.writerows(self.rows)
+        return out.getvalue()
+
+    def text(self) -> str:
+        """Aligned plain-text columns, for a terminal or the Run cell."""
+        widths = [max(len(cell) for cell in column) for column in zip(self.header, *self.rows, strict=True)]
+        numeric = [all(_looks_numeric(row[i]) for row in self.rows) for i in range(len(self.header))]
+
+        def line(cells: Sequence[str]) -> str:
+            return "  ".join(
+                cell.rjust(width) if right else cell.ljust(width)
+                for cell, width, right in zip(cells, widths, numeric, strict=True)
+            ).rstrip()
+
+        return "\n".join([line(self.header), *(line(row) for row in self.rows)]) + "\n"
+
+
+def _looks_numeric(cell: str) -> bool:
+    return cell.replace(",", "").replace(".", "").replace(" GB", "").replace(" ms", "").isdigit()
+
+
+@dataclass(frozen=True)
+class DecodePrefillRow:
+    """One model at one weight precision, on as many GPUs as it needs."""
+
+    estimate: Estimate
+    gpus: int
+
+
+def decode_prefill_rows(
+    specs: SpecSet,
+    gpu_id: str,
+    model_ids: Iterable[str] | None = None,
+    precisions: Iterable[str] = CHAPTER_PRECISIONS,
+    prompt: int = CHAPTER_PROMPT_TOKENS,
+) -> Iterator[DecodePrefillRow]:
+    """Each model × weight precision on the fewest ``gpu_id`` GPUs that hold its weights,
+    with decode for one user and prefill of a ``prompt``-token prompt."""
+    gpu = specs.gpu(gpu_id)
+    models = [specs.model(model_id) for model_id in model_ids] if model_ids else list(specs.models.values())
+    for model in models:
+        for precision in precisions:
+            workload = Workload(model, weight_precision=precision, prompt=prompt)
+            count = gpus_to_fit(Hardware(gpu), workload)
+            yield DecodePrefillRow(evaluate(Hardware(gpu, count), workload), count)
+
+
+def decode_prefill_table(rows: Iterable[DecodePrefillRow]) -> Table:
+    """Model, weight precision, weights, GPUs, decode tokens/s for one user, prefill ms."""
+    cells = []
+    prompt = 0
+    for row in rows:
+        prompt = row.estimate.workload.prompt
+        estimate = row.estimate
+        cells.append(
+            (
+                estimate.workload.model.name,
+                estimate.workload.weight_precision,
+                fmt.gigabytes(estimate.memory.weights_bytes),
+                str(row.gpus),
+                fmt.rate(estimate.decode_tokens_per_s_per_user),
+                fmt.milliseconds(estimate.prefill.seconds).removesuffix(" ms"),
+            )
+        )
+    header = ("Model", "Weights", "Size", "GPUs", "Decode tokens/s", f"Prefill ms ({prompt:,} tokens)")
+    return Table(header, tuple(cells))
