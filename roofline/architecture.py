@@ -8,6 +8,8 @@ Biases are absent in every supported model and are not counted.
 
 from __future__ import annotations
 
+import functools
+
 from .precisions import bytes_per_value
 from .specs import ModelSpec
 
@@ -30,7 +32,9 @@ def attention_parameters(model: ModelSpec) -> int:
     mla = model.mla
     if mla is None:
         return d * heads * model.head_dim + 2 * d * model.kv_heads * model.head_dim + heads * model.head_dim * d
-    query = d * mla.q_lora_rank + mla.q_lora_rank + mla.q_lora_rank * heads * (mla.qk_nope_head_dim + mla.qk_rope_head_dim)
+    query = (
+        d * mla.q_lora_rank + mla.q_lora_rank + mla.q_lora_rank * heads * (mla.qk_nope_head_dim + mla.qk_rope_head_dim)
+    )
     key_value = (
         d * (mla.kv_lora_rank + mla.qk_rope_head_dim)
         + mla.kv_lora_rank
@@ -54,6 +58,7 @@ def expert_parameters(model: ModelSpec) -> int:
     return 0 if model.moe is None else swiglu_parameters(model.hidden_size, model.moe.expert_ffn_size)
 
 
+@functools.cache  # records are frozen; the sweep asks for these millions of times
 def always_used_parameters(model: ModelSpec) -> int:
     """Parameters every token passes through: all but the routed experts.
 
@@ -69,12 +74,14 @@ def always_used_parameters(model: ModelSpec) -> int:
     return total
 
 
+@functools.cache
 def total_parameters(model: ModelSpec) -> int:
     """Every parameter: ``always used + L_moe * E * 3*d*f_e``."""
     experts = 0 if model.moe is None else model.moe.experts
     return always_used_parameters(model) + moe_layers(model) * experts * expert_parameters(model)
 
 
+@functools.cache
 def active_parameters(model: ModelSpec) -> int:
     """Parameters one token uses: ``always used + L_moe * k * 3*d*f_e`` (all of them if dense)."""
     routed = 0 if model.moe is None else model.moe.experts_per_token

@@ -1,9 +1,9 @@
 """The ``roofline`` command. Bad input ends with one line on stderr and exit status 2.
 
-    roofline estimate --gpu h100-sxm --model llama-3.1-8b [--json]
-    roofline list gpus|models|precisions
-    roofline validate FILE...
-    roofline table [--gpu ID] [--model ID ...] [--precisions P,P] [--format markdown|csv|text]
+roofline estimate --gpu h100-sxm --model llama-3.1-8b [--json]
+roofline list gpus|models|precisions
+roofline validate FILE...
+roofline table [--gpu ID] [--model ID ...] [--precisions P,P] [--format markdown|csv|text]
 """
 
 from __future__ import annotations
@@ -180,17 +180,18 @@ def _run_list(what: str, specs: SpecSet) -> str:
     return Table(("precision", "bytes per value"), tuple(rows)).text()
 
 
-def _run_validate(files: Sequence[str]) -> tuple[str, int]:
-    lines, status = [], 0
+def _run_validate(files: Sequence[str]) -> int:
+    """Check each file on its own: "ok" lines go to stdout, one error line per bad file to stderr."""
+    status = 0
     for path in files:
         try:
             found = read_spec_file(path)
         except SpecError as error:
-            lines.append(f"roofline validate: error: {error}")
+            sys.stderr.write(f"roofline validate: error: {error}\n")
             status = EXIT_BAD_INPUT
             continue
-        lines.append(f"{path}: ok ({len(found.gpus)} GPUs, {len(found.models)} models)")
-    return "\n".join(lines) + "\n", status
+        sys.stdout.write(f"{path}: ok ({len(found.gpus)} GPUs, {len(found.models)} models)\n")
+    return status
 
 
 def _run_table(args: argparse.Namespace, specs: SpecSet) -> str:
@@ -208,9 +209,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         if args.command == "validate":
-            output, status = _run_validate(args.files)
-            (sys.stdout if status == 0 else sys.stderr).write(output)
-            return status
+            return _run_validate(args.files)
         specs = load_specs(args.specs)
         if args.command == "estimate":
             output = _run_estimate(args, specs)

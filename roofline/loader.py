@@ -22,7 +22,11 @@ from .specs import GpuSpec, MlaSpec, ModelSpec, MoeSpec
 
 BUILTIN_FILES = ("gpus.toml", "models.toml")
 _ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
-_KINDS = {"gpu": "GPU", "model": "model"}
+
+
+def _entry_label(kind: str, entry_id: str) -> str:
+    """An entry named as its table header reads in the file, so a search finds it."""
+    return f'[{kind}."{entry_id}"]'
 
 
 def _keys(record_type: type, *, leave_out: Iterable[str] = ()) -> tuple[str, ...]:
@@ -77,7 +81,7 @@ def _require_keys(table: Mapping[str, Any], allowed: tuple[str, ...], *, optiona
             raise SpecError("unknown key", field=key, hint=hint)
     for key in allowed:
         if key not in table:
-            raise SpecError("missing field", field=key)
+            raise SpecError("is missing", field=key)
 
 
 def _subtable(table: Mapping[str, Any], key: str) -> Mapping[str, Any]:
@@ -139,7 +143,7 @@ def _decode_toml(text: str, label: str) -> dict[str, Any]:
             raise SpecError(
                 f"{line}duplicate id (an id may be defined once per file)",
                 file=label,
-                entry=f"{_KINDS.get(twice.group(1), twice.group(1))} '{twice.group(2)}'",
+                entry=_entry_label(twice.group(1), twice.group(2)),
                 hint="rename one of them or delete the copy",
             ) from None
         detail = re.sub(r"\s*\(at line \d+, column \d+\)", "", message)
@@ -162,7 +166,7 @@ def parse_specs(text: str, label: str) -> SpecSet:
         if not isinstance(entries, dict):
             raise SpecError(f"[{kind}] must hold [{kind}.ID] tables", file=label)
         for entry_id, table in entries.items():
-            entry = f"{_KINDS[kind]} '{entry_id}'"
+            entry = _entry_label(kind, entry_id)
             if not _ID_PATTERN.match(entry_id):
                 raise SpecError(
                     "bad id: use lower-case letters, digits, '.', '-' and '_'",

@@ -123,8 +123,9 @@ def _timed(hardware: Hardware, bytes_moved: float, flops: float) -> Pass:
     )
 
 
-def _decode_pass(hardware: Hardware, workload: Workload, batch: float) -> Pass:
-    # Takes a real-valued batch so the crossover can be solved continuously.
+def decode_pass(hardware: Hardware, workload: Workload, batch: float) -> Pass:
+    """``decode_step`` at a real-valued ``batch`` (ignoring ``workload.batch``), so the
+    crossover can be solved, and checked, on a continuous batch axis."""
     weights = arch.parameters_read(workload.model, batch) * bytes_per_value(workload.weight_precision)
     cache = batch * workload.context * workload.kv_bytes_per_token
     flops = batch * arch.decode_flops_per_token(workload.model, workload.context)
@@ -140,7 +141,7 @@ def decode_step(hardware: Hardware, workload: Workload) -> Pass:
     time = ``max(bytes / (GPUs * bandwidth), FLOPs / (GPUs * peak))``.
     Tokens/s per user = ``1 / time``; for all users, ``batch / time``.
     """
-    return _decode_pass(hardware, workload, workload.batch)
+    return decode_pass(hardware, workload, workload.batch)
 
 
 def prefill_pass(hardware: Hardware, workload: Workload) -> Pass:
@@ -186,18 +187,26 @@ def crossover_batch(hardware: Hardware, workload: Workload) -> float | None:
     per_user_cache = workload.context * workload.kv_bytes_per_token / hardware.bandwidth_bytes_per_s
     if per_user_cache >= per_user_compute:
         return None
+    if workload.model.moe is None:
+        # Weights read are the same at every batch, so the equation is linear:
+        # W/BW + B*cache = B*compute.
+        weights_s = arch.weight_bytes(workload.model, workload.weight_precision) / hardware.bandwidth_bytes_per_s
+        return weights_s / (per_user_compute - per_user_cache)
+    return _bisect_crossover(hardware, workload)
+
+
+def _bisect_crossover(hardware: Hardware, workload: Workload) -> float:
+    """Root of the convex gap compute_s - memory_s, bracketed by doubling then halved to 1e-12."""
 
     def gap(batch: float) -> float:
-        step = _decode_pass(hardware, workload, batch)
+        step = decode_pass(hardware, workload, batch)
         return step.compute_s - step.memory_s
 
     low, high = 0.0, 1.0
     while gap(high) < 0:
         low, high = high, high * 2
-    for _ in range(200):
+    while high - low > 1e-12 * high:
         middle = (low + high) / 2
-        if middle in (low, high):
-            break
         if gap(middle) < 0:
             low = middle
         else:

@@ -7,7 +7,7 @@ from .estimate import Estimate
 
 
 def _rows(estimate: Estimate) -> list[tuple[str, str]]:
-    hardware, workload, memory = estimate.hardware, estimate.workload, estimate.memory
+    workload, memory = estimate.workload, estimate.memory
     decode, prefill = estimate.decode, estimate.prefill
     if memory.max_batch is None:
         most_users = "no limit (nothing cached at context 0)"

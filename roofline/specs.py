@@ -8,8 +8,8 @@ a record that exists is a valid record, whoever built it.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, fields
 from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
 from types import MappingProxyType
 from typing import Any
 
@@ -81,9 +81,7 @@ class GpuSpec:
             raise SpecError("needs at least one precision", field="dense_flops_per_s")
         for precision, value in self.dense_flops_per_s.items():
             if precision not in PRECISIONS:
-                raise unknown_name("precision", precision, PRECISIONS).located(
-                    field=f"dense_flops_per_s.{precision}"
-                )
+                raise unknown_name("precision", precision, PRECISIONS).located(field=f"dense_flops_per_s.{precision}")
             _check_field(f"dense_flops_per_s.{precision}", "quantity", value)
         object.__setattr__(self, "dense_flops_per_s", MappingProxyType(dict(self.dense_flops_per_s)))
 
@@ -167,8 +165,7 @@ class ModelSpec:
                     raise SpecError("must be at least 1 (or describe the model's [mla])", field=name)
             if self.attention_heads % self.kv_heads:
                 raise SpecError(
-                    f"attention_heads ({self.attention_heads}) must be a multiple of it,"
-                    f" got {self.kv_heads}",
+                    f"attention_heads ({self.attention_heads}) must be a multiple of it, got {self.kv_heads}",
                     field="kv_heads",
                 )
         if self.moe is not None and self.moe.dense_layers > self.layers:
