@@ -1,0 +1,120 @@
+/* Interactive charts: each figure's static SVG is swapped for a vega-embed view.
+ *
+ * A figure is <div class="roofline-chart"> holding an <img> of NAME.svg; the
+ * Vega-Lite spec is NAME.vl.json beside it. Vega, Vega-Lite and vega-embed are
+ * loaded from this site, and only once a chart comes near the viewport, so
+ * pages without charts (and readers who never scroll to one) never fetch them.
+ * Colours come from Material's CSS variables, and the charts are drawn again
+ * when the reader switches between light and dark. Without JavaScript, or if
+ * anything fails, the SVG stays.
+ */
+(() => {
+  "use strict";
+
+  const VENDOR = new URL("../assets/vendor/vega/", document.currentScript.src);
+  const LIBRARIES = ["vega.min.js", "vega-lite.min.js", "vega-embed.min.js"];
+  const specs = new Map(); // spec URL -> promise of the parsed spec
+  const views = new WeakMap(); // chart element -> its vega View, to free it before drawing again
+  let libraries = null;
+  let watcher = null;
+
+  function loadScript(name) {
+    return new Promise((resolve, reject) => {
+      const script = document.createElement("script");
+      script.src = new URL(name, VENDOR).href;
+      script.onload = resolve;
+      script.onerror = () => reject(new Error(`could not load ${script.src}`));
+      document.head.appendChild(script);
+    });
+  }
+
+  function loadLibraries() {
+    // In order: vega-lite needs vega, vega-embed needs both.
+    libraries ??= LIBRARIES.reduce((chain, name) => chain.then(() => loadScript(name)), Promise.resolve());
+    return libraries;
+  }
+
+  function loadSpec(url) {
+    if (!specs.has(url)) {
+      specs.set(url, fetch(url).then((response) => {
+        if (!response.ok) throw new Error(`${url}: HTTP ${response.status}`);
+        return response.json();
+      }));
+    }
+    return specs.get(url);
+  }
+
+  /* Vega config from the page's current colours, so light and dark both read well. */
+  function pageConfig() {
+    const style = getComputedStyle(document.body);
+    const color = (name) => style.getPropertyValue(name).trim();
+    const strong = color("--md-default-fg-color");
+    const muted = color("--md-default-fg-color--light");
+    const faint = color("--md-default-fg-color--lightest");
+    return {
+      background: null,
+      title: { color: strong, subtitleColor: muted },
+      axis: { labelColor: muted, titleColor: strong, gridColor: faint, domainColor: muted, tickColor: muted },
+      legend: { labelColor: muted, titleColor: strong },
+      view: { stroke: faint },
+    };
+  }
+
+  function isDark() {
+    return document.body.getAttribute("data-md-color-scheme") === "slate";
+  }
+
+  async function draw(chart) {
+    const image = chart.querySelector("img");
+    if (!image) return;
+    const url = image.src.replace(/\.svg(\?.*)?$/, ".vl.json");
+    try {
+      const [spec] = await Promise.all([loadSpec(url), loadLibraries()]);
+      const responsive = { ...spec, width: "container", autosize: { type: "fit-x", contains: "padding" } };
+      let target = chart.querySelector(".roofline-chart__view");
+      if (!target) {
+        target = document.createElement("div");
+        target.className = "roofline-chart__view";
+        chart.appendChild(target);
+      }
+      views.get(chart)?.finalize();
+      const result = await window.vegaEmbed(target, responsive, {
+        actions: false,
+        renderer: "svg",
+        config: pageConfig(),
+        tooltip: { theme: isDark() ? "dark" : "light" },
+      });
+      views.set(chart, result.view);
+      chart.dataset.state = "interactive";
+    } catch (error) {
+      chart.dataset.state = "static";
+      console.warn("chart stays static:", error);
+    }
+  }
+
+  /* Draw each chart once it is within a screen of the viewport. */
+  function watch(charts) {
+    watcher?.disconnect();
+    watcher = new IntersectionObserver((entries) => {
+      for (const entry of entries) {
+        if (entry.isIntersecting) {
+          watcher.unobserve(entry.target);
+          draw(entry.target);
+        }
+      }
+    }, { rootMargin: "100% 0px" });
+    charts.forEach((chart) => watcher.observe(chart));
+  }
+
+  /* One observer for the whole visit: the body element survives instant navigation. */
+  new MutationObserver(() => {
+    document.querySelectorAll('.roofline-chart[data-state="interactive"]').forEach(draw);
+  }).observe(document.body, { attributes: true, attributeFilter: ["data-md-color-scheme"] });
+
+  document$.subscribe(() => {
+    // Idempotent: a chart that is loading or drawn already carries a state.
+    const fresh = [...document.querySelectorAll(".roofline-chart:not([data-state])")];
+    fresh.forEach((chart) => { chart.dataset.state = "pending"; });
+    if (fresh.length) watch(fresh);
+  });
+})();

@@ -1,0 +1,88 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Explore the roofline
+#
+# This notebook runs the same `roofline` package as the chapters, when the site
+# is built. Download it (link at the top of the page), change the GPU, the model
+# or the load, and run it again.
+#
+# Charts use Altair's `svg` renderer: vl-convert draws them in the kernel, so
+# the page needs no JavaScript from anywhere to show them.
+
+# %%
+import altair as alt
+
+import roofline
+from roofline.sweep import gpus_to_fit
+from roofline import formatting as fmt
+
+alt.renderers.enable("svg")
+specs = roofline.load_specs()
+print("GPUs:  ", ", ".join(specs.gpus))
+print("models:", ", ".join(specs.models))
+
+# %% [markdown]
+# ## One deployment
+#
+# `roofline.estimate` answers everything about one deployment. Here: Llama 3.1
+# 8B in 16 bits on one H100, 32 users with 2,000 tokens of context each.
+
+# %%
+GPU, MODEL = "h100-sxm", "llama-3.1-8b"
+result = roofline.estimate(GPU, MODEL, batch=32, context=2000, prompt=2000)
+print(f"decode, per user:  {fmt.rate(result.decode_tokens_per_s_per_user)} tokens/s")
+print(f"decode, all users: {fmt.rate(result.decode_tokens_per_s_total)} tokens/s ({result.decode.bound}-bound)")
+print(f"prefill:           {fmt.milliseconds(result.prefill.seconds)} for 2,000 tokens")
+print(f"memory:            {fmt.gigabytes(result.memory.used_bytes)} of {fmt.gigabytes(result.memory.usable_bytes)}")
+
+# %% [markdown]
+# ## Throughput against batch size, at several contexts
+#
+# Each line stops where the KV cache no longer fits.
+
+# %%
+rows = []
+hardware = roofline.Hardware(specs.gpu(GPU))
+model = specs.model(MODEL)
+for context in (0, 1000, 4000, 16000):
+    for batch in (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024):
+        workload = roofline.Workload(model, batch=batch, context=context)
+        if not roofline.memory_use(hardware, workload).fits:
+            break
+        step = roofline.decode_step(hardware, workload)
+        rows.append({"context": f"{context:,} tokens", "batch": batch, "tokens/s": batch / step.seconds})
+
+alt.Chart(alt.Data(values=rows)).mark_line(point=True).encode(
+    x=alt.X("batch:Q", scale=alt.Scale(type="log", base=2), title="users in the batch"),
+    y=alt.Y("tokens/s:Q", title="decode tokens/s, all users"),
+    color=alt.Color("context:N", sort=None, title="context per user"),
+).properties(width=560, height=300, title=f"{model.name} on one {hardware.gpu.name}")
+
+# %% [markdown]
+# ## Every GPU, one model
+#
+# The decode ceiling for one user follows memory bandwidth, GPU by GPU.
+
+# %%
+ceilings = []
+for gpu in specs.gpus.values():
+    workload = roofline.Workload(model)
+    count = gpus_to_fit(roofline.Hardware(gpu), workload)
+    estimate = roofline.evaluate(roofline.Hardware(gpu, count), workload)
+    ceilings.append({"gpu": f"{gpu.name} × {count}", "tokens/s": estimate.decode_tokens_per_s_per_user})
+
+alt.Chart(alt.Data(values=ceilings)).mark_bar().encode(
+    x=alt.X("tokens/s:Q", title="decode tokens/s, one user"),
+    y=alt.Y("gpu:N", sort="-x", title=None),
+).properties(width=480, title=f"{model.name}, 16-bit weights")

@@ -1,0 +1,94 @@
+"""What the site is computed from: the spec files on disk and the chapter's choices.
+
+The specs are parsed from ``roofline/data/*.toml`` on every run instead of
+through ``roofline.builtin_specs()``, which caches them for the life of the
+process: ``mkdocs serve`` regenerates in one long-lived process, and an edited
+spec file must show up on the next rebuild. Errors keep the package's own
+one-line SpecError text, labelled as the package labels its built-in files.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from roofline import GpuSpec, ModelSpec, SpecError, SpecSet, parse_specs
+from roofline.loader import BUILTIN_FILES
+
+#: The GPU the chapter works through, and the two models its prose follows.
+CHAPTER_GPU = "h100-sxm"
+SMALL_MODEL = "llama-3.1-8b"
+LARGE_MODEL = "llama-3.1-70b"
+#: A second GPU for the self-check ("what changes with more bandwidth?").
+QUIZ_GPU = "h200"
+#: The GPU that gpt-fast measured on, to turn its GB/s into a share of peak.
+MEASURED_A100 = "a100-80gb"
+
+#: Measured figures the prose compares with the ceilings; see the file's header.
+MEASURED_FILE = Path(__file__).with_name("measured.toml")
+
+
+def data_files(root: Path) -> list[Path]:
+    """The spec files the generator reads (and the dev server watches), in load order."""
+    return [root / "roofline" / "data" / name for name in BUILTIN_FILES]
+
+
+def read_specs(root: Path) -> SpecSet:
+    """Parse the spec files under ``root`` afresh; a bad file raises the package's SpecError."""
+    specs = SpecSet()
+    for path in data_files(root):
+        label = f"roofline/data/{path.name}"
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as error:
+            raise SpecError(f"cannot read: {error}", file=label) from None
+        specs = specs.merged(parse_specs(text, label))
+    return specs
+
+
+@dataclass(frozen=True)
+class Measured:
+    """One published measurement: what was measured, the figure(s), and where it was published."""
+
+    key: str
+    values: dict[str, float]
+    source: str
+
+
+def read_measured(path: Path = MEASURED_FILE) -> dict[str, Measured]:
+    """The measurements in ``measured.toml``, by key; each needs a ``source``."""
+    document = tomllib.loads(path.read_text(encoding="utf-8"))
+    found = {}
+    for key, table in document.items():
+        source = table.get("source")
+        if not isinstance(source, str) or not source.strip():
+            raise SpecError("missing field", file=path.name, entry=key, field="source")
+        values = {name: float(value) for name, value in table.items() if name != "source"}
+        found[key] = Measured(key, values, source)
+    return found
+
+
+@dataclass(frozen=True)
+class Context:
+    """Everything one generator run computes from."""
+
+    specs: SpecSet
+    measured: dict[str, Measured]
+
+    @property
+    def gpu(self) -> GpuSpec:
+        return self.specs.gpu(CHAPTER_GPU)
+
+    @property
+    def small(self) -> ModelSpec:
+        return self.specs.model(SMALL_MODEL)
+
+    @property
+    def large(self) -> ModelSpec:
+        return self.specs.model(LARGE_MODEL)
+
+
+def load_context(root: Path) -> Context:
+    """Specs from ``root`` plus the measurements; raises SpecError on any bad input."""
+    return Context(read_specs(root), read_measured())

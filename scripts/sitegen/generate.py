@@ -1,0 +1,107 @@
+"""One generator run: compute every output in memory, then write only what changed.
+
+Order matters for "a failed build leaves the last good output": the spec files
+are parsed and every table, value and chart is computed before the first byte
+is written, so a bad spec raises SpecError while ``figures/`` is untouched.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import render, tables
+from .context import load_context
+from .output import is_generated, json_file, markdown_file, svg_file, write_if_changed
+from .values import compute_values
+
+
+@dataclass
+class Run:
+    """What a run did, for the command line, the hook's log and the benchmark."""
+
+    written: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    svgs_rendered: int = 0
+    seconds: float = 0.0
+
+    def summary(self) -> str:
+        return (
+            f"figures: {len(self.written)} written, {len(self.unchanged)} unchanged,"
+            f" {len(self.removed)} removed, {self.svgs_rendered} SVGs rendered in {self.seconds:.2f} s"
+        )
+
+
+def build_outputs(root: Path, figures: Path, *, rerender: bool, run: Run) -> dict[str, bytes]:
+    """File name in ``figures/`` -> its exact bytes.
+
+    An SVG is re-rendered only when its spec changed (or ``rerender``): vl-convert
+    is the slow step, and the same spec always gives the same SVG.
+    """
+    ctx = load_context(root)
+    outputs: dict[str, bytes] = {
+        "values.json": json_file({"values": compute_values(ctx)}, notice_key="_generated"),
+        "h100-decode-prefill.md": markdown_file(tables.h100_table(ctx)),
+        "hardware.md": markdown_file(tables.hardware_table(ctx)),
+        "models.md": markdown_file(tables.models_table(ctx)),
+        "precisions.md": markdown_file(tables.precisions_table()),
+    }
+    for figure in render.FIGURES:
+        spec = figure.build(ctx)
+        spec_bytes = json_file(spec, notice_key="usermeta", wrap="generated", compact=True)
+        old_svg = figures / f"{figure.name}.svg"
+        if not rerender and _same(figures / f"{figure.name}.vl.json", spec_bytes) and is_generated(old_svg):
+            svg_bytes = old_svg.read_bytes()
+            image = svg_bytes.decode().partition("\n")[2]
+        else:
+            image = render.svg(spec)
+            svg_bytes = svg_file(image)
+            run.svgs_rendered += 1
+        outputs[f"{figure.name}.vl.json"] = spec_bytes
+        outputs[f"{figure.name}.svg"] = svg_bytes
+        outputs[f"figure-{figure.name}.md"] = markdown_file(render.snippet(figure, spec, image))
+    return outputs
+
+
+def _same(path: Path, content: bytes) -> bool:
+    try:
+        return path.read_bytes() == content
+    except FileNotFoundError:
+        return False
+
+
+def generate(root: Path, *, rerender: bool = False) -> Run:
+    """Regenerate ``root/figures``: write changed files atomically, delete generated files no longer made."""
+    started = time.perf_counter()
+    run = Run()
+    figures = root / "figures"
+    outputs = build_outputs(root, figures, rerender=rerender, run=run)
+    for name, content in outputs.items():
+        (run.written if write_if_changed(figures / name, content) else run.unchanged).append(name)
+    for path in sorted(figures.iterdir()) if figures.is_dir() else []:
+        if path.is_file() and path.name not in outputs and is_generated(path):
+            path.unlink()
+            run.removed.append(path.name)
+    run.seconds = time.perf_counter() - started
+    return run
+
+
+def differences(root: Path) -> list[str]:
+    """Files in ``figures/`` that a fresh run (every SVG re-rendered) would change, add or delete."""
+    figures = root / "figures"
+    outputs = build_outputs(root, figures, rerender=True, run=Run())
+    changed = [name for name, content in outputs.items() if not _same(figures / name, content)]
+    extra = [
+        path.name
+        for path in (sorted(figures.iterdir()) if figures.is_dir() else [])
+        if path.is_file() and path.name not in outputs and is_generated(path)
+    ]
+    return changed + [f"{name} (stale)" for name in extra]
+
+
+def values(root: Path) -> dict[str, str]:
+    """The prose values as last written to ``figures/values.json``."""
+    return json.loads((root / "figures" / "values.json").read_text(encoding="utf-8"))["values"]

@@ -1,0 +1,109 @@
+"""Markdown tables for the chapter and the reference pages.
+
+The H100 table is the package's own ``decode_prefill_table``, the same call the
+Press Run program and ``roofline table`` make, so the page and the program
+cannot disagree. The reference tables list every spec with its source.
+"""
+
+from __future__ import annotations
+
+import re
+
+from roofline import GpuSpec, ModelSpec, active_parameters, kv_cache_bytes_per_token, total_parameters
+from roofline import formatting as fmt
+from roofline.precisions import BYTES_PER_VALUE, PRECISIONS
+from roofline.sweep import decode_prefill_rows, decode_prefill_table
+
+from .context import CHAPTER_GPU, Context
+
+_URL = re.compile(r"https?://\S+")
+
+
+def h100_table(ctx: Context) -> str:
+    """Models × weight precisions on the chapter GPU: decode tokens/s and prefill ms."""
+    return decode_prefill_table(decode_prefill_rows(ctx.specs, CHAPTER_GPU)).markdown()
+
+
+def linked(source: str) -> str:
+    """A source text with its URLs as Markdown links labelled by host, so table cells stay short."""
+
+    def link(match: re.Match[str]) -> str:
+        url = match.group(0).rstrip(").,")
+        host = url.split("/")[2]
+        return f"[{host}]({url})" + match.group(0)[len(url):]
+
+    return _URL.sub(link, source).replace("|", "\\|")
+
+
+def _cells(header: tuple[str, ...], rows: list[tuple[str, ...]], right: set[int]) -> str:
+    lines = ["| " + " | ".join(header) + " |"]
+    lines.append("|" + "|".join("---:" if i in right else "---" for i in range(len(header))) + "|")
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines) + "\n"
+
+
+def _peak(gpu: GpuSpec, precision: str) -> str:
+    value = gpu.dense_flops_per_s.get(precision)
+    return "—" if value is None else f"{value / 1e12:,.0f}"
+
+
+def hardware_table(ctx: Context) -> str:
+    """Every GPU: memory, bandwidth, dense peak per math precision it has, and its source."""
+    precisions = [p for p in PRECISIONS if any(p in gpu.dense_flops_per_s for gpu in ctx.specs.gpus.values())]
+    header = ("GPU", "id", "Memory", "Bandwidth", *(f"{p} TFLOP/s" for p in precisions), "Source")
+    rows = []
+    for gpu in ctx.specs.gpus.values():
+        rows.append(
+            (
+                gpu.name,
+                f"`{gpu.id}`",
+                fmt.gigabytes(gpu.memory_bytes, 0),
+                f"{gpu.bandwidth_bytes_per_s / 1e9:,.0f} GB/s",
+                *(_peak(gpu, p) for p in precisions),
+                linked(gpu.source),
+            )
+        )
+    return _cells(header, rows, right=set(range(2, 4 + len(precisions))))
+
+
+def _architecture(model: ModelSpec) -> str:
+    """The attention and MLP shape in one short cell."""
+    if model.mla is not None:
+        attention = f"MLA, {model.attention_heads} heads, latent {model.mla.kv_lora_rank} + RoPE {model.mla.qk_rope_head_dim}"
+    else:
+        attention = f"GQA, {model.attention_heads} heads / {model.kv_heads} KV × {model.head_dim}"
+    if model.moe is None:
+        mlp = f"FFN {model.ffn_size:,}"
+    else:
+        moe = model.moe
+        shared = f" + {moe.shared_experts} shared" if moe.shared_experts else ""
+        mlp = f"{moe.experts} experts (top-{moe.experts_per_token}{shared}) × FFN {moe.expert_ffn_size:,}"
+        if moe.dense_layers:
+            mlp += f", first {moe.dense_layers} layers dense (FFN {model.ffn_size:,})"
+    return f"{model.layers} layers × {model.hidden_size:,}; {attention}; {mlp}"
+
+
+def models_table(ctx: Context) -> str:
+    """Every model: architecture, derived parameter counts and KV bytes per token, and its source."""
+    header = ("Model", "id", "Architecture", "Vocab", "Parameters", "Active", "KV cache / token (16-bit)", "Source")
+    rows = []
+    for model in ctx.specs.models.values():
+        rows.append(
+            (
+                model.name,
+                f"`{model.id}`",
+                _architecture(model),
+                f"{model.vocab_size:,}",
+                fmt.parameters(total_parameters(model)),
+                fmt.parameters(active_parameters(model)),
+                fmt.bytes_size(kv_cache_bytes_per_token(model, "bf16")),
+                linked(model.source),
+            )
+        )
+    return _cells(header, rows, right={3, 4, 5, 6})
+
+
+def precisions_table() -> str:
+    """Every number format the package knows, with its bytes (and bits) per value."""
+    rows = [(f"`{name}`", f"{size:g}", f"{size * 8:g}") for name, size in BYTES_PER_VALUE.items()]
+    return _cells(("Precision", "Bytes per value", "Bits"), rows, right={1, 2})
