@@ -53,19 +53,27 @@ def on_config(config: Any) -> None:
     # notebook's kernel over IPC, which spares the build ipykernel's TCP warning.
     config_path = os.environ.get("JUPYTER_CONFIG_PATH", "").split(os.pathsep)
     if str(ROOT / "hooks" / "jupyter") not in config_path:
-        os.environ["JUPYTER_CONFIG_PATH"] = os.pathsep.join([str(ROOT / "hooks" / "jupyter"), *filter(None, config_path)])
+        entries = [str(ROOT / "hooks" / "jupyter"), *filter(None, config_path)]
+        os.environ["JUPYTER_CONFIG_PATH"] = os.pathsep.join(entries)
     generator = _load_generator()
-    from roofline import SpecError
     from sitegen.generate import generate
     from sitegen.shortcodes import Shortcodes
     from sitegen.vendor import vendor_files
 
-    try:
-        run = generate(ROOT)
-    except SpecError as error:
-        # The package's own one-line message, as `roofline validate` prints it.
-        raise PluginError(str(error)) from None
-    log.info(run.summary())
+    from roofline import SpecError
+
+    # ROOFLINE_FIGURES=skip builds from the committed figures/ as they are, and
+    # =rerender re-renders every SVG; scripts/bench_site.py times all three modes.
+    mode = os.environ.get("ROOFLINE_FIGURES", "update")
+    if mode not in ("update", "skip", "rerender"):
+        raise PluginError(f"ROOFLINE_FIGURES must be update, skip or rerender, got {mode!r}")
+    if mode != "skip":
+        try:
+            run = generate(ROOT, rerender=mode == "rerender")
+        except SpecError as error:
+            # The package's own one-line message, as `roofline validate` prints it.
+            raise PluginError(str(error)) from None
+        log.info(run.summary())
     try:
         _state["vendor"] = vendor_files(ROOT)
     except FileNotFoundError as error:
@@ -75,7 +83,8 @@ def on_config(config: Any) -> None:
 
 
 def on_files(files: Files, config: Any) -> Files:
-    served = {f"figures/{path.name}": path for path in sorted(FIGURES.glob("*")) if path.name.endswith((".svg", ".vl.json"))}
+    charts = [path for path in sorted(FIGURES.iterdir()) if path.name.endswith((".svg", ".vl.json"))]
+    served = {f"figures/{path.name}": path for path in charts}
     served.update(_state["vendor"])
     for uri, path in served.items():
         files.append(File.generated(config, uri, abs_src_path=str(path)))

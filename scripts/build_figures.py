@@ -29,8 +29,9 @@ for entry in (str(ROOT / "scripts"), str(ROOT)):
         sys.path.remove(entry)
     sys.path.insert(0, entry)
 
-import roofline  # noqa: E402
 from sitegen.generate import differences, generate  # noqa: E402
+
+import roofline  # noqa: E402
 
 if Path(roofline.__file__).resolve().parent != ROOT / "roofline":
     raise ImportError(f"imported roofline from {roofline.__file__}, not from {ROOT}; a stale module is cached")

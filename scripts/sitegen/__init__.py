@@ -9,8 +9,8 @@ Modules, lowest first (each imports only from those above it):
 
 - ``output``     byte-exact files: generated-file headers, atomic writes, write-if-changed.
 - ``context``    the spec set read fresh from disk, and the chapter's chosen GPU and models.
-- ``values``     every number the prose quotes, as formatted text keyed by name.
 - ``tables``     Markdown tables: the H100 table, hardware and model references.
+- ``values``     every number the prose quotes, as formatted text keyed by name.
 - ``charts``     the four Altair charts, as Vega-Lite dicts.
 - ``render``     Vega-Lite -> SVG (vl-convert) and the figure snippets that embed them.
 - ``shortcodes`` ``{{ n.NAME }}`` and ``{{ md.NAME }}`` expansion; fails loudly on unknown names.

@@ -17,8 +17,16 @@ from typing import Any
 
 import altair as alt
 
-from roofline import Hardware, Workload, crossover_batch, decode_step, evaluate, memory_use, prefill_pass
-from roofline import active_parameters
+from roofline import (
+    Hardware,
+    Workload,
+    active_parameters,
+    crossover_batch,
+    decode_step,
+    evaluate,
+    memory_use,
+    prefill_pass,
+)
 from roofline.sweep import CHAPTER_PROMPT_TOKENS, decode_prefill_rows, gpus_to_fit
 
 from .context import CHAPTER_GPU, Context
@@ -47,7 +55,8 @@ def geometric(start: float, stop: float, per_doubling: int = 8) -> Iterator[floa
     yield stop
 
 
-def _base(chart: alt.TopLevelMixin, title: str, subtitle: str) -> dict[str, Any]:
+def _base(chart: alt.TopLevelMixin, title: str, subtitle: list[str]) -> dict[str, Any]:
+    """Size, title (a subtitle line per entry, so narrow screens do not clip it) and shared config."""
     spec = chart.properties(
         width=WIDTH, height=HEIGHT, title=alt.TitleParams(title, subtitle=subtitle, anchor="start")
     ).configure_range(category=PALETTE).configure_axis(labelFontSize=12, titleFontSize=12)
@@ -89,7 +98,7 @@ def decode_by_precision(ctx: Context) -> dict[str, Any]:
     return _base(
         bars + labels,
         f"Decode ceiling per weight precision, {ctx.gpu.name}",
-        "One user, on the fewest GPUs that hold the weights. Fewer bytes per weight, more tokens per second.",
+        ["One user, on the fewest GPUs that hold the weights.", "Fewer bytes per weight, more tokens per second."],
     )
 
 
@@ -97,7 +106,7 @@ def prefill_vs_prompt(ctx: Context) -> dict[str, Any]:
     """(b) Prefill time against prompt length, 16-bit weights, with the 2·N·P/peak rule for the small model."""
     gpu = ctx.gpu
     rows = []
-    prompts = [int(round(p)) for p in geometric(128, 32768, per_doubling=2)]
+    prompts = [round(p) for p in geometric(128, 32768, per_doubling=2)]
     for model in ctx.specs.models.values():
         count = gpus_to_fit(Hardware(gpu), Workload(model))
         hardware = Hardware(gpu, count)
@@ -124,8 +133,10 @@ def prefill_vs_prompt(ctx: Context) -> dict[str, Any]:
     return _base(
         chart,
         f"Prefill time vs prompt length, 16-bit weights, {gpu.name}",
-        "Compute-bound: time grows with tokens, and attention's P² term bends long prompts up."
-        " Flat at the left: never faster than one read of the weights.",
+        [
+            "Compute-bound: time grows with tokens; attention's P² term bends long prompts up.",
+            "Flat at the left: never faster than one read of the weights.",
+        ],
     )
 
 
@@ -141,7 +152,7 @@ def batching_crossover(ctx: Context) -> dict[str, Any]:
         label = f"{context:,} tokens cached"
         limit = memory_use(hardware, Workload(model, context=context)).max_batch
         top = 4096 if limit is None else min(4096, limit)
-        batches = sorted({int(round(b)) for b in geometric(1, top, per_doubling=4)})
+        batches = sorted({round(b) for b in geometric(1, top, per_doubling=4)})
         for batch in batches:
             step = decode_step(hardware, Workload(model, batch=batch, context=context))
             for measure, value in (("per user", 1 / step.seconds), ("all users", batch / step.seconds)):
@@ -187,12 +198,14 @@ def batching_crossover(ctx: Context) -> dict[str, Any]:
     points = alt.Chart(alt.Data(values=marks)).mark_point(filled=True, size=70, shape="diamond").encode(
         x=x, y=y, color=color, tooltip=[alt.Tooltip("context:N"), alt.Tooltip("note:N", title="crossover")]
     )
-    text = points.mark_text(align="center", dy=14, fontSize=11, fontWeight="bold").encode(text="label:N")
+    text = points.mark_text(align="center", dy=-12, fontSize=11, fontWeight="bold").encode(text="label:N")
     return _base(
         curves + points + text,
         f"Batching: {model.name}, 16-bit, one {ctx.gpu.name}",
-        "Solid: all users together; dashed: each user. Diamonds: where decode turns compute-bound."
-        " Lines end where the KV cache fills memory.",
+        [
+            "Solid: all users together; dashed: each user.",
+            "Diamonds: where decode turns compute-bound. Lines end where the KV cache fills memory.",
+        ],
     )
 
 
@@ -239,7 +252,9 @@ def roofline_chart(ctx: Context) -> dict[str, Any]:
     line = alt.Chart(alt.Data(values=roof)).mark_line(color="#888888").encode(x=x, y=y)
     ridge_rule = alt.Chart(alt.Data(values=[{"intensity": sig(ridge), "label": f"ridge: {ridge:,.0f} FLOPs/byte"}]))
     rule = ridge_rule.mark_rule(strokeDash=[4, 4], color="#888888").encode(x="intensity:Q")
-    rule_text = ridge_rule.mark_text(align="left", dx=4, y=HEIGHT - 10, color="#888888").encode(x="intensity:Q", text="label:N")
+    rule_text = ridge_rule.mark_text(align="left", dx=4, y=HEIGHT - 10, color="#888888").encode(
+        x="intensity:Q", text="label:N"
+    )
     dots = alt.Chart(alt.Data(values=points)).mark_point(filled=True, size=90).encode(
         x=x,
         y=y,
@@ -255,6 +270,6 @@ def roofline_chart(ctx: Context) -> dict[str, Any]:
     return _base(
         line + rule + rule_text + dots + names,
         f"The roofline of an {ctx.gpu.name}, 16-bit math, {model.name}",
-        "Left of the ridge a pass waits on memory; right of it, on math.",
+        ["Left of the ridge a pass waits on memory; right of it, on math."],
     )
 

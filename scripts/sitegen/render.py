@@ -78,8 +78,9 @@ def svg_size(image: str) -> tuple[int, int]:
 def alt_text(spec: dict[str, Any]) -> str:
     """The chart's title and subtitle, as the image's alternative text."""
     title = spec.get("title", {})
-    subtitle = title.get("subtitle", "")
-    return ". ".join(part.rstrip(".") for part in (title.get("text", ""), subtitle) if part).replace('"', "'") + "."
+    subtitle = title.get("subtitle", [])
+    lines = [title.get("text", ""), *([subtitle] if isinstance(subtitle, str) else subtitle)]
+    return " ".join(part if part.endswith(".") else part + "." for part in lines if part).replace('"', "'")
 
 
 def snippet(figure: Figure, spec: dict[str, Any], image: str) -> str:

@@ -69,7 +69,8 @@ def hardware_table(ctx: Context) -> str:
 def _architecture(model: ModelSpec) -> str:
     """The attention and MLP shape in one short cell."""
     if model.mla is not None:
-        attention = f"MLA, {model.attention_heads} heads, latent {model.mla.kv_lora_rank} + RoPE {model.mla.qk_rope_head_dim}"
+        mla = model.mla
+        attention = f"MLA, {model.attention_heads} heads, latent {mla.kv_lora_rank} + RoPE {mla.qk_rope_head_dim}"
     else:
         attention = f"GQA, {model.attention_heads} heads / {model.kv_heads} KV × {model.head_dim}"
     if model.moe is None:

@@ -9,12 +9,24 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from roofline import Estimate, Hardware, Workload, crossover_batch, decode_step, estimate, memory_use
-from roofline import active_parameters, kv_cache_bytes_per_token, simple_crossover_batch, total_parameters
+from roofline import (
+    Estimate,
+    Hardware,
+    Workload,
+    active_parameters,
+    crossover_batch,
+    decode_step,
+    estimate,
+    kv_cache_bytes_per_token,
+    memory_use,
+    simple_crossover_batch,
+    total_parameters,
+)
 from roofline import formatting as fmt
 from roofline.sweep import CHAPTER_PRECISIONS, CHAPTER_PROMPT_TOKENS, gpus_to_fit
 
 from .context import MEASURED_A100, QUIZ_GPU, Context
+from .tables import linked
 
 #: Contexts at which the chapter quotes the batching crossover.
 CROSSOVER_CONTEXTS = (128, 256)
@@ -183,20 +195,20 @@ def _measured(ctx: Context, put: Callable[[str, str], None], at: Callable[..., E
     put("gptfast_gbps", whole(gpt_fast.values["achieved_bandwidth_bytes_per_s"] / 1e9))
     put("gptfast_share", percent(gpt_fast.values["achieved_bandwidth_bytes_per_s"] / a100.bandwidth_bytes_per_s))
     put("gptfast_practical_gbps", whole(gpt_fast.values["practical_peak_bandwidth_bytes_per_s"] / 1e9))
-    put("gptfast_source", gpt_fast.source)
+    put("gptfast_source", linked(gpt_fast.source))
     bandwidth = ctx.gpu.bandwidth_bytes_per_s
     put("stream_low_tb", tera(stream.values["low_bandwidth_bytes_per_s"]))
     put("stream_high_tb", tera(stream.values["high_bandwidth_bytes_per_s"]))
     put("stream_share_low", percent(stream.values["low_bandwidth_bytes_per_s"] / bandwidth))
     put("stream_share_high", percent(stream.values["high_bandwidth_bytes_per_s"] / bandwidth))
-    put("stream_source", stream.source)
+    put("stream_source", linked(stream.source))
     itl = nim.values["inter_token_latency_s"]
     put("nim_itl_ms", f"{itl * 1e3:.2f}")
     put("nim_tps", fmt.rate(1 / itl))
     put("nim_ttft_ms", f"{nim.values['time_to_first_token_s'] * 1e3:.2f}")
     fp8 = at(ctx.small.id, precision="fp8")
     put("nim_share_of_fp8", percent((1 / itl) / fp8.decode_tokens_per_s_per_user))
-    put("nim_source", nim.source)
+    put("nim_source", linked(nim.source))
 
 
 def _self_check(ctx: Context, put: Callable[[str, str], None], at: Callable[..., Estimate]) -> None:

@@ -1,0 +1,218 @@
+"""The generator behind the site: deterministic, up to date, atomic, and faithful to the package.
+
+These run the generator in-process (no MkDocs); tests/test_site.py builds the site.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+
+from sitegen import render, tables  # noqa: E402
+from sitegen.context import CHAPTER_GPU, SMALL_MODEL, load_context  # noqa: E402
+from sitegen.generate import Run, build_outputs, differences, generate  # noqa: E402
+from sitegen.output import GENERATOR, NOTICE, is_generated, json_file, strip_notice, write_if_changed  # noqa: E402
+from sitegen.shortcodes import ShortcodeError, Shortcodes  # noqa: E402
+from sitegen.values import compute_values, no_crossover_from  # noqa: E402
+from sitegen.vendor import vendor_files  # noqa: E402
+
+import roofline  # noqa: E402
+from roofline import Hardware, Workload, crossover_batch, estimate, load_specs  # noqa: E402
+from roofline import formatting as fmt  # noqa: E402
+from roofline.sweep import decode_prefill_rows, decode_prefill_table  # noqa: E402
+
+FIGURES = ROOT / "figures"
+
+
+@pytest.fixture(scope="module")
+def ctx():
+    return load_context(ROOT)
+
+
+@pytest.fixture(scope="module")
+def values(ctx):
+    return compute_values(ctx)
+
+
+def copy_inputs(tmp_path: Path) -> Path:
+    """A root with this repo's spec files and committed figures, for runs that write."""
+    root = tmp_path / "repo"
+    shutil.copytree(ROOT / "roofline" / "data", root / "roofline" / "data")
+    shutil.copytree(FIGURES, root / "figures")
+    return root
+
+
+def test_committed_figures_match_a_fresh_run():
+    """Regenerates everything (every SVG re-rendered) and fails on any difference from figures/."""
+    assert differences(ROOT) == [], "figures/ is stale: run `make figures` and commit it"
+
+
+def test_generation_is_deterministic(ctx):
+    first = build_outputs(ROOT, FIGURES, rerender=True, run=Run())
+    second = build_outputs(ROOT, FIGURES, rerender=True, run=Run())
+    assert first == second
+
+
+def test_every_generated_file_says_so_on_its_first_line():
+    for path in sorted(FIGURES.iterdir()):
+        first = path.read_bytes().split(b"\n", 1)[0].decode()
+        assert NOTICE in first and GENERATOR in first, path.name
+
+
+def test_chart_specs_are_valid_vega_lite_with_the_notice_in_usermeta():
+    for figure in render.FIGURES:
+        spec = json.loads((FIGURES / f"{figure.name}.vl.json").read_text())
+        assert spec["usermeta"] == {"generated": NOTICE}
+        assert spec["$schema"].endswith("vega-lite/v6.4.1.json")
+        svg = (FIGURES / f"{figure.name}.svg").read_text()
+        assert "<svg" in svg and "http://" not in svg.replace("http://www.w3.org/", "")
+
+
+def test_h100_table_is_the_packages_own_table():
+    specs = load_specs()
+    expected = decode_prefill_table(decode_prefill_rows(specs, CHAPTER_GPU)).markdown()
+    assert strip_notice((FIGURES / "h100-decode-prefill.md").read_text()) == expected
+
+
+def test_prose_values_agree_with_the_package(values):
+    """Spot checks against direct package calls (the chapter's worked numbers)."""
+    for precision in ("bf16", "fp8", "int4"):
+        result = estimate(CHAPTER_GPU, SMALL_MODEL, precision=precision)
+        assert values[f"decode_small_{precision}"] == fmt.rate(result.decode_tokens_per_s_per_user)
+    prefill = estimate(CHAPTER_GPU, SMALL_MODEL, prompt=2000).prefill.seconds
+    assert values["prefill_small_ms"] == fmt.milliseconds(prefill).removesuffix(" ms")
+    h100 = Hardware(load_specs().gpu(CHAPTER_GPU))
+    model = load_specs().model(SMALL_MODEL)
+    assert values["crossover_bf16"] == fmt.users(roofline.simple_crossover_batch(h100, "bf16"))
+    assert values["crossover_users_a"] == fmt.users(crossover_batch(h100, Workload(model, context=128)))
+    assert values["crossover_users_b"] == fmt.users(crossover_batch(h100, Workload(model, context=256)))
+
+
+def test_no_crossover_threshold_is_where_crossover_batch_turns_none(ctx):
+    h100 = Hardware(ctx.gpu)
+    threshold = no_crossover_from(h100, Workload(ctx.small))
+    assert threshold is not None
+    assert crossover_batch(h100, Workload(ctx.small, context=threshold)) is None
+    assert crossover_batch(h100, Workload(ctx.small, context=threshold - 1)) is not None
+
+
+def test_reference_tables_list_every_spec_with_its_source(ctx):
+    hardware, models = tables.hardware_table(ctx), tables.models_table(ctx)
+    for gpu in ctx.specs.gpus.values():
+        row = next(line for line in hardware.splitlines() if f"`{gpu.id}`" in line)
+        assert gpu.name in row and fmt.gigabytes(gpu.memory_bytes, 0) in row
+        for url in tables._URL.findall(gpu.source):
+            assert url.rstrip(").,") in row
+    for model in ctx.specs.models.values():
+        row = next(line for line in models.splitlines() if f"`{model.id}`" in line)
+        assert fmt.parameters(roofline.total_parameters(model)) in row
+        for url in tables._URL.findall(model.source):
+            assert url.rstrip(").,") in row
+
+
+def test_an_unchanged_run_writes_nothing(tmp_path):
+    root = copy_inputs(tmp_path)
+    before = {path.name: path.stat().st_mtime_ns for path in (root / "figures").iterdir()}
+    run = generate(root)
+    assert run.written == [] and run.removed == [] and run.svgs_rendered == 0
+    assert {path.name: path.stat().st_mtime_ns for path in (root / "figures").iterdir()} == before
+
+
+def test_a_spec_edit_rewrites_only_what_it_changes(tmp_path):
+    root = copy_inputs(tmp_path)
+    models = root / "roofline" / "data" / "models.toml"
+    models.write_text(models.read_text().replace('name = "DeepSeek-V3"', 'name = "DeepSeek V3"'))
+    run = generate(root)
+    assert "models.md" in run.written and "decode-by-precision.vl.json" in run.written
+    assert "values.json" in run.unchanged and "roofline.svg" in run.unchanged
+    assert "DeepSeek V3" in (root / "figures" / "models.md").read_text()
+
+
+def test_a_bad_spec_raises_the_packages_error_and_keeps_the_last_good_figures(tmp_path):
+    root = copy_inputs(tmp_path)
+    gpus = root / "roofline" / "data" / "gpus.toml"
+    bad = gpus.read_text().replace("bandwidth_bytes_per_s = 3.35e12", "bandwidth_bytes_per_s = -1", 1)
+    gpus.write_text(bad)
+    with pytest.raises(roofline.SpecError) as caught:
+        roofline.parse_specs(bad, "roofline/data/gpus.toml")
+    before = {path.name: path.read_bytes() for path in (root / "figures").iterdir()}
+    with pytest.raises(roofline.SpecError) as raised:
+        generate(root)
+    assert str(raised.value) == str(caught.value)
+    assert "\n" not in str(raised.value)
+    assert {path.name: path.read_bytes() for path in (root / "figures").iterdir()} == before
+
+
+def test_stale_generated_files_are_removed_and_others_kept(tmp_path):
+    root = copy_inputs(tmp_path)
+    (root / "figures" / "old-chart.svg").write_bytes(b"<!-- " + NOTICE.encode() + b" -->\n<svg/>")
+    (root / "figures" / "notes.txt").write_text("kept: not generated\n")
+    run = generate(root)
+    assert run.removed == ["old-chart.svg"]
+    assert (root / "figures" / "notes.txt").exists()
+
+
+def test_write_if_changed_is_atomic_and_lazy(tmp_path):
+    target = tmp_path / "out.txt"
+    assert write_if_changed(target, b"one")
+    assert not write_if_changed(target, b"one")
+    assert write_if_changed(target, b"two") and target.read_bytes() == b"two"
+    assert [path.name for path in tmp_path.iterdir()] == ["out.txt"]  # no temporary left behind
+
+
+def test_json_file_puts_the_notice_on_the_first_line():
+    data = json_file({"a": 1}, notice_key="usermeta", wrap="generated", compact=True)
+    first, _, _ = data.decode().partition("\n")
+    assert NOTICE in first
+    assert json.loads(data) == {"usermeta": {"generated": NOTICE}, "a": 1}
+
+
+def test_is_generated_tells_generated_files_from_others(tmp_path):
+    assert is_generated(FIGURES / "values.json")
+    (tmp_path / "mine.md").write_text("# written by hand\n")
+    assert not is_generated(tmp_path / "mine.md")
+    assert not is_generated(tmp_path / "missing.md")
+
+
+def test_shortcodes_expand_and_fail_loudly(tmp_path):
+    codes = Shortcodes(FIGURES)
+    values = json.loads((FIGURES / "values.json").read_text())["values"]
+    assert codes.expand("{{ n.decode_small_bf16 }} tok/s") == f"{values['decode_small_bf16']} tok/s"
+    assert codes.expand("{{md.h100-decode-prefill}}").startswith("| Model |")
+    with pytest.raises(ShortcodeError, match="did you mean 'decode_small_bf16'"):
+        codes.expand("{{ n.decode_smal_bf16 }}", where="docs/x.md")
+    with pytest.raises(ShortcodeError, match="unknown snippet"):
+        codes.expand("{{ md.nothing-here }}")
+    with pytest.raises(ShortcodeError, match="malformed"):
+        codes.expand("{{ n.decode small }}")
+    with pytest.raises(ShortcodeError, match="unknown shortcode kind"):
+        codes.expand("{{ x.decode }}")
+
+
+def test_every_shortcode_in_the_docs_resolves():
+    codes = Shortcodes(FIGURES)
+    for page in sorted((ROOT / "docs").rglob("*.md")):
+        codes.expand(page.read_text(encoding="utf-8"), where=str(page))
+
+
+def test_vendored_assets_are_present():
+    files = vendor_files(ROOT)
+    assert any(uri.endswith("vega-embed.min.js") for uri in files)
+    assert any(uri.endswith(".woff2") for uri in files)
+
+
+@pytest.mark.slow
+def test_build_figures_check_mode_passes():
+    import subprocess
+
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "build_figures.py"), "--check"], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
