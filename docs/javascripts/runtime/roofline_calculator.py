@@ -1,0 +1,188 @@
+"""What the chapter's calculator shows, computed by the ``roofline`` package.
+
+One function, ``view``, runs in two places: at site build time in CPython
+(``hooks/runtime.py`` writes its answer for the default inputs into the page, so
+the calculator reads correctly at first paint), and in the reader's browser in
+Pyodide, where the worker calls ``view_json`` on every input. Every number comes
+from the package; this module only chooses what to show and puts it in words.
+The page's JavaScript validates inputs against ``form_options`` and renders; it
+computes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from roofline import Hardware, SpecError, Workload, builtin_specs, evaluate
+from roofline import formatting as fmt
+from roofline.precisions import PRECISIONS
+from roofline.sweep import gpus_to_fit
+
+DEFAULTS: dict[str, Any] = {
+    "gpu": "h100-sxm",
+    "model": "llama-3.1-8b",
+    "precision": "bf16",
+    "gpus": 1,
+    "users": 1,
+    "context": 4096,
+}
+#: Inclusive bounds of the whole-number inputs; the page enforces the same ones.
+LIMITS = {"gpus": (1, 64), "users": (1, 4096), "context": (0, 131072)}
+#: Users at which the chart samples decode speed: 1, 2, 4 … 4096.
+CHART_USERS = tuple(2**power for power in range(13))
+
+NOT_APPLICABLE = "—"
+
+
+def form_options() -> dict[str, Any]:
+    """The choices for each control, with defaults and bounds (the hook writes these into the form)."""
+    specs = builtin_specs()
+    return {
+        "gpu": [(gpu.id, f"{gpu.name} ({fmt.gigabytes(gpu.memory_bytes, 0)})") for gpu in specs.gpus.values()],
+        "model": [(model.id, model.name) for model in specs.models.values()],
+        "precision": [(precision, precision) for precision in PRECISIONS],
+        "defaults": dict(DEFAULTS),
+        "limits": {name: list(bounds) for name, bounds in LIMITS.items()},
+    }
+
+
+def _bandwidth(bytes_per_s: float) -> str:
+    return f"{bytes_per_s / 1e12:,.2f} TB/s"
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count:,} {word}" if count == 1 else f"{count:,} {word}s"
+
+
+def _explain_fits(result: Any) -> str:
+    """Why the speed is what it is: which of memory and math sets the step time."""
+    hardware, workload, decode, memory = result.hardware, result.workload, result.decode, result.memory
+    users = _plural(workload.batch, "user")
+    reads = f"{fmt.gigabytes(memory.weights_bytes)} of weights"
+    if memory.kv_bytes:
+        reads += f" and {fmt.gigabytes(memory.kv_bytes)} of KV cache"
+    link = _bandwidth(hardware.bandwidth_bytes_per_s)
+    if hardware.count > 1:
+        link += f" ({hardware.count} GPUs together)"
+    step = (
+        f"Each decode step reads {reads} at {link}, which takes {fmt.milliseconds(decode.memory_s)}; "
+        f"the math for {users} takes {fmt.milliseconds(decode.compute_s)}."
+    )
+    per_user = fmt.rate(result.decode_tokens_per_s_per_user)
+    if decode.bound == "memory":
+        verdict = (
+            f" Decode is memory-bound: the GPU waits on memory, and each user gets {per_user} tokens/s"
+            + (f", {fmt.rate(result.decode_tokens_per_s_total)} in all." if workload.batch > 1 else ".")
+        )
+    else:
+        verdict = (
+            f" Decode is compute-bound: the math now takes longer than reading memory, so each extra user"
+            f" slows everyone down; each gets {per_user} tokens/s, {fmt.rate(result.decode_tokens_per_s_total)}"
+            " in all."
+        )
+    crossover = result.crossover_batch
+    if crossover is None:
+        outlook = (
+            f" At {workload.context:,} tokens of context, each user's KV cache takes longer to read than"
+            " its math takes to do, so decode stays memory-bound however many users share a step."
+        )
+    elif decode.bound == "memory":
+        outlook = (
+            f" More users share each read of the weights almost for free, until about {fmt.users(crossover)}"
+            " users, where the math catches up."
+        )
+    else:
+        outlook = f" The turn came at about {fmt.users(crossover)} users."
+    if memory.max_batch:
+        outlook += f" Memory holds at most {_plural(memory.max_batch, 'user')} at this context."
+    return step + verdict + outlook
+
+
+def _explain_does_not_fit(result: Any, needed: int) -> str:
+    """What does not fit, by how much, and the two ways out."""
+    hardware, workload, memory = result.hardware, result.workload, result.memory
+    usable = (
+        f"{_plural(hardware.count, 'GPU')} of {fmt.gigabytes(hardware.gpu.memory_bytes, 0)} leave"
+        f"{'s' if hardware.count == 1 else ''} {fmt.gigabytes(memory.usable_bytes)} usable"
+        f" ({hardware.usable_fraction:.0%} of memory)"
+    )
+    if memory.max_batch == 0:
+        problem = (
+            f"{workload.model.name} at {workload.weight_precision} needs {fmt.gigabytes(memory.weights_bytes)}"
+            f" for its weights alone, but {usable}."
+        )
+    else:
+        problem = (
+            f"The weights ({fmt.gigabytes(memory.weights_bytes)}) fit, but {_plural(workload.batch, 'user')},"
+            f" each with {workload.context:,} tokens of context, add {fmt.gigabytes(memory.kv_bytes)} of KV"
+            f" cache, and {usable}. At most {_plural(memory.max_batch, 'user')} fit at this context."
+        )
+    return f"Does not fit. {problem} It needs at least {needed:,} of these GPUs, or fewer bytes per weight."
+
+
+def _chart(specs: Any, gpu: Any, model: Any, precision: str, count: int, users: int, context: int) -> dict[str, Any]:
+    """Per-user and total tokens/s at 1 … 4096 users (and at the chosen number), marking what fits."""
+    hardware = Hardware(gpu, count)
+    points = []
+    for batch in sorted({*CHART_USERS, users}):
+        point = evaluate(hardware, Workload(model, precision, batch=batch, context=context))
+        points.append(
+            {
+                "users": batch,
+                "per_user": point.decode_tokens_per_s_per_user,
+                "total": point.decode_tokens_per_s_total,
+                "fits": point.memory.fits,
+            }
+        )
+    return {"points": points}
+
+
+def view(gpu: str, model: str, precision: str, gpus: int, users: int, context: int) -> dict[str, Any]:
+    """Everything the calculator shows for one set of inputs, as text ready to display plus chart data.
+
+    Raises SpecError for an unknown id or an out-of-range number.
+    """
+    for name, value in (("gpus", gpus), ("users", users), ("context", context)):
+        low, high = LIMITS[name]
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            raise SpecError(f"must be a whole number from {low:,} to {high:,}, got {value!r}", field=name)
+    specs = builtin_specs()
+    gpu_spec, model_spec = specs.gpu(gpu), specs.model(model)
+    hardware = Hardware(gpu_spec, gpus)
+    workload = Workload(model_spec, precision, batch=users, context=context)
+    result = evaluate(hardware, workload)
+    memory = result.memory
+    fits = memory.fits
+    needed = gpus_to_fit(hardware, workload)
+    chart = _chart(specs, gpu_spec, model_spec, precision, gpus, users, context)
+    chart.update(
+        users=users,
+        crossover=result.crossover_batch,
+        max_users=memory.max_batch,
+    )
+    return {
+        "params": {"gpu": gpu, "model": model, "precision": precision, "gpus": gpus, "users": users, "context": context},
+        "fits": fits,
+        "per_user": fmt.rate(result.decode_tokens_per_s_per_user) if fits else NOT_APPLICABLE,
+        "total": fmt.rate(result.decode_tokens_per_s_total) if fits else NOT_APPLICABLE,
+        "weights": fmt.gigabytes(memory.weights_bytes),
+        "hardware": f"{gpus} × {fmt.gigabytes(gpu_spec.memory_bytes, 0)} GPU{'s' if gpus != 1 else ''}",
+        "memory": f"{fmt.gigabytes(memory.used_bytes)} of {fmt.gigabytes(memory.usable_bytes)} usable",
+        "memory_share": memory.used_bytes / memory.usable_bytes,
+        "bound": f"{result.decode.bound}-bound" if fits else NOT_APPLICABLE,
+        "gpus_needed": needed,
+        "explain": _explain_fits(result) if fits else _explain_does_not_fit(result, needed),
+        "chart": chart,
+    }
+
+
+def view_json(request: str) -> str:
+    """``view`` for the worker: JSON in, JSON out (one string each way keeps the call cheap).
+
+    A bad request answers ``{"error": "..."}`` instead of raising, so the page can show why.
+    """
+    try:
+        return json.dumps(view(**json.loads(request)))
+    except (SpecError, TypeError, ValueError) as error:
+        return json.dumps({"error": str(error)})

@@ -1,0 +1,203 @@
+// The page's side of the Python runtime: one worker for every widget on the page,
+// kept across Material's instant navigation (this module is loaded once per tab).
+//
+// State, also mirrored on <html data-rf-runtime="...">:
+//   idle -> booting -> ready;  booting -> failed (Retry calls start() again);
+//   ready -> booting again after Stop had to restart the worker.
+//
+// How Stop works. When the page is cross-origin isolated (COOP same-origin +
+// COEP require-corp), the worker shares an Int32Array on a SharedArrayBuffer
+// with us and Pyodide polls it: writing SIGINT (2) raises KeyboardInterrupt in
+// the reader's program, and Python stays warm. Without isolation there is no
+// shared memory, so Stop terminates the worker and boots a fresh one. If an
+// interrupt is not honoured in time (a long call inside C code never checks
+// it), Stop falls back to the restart.
+
+const WORKER_URL = new URL("./worker.mjs", import.meta.url);
+const INDEX_URL = new URL("../../assets/runtime/pyodide/", import.meta.url);
+const MODULES = ["roofline_cell.py", "roofline_calculator.py"];
+const SIGINT = 2;
+const INTERRUPT_GRACE_MS = 1500;
+
+/** Why this browser cannot run Python here, or null if it can. */
+export function unsupportedReason() {
+  if (typeof WebAssembly !== "object") return "this browser has no WebAssembly";
+  if (typeof Worker !== "function") return "this browser has no Web Workers";
+  if (typeof BigInt64Array !== "function") return "this browser is too old for the Python runtime";
+  return null;
+}
+
+class PythonRuntime extends EventTarget {
+  constructor() {
+    super();
+    this.state = "idle";
+    this.failure = null;
+    this.wheelURL = null;
+    this.version = "";
+    this.worker = null;
+    this.pending = new Map();
+    this.nextId = 1;
+    this.runningId = null;
+    this.runningOwner = null;
+    this.stopTimer = null;
+    this.timings = null;
+    this.isolated = globalThis.crossOriginIsolated === true && typeof SharedArrayBuffer === "function";
+    this.interrupt = this.isolated ? new Int32Array(new SharedArrayBuffer(4)) : null;
+  }
+
+  /** Where the package wheel is (from the widget markup); the first widget to ask sets it. */
+  configure({ wheelURL, version }) {
+    this.wheelURL ??= wheelURL;
+    this.version ||= version || "";
+  }
+
+  setState(state, failure = null) {
+    this.state = state;
+    this.failure = failure;
+    document.documentElement.dataset.rfRuntime = state;
+    this.dispatchEvent(new CustomEvent("state", { detail: { state, failure } }));
+  }
+
+  /** Boot the worker unless it is booting or ready. Safe to call any number of times. */
+  start() {
+    if (this.state === "booting" || this.state === "ready") return;
+    const reason = unsupportedReason();
+    if (reason) return this.fail(`Python cannot run in this browser: ${reason}.`);
+    if (!this.wheelURL) return this.fail("The page does not say where the roofline package is.");
+    this.setState("booting");
+    this.startedAt = performance.now();
+    let moduleWorker = false;
+    const options = {
+      get type() {
+        moduleWorker = true; // a browser that reads this option supports module workers
+        return "module";
+      },
+    };
+    const worker = new Worker(this.withVersion(WORKER_URL), options);
+    if (!moduleWorker) {
+      worker.terminate();
+      return this.fail("Python cannot run in this browser: it has no module workers.");
+    }
+    this.worker = worker;
+    worker.onmessage = ({ data }) => this.receive(worker, data);
+    worker.onerror = (event) => {
+      event.preventDefault();
+      if (worker !== this.worker) return;
+      this.fail(`The Python runtime could not start (${event.message || "its worker script failed to load"}).`);
+    };
+    worker.postMessage({
+      type: "boot",
+      indexURL: INDEX_URL.href,
+      wheelURL: this.wheelURL,
+      modules: MODULES.map((name) => ({ name, url: this.withVersion(new URL(name, WORKER_URL)) })),
+      interrupt: this.interrupt ? this.interrupt.buffer : null,
+    });
+    // Anything asked for while the worker was away is asked again.
+    for (const [id, job] of this.pending) worker.postMessage({ ...job.message, id });
+  }
+
+  withVersion(url) {
+    const versioned = new URL(url);
+    if (this.version) versioned.searchParams.set("v", this.version);
+    return versioned.href;
+  }
+
+  fail(message) {
+    this.worker?.terminate();
+    this.worker = null;
+    for (const [id, job] of this.pending) {
+      job.resolve(job.kind === "run" ? { status: "failed", message } : { error: message, failed: true });
+      this.pending.delete(id);
+    }
+    this.runningId = null;
+    this.setState("failed", message);
+  }
+
+  receive(worker, data) {
+    if (worker !== this.worker) return; // a message from a worker we already replaced
+    if (data.type === "booted") {
+      this.timings = { ...data.timings, sincePageStart: performance.now() - this.startedAt };
+      this.setState("ready");
+    } else if (data.type === "boot-failed") {
+      this.fail(`Python could not start: ${data.message}`);
+    } else if (data.type === "out") {
+      this.pending.get(data.id)?.onOutput?.(data.stream, data.text);
+    } else if (data.type === "done" || data.type === "calc") {
+      const job = this.pending.get(data.id);
+      if (!job) return;
+      this.pending.delete(data.id);
+      if (data.id === this.runningId) this.finishRun();
+      job.resolve(data.type === "done" ? data : { ...JSON.parse(data.response), ms: data.ms });
+    }
+  }
+
+  send(kind, message, extra = {}) {
+    const id = this.nextId++;
+    return {
+      id,
+      promise: new Promise((resolve) => {
+        this.pending.set(id, { kind, message, resolve, ...extra });
+        // A live worker takes it now (it queues work until booted); otherwise start() sends it.
+        if (this.worker) this.worker.postMessage({ ...message, id });
+        else this.start();
+      }),
+    };
+  }
+
+  /**
+   * Run a program; `onOutput(stream, text)` gets what it prints as it prints it.
+   * Resolves with {status: "ok" | "error" | "stopped" | "failed", traceback?, ms?}.
+   * `owner` is the element that asked, so a run left behind by navigation can be stopped.
+   */
+  run(code, filename, onOutput, owner = null) {
+    const { id, promise } = this.send("run", { type: "run", code, filename }, { onOutput });
+    this.runningId = id;
+    this.runningOwner = owner;
+    return promise;
+  }
+
+  finishRun() {
+    clearTimeout(this.stopTimer);
+    this.runningId = null;
+    this.runningOwner = null;
+  }
+
+  /** Ask the calculator view; resolves with its parsed answer (or {error}). */
+  calculate(params) {
+    return this.send("calc", { type: "calc", request: JSON.stringify(params) }).promise;
+  }
+
+  /** Stop the running program: interrupt it when isolated, else restart the worker. */
+  stop() {
+    if (this.runningId === null) return;
+    if (this.interrupt && this.state === "ready") {
+      Atomics.store(this.interrupt, 0, SIGINT);
+      clearTimeout(this.stopTimer);
+      this.stopTimer = setTimeout(() => this.restart(), INTERRUPT_GRACE_MS);
+    } else {
+      this.restart();
+    }
+  }
+
+  /** Throw the worker away and boot a new one; the run in progress ends as "stopped". */
+  restart() {
+    const runningId = this.runningId;
+    this.finishRun();
+    this.worker?.terminate();
+    this.worker = null;
+    const job = this.pending.get(runningId);
+    if (job) {
+      this.pending.delete(runningId);
+      job.resolve({ status: "stopped", restarted: true });
+    }
+    this.setState("idle");
+    this.start();
+  }
+
+  /** Stop a run whose cell has left the page (instant navigation), so it does not hold the worker. */
+  stopOrphans() {
+    if (this.runningId !== null && this.runningOwner && !this.runningOwner.isConnected) this.stop();
+  }
+}
+
+export const runtime = new PythonRuntime();
