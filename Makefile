@@ -22,7 +22,7 @@ node_modules/.installed: package.json package-lock.json
 
 ## Build the site and serve it on http://127.0.0.1:8000, rebuilding when sources change.
 serve: setup
-	$(PY) scripts/serve.py --build
+	$(PY) scripts/serve.py --build --watch
 
 ## Run every test: unit, golden, property, CLI, site build, Node/Pyodide and browser.
 test: setup

@@ -1,10 +1,16 @@
 """Serve the built site on http://127.0.0.1:8000 with the headers Pyodide's Stop needs.
 
-Run: ``python scripts/serve.py [--build] [--port 8000] [--directory site]``.
-With ``--build`` it runs ``mkdocs build`` first. Every response carries
-``Cross-Origin-Opener-Policy: same-origin`` and
+Run: ``python scripts/serve.py [--build] [--watch] [--port 8000] [--directory site] [--no-isolation]``.
+With ``--build`` it runs the strict ``mkdocs build`` first; with ``--watch`` it
+rebuilds whenever the docs, the package, the hooks or ``mkdocs.yml`` change.
+Every response carries ``Cross-Origin-Opener-Policy: same-origin`` and
 ``Cross-Origin-Embedder-Policy: require-corp`` so the page is cross-origin
-isolated, and ``.wasm``/``.mjs`` get their proper MIME types.
+isolated (the Run cell's Stop then interrupts Python instead of restarting it),
+and ``.wasm``/``.mjs`` get their proper MIME types. ``--no-isolation`` leaves
+those two headers out, as a static host such as GitHub Pages would.
+
+The tests and ``scripts/bench_browser.py`` use ``build_site`` and
+``serve_in_background`` from here, so they serve exactly what ``make serve`` does.
 """
 
 from __future__ import annotations
@@ -12,11 +18,17 @@ from __future__ import annotations
 import argparse
 import functools
 import http.server
+import os
+import shutil
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+#: What a rebuild depends on; ``--watch`` polls their modification times.
+WATCHED = ("docs", "roofline", "hooks", "scripts/sitegen", "scripts/build_figures.py", "mkdocs.yml")
 
 
 class IsolatedHandler(http.server.SimpleHTTPRequestHandler):
@@ -29,30 +41,117 @@ class IsolatedHandler(http.server.SimpleHTTPRequestHandler):
         ".js": "text/javascript",
         ".whl": "application/zip",
     }
+    isolated = True
+    quiet = False
 
     def end_headers(self) -> None:
-        self.send_header("Cross-Origin-Opener-Policy", "same-origin")
-        self.send_header("Cross-Origin-Embedder-Policy", "require-corp")
-        self.send_header("Cross-Origin-Resource-Policy", "same-origin")
+        if self.isolated:
+            self.send_header("Cross-Origin-Opener-Policy", "same-origin")
+            self.send_header("Cross-Origin-Embedder-Policy", "require-corp")
+            self.send_header("Cross-Origin-Resource-Policy", "same-origin")
+        # Revalidate every time: after a rebuild the browser must not reuse a stale wheel or script.
+        self.send_header("Cache-Control", "no-cache")
         super().end_headers()
 
+    def log_message(self, format: str, *args: object) -> None:
+        if not self.quiet:
+            super().log_message(format, *args)
 
-def build_site() -> None:
-    """Build the site into site/ with the strict MkDocs build."""
-    subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict"], cwd=ROOT, check=True)
+
+def make_server(directory: str | Path, port: int = 0, *, isolated: bool = True, quiet: bool = False):
+    """A threading HTTP server for ``directory`` on 127.0.0.1 (port 0: any free port)."""
+    handler_class = type("Handler", (IsolatedHandler,), {"isolated": isolated, "quiet": quiet})
+    handler = functools.partial(handler_class, directory=str(directory))
+    return http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
+
+
+def serve_in_background(server: http.server.ThreadingHTTPServer) -> str:
+    """Start ``server`` on a daemon thread; return its base URL (``http://127.0.0.1:PORT/``)."""
+    threading.Thread(target=server.serve_forever, name="site-server", daemon=True).start()
+    return f"http://127.0.0.1:{server.server_port}/"
+
+
+def build_site(site_dir: str | Path | None = None, site_url: str | None = None) -> None:
+    """The strict MkDocs build into ``site_dir`` (default ``site/``).
+
+    ``site_url`` overrides mkdocs.yml's: Material's instant navigation only works
+    when it matches the origin serving the site, so a server on another port
+    needs a build of its own. The build runs in a child process, so the hooks'
+    module reloading never touches the caller.
+    """
+    site_dir = Path(site_dir or ROOT / "site").resolve()
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    if site_url is None:
+        command = [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site_dir)]
+    else:
+        code = (
+            "import sys; from mkdocs.config import load_config; from mkdocs.commands.build import build; "
+            "build(load_config('mkdocs.yml', site_url=sys.argv[1], site_dir=sys.argv[2], strict=True))"
+        )
+        command = [sys.executable, "-c", code, site_url, str(site_dir)]
+    subprocess.run(command, cwd=ROOT, check=True, env=env)
+
+
+def _snapshot() -> dict[str, float]:
+    times = {}
+    for name in WATCHED:
+        path = ROOT / name
+        files = [path] if path.is_file() else [p for p in path.rglob("*") if p.is_file()] if path.exists() else []
+        for file in files:
+            if "__pycache__" not in file.parts:
+                times[str(file)] = file.stat().st_mtime
+    return times
+
+
+def watch_and_rebuild(site_dir: Path, interval: float = 1.0) -> None:
+    """Poll the sources; after a change, build into a scratch folder and swap it in.
+
+    Building beside the served folder and renaming keeps the old site online
+    for the whole build; a failed build leaves it in place and says why.
+    """
+    seen = _snapshot()
+    while True:
+        time.sleep(interval)
+        now = _snapshot()
+        if now == seen:
+            continue
+        seen = now
+        scratch = site_dir.with_name(site_dir.name + ".building")
+        print("Change detected; rebuilding…", flush=True)
+        try:
+            build_site(scratch)
+        except subprocess.CalledProcessError:
+            print("Rebuild failed; still serving the last good build.", flush=True)
+            continue
+        old = site_dir.with_name(site_dir.name + ".old")
+        shutil.rmtree(old, ignore_errors=True)
+        if site_dir.exists():
+            site_dir.rename(old)
+        scratch.rename(site_dir)
+        shutil.rmtree(old, ignore_errors=True)
+        print("Rebuilt; reload the page.", flush=True)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--build", action="store_true", help="run mkdocs build first")
+    parser.add_argument("--watch", action="store_true", help="rebuild when a source changes")
     parser.add_argument("--port", type=int, default=8000)
     parser.add_argument("--directory", default=str(ROOT / "site"))
+    parser.add_argument(
+        "--no-isolation",
+        action="store_true",
+        help="leave out COOP/COEP, as a plain static host would (Stop then restarts Python)",
+    )
     args = parser.parse_args()
+    site_dir = Path(args.directory).resolve()
     if args.build:
-        build_site()
-    handler = functools.partial(IsolatedHandler, directory=args.directory)
-    with http.server.ThreadingHTTPServer(("127.0.0.1", args.port), handler) as server:
-        print(f"Serving {args.directory} on http://127.0.0.1:{args.port}/ (Ctrl-C stops)")
+        build_site(site_dir)
+    if args.watch:
+        threading.Thread(target=watch_and_rebuild, args=(site_dir,), name="rebuild", daemon=True).start()
+    # The handler resolves paths under this name on each request, so a swapped-in rebuild is served at once.
+    with make_server(site_dir, args.port, isolated=not args.no_isolation) as server:
+        print(f"Serving {site_dir} on http://127.0.0.1:{server.server_port}/ (Ctrl-C stops)")
         try:
             server.serve_forever()
         except KeyboardInterrupt:
