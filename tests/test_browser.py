@@ -1,0 +1,396 @@
+"""The Run cell and the calculator in a real browser: Debian's Chromium driven by Playwright.
+
+The site is built once per session into a temporary folder, with ``site_url`` set
+to the origin of the server that serves it (Material's instant navigation only
+works when they match), and served from background threads twice: with
+COOP/COEP, so the page is cross-origin isolated and Stop interrupts Python, and
+without, as a plain static host would, so Stop restarts the worker.
+
+Every browser context records every request; each test ends by checking that
+none went anywhere but the local server. Waits are on DOM state (data-state,
+data-rf-rendered), never on sleeps; the first Pyodide boot gets 60 s.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from urllib.parse import parse_qsl, urlencode, urlsplit
+
+import pytest
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+playwright_sync = pytest.importorskip("playwright.sync_api")
+expect = playwright_sync.expect
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+PROGRAM = ROOT / "docs" / "programs" / "h100_decode_prefill.py"
+CHAPTER = "chapters/prefill-vs-decode/"
+BOOT_MS = 60_000  # the first Pyodide boot: about 3 s here, far more on a loaded machine
+STEP_MS = 20_000  # anything after boot (a restart included)
+FIELDS = ("gpu", "model", "precision", "gpus", "users", "context")
+
+if not CHROMIUM.exists():
+    pytest.skip("Debian's chromium is not installed (.ci/run installs it)", allow_module_level=True)
+
+
+def _load(name: str, path: Path) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+serve = _load("serve", ROOT / "scripts" / "serve.py")
+calculator_view = _load("roofline_calculator", ROOT / "docs" / "javascripts" / "runtime" / "roofline_calculator.py")
+
+
+@dataclass
+class Site:
+    isolated: str  # base URL with COOP/COEP: crossOriginIsolated, Stop interrupts
+    plain: str  # base URL without them: Stop restarts the worker
+
+
+@pytest.fixture(scope="session")
+def site() -> Iterator[Site]:
+    with tempfile.TemporaryDirectory(prefix="roofline-site-") as folder:
+        directory = Path(folder) / "site"
+        isolated = serve.make_server(directory, isolated=True, quiet=True)
+        plain = serve.make_server(directory, isolated=False, quiet=True)
+        isolated_url = f"http://127.0.0.1:{isolated.server_port}/"
+        serve.build_site(directory, site_url=isolated_url)
+        yield Site(serve.serve_in_background(isolated), serve.serve_in_background(plain))
+        isolated.shutdown()
+        plain.shutdown()
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[object]:
+    with playwright_sync.sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        yield launched
+        launched.close()
+
+
+@dataclass
+class Recorded:
+    """A browser context and every URL it requested (workers' requests included)."""
+
+    context: object
+    urls: list[str] = field(default_factory=list)
+
+    def page(self) -> object:
+        return self.context.new_page()
+
+    def assert_only(self, base: str) -> None:
+        origin = urlsplit(base)
+        foreign = [
+            url
+            for url in self.urls
+            if not url.startswith(("data:", "blob:", "about:"))
+            and (urlsplit(url).scheme, urlsplit(url).netloc) != (origin.scheme, origin.netloc)
+        ]
+        assert foreign == [], f"requests to other origins: {foreign}"
+
+
+def _context(browser: object, **options: object) -> Recorded:
+    context = browser.new_context(**options)
+    recorded = Recorded(context)
+    context.on("request", lambda request: recorded.urls.append(request.url))
+    return recorded
+
+
+@pytest.fixture(scope="module")
+def chapter(browser: object, site: Site) -> Iterator[tuple[object, Recorded]]:
+    """One page of the chapter on the isolated server, booted once and shared by the tests below."""
+    recorded = _context(browser)
+    page = recorded.page()
+    page.goto(site.isolated + CHAPTER)
+    expect(page.locator("[data-rf-cell]")).to_have_attribute("data-state", "ready", timeout=BOOT_MS)
+    yield page, recorded
+    recorded.assert_only(site.isolated)
+    recorded.context.close()
+
+
+def cpython_output(source: str | None = None) -> str:
+    """What CPython prints for the program (the committed file unless ``source`` is given)."""
+    command = [sys.executable, str(PROGRAM)] if source is None else [sys.executable, "-c", source]
+    return subprocess.run(command, capture_output=True, text=True, check=True, cwd=ROOT).stdout
+
+
+def run(page: object, code: str | None = None) -> str:
+    """Put ``code`` in the cell (or Reset it to the file), press Run, wait for the end; return the output."""
+    cell = page.locator("[data-rf-cell]")
+    expect(cell).to_have_attribute("data-state", "ready", timeout=STEP_MS)
+    if code is None:
+        cell.locator("[data-rf-action=reset]").click()
+    else:
+        cell.locator("textarea").fill(code)
+    cell.locator("[data-rf-action=run]").click()
+    expect(cell).to_have_attribute("data-state", "ready", timeout=STEP_MS)
+    return cell.locator(".rf-output").text_content()
+
+
+# ---- The Run cell --------------------------------------------------------------------------------
+
+
+def test_run_prints_what_cpython_prints_for_the_same_file(chapter) -> None:
+    page, _ = chapter
+    assert page.evaluate("crossOriginIsolated") is True
+    assert page.locator("[data-rf-cell] textarea").input_value() == PROGRAM.read_text(encoding="utf-8")
+    output = run(page)
+    assert output == cpython_output()
+    assert "Llama 3.1 8B" in output and "compute-bound near 295 users" in output
+    expect(page.locator("[data-rf-cell] .rf-status")).to_contain_text("Finished in")
+
+
+def test_edited_code_runs_and_reset_restores_the_file(chapter) -> None:
+    page, _ = chapter
+    code = "from roofline import estimate\nprint(round(estimate('h100-sxm', 'llama-3.1-8b', precision='fp8').decode_tokens_per_s_per_user))\n"
+    assert run(page, code) == cpython_output(code)
+    editor = page.locator("[data-rf-cell] .rf-editor")
+    # The highlighted copy under the transparent textarea follows every edit.
+    assert editor.locator(".rf-editor__highlight").text_content().rstrip() == code.rstrip()
+    page.locator("[data-rf-action=reset]").click()
+    assert editor.locator("textarea").input_value() == PROGRAM.read_text(encoding="utf-8")
+
+
+def test_an_exception_shows_a_traceback_without_pyodide_frames(chapter) -> None:
+    page, _ = chapter
+    output = run(page, "import roofline\n\nroofline.estimate('h100', 'llama-3.1-8b')\n")
+    assert output.startswith("Traceback (most recent call last):\n")
+    assert 'File "h100_decode_prefill.py", line 3, in <module>' in output
+    assert "roofline.estimate('h100', 'llama-3.1-8b')" in output  # the reader's line is quoted
+    assert output.rstrip().endswith("roofline.errors.SpecError: unknown GPU 'h100' (did you mean 'h100-sxm'?)")
+    for internal in ("_pyodide", "_base.py", "roofline_cell", "<exec>"):
+        assert internal not in output
+    expect(page.locator("[data-rf-cell] .rf-output [data-stream=stderr]")).to_have_count(1)
+
+
+def stop_a_runaway_loop(page: object) -> None:
+    """Start a loop that never ends after printing; check the print streamed; press Stop."""
+    cell = page.locator("[data-rf-cell]")
+    cell.locator("textarea").fill("print('before the loop', flush=True)\nwhile True:\n    pass\n")
+    cell.locator("[data-rf-action=run]").click()
+    expect(cell).to_have_attribute("data-state", "running")
+    # Streamed: the line is on the page while the program is still running.
+    expect(cell.locator(".rf-output")).to_have_text("before the loop\n", timeout=STEP_MS)
+    expect(cell).to_have_attribute("data-state", "running")
+    cell.locator("[data-rf-action=stop]").click()
+
+
+def test_stop_interrupts_a_runaway_loop_when_isolated(chapter) -> None:
+    page, _ = chapter
+    stop_a_runaway_loop(page)
+    cell = page.locator("[data-rf-cell]")
+    expect(cell.locator(".rf-status")).to_have_text("Stopped.", timeout=STEP_MS)
+    expect(cell).to_have_attribute("data-state", "ready")
+    # Interrupted, not restarted: the same warm Python runs the next program.
+    assert page.evaluate("document.documentElement.dataset.rfRuntime") == "ready"
+    assert run(page) == cpython_output()
+
+
+def test_stop_restarts_python_without_isolation(browser, site) -> None:
+    recorded = _context(browser)
+    page = recorded.page()
+    page.goto(site.plain + CHAPTER)
+    assert page.evaluate("crossOriginIsolated") is False
+    cell = page.locator("[data-rf-cell]")
+    expect(cell).to_have_attribute("data-state", "ready", timeout=BOOT_MS)
+    stop_a_runaway_loop(page)
+    expect(cell.locator(".rf-status")).to_contain_text("Python is restarting", timeout=STEP_MS)
+    expect(cell).to_have_attribute("data-state", "ready", timeout=BOOT_MS)
+    assert run(page) == cpython_output()
+    recorded.assert_only(site.plain)
+    recorded.context.close()
+
+
+# ---- The calculator ------------------------------------------------------------------------------
+
+OUTPUTS = ("per_user", "total", "weights", "hardware", "memory", "bound", "explain")
+
+
+def shown(page: object) -> dict[str, str]:
+    form = page.locator("[data-rf-calc]")
+    return {name: form.locator(f"[data-rf-out={name}]").text_content() for name in OUTPUTS}
+
+
+def expected(params: dict[str, object]) -> dict[str, str]:
+    """The calculator's text for ``params``, computed by the package here in CPython."""
+    view = calculator_view.view(**params)
+    return {name: view[name] for name in OUTPUTS}
+
+
+def wait_for(page: object, params: dict[str, object], timeout: int = STEP_MS) -> None:
+    form = page.locator("[data-rf-calc]")
+    expect(form).to_have_attribute("data-rf-rendered", urlencode(params), timeout=timeout)
+    expect(form).to_have_attribute("data-state", "ready")
+
+
+def set_control(page: object, name: str, value: object) -> None:
+    control = page.locator(f"#rf-calc-{name}")
+    if name in ("gpu", "model", "precision"):
+        control.select_option(str(value))
+    else:
+        control.fill(str(value))
+
+
+def test_every_control_changes_the_numbers_to_the_packages(chapter) -> None:
+    page, _ = chapter
+    params = dict(calculator_view.DEFAULTS)
+    assert shown(page) == expected(params)  # the build-time answer, before any input
+    for name, value in [
+        ("gpu", "h200"),
+        ("model", "mistral-7b"),
+        ("precision", "fp8"),
+        ("gpus", 2),
+        ("users", 32),
+        ("context", 32768),
+    ]:
+        before = shown(page)
+        params[name] = value
+        set_control(page, name, value)
+        wait_for(page, params)
+        after = shown(page)
+        assert after == expected(params), name
+        assert after != before, f"changing {name} changed nothing"
+        assert urlsplit(page.url).query == urlencode(params)  # the state is in the address bar
+    # And straight from the package's public API, not only through the view:
+    from roofline import estimate
+    from roofline import formatting as fmt
+
+    direct = estimate("h200", "mistral-7b", precision="fp8", gpus=2, batch=32, context=32768)
+    assert shown(page)["per_user"] == fmt.rate(direct.decode_tokens_per_s_per_user)
+    assert shown(page)["total"] == fmt.rate(direct.decode_tokens_per_s_total)
+
+
+def test_keyboard_changes_users(chapter) -> None:
+    page, _ = chapter
+    users = page.locator("#rf-calc-users")
+    users.focus()
+    start = int(users.input_value())
+    page.keyboard.press("ArrowUp")
+    params = {name: page.locator(f"#rf-calc-{name}").input_value() for name in FIELDS}
+    assert int(params["users"]) == start + 1
+    wait_for(page, params)
+
+
+def test_405b_at_16_bit_does_not_fit_one_h100(chapter) -> None:
+    page, _ = chapter
+    params = dict(calculator_view.DEFAULTS, model="llama-3.1-405b")
+    for name in FIELDS:
+        set_control(page, name, params[name])
+    wait_for(page, params)
+    form = page.locator("[data-rf-calc]")
+    expect(form).to_have_attribute("data-fits", "false")
+    expect(form.locator("[data-rf-out=verdict]")).to_have_text("Does not fit")
+    assert shown(page) == expected(params)
+    assert shown(page)["per_user"] == "—"
+    assert "811.7 GB" in shown(page)["explain"] and "at least 12" in shown(page)["explain"]
+
+
+def test_a_deep_link_restores_its_state_and_a_bad_value_falls_back(browser, site) -> None:
+    recorded = _context(browser)
+    page = recorded.page()
+    params = {"gpu": "mi300x", "model": "llama-3.1-70b", "precision": "int4", "gpus": 2, "users": 64, "context": 8192}
+    page.goto(site.isolated + CHAPTER + "?" + urlencode(params))
+    wait_for(page, params, timeout=BOOT_MS)
+    assert shown(page) == expected(params)
+    assert {name: page.locator(f"#rf-calc-{name}").input_value() for name in FIELDS} == {
+        name: str(value) for name, value in params.items()
+    }
+    bad = dict(params, users="many", gpu="h100")
+    page.goto(site.isolated + CHAPTER + "?" + urlencode(bad))
+    fixed = dict(params, users=calculator_view.DEFAULTS["users"], gpu=calculator_view.DEFAULTS["gpu"])
+    wait_for(page, fixed)
+    note = page.locator("[data-rf-calc] .rf-calc__note")
+    expect(note).to_be_visible()
+    expect(note).to_contain_text('users="many"')
+    expect(note).to_contain_text('gpu="h100"')
+    assert shown(page) == expected(fixed)
+    recorded.assert_only(site.isolated)
+    recorded.context.close()
+
+
+def test_the_calculator_fits_a_phone(browser, site) -> None:
+    recorded = _context(browser, viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
+    page = recorded.page()
+    page.goto(site.isolated + CHAPTER)
+    form = page.locator("[data-rf-calc]")
+    form.scroll_into_view_if_needed()
+    overflow = form.evaluate("form => form.scrollWidth - form.clientWidth")
+    assert overflow <= 0
+    for name in FIELDS:  # each control is labelled and big enough to tap
+        box = page.locator(f"#rf-calc-{name}").bounding_box()
+        assert box["height"] >= 40, name
+        assert page.locator(f"label[for=rf-calc-{name}]").count() == 1
+    recorded.context.close()
+
+
+# ---- Navigation, failures, requests -------------------------------------------------------------
+
+
+def test_instant_navigation_away_and_back_keeps_the_widgets_working(chapter, site) -> None:
+    page, _ = chapter
+    page.evaluate("window.__sameDocument = true")  # survives only if no full page load happens
+    page.locator("a.md-nav__link[href$='reference/hardware/']").first.click()
+    expect(page).to_have_url(site.isolated + "reference/hardware/")
+    page.go_back()
+    expect(page.locator("[data-rf-cell]")).to_have_attribute("data-state", "ready", timeout=STEP_MS)
+    assert urlsplit(page.url).path == "/" + CHAPTER
+    assert page.evaluate("window.__sameDocument") is True, "navigation reloaded the page"
+    assert run(page) == cpython_output()
+    # Back restores the calculator's inputs from the address bar, and they still compute.
+    params = dict(calculator_view.DEFAULTS)
+    params.update({name: type(params[name])(value) for name, value in parse_qsl(urlsplit(page.url).query)})
+    wait_for(page, params)
+    params["users"] = 8
+    set_control(page, "users", 8)
+    wait_for(page, params)
+    assert shown(page) == expected(params)
+
+
+def test_a_missing_runtime_file_is_explained_and_retry_recovers(browser, site) -> None:
+    recorded = _context(browser)
+    page = recorded.page()
+    recorded.context.route("**/pyodide.asm.wasm", lambda route: route.fulfill(status=404, body="gone"))
+    page.goto(site.isolated + CHAPTER)
+    cell = page.locator("[data-rf-cell]")
+    expect(cell).to_have_attribute("data-state", "failed", timeout=BOOT_MS)
+    expect(cell.locator(".rf-status")).to_contain_text("Python could not start")
+    expect(cell.locator(".rf-status")).to_contain_text("The rest of the page works without it.")
+    # The page still reads correctly: the calculator shows its build-time numbers.
+    assert shown(page) == expected(calculator_view.DEFAULTS)
+    recorded.context.unroute("**/pyodide.asm.wasm")
+    cell.locator("[data-rf-action=retry]").click()
+    expect(cell).to_have_attribute("data-state", "ready", timeout=BOOT_MS)
+    assert run(page) == cpython_output()
+    recorded.assert_only(site.isolated)
+    recorded.context.close()
+
+
+def test_requests_stay_on_the_local_server_and_include_the_workers(chapter, site) -> None:
+    page, recorded = chapter
+    recorded.assert_only(site.isolated)
+    requested = {urlsplit(url).path.rsplit("/", 1)[-1] for url in recorded.urls}
+    # The worker's own fetches are recorded too, so the check above covers them.
+    for name in ("worker.mjs", "pyodide.asm.wasm", "python_stdlib.zip", "roofline-0.1.0-py3-none-any.whl"):
+        assert name in requested
