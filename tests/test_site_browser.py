@@ -1,0 +1,158 @@
+"""The chapter's charts in Debian's Chromium: interactive, themed, lazy, and local.
+
+The site is built once for this module with ``site_url`` set to the test
+server's origin (instant navigation needs them to match) and served from a
+background thread. Every context records its requests; none may leave the server.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import ClassVar
+from urllib.parse import urlsplit
+
+import pytest
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+playwright_sync = pytest.importorskip("playwright.sync_api")
+expect = playwright_sync.expect
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM = Path("/usr/bin/chromium")
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+CHAPTER = "chapters/prefill-vs-decode/"
+CHARTS = ".roofline-chart"
+WAIT_MS = 30_000
+
+if not CHROMIUM.exists():
+    pytest.skip("Debian's chromium is not installed (.ci/run installs it)", allow_module_level=True)
+
+
+class Quiet(http.server.SimpleHTTPRequestHandler):
+    extensions_map: ClassVar[dict[str, str]] = {
+        **http.server.SimpleHTTPRequestHandler.extensions_map,
+        ".mjs": "text/javascript",
+    }
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def base(tmp_path_factory) -> Iterator[str]:
+    site = tmp_path_factory.mktemp("browser-site")
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(site)))
+    url = f"http://127.0.0.1:{server.server_port}/"
+    build = (
+        "import sys; from mkdocs.config import load_config; from mkdocs.commands.build import build; "
+        "build(load_config('mkdocs.yml', site_url=sys.argv[1], site_dir=sys.argv[2], strict=True))"
+    )
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    subprocess.run([sys.executable, "-c", build, url, str(site)], cwd=ROOT, env=env, check=True, capture_output=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield url
+    server.shutdown()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    with playwright_sync.sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def visit(browser, base):
+    """Open pages in a fresh context; afterwards, check no request left the test server."""
+    contexts = []
+
+    def open_page(path: str = CHAPTER, **options: object):
+        context = browser.new_context(viewport={"width": 1280, "height": 900}, **options)
+        urls: list[str] = []
+        context.on("request", lambda request: urls.append(request.url))
+        contexts.append((context, urls))
+        page = context.new_page()
+        page.goto(base + path)
+        return page
+
+    yield open_page
+    origin = urlsplit(base).netloc
+    for context, urls in contexts:
+        foreign = [u for u in urls if not u.startswith(("data:", "blob:")) and urlsplit(u).netloc != origin]
+        context.close()
+        assert foreign == [], foreign
+
+
+def scroll_through(page) -> None:
+    """Bring every chart near the viewport, as a reader scrolling down would."""
+    for chart in page.locator(CHARTS).all():
+        chart.scroll_into_view_if_needed()
+
+
+def test_charts_turn_interactive_with_tooltips_and_no_actions_menu(visit):
+    page = visit()
+    scroll_through(page)
+    expect(page.locator(f'{CHARTS}[data-state="interactive"]')).to_have_count(4, timeout=WAIT_MS)
+    assert page.locator(".vega-embed .vega-actions, .vega-embed details").count() == 0
+    assert page.locator(f"{CHARTS} img").first.is_hidden()  # the static SVG steps aside
+    bar = page.locator('#figure-decode-by-precision .roofline-chart__view svg .mark-rect path').first
+    bar.scroll_into_view_if_needed()
+    bar.hover()
+    tooltip = page.locator("#vg-tooltip-element")
+    expect(tooltip).to_be_visible(timeout=WAIT_MS)
+    expect(tooltip).to_contain_text("tokens/s")
+
+
+def test_charts_follow_the_colour_scheme(visit):
+    page = visit(color_scheme="light")
+    chart = page.locator("#figure-roofline")
+    chart.scroll_into_view_if_needed()
+    expect(chart.locator(".roofline-chart")).to_have_attribute("data-state", "interactive", timeout=WAIT_MS)
+    label = chart.locator(".role-axis-title text").first
+    light = label.get_attribute("fill")
+    page.locator("label.md-header__button[for^='__palette']:visible").click()
+    expect(page.locator("body")).to_have_attribute("data-md-color-scheme", "slate")
+    expect(label).not_to_have_attribute("fill", light, timeout=WAIT_MS)
+
+
+def test_charts_survive_instant_navigation(visit):
+    page = visit()
+    page.evaluate("window.__sameDocument = true")
+    page.locator("nav.md-nav--primary a", has_text="Hardware").first.click()
+    expect(page.locator("h1")).to_have_id("hardware")
+    page.locator("nav.md-nav--primary a", has_text="Prefill vs Decode").first.click()
+    expect(page.locator(CHARTS)).to_have_count(4)  # the URL changes before the content does
+    assert page.evaluate("window.__sameDocument === true"), "instant navigation fell back to a full load"
+    scroll_through(page)
+    expect(page.locator(f'{CHARTS}[data-state="interactive"]')).to_have_count(4, timeout=WAIT_MS)
+
+
+def test_without_javascript_the_static_svgs_show(visit):
+    page = visit(java_script_enabled=False)
+    images = page.locator(f"{CHARTS} img")
+    expect(images).to_have_count(4)
+    for image in images.all():
+        image.scroll_into_view_if_needed()
+        expect(image).to_be_visible()
+        page.wait_for_function("img => img.complete && img.naturalWidth > 0", arg=image.element_handle())
+
+
+def test_pages_without_charts_do_not_load_vega(visit):
+    page = visit("reference/hardware/")
+    page.wait_for_load_state("networkidle")
+    assert page.evaluate("typeof window.vega") == "undefined"
