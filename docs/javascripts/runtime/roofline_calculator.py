@@ -12,9 +12,10 @@ computes nothing.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
-from roofline import Hardware, SpecError, Workload, builtin_specs, evaluate
+from roofline import Hardware, SpecError, Workload, builtin_specs, decode_step, evaluate, memory_use
 from roofline import formatting as fmt
 from roofline.precisions import PRECISIONS
 from roofline.sweep import gpus_to_fit
@@ -121,12 +122,20 @@ def _explain_does_not_fit(result: Any, needed: int) -> str:
     return f"Does not fit. {problem} It needs at least {needed:,} of these GPUs, or fewer bytes per weight."
 
 
-def _chart(specs: Any, gpu: Any, model: Any, precision: str, count: int, users: int, context: int) -> dict[str, Any]:
-    """Per-user and total tokens/s at 1 … 4096 users (and at the chosen number), marking what fits."""
-    hardware = Hardware(gpu, count)
+def _chart(result: Any) -> dict[str, Any]:
+    """Per-user and total tokens/s at 1 … 4096 users (and at the chosen number), marking what fits.
+
+    Each point is ``result`` with another batch. The crossover does not depend on
+    the batch, so the points reuse ``result``'s instead of solving for it 14 times
+    (for DeepSeek-V3 that solve is most of the cost).
+    """
+    hardware, workload = result.hardware, result.workload
     points = []
-    for batch in sorted({*CHART_USERS, users}):
-        point = evaluate(hardware, Workload(model, precision, batch=batch, context=context))
+    for batch in sorted({*CHART_USERS, workload.batch}):
+        at_batch = replace(workload, batch=batch)
+        point = replace(
+            result, workload=at_batch, decode=decode_step(hardware, at_batch), memory=memory_use(hardware, at_batch)
+        )
         points.append(
             {
                 "users": batch,
@@ -135,7 +144,7 @@ def _chart(specs: Any, gpu: Any, model: Any, precision: str, count: int, users: 
                 "fits": point.memory.fits,
             }
         )
-    return {"points": points}
+    return {"points": points, "users": workload.batch, "crossover": result.crossover_batch}
 
 
 def view(gpu: str, model: str, precision: str, gpus: int, users: int, context: int) -> dict[str, Any]:
@@ -155,12 +164,8 @@ def view(gpu: str, model: str, precision: str, gpus: int, users: int, context: i
     memory = result.memory
     fits = memory.fits
     needed = gpus_to_fit(hardware, workload)
-    chart = _chart(specs, gpu_spec, model_spec, precision, gpus, users, context)
-    chart.update(
-        users=users,
-        crossover=result.crossover_batch,
-        max_users=memory.max_batch,
-    )
+    chart = _chart(result)
+    chart["max_users"] = memory.max_batch
     return {
         "params": {"gpu": gpu, "model": model, "precision": precision, "gpus": gpus, "users": users, "context": context},
         "fits": fits,

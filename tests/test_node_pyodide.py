@@ -1,0 +1,97 @@
+"""The browser's runtime without a browser: the wheel in Pyodide under Node 20 must agree with CPython.
+
+Builds the wheel as the site does, computes every answer here in CPython, then
+runs ``tests/node/golden.test.mjs`` with Node's own test runner, which loads the
+wheel into the npm ``pyodide`` package and compares. The golden cases are the
+issue's reference deployments (see tests/test_golden.py for their sources) plus
+a mixture-of-experts and a latent-attention model, so every formula runs.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = [pytest.mark.node, pytest.mark.slow]
+
+ROOT = Path(__file__).resolve().parent.parent
+RUNTIME = ROOT / "docs" / "javascripts" / "runtime"
+PROGRAM = ROOT / "docs" / "programs" / "h100_decode_prefill.py"
+PYODIDE = ROOT / "node_modules" / "pyodide"
+
+CASES = [
+    {"gpu": "h100-sxm", "model": "llama-3.1-8b", "precision": "bf16"},
+    {"gpu": "h100-sxm", "model": "llama-3.1-8b", "precision": "fp8"},
+    {"gpu": "h100-sxm", "model": "llama-3.1-8b", "precision": "int4"},
+    {"gpu": "h100-sxm", "model": "llama-3.1-8b", "prompt": 2000},
+    {"gpu": "h100-sxm", "model": "llama-3.1-8b", "context": 4096},
+    {"gpu": "h100-sxm", "model": "llama-3.1-70b"},
+    {"gpu": "h100-sxm", "model": "llama-3.1-70b", "gpus": 2},
+    {"gpu": "h100-sxm", "model": "llama-3.1-8b", "batch": 512},
+    {"gpu": "h200", "model": "mixtral-8x7b", "precision": "fp8", "batch": 32, "context": 8192, "prompt": 4000},
+    {"gpu": "b200", "model": "deepseek-v3", "precision": "fp4", "gpus": 8, "batch": 64, "context": 32768},
+    {"gpu": "mi300x", "model": "llama-3.1-405b", "precision": "fp8", "gpus": 4, "compute_precision": "fp8"},
+]
+VIEWS = [
+    {"gpu": "h100-sxm", "model": "llama-3.1-8b", "precision": "bf16", "gpus": 1, "users": 1, "context": 4096},
+    {"gpu": "h100-sxm", "model": "llama-3.1-405b", "precision": "bf16", "gpus": 1, "users": 1, "context": 4096},
+    {"gpu": "a100-80gb", "model": "mixtral-8x7b", "precision": "int4", "gpus": 2, "users": 300, "context": 0},
+    {"gpu": "h100", "model": "llama-3.1-8b", "precision": "bf16", "gpus": 1, "users": 1, "context": 0},
+]
+
+
+def _load(name: str, path: Path):
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def node() -> str:
+    found = shutil.which("node")
+    if found is None:
+        pytest.skip("node is not installed")
+    if not (PYODIDE / "pyodide.mjs").exists():
+        pytest.fail("node_modules/pyodide is missing: run `make setup` (npm ci)")
+    return found
+
+
+def test_pyodide_under_node_matches_cpython(node: str, tmp_path: Path) -> None:
+    from roofline import estimate
+
+    build_wheel = _load("build_wheel", ROOT / "scripts" / "build_wheel.py")
+    calculator = _load("roofline_calculator", RUNTIME / "roofline_calculator.py")
+    program_output = subprocess.run(
+        [sys.executable, str(PROGRAM)], capture_output=True, text=True, check=True, cwd=ROOT
+    ).stdout
+    fixture = {
+        "wheel": str(build_wheel.build_wheel()),
+        "pyodide": str(PYODIDE),
+        "program": {"path": str(PROGRAM), "filename": PROGRAM.name, "output": program_output},
+        "modules": [{"name": name, "path": str(RUNTIME / name)} for name in ("roofline_cell.py", "roofline_calculator.py")],
+        "cases": [{"call": call, "expected": estimate(**call).to_dict()} for call in CASES],
+        "views": [{"params": params, "expected": json.loads(calculator.view_json(json.dumps(params)))} for params in VIEWS],
+    }
+    path = tmp_path / "fixture.json"
+    path.write_text(json.dumps(fixture), encoding="utf-8")
+    result = subprocess.run(
+        [node, "--test", "--test-reporter=spec", str(ROOT / "tests" / "node" / "golden.test.mjs")],
+        capture_output=True,
+        text=True,
+        env={"ROOFLINE_NODE_FIXTURE": str(path), "PATH": str(Path(node).parent)},
+        timeout=300,
+        check=False,
+    )
+    # Pyodide's minified runtime can end up in a stack trace; keep the report readable.
+    report = "\n".join(line[:300] for line in (result.stdout + result.stderr).splitlines())
+    assert result.returncode == 0, report
+    assert f"pass {len(CASES) + len(VIEWS) + 3}\n" in report, report

@@ -1,0 +1,94 @@
+"""The Run cell's program, docs/programs/h100_decode_prefill.py, under CPython.
+
+One file, three uses: the chapter shows it in the Run cell, the reader's browser
+runs it in Pyodide (tests/test_browser.py compares that output with this one),
+and here CPython runs it. Its table must be the chapter's table, row for row,
+since both come from ``roofline.sweep``.
+"""
+
+from __future__ import annotations
+
+import html
+import importlib.util
+import re
+import subprocess
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PROGRAM = ROOT / "docs" / "programs" / "h100_decode_prefill.py"
+CHAPTER_TABLE = ROOT / "figures" / "h100-decode-prefill.md"
+
+
+@pytest.fixture(scope="module")
+def output() -> str:
+    result = subprocess.run([sys.executable, str(PROGRAM)], capture_output=True, text=True, cwd=ROOT, check=False)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ""
+    return result.stdout
+
+
+def text_rows(output: str) -> list[list[str]]:
+    """The aligned text table's body rows, cells split on runs of two or more spaces."""
+    table = output.split("\n\n")[0].splitlines()
+    return [re.split(r" {2,}", line.strip()) for line in table[1:]]
+
+
+def markdown_rows(markdown: str) -> list[list[str]]:
+    lines = [line for line in markdown.splitlines() if line.startswith("|")]
+    return [[cell.strip() for cell in line.strip("|").split("|")] for line in lines[2:]]
+
+
+def test_program_prints_the_chapter_table_row_for_row(output: str) -> None:
+    chapter = markdown_rows(CHAPTER_TABLE.read_text(encoding="utf-8"))
+    assert chapter, "figures/h100-decode-prefill.md has no table rows"
+    assert text_rows(output) == chapter
+
+
+def test_program_prints_the_issue_numbers(output: str) -> None:
+    """Issue 3's worked numbers: 8B at 16-bit ≈209 tokens/s, 70B needs 2 GPUs, crossover ≈295."""
+    rows = {(row[0], row[1]): row for row in text_rows(output)}
+    assert rows[("Llama 3.1 8B", "bf16")][4] == "209"
+    assert rows[("Llama 3.1 70B", "bf16")][3] == "2"
+    assert output.rstrip().endswith("At 16-bit, decode turns compute-bound near 295 users.")
+
+
+def test_program_uses_the_shared_table_functions() -> None:
+    """The program must build its table with the functions the chapter uses, not its own arithmetic."""
+    source = PROGRAM.read_text(encoding="utf-8")
+    assert "decode_prefill_rows(" in source and "decode_prefill_table(" in source
+
+
+class _Textarea(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.inside = False
+        self.text = ""
+
+    def handle_starttag(self, tag: str, attrs: list) -> None:
+        self.inside = self.inside or tag == "textarea"
+
+    def handle_endtag(self, tag: str) -> None:
+        self.inside = self.inside and tag != "textarea"
+
+    def handle_data(self, data: str) -> None:
+        if self.inside:
+            self.text += data
+
+
+def test_the_cell_shows_the_file_exactly() -> None:
+    """What the reader sees and edits is the file byte for byte (HTML drops the newline after <textarea>)."""
+    spec = importlib.util.spec_from_file_location("runtime_markup", ROOT / "hooks" / "runtime_markup.py")
+    assert spec and spec.loader
+    markup = importlib.util.module_from_spec(spec)
+    sys.modules["runtime_markup"] = markup
+    spec.loader.exec_module(markup)
+    source = PROGRAM.read_text(encoding="utf-8")
+    cell = markup.run_cell(source, PROGRAM.name, markup.RuntimeLinks(wheel="w.whl", version="v"))
+    parser = _Textarea()
+    parser.feed(cell)
+    assert parser.text.removeprefix("\n") == source
+    assert html.escape(PROGRAM.name) in cell
