@@ -106,15 +106,17 @@ def test_no_crossover_threshold_is_where_crossover_batch_turns_none(ctx):
 def test_reference_tables_list_every_spec_with_its_source(ctx):
     hardware, models = tables.hardware_table(ctx), tables.models_table(ctx)
     for gpu in ctx.specs.gpus.values():
-        row = next(line for line in hardware.splitlines() if f"`{gpu.id}`" in line)
-        assert gpu.name in row and fmt.gigabytes(gpu.memory_bytes, 0) in row
+        row = next(line for line in hardware.splitlines() if line.startswith(f"| {gpu.name} | `{gpu.id}`"))
+        assert fmt.gigabytes(gpu.memory_bytes, 0) in row
+        source = next(line for line in hardware.splitlines() if line.startswith(f"- **{gpu.name}** (`{gpu.id}`)"))
         for url in tables._URL.findall(gpu.source):
-            assert url.rstrip(").,") in row
+            assert f"]({url.rstrip(').,')})" in source
     for model in ctx.specs.models.values():
-        row = next(line for line in models.splitlines() if f"`{model.id}`" in line)
+        row = next(line for line in models.splitlines() if line.startswith(f"| {model.name} | `{model.id}`"))
         assert fmt.parameters(roofline.total_parameters(model)) in row
+        source = next(line for line in models.splitlines() if line.startswith(f"- **{model.name}** (`{model.id}`)"))
         for url in tables._URL.findall(model.source):
-            assert url.rstrip(").,") in row
+            assert f"]({url.rstrip(').,')})" in source
 
 
 def test_an_unchanged_run_writes_nothing(tmp_path):

@@ -60,6 +60,38 @@
     };
   }
 
+  /* Break title lines into lines of at most ``limit`` characters (Vega titles do not wrap). */
+  function wrap(lines, limit) {
+    const out = [];
+    for (const line of [].concat(lines)) {
+      let current = "";
+      for (const word of line.split(" ")) {
+        if (current && current.length + word.length + 1 > limit) {
+          out.push(current);
+          current = word;
+        } else {
+          current = current ? `${current} ${word}` : word;
+        }
+      }
+      if (current) out.push(current);
+    }
+    return out;
+  }
+
+  /* The committed spec, stretched to the column and with titles and legends fitted to its width. */
+  function fitted(spec, width) {
+    const copy = structuredClone(spec);
+    copy.width = "container";
+    copy.autosize = { type: "fit-x", contains: "padding" };
+    if (copy.title && typeof copy.title === "object") {
+      copy.title.text = wrap(copy.title.text, Math.max(24, Math.floor(width / 8)));
+      if (copy.title.subtitle) copy.title.subtitle = wrap(copy.title.subtitle, Math.max(30, Math.floor(width / 6.5)));
+    }
+    const legend = copy.config?.legend;
+    if (legend?.columns) legend.columns = Math.max(1, Math.min(legend.columns, Math.floor(width / 170)));
+    return copy;
+  }
+
   function isDark() {
     return document.body.getAttribute("data-md-color-scheme") === "slate";
   }
@@ -70,7 +102,6 @@
     const url = image.src.replace(/\.svg(\?.*)?$/, ".vl.json");
     try {
       const [spec] = await Promise.all([loadSpec(url), loadLibraries()]);
-      const responsive = { ...spec, width: "container", autosize: { type: "fit-x", contains: "padding" } };
       let target = chart.querySelector(".roofline-chart__view");
       if (!target) {
         target = document.createElement("div");
@@ -78,7 +109,7 @@
         chart.appendChild(target);
       }
       views.get(chart)?.finalize();
-      const result = await window.vegaEmbed(target, responsive, {
+      const result = await window.vegaEmbed(target, fitted(spec, chart.clientWidth || 640), {
         actions: false,
         renderer: "svg",
         config: pageConfig(),

@@ -59,7 +59,9 @@ def _base(chart: alt.TopLevelMixin, title: str, subtitle: list[str]) -> dict[str
     """Size, title (a subtitle line per entry, so narrow screens do not clip it) and shared config."""
     spec = chart.properties(
         width=WIDTH, height=HEIGHT, title=alt.TitleParams(title, subtitle=subtitle, anchor="start")
-    ).configure_range(category=PALETTE).configure_axis(labelFontSize=12, titleFontSize=12)
+    ).configure_range(category=PALETTE).configure_axis(
+        labelFontSize=12, titleFontSize=12, labelOverlap="greedy"
+    )
     return spec.configure_legend(orient="bottom", direction="horizontal", columns=4).to_dict()
 
 

@@ -8,6 +8,7 @@ cannot disagree. The reference tables list every spec with its source.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from roofline import GpuSpec, ModelSpec, active_parameters, kv_cache_bytes_per_token, total_parameters
 from roofline import formatting as fmt
@@ -25,12 +26,15 @@ def h100_table(ctx: Context) -> str:
 
 
 def linked(source: str) -> str:
-    """A source text with its URLs as Markdown links labelled by host, so table cells stay short."""
+    """A source text with its URLs as Markdown links, labelled short enough to read at a glance."""
 
     def link(match: re.Match[str]) -> str:
         url = match.group(0).rstrip(").,")
-        host = url.split("/")[2]
-        return f"[{host}]({url})" + match.group(0)[len(url):]
+        label = url.split("://", 1)[1].rstrip("/")
+        parts = label.split("/")
+        if len(label) > 60 and len(parts) > 4:
+            label = "/".join([*parts[:3], "…", parts[-1]])
+        return f"[{label}]({url})" + match.group(0)[len(url) :]
 
     return _URL.sub(link, source).replace("|", "\\|")
 
@@ -50,7 +54,7 @@ def _peak(gpu: GpuSpec, precision: str) -> str:
 def hardware_table(ctx: Context) -> str:
     """Every GPU: memory, bandwidth, dense peak per math precision it has, and its source."""
     precisions = [p for p in PRECISIONS if any(p in gpu.dense_flops_per_s for gpu in ctx.specs.gpus.values())]
-    header = ("GPU", "id", "Memory", "Bandwidth", *(f"{p} TFLOP/s" for p in precisions), "Source")
+    header = ("GPU", "id", "Memory", "Bandwidth", *(f"{p} TFLOP/s" for p in precisions))
     rows = []
     for gpu in ctx.specs.gpus.values():
         rows.append(
@@ -60,10 +64,20 @@ def hardware_table(ctx: Context) -> str:
                 fmt.gigabytes(gpu.memory_bytes, 0),
                 f"{gpu.bandwidth_bytes_per_s / 1e9:,.0f} GB/s",
                 *(_peak(gpu, p) for p in precisions),
-                linked(gpu.source),
             )
         )
-    return _cells(header, rows, right=set(range(2, 4 + len(precisions))))
+    table = _cells(header, rows, right=set(range(2, 4 + len(precisions))))
+    return table + _sources((gpu.name, gpu.id, gpu.source) for gpu in ctx.specs.gpus.values())
+
+
+def _sources(entries: Iterable[tuple[str, str, str]]) -> str:
+    """A list under a table, one line per entry: its name, id and linked source.
+
+    Sources are long; in a column they squeeze every other column on a laptop screen.
+    """
+    lines = ["", "**Sources**", ""]
+    lines += [f"- **{name}** (`{entry_id}`): {linked(source)}" for name, entry_id, source in entries]
+    return "\n".join(lines) + "\n"
 
 
 def _architecture(model: ModelSpec) -> str:
@@ -86,7 +100,7 @@ def _architecture(model: ModelSpec) -> str:
 
 def models_table(ctx: Context) -> str:
     """Every model: architecture, derived parameter counts and KV bytes per token, and its source."""
-    header = ("Model", "id", "Architecture", "Vocab", "Parameters", "Active", "KV cache / token (16-bit)", "Source")
+    header = ("Model", "id", "Architecture", "Vocab", "Parameters", "Active", "KV cache / token (16-bit)")
     rows = []
     for model in ctx.specs.models.values():
         rows.append(
@@ -98,10 +112,10 @@ def models_table(ctx: Context) -> str:
                 fmt.parameters(total_parameters(model)),
                 fmt.parameters(active_parameters(model)),
                 fmt.bytes_size(kv_cache_bytes_per_token(model, "bf16")),
-                linked(model.source),
             )
         )
-    return _cells(header, rows, right={3, 4, 5, 6})
+    table = _cells(header, rows, right={3, 4, 5, 6})
+    return table + _sources((model.name, model.id, model.source) for model in ctx.specs.models.values())
 
 
 def precisions_table() -> str:
