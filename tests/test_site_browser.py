@@ -62,7 +62,9 @@ def base(tmp_path_factory) -> Iterator[str]:
         "build(load_config('mkdocs.yml', site_url=sys.argv[1], site_dir=sys.argv[2], strict=True))"
     )
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
-    subprocess.run([sys.executable, "-c", build, url, str(site)], cwd=ROOT, env=env, check=True, capture_output=True)
+    command = [sys.executable, "-c", build, url, str(site)]
+    done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-4000:]
     threading.Thread(target=server.serve_forever, daemon=True).start()
     yield url
     server.shutdown()
