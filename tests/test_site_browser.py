@@ -13,7 +13,7 @@ import os
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import ClassVar
 from urllib.parse import urlsplit
@@ -70,34 +70,43 @@ def base(tmp_path_factory) -> Iterator[str]:
     server.shutdown()
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
-    with playwright_sync.sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
-        yield launched
-        launched.close()
+def in_chromium(base: str, body: Callable[[Callable[..., object]], None]) -> None:
+    """Run ``body(visit)`` against a fresh Chromium, then check no request left the test server.
 
+    Playwright's sync API allows one instance per thread, and other browser tests
+    may hold one for the whole session; a thread of our own keeps the two apart.
+    ``visit(path, **context_options)`` opens a page in a new context.
+    """
+    failures: list[BaseException] = []
 
-@pytest.fixture
-def visit(browser, base):
-    """Open pages in a fresh context; afterwards, check no request left the test server."""
-    contexts = []
+    def run() -> None:
+        try:
+            with playwright_sync.sync_playwright() as playwright:
+                browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+                urls: list[str] = []
 
-    def open_page(path: str = CHAPTER, **options: object):
-        context = browser.new_context(viewport={"width": 1280, "height": 900}, **options)
-        urls: list[str] = []
-        context.on("request", lambda request: urls.append(request.url))
-        contexts.append((context, urls))
-        page = context.new_page()
-        page.goto(base + path)
-        return page
+                def visit(path: str = CHAPTER, **options: object):
+                    context = browser.new_context(viewport={"width": 1280, "height": 900}, **options)
+                    context.on("request", lambda request: urls.append(request.url))
+                    page = context.new_page()
+                    page.goto(base + path)
+                    return page
 
-    yield open_page
-    origin = urlsplit(base).netloc
-    for context, urls in contexts:
-        foreign = [u for u in urls if not u.startswith(("data:", "blob:")) and urlsplit(u).netloc != origin]
-        context.close()
-        assert foreign == [], foreign
+                try:
+                    body(visit)
+                finally:
+                    browser.close()
+                origin = urlsplit(base).netloc
+                foreign = [u for u in urls if not u.startswith(("data:", "blob:")) and urlsplit(u).netloc != origin]
+                assert foreign == [], f"requests to other origins: {foreign}"
+        except BaseException as error:  # re-raised in the test's own thread
+            failures.append(error)
+
+    worker = threading.Thread(target=run, name="site-browser")
+    worker.start()
+    worker.join()
+    if failures:
+        raise failures[0]
 
 
 def scroll_through(page) -> None:
@@ -106,55 +115,70 @@ def scroll_through(page) -> None:
         chart.scroll_into_view_if_needed()
 
 
-def test_charts_turn_interactive_with_tooltips_and_no_actions_menu(visit):
-    page = visit()
-    scroll_through(page)
-    expect(page.locator(f'{CHARTS}[data-state="interactive"]')).to_have_count(4, timeout=WAIT_MS)
-    assert page.locator(".vega-embed .vega-actions, .vega-embed details").count() == 0
-    assert page.locator(f"{CHARTS} img").first.is_hidden()  # the static SVG steps aside
-    bar = page.locator('#figure-decode-by-precision .roofline-chart__view svg .mark-rect path').first
-    bar.scroll_into_view_if_needed()
-    bar.hover()
-    tooltip = page.locator("#vg-tooltip-element")
-    expect(tooltip).to_be_visible(timeout=WAIT_MS)
-    expect(tooltip).to_contain_text("tokens/s")
+def test_charts_turn_interactive_with_tooltips_and_no_actions_menu(base):
+    def body(visit):
+        page = visit()
+        scroll_through(page)
+        expect(page.locator(f'{CHARTS}[data-state="interactive"]')).to_have_count(4, timeout=WAIT_MS)
+        assert page.locator(".vega-embed .vega-actions, .vega-embed details").count() == 0
+        assert page.locator(f"{CHARTS} img").first.is_hidden()  # the static SVG steps aside
+        bar = page.locator('#figure-decode-by-precision .roofline-chart__view svg .mark-rect path').first
+        bar.scroll_into_view_if_needed()
+        bar.hover()
+        tooltip = page.locator("#vg-tooltip-element")
+        expect(tooltip).to_be_visible(timeout=WAIT_MS)
+        expect(tooltip).to_contain_text("tokens/s")
+
+    in_chromium(base, body)
 
 
-def test_charts_follow_the_colour_scheme(visit):
-    page = visit(color_scheme="light")
-    chart = page.locator("#figure-roofline")
-    chart.scroll_into_view_if_needed()
-    expect(chart.locator(".roofline-chart")).to_have_attribute("data-state", "interactive", timeout=WAIT_MS)
-    label = chart.locator(".role-axis-title text").first
-    light = label.get_attribute("fill")
-    page.locator("label.md-header__button[for^='__palette']:visible").click()
-    expect(page.locator("body")).to_have_attribute("data-md-color-scheme", "slate")
-    expect(label).not_to_have_attribute("fill", light, timeout=WAIT_MS)
+def test_charts_follow_the_colour_scheme(base):
+    def body(visit):
+        page = visit(color_scheme="light")
+        chart = page.locator("#figure-roofline")
+        chart.scroll_into_view_if_needed()
+        expect(chart.locator(".roofline-chart")).to_have_attribute("data-state", "interactive", timeout=WAIT_MS)
+        label = chart.locator(".role-axis-title text").first
+        light = label.get_attribute("fill")
+        page.locator("label.md-header__button[for^='__palette']:visible").click()
+        expect(page.locator("body")).to_have_attribute("data-md-color-scheme", "slate")
+        expect(label).not_to_have_attribute("fill", light, timeout=WAIT_MS)
+
+    in_chromium(base, body)
 
 
-def test_charts_survive_instant_navigation(visit):
-    page = visit()
-    page.evaluate("window.__sameDocument = true")
-    page.locator("nav.md-nav--primary a", has_text="Hardware").first.click()
-    expect(page.locator("h1")).to_have_id("hardware")
-    page.locator("nav.md-nav--primary a", has_text="Prefill vs Decode").first.click()
-    expect(page.locator(CHARTS)).to_have_count(4)  # the URL changes before the content does
-    assert page.evaluate("window.__sameDocument === true"), "instant navigation fell back to a full load"
-    scroll_through(page)
-    expect(page.locator(f'{CHARTS}[data-state="interactive"]')).to_have_count(4, timeout=WAIT_MS)
+def test_charts_survive_instant_navigation(base):
+    def body(visit):
+        page = visit()
+        page.evaluate("window.__sameDocument = true")
+        page.locator("nav.md-nav--primary a", has_text="Hardware").first.click()
+        expect(page.locator("h1")).to_have_id("hardware")
+        page.locator("nav.md-nav--primary a", has_text="Prefill vs Decode").first.click()
+        expect(page.locator(CHARTS)).to_have_count(4)  # the URL changes before the content does
+        assert page.evaluate("window.__sameDocument === true"), "instant navigation fell back to a full load"
+        scroll_through(page)
+        expect(page.locator(f'{CHARTS}[data-state="interactive"]')).to_have_count(4, timeout=WAIT_MS)
+
+    in_chromium(base, body)
 
 
-def test_without_javascript_the_static_svgs_show(visit):
-    page = visit(java_script_enabled=False)
-    images = page.locator(f"{CHARTS} img")
-    expect(images).to_have_count(4)
-    for image in images.all():
-        image.scroll_into_view_if_needed()
-        expect(image).to_be_visible()
-        page.wait_for_function("img => img.complete && img.naturalWidth > 0", arg=image.element_handle())
+def test_without_javascript_the_static_svgs_show(base):
+    def body(visit):
+        page = visit(java_script_enabled=False)
+        images = page.locator(f"{CHARTS} img")
+        expect(images).to_have_count(4)
+        for image in images.all():
+            image.scroll_into_view_if_needed()
+            expect(image).to_be_visible()
+            page.wait_for_function("img => img.complete && img.naturalWidth > 0", arg=image.element_handle())
+
+    in_chromium(base, body)
 
 
-def test_pages_without_charts_do_not_load_vega(visit):
-    page = visit("reference/hardware/")
-    page.wait_for_load_state("networkidle")
-    assert page.evaluate("typeof window.vega") == "undefined"
+def test_pages_without_charts_do_not_load_vega(base):
+    def body(visit):
+        page = visit("reference/hardware/")
+        page.wait_for_load_state("networkidle")
+        assert page.evaluate("typeof window.vega") == "undefined"
+
+    in_chromium(base, body)
