@@ -272,7 +272,8 @@ def test_every_control_changes_the_numbers_to_the_packages(chapter) -> None:
         after = shown(page)
         assert after == expected(params), name
         assert after != before, f"changing {name} changed nothing"
-        assert urlsplit(page.url).query == urlencode(params)  # the state is in the address bar
+        # The state reaches the address bar once the reader pauses.
+        page.wait_for_function("query => location.search === '?' + query", arg=urlencode(params), timeout=STEP_MS)
     # And straight from the package's public API, not only through the view:
     from roofline import estimate
     from roofline import formatting as fmt

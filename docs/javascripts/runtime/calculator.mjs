@@ -12,6 +12,7 @@ import { runtime } from "./runtime.mjs";
 const FIELDS = ["gpu", "model", "precision", "gpus", "users", "context"];
 const CHOICES = new Set(["gpu", "model", "precision"]);
 const ANNOUNCE_DELAY_MS = 600;
+const URL_DELAY_MS = 250;
 
 const queryOf = (params) => new URLSearchParams(FIELDS.map((name) => [name, String(params[name])])).toString();
 
@@ -118,11 +119,18 @@ class Calculator {
       return;
     }
     this.showNote([]);
+    this.request(params);
+    // The address bar follows once the reader pauses: replaceState costs a millisecond or
+    // two, and Chrome ignores it when called hundreds of times in a few seconds.
+    clearTimeout(this.urlTimer);
+    this.urlTimer = setTimeout(() => this.saveToURL(params), URL_DELAY_MS);
+  }
+
+  saveToURL(params) {
     const query = queryOf(params);
     const url = new URL(location.href);
     url.search = query === queryOf(this.defaults) ? "" : query;
-    history.replaceState(history.state, "", url);
-    this.request(params);
+    if (url.href !== location.href && this.form.isConnected) history.replaceState(history.state, "", url);
   }
 
   /** Ask Python for `params`; while an answer is on its way, only the latest inputs are kept. */
@@ -137,7 +145,9 @@ class Calculator {
     const params = this.wanted;
     this.wanted = null;
     this.inFlight = true;
+    const sent = performance.now();
     const answer = await runtime.calculate(params);
+    const received = performance.now();
     this.inFlight = false;
     if (this.wanted) return this.dispatch(); // the reader moved on; this answer is already old
     if (answer.failed) return this.showRuntime();
@@ -150,7 +160,13 @@ class Calculator {
     this.form.dataset.state = "ready";
     this.form.dispatchEvent(
       new CustomEvent("rf-calc-rendered", {
-        detail: { inputToNumbersMs: performance.now() - this.lastInput, pythonMs: answer.ms },
+        detail: {
+          inputToNumbersMs: performance.now() - this.lastInput,
+          inputToSendMs: sent - this.lastInput,
+          roundTripMs: received - sent,
+          pythonMs: answer.ms,
+          renderMs: performance.now() - received,
+        },
       }),
     );
   }

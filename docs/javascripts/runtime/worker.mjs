@@ -148,7 +148,11 @@ function run({ id, code, filename }) {
 }
 
 function loadCalculator() {
-  calculatorView ??= pyodide.pyimport("roofline_calculator").view_json;
+  if (calculatorView) return;
+  calculatorView = pyodide.pyimport("roofline_calculator").view_json;
+  // Everything imported so far lives as long as the page: move it out of the cyclic
+  // collector's reach, so a collection during a calculation has little to walk.
+  pyodide.runPython("import gc; gc.collect(); gc.freeze()");
 }
 
 function calc({ id, request }) {

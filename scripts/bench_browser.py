@@ -1,0 +1,293 @@
+"""Benchmarks of the in-page Python runtime in Debian's Chromium, driven by Playwright.
+
+Run: ``python scripts/bench_browser.py`` (or ``python scripts/bench.py browser``, which
+calls ``report()``). Builds the site into a temporary folder, serves it from a
+background thread with the COOP/COEP headers of ``make serve``, and measures,
+against a bare Pyodide page (``loadPyodide``, then one ``print``) served in the
+same run:
+
+- cold click-to-output: Run pressed on a fresh browser context as soon as the cell
+  exists, until the program's last line is on the page (goal ≤ 1.15 × bare boot);
+- a warm Run (goal ≤ 100 ms) and a Run after 5 s idle (goal ≤ 300 ms), click to last line;
+- calculator input to updated numbers, p95 over varied inputs (goal ≤ 16 ms);
+- bytes transferred before any interaction (at the load event) and once Python is warm.
+
+Times are taken inside the page (``performance.now()``), so Playwright's own
+overhead is not in them. Prints one line per figure; writes nothing to the repo.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import serve  # noqa: E402  (a sibling script)
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+CHAPTER = "chapters/prefill-vs-decode/"
+TIMEOUT_MS = 90_000
+COLD_REPEATS = 3
+WARM_REPEATS = 10
+IDLE_REPEATS = 3
+CALC_INPUTS = 120
+
+BARE_PAGE = """<!doctype html>
+<meta charset="utf-8"><title>Bare Pyodide</title>
+<pre id="out"></pre>
+<script type="module">
+  const indexURL = new URL("../assets/runtime/pyodide/", location.href).href;
+  const { loadPyodide } = await import(indexURL + "pyodide.mjs");
+  const pyodide = await loadPyodide({ indexURL, packageBaseUrl: indexURL });
+  pyodide.setStdout({ batched: (text) => (document.getElementById("out").textContent += text) });
+  pyodide.runPython("print('hello from Python')");
+  document.body.dataset.bootMs = String(performance.now());
+</script>
+"""
+
+# Installed before the page's scripts: records when Run is clicked and when the cell finishes.
+CELL_PROBE = """
+window.__rf = { clicks: [], finished: [] };
+document.addEventListener("click", (event) => {
+  if (event.target.closest?.("[data-rf-action=run]")) window.__rf.clicks.push(performance.now());
+}, true);
+let finished = false;
+new MutationObserver(() => {
+  const status = document.querySelector("[data-rf-cell] .rf-status");
+  const now = Boolean(status && status.textContent.startsWith("Finished"));
+  if (now && !finished) window.__rf.finished.push(performance.now());
+  finished = now;
+}).observe(document, { subtree: true, childList: true, characterData: true });
+"""
+
+# Sets the calculator's controls to each of `inputs` in turn, at the pace of a held-down
+# arrow key (one input every frame plus 40 ms, after the previous answer is painted), and
+# collects the page's own input-to-numbers measurement (the rf-calc-rendered event).
+CALC_LOOP = """async (inputs) => {
+  const form = document.querySelector("[data-rf-calc]");
+  const results = [];
+  for (const params of inputs) {
+    const rendered = new Promise((resolve) =>
+      form.addEventListener("rf-calc-rendered", (event) => resolve(event.detail), { once: true }));
+    for (const [name, value] of Object.entries(params)) form.elements.namedItem(name).value = String(value);
+    form.elements.namedItem("users").dispatchEvent(new Event("input", { bubbles: true }));
+    results.push(await rendered);
+    await new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 40)));
+  }
+  return results;
+}"""
+
+
+def _percentile(values: list[float], share: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))]
+
+
+def _calculator_inputs(count: int) -> list[dict[str, object]]:
+    """Varied inputs, every GPU and model, as a reader would try them (each differs from the last)."""
+    from roofline import builtin_specs
+
+    specs = builtin_specs()
+    gpus, models = list(specs.gpus), list(specs.models)
+    precisions = ["bf16", "fp8", "int4"]
+    return [
+        {
+            "gpu": gpus[i % len(gpus)],
+            "model": models[(i // 2) % len(models)],
+            "precision": precisions[i % 3],
+            "gpus": 1 + i % 8,
+            "users": 1 + (i * 37) % 512,
+            "context": (i * 1024) % 32768,
+        }
+        for i in range(count)
+    ]
+
+
+class Bench:
+    """One built site, one server, one browser; each measurement opens fresh contexts."""
+
+    def __init__(self, browser: object, base: str) -> None:
+        self.browser = browser
+        self.base = base
+
+    def bare_boot_ms(self) -> float:
+        context = self.browser.new_context()
+        page = context.new_page()
+        page.goto(self.base + "bench/bare.html")
+        page.wait_for_selector("body[data-boot-ms]", timeout=TIMEOUT_MS)
+        assert page.text_content("#out").strip() == "hello from Python"
+        boot = float(page.get_attribute("body", "data-boot-ms"))
+        context.close()
+        return boot
+
+    def open_chapter(self, *, record: list | None = None) -> tuple[object, object]:
+        context = self.browser.new_context()
+        if record is not None:
+            context.on("requestfinished", lambda request: record.append(request))
+        context.add_init_script(CELL_PROBE)
+        page = context.new_page()
+        return context, page
+
+    def run_and_time(self, page: object) -> float:
+        """Click Run; return ms from the click to the finished output."""
+        done = len(page.evaluate("window.__rf.finished"))
+        page.click("[data-rf-action=run]")
+        page.wait_for_function(f"window.__rf.finished.length > {done}", timeout=TIMEOUT_MS)
+        clicks, finished = page.evaluate("[window.__rf.clicks, window.__rf.finished]")
+        return finished[-1] - clicks[-1]
+
+    def cold_click_ms(self) -> tuple[float, float]:
+        """Fresh context: Run as soon as the cell is set up. Returns (click-to-output, navigation-to-output)."""
+        context, page = self.open_chapter()
+        page.goto(self.base + CHAPTER, wait_until="commit")
+        page.wait_for_selector("[data-rf-cell][data-rf-mounted]", timeout=TIMEOUT_MS)
+        click_to_output = self.run_and_time(page)
+        navigation_to_output = page.evaluate("window.__rf.finished[0]")
+        context.close()
+        return click_to_output, navigation_to_output
+
+    def warm_page(self, record: list | None = None) -> tuple[object, object]:
+        context, page = self.open_chapter(record=record)
+        page.goto(self.base + CHAPTER)
+        page.wait_for_selector("html[data-rf-runtime=ready]", timeout=TIMEOUT_MS)
+        return context, page
+
+    def warm_runs_ms(self, page: object) -> list[float]:
+        self.run_and_time(page)  # the first run after boot imports what the program needs
+        return [self.run_and_time(page) for _ in range(WARM_REPEATS)]
+
+    def idle_runs_ms(self, page: object) -> list[float]:
+        times = []
+        for _ in range(IDLE_REPEATS):
+            page.wait_for_timeout(5000)  # the point of this figure is the pause itself
+            times.append(self.run_and_time(page))
+        return times
+
+    def calculator_ms(self, page: object) -> list[dict]:
+        page.locator("[data-rf-calc]").scroll_into_view_if_needed()
+        return page.evaluate(CALC_LOOP, _calculator_inputs(CALC_INPUTS))
+
+    def bytes_before_and_warm(self) -> tuple[int, int, int]:
+        """(bytes at the load event, bytes once Python is warm, requests then)."""
+        requests: list = []
+        context = self.browser.new_context()
+        context.on("requestfinished", lambda request: requests.append(request))
+        page = context.new_page()
+        page.goto(self.base + CHAPTER, wait_until="load")
+        at_load = list(requests)
+        page.wait_for_selector("html[data-rf-runtime=ready]", timeout=TIMEOUT_MS)
+        page.wait_for_load_state("networkidle")
+        warm = list(requests)
+        sizes = {id(request): _transferred(request) for request in warm}
+        context.close()
+        return sum(sizes[id(request)] for request in at_load), sum(sizes.values()), len(warm)
+
+
+def _transferred(request: object) -> int:
+    sizes = request.sizes()
+    return sizes["responseBodySize"] + sizes["responseHeadersSize"]
+
+
+def _line(label: str, value: str, goal: str = "", met: bool | None = None) -> None:
+    verdict = "" if met is None else ("  ok" if met else "  MISSED")
+    print(f"browser  {label:<44} {value:>22}  {goal}{verdict}")
+
+
+def measure(base: str) -> dict[str, object]:
+    """Take every figure from the site served at ``base``."""
+    from playwright.sync_api import sync_playwright
+
+    figures: dict[str, object] = {}
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        bench = Bench(browser, base)
+        bare = [bench.bare_boot_ms() for _ in range(COLD_REPEATS)]
+        cold = [bench.cold_click_ms() for _ in range(COLD_REPEATS)]
+        figures["bare_boot_ms"] = statistics.median(bare)
+        figures["cold_click_ms"] = statistics.median(c[0] for c in cold)
+        figures["cold_navigation_ms"] = statistics.median(c[1] for c in cold)
+        context, page = bench.warm_page()
+        figures["warm_run_ms"] = statistics.median(bench.warm_runs_ms(page))
+        figures["idle_run_ms"] = max(bench.idle_runs_ms(page))
+        calc = bench.calculator_ms(page)
+        latencies = [result["inputToNumbersMs"] for result in calc]
+        figures["calc_p50_ms"] = statistics.median(latencies)
+        figures["calc_p95_ms"] = _percentile(latencies, 0.95)
+        figures["calc_python_p50_ms"] = statistics.median(result["pythonMs"] for result in calc)
+        figures["calc_python_p95_ms"] = _percentile([result["pythonMs"] for result in calc], 0.95)
+        figures["calc_render_p50_ms"] = statistics.median(result["renderMs"] for result in calc)
+        figures["boot_timings"] = page.evaluate(
+            "import('../../javascripts/runtime/runtime.mjs').then((m) => m.runtime.timings)"
+        )
+        context.close()
+        before, warm, count = bench.bytes_before_and_warm()
+        figures.update(bytes_before_interaction=before, bytes_warm=warm, requests_warm=count)
+        browser.close()
+    return figures
+
+
+def report() -> dict[str, object]:
+    """Build, serve, measure and print every browser figure; return them as a dict."""
+    with tempfile.TemporaryDirectory(prefix="roofline-bench-") as folder:
+        site_dir = Path(folder) / "site"
+        server = serve.make_server(site_dir, quiet=True)
+        base = f"http://127.0.0.1:{server.server_port}/"
+        serve.build_site(site_dir, site_url=base)
+        (site_dir / "bench").mkdir()
+        (site_dir / "bench" / "bare.html").write_text(BARE_PAGE, encoding="utf-8")
+        serve.serve_in_background(server)
+        try:
+            figures = measure(base)
+        finally:
+            server.shutdown()
+    bare, cold = figures["bare_boot_ms"], figures["cold_click_ms"]
+    timings = figures["boot_timings"] or {}
+    _line("bare Pyodide page: navigation to print", f"{bare:,.0f} ms", "(baseline)")
+    _line("cold Run: click to last line (fresh context)", f"{cold:,.0f} ms", f"≤ {1.15 * bare:,.0f} ms", cold <= 1.15 * bare)
+    _line("  ratio to the bare boot", f"{cold / bare:.2f} ×", "≤ 1.15 ×", cold / bare <= 1.15)
+    _line("  navigation to last line", f"{figures['cold_navigation_ms']:,.0f} ms")
+    _line(
+        "  worker boot: Pyodide / wheel / imports",
+        f"{timings.get('pyodide', 0):,.0f} / {timings.get('wheel', 0):,.0f} / {timings.get('imports', 0):,.0f} ms",
+    )
+    _line("warm Run: click to last line (median)", f"{figures['warm_run_ms']:,.0f} ms", "≤ 100 ms", figures["warm_run_ms"] <= 100)
+    _line("Run after 5 s idle (worst of 3)", f"{figures['idle_run_ms']:,.0f} ms", "≤ 300 ms", figures["idle_run_ms"] <= 300)
+    _line("calculator input to numbers, p50", f"{figures['calc_p50_ms']:.1f} ms")
+    _line(
+        f"calculator input to numbers, p95 ({CALC_INPUTS} inputs)",
+        f"{figures['calc_p95_ms']:.1f} ms",
+        "≤ 16 ms",
+        figures["calc_p95_ms"] <= 16,
+    )
+    _line(
+        "  of which Python's view, p50 / p95",
+        f"{figures['calc_python_p50_ms']:.1f} / {figures['calc_python_p95_ms']:.1f} ms",
+    )
+    _line("  of which drawing the numbers and chart, p50", f"{figures['calc_render_p50_ms']:.1f} ms")
+    _line("bytes before any interaction (load event)", f"{figures['bytes_before_interaction'] / 1e6:,.2f} MB")
+    _line(
+        "bytes once Python is warm",
+        f"{figures['bytes_warm'] / 1e6:,.2f} MB",
+        f"({figures['requests_warm']} requests)",
+    )
+    return figures
+
+
+def main() -> None:
+    if not Path(CHROMIUM).exists():
+        sys.exit(f"bench_browser: {CHROMIUM} is missing (apt-get install chromium)")
+    report()
+
+
+if __name__ == "__main__":
+    main()
