@@ -61,7 +61,7 @@ def test_generation_is_deterministic(ctx):
 
 
 def test_every_generated_file_says_so_on_its_first_line():
-    for path in sorted(FIGURES.iterdir()):
+    for path in sorted(p for p in FIGURES.iterdir() if not p.name.startswith(".")):
         first = path.read_bytes().split(b"\n", 1)[0].decode()
         assert NOTICE in first and GENERATOR in first, path.name
 
@@ -156,9 +156,12 @@ def test_stale_generated_files_are_removed_and_others_kept(tmp_path):
     root = copy_inputs(tmp_path)
     (root / "figures" / "old-chart.svg").write_bytes(b"<!-- " + NOTICE.encode() + b" -->\n<svg/>")
     (root / "figures" / "notes.txt").write_text("kept: not generated\n")
+    # Another build's file, mid-write: generated, but not this run's to delete.
+    (root / "figures" / ".values.json.abc.tmp").write_bytes(b"{" + NOTICE.encode())
     run = generate(root)
     assert run.removed == ["old-chart.svg"]
     assert (root / "figures" / "notes.txt").exists()
+    assert (root / "figures" / ".values.json.abc.tmp").exists()
 
 
 def test_write_if_changed_is_atomic_and_lazy(tmp_path):

@@ -66,6 +66,21 @@ def build_outputs(root: Path, figures: Path, *, rerender: bool, run: Run) -> dic
     return outputs
 
 
+def _stale(figures: Path, outputs: dict[str, bytes]) -> list[Path]:
+    """Generated files in ``figures/`` that this run did not make (a renamed or dropped figure).
+
+    Dot-files are left alone: they are other runs' temporary files, mid-write
+    (two builds may share a checkout, such as a dev server and a test).
+    """
+    if not figures.is_dir():
+        return []
+    return [
+        path
+        for path in sorted(figures.iterdir())
+        if path.is_file() and not path.name.startswith(".") and path.name not in outputs and is_generated(path)
+    ]
+
+
 def _same(path: Path, content: bytes) -> bool:
     try:
         return path.read_bytes() == content
@@ -81,10 +96,9 @@ def generate(root: Path, *, rerender: bool = False) -> Run:
     outputs = build_outputs(root, figures, rerender=rerender, run=run)
     for name, content in outputs.items():
         (run.written if write_if_changed(figures / name, content) else run.unchanged).append(name)
-    for path in sorted(figures.iterdir()) if figures.is_dir() else []:
-        if path.is_file() and path.name not in outputs and is_generated(path):
-            path.unlink()
-            run.removed.append(path.name)
+    for path in _stale(figures, outputs):
+        path.unlink(missing_ok=True)
+        run.removed.append(path.name)
     run.seconds = time.perf_counter() - started
     return run
 
@@ -94,12 +108,7 @@ def differences(root: Path) -> list[str]:
     figures = root / "figures"
     outputs = build_outputs(root, figures, rerender=True, run=Run())
     changed = [name for name, content in outputs.items() if not _same(figures / name, content)]
-    extra = [
-        path.name
-        for path in (sorted(figures.iterdir()) if figures.is_dir() else [])
-        if path.is_file() and path.name not in outputs and is_generated(path)
-    ]
-    return changed + [f"{name} (stale)" for name in extra]
+    return changed + [f"{path.name} (stale)" for path in _stale(figures, outputs)]
 
 
 def values(root: Path) -> dict[str, str]:
