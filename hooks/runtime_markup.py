@@ -52,13 +52,13 @@ data-placeholder="Press Run: the output appears here."></pre>
 </div>"""
 
 
-def _select(name: str, label: str, choices: list[tuple[str, str]], default: str) -> str:
+def _select(name: str, label: str, choices: list[tuple[str, str]], default: str, *, wide: bool = False) -> str:
     options = "".join(
         f'<option value="{html.escape(value)}"{" selected" if value == default else ""}>{html.escape(text)}</option>'
         for value, text in choices
     )
     return (
-        f'<div class="rf-field"><label for="rf-calc-{name}">{label}</label>'
+        f'<div class="rf-field{" rf-field--wide" if wide else ""}"><label for="rf-calc-{name}">{label}</label>'
         f'<select id="rf-calc-{name}" name="{name}">{options}</select></div>'
     )
 
@@ -87,8 +87,8 @@ def calculator(options: dict[str, Any], initial: dict[str, Any], links: RuntimeL
     share = min(initial["memory_share"], 1.0) * 100
     controls = "".join(
         [
-            _select("gpu", "GPU", options["gpu"], defaults["gpu"]),
-            _select("model", "Model", options["model"], defaults["model"]),
+            _select("gpu", "GPU", options["gpu"], defaults["gpu"], wide=True),
+            _select("model", "Model", options["model"], defaults["model"], wide=True),
             _select("precision", "Weight precision", options["precision"], defaults["precision"]),
             _number("gpus", "GPUs", defaults["gpus"], limits["gpus"]),
             _number("users", "Users", defaults["users"], limits["users"]),

@@ -42,9 +42,7 @@ class WheelError(RuntimeError):
 def _sources(root: Path) -> list[Path]:
     files = [root / name for name in SOURCE_FILES if (root / name).exists()]
     package = root / PACKAGE
-    files += sorted(
-        path for path in package.rglob("*") if path.is_file() and "__pycache__" not in path.parts
-    )
+    files += sorted(path for path in package.rglob("*") if path.is_file() and "__pycache__" not in path.parts)
     return files
 
 

@@ -25,6 +25,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import ClassVar
 
 ROOT = Path(__file__).resolve().parent.parent
 #: What a rebuild depends on; ``--watch`` polls their modification times.
@@ -34,7 +35,7 @@ WATCHED = ("docs", "roofline", "hooks", "scripts/sitegen", "scripts/build_figure
 class IsolatedHandler(http.server.SimpleHTTPRequestHandler):
     """Static files plus the cross-origin isolation headers."""
 
-    extensions_map = {
+    extensions_map: ClassVar[dict[str, str]] = {
         **http.server.SimpleHTTPRequestHandler.extensions_map,
         ".wasm": "application/wasm",
         ".mjs": "text/javascript",

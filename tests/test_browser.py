@@ -82,8 +82,9 @@ def site() -> Iterator[Site]:
         plain.shutdown()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[object]:
+    """Chromium for this module only: a sync Playwright session must end before another starts in this thread."""
     with playwright_sync.sync_playwright() as playwright:
         launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         yield launched
@@ -164,7 +165,10 @@ def test_run_prints_what_cpython_prints_for_the_same_file(chapter) -> None:
 
 def test_edited_code_runs_and_reset_restores_the_file(chapter) -> None:
     page, _ = chapter
-    code = "from roofline import estimate\nprint(round(estimate('h100-sxm', 'llama-3.1-8b', precision='fp8').decode_tokens_per_s_per_user))\n"
+    code = (
+        "from roofline import estimate\n"
+        "print(round(estimate('h100-sxm', 'llama-3.1-8b', precision='fp8').decode_tokens_per_s_per_user))\n"
+    )
     assert run(page, code) == cpython_output(code)
     editor = page.locator("[data-rf-cell] .rf-editor")
     # The highlighted copy under the transparent textarea follows every edit.
@@ -389,7 +393,7 @@ def test_a_missing_runtime_file_is_explained_and_retry_recovers(browser, site) -
 
 
 def test_requests_stay_on_the_local_server_and_include_the_workers(chapter, site) -> None:
-    page, recorded = chapter
+    _, recorded = chapter
     recorded.assert_only(site.isolated)
     requested = {urlsplit(url).path.rsplit("/", 1)[-1] for url in recorded.urls}
     # The worker's own fetches are recorded too, so the check above covers them.

@@ -24,6 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 RUNTIME = ROOT / "docs" / "javascripts" / "runtime"
 PROGRAM = ROOT / "docs" / "programs" / "h100_decode_prefill.py"
 PYODIDE = ROOT / "node_modules" / "pyodide"
+MODULES = ("roofline_cell.py", "roofline_calculator.py")
 
 CASES = [
     {"gpu": "h100-sxm", "model": "llama-3.1-8b", "precision": "bf16"},
@@ -77,9 +78,9 @@ def test_pyodide_under_node_matches_cpython(node: str, tmp_path: Path) -> None:
         "wheel": str(build_wheel.build_wheel()),
         "pyodide": str(PYODIDE),
         "program": {"path": str(PROGRAM), "filename": PROGRAM.name, "output": program_output},
-        "modules": [{"name": name, "path": str(RUNTIME / name)} for name in ("roofline_cell.py", "roofline_calculator.py")],
+        "modules": [{"name": name, "path": str(RUNTIME / name)} for name in MODULES],
         "cases": [{"call": call, "expected": estimate(**call).to_dict()} for call in CASES],
-        "views": [{"params": params, "expected": json.loads(calculator.view_json(json.dumps(params)))} for params in VIEWS],
+        "views": [{"params": view, "expected": json.loads(calculator.view_json(json.dumps(view)))} for view in VIEWS],
     }
     path = tmp_path / "fixture.json"
     path.write_text(json.dumps(fixture), encoding="utf-8")

@@ -53,7 +53,7 @@ def test_check_wheel_refuses_a_wheel_without_spec_data(tmp_path: Path) -> None:
     broken = tmp_path / "roofline-0.1.0-py3-none-any.whl"
     with zipfile.ZipFile(broken, "w") as archive:
         archive.writestr("roofline/__init__.py", "")
-    with pytest.raises(build_wheel.WheelError, match="missing roofline/data/gpus.toml"):
+    with pytest.raises(build_wheel.WheelError, match=r"missing roofline/data/gpus\.toml"):
         build_wheel.check_wheel(broken)
     platform = tmp_path / "roofline-0.1.0-cp311-cp311-linux_x86_64.whl"
     platform.write_bytes(broken.read_bytes())
@@ -174,5 +174,6 @@ def test_serve_sends_isolation_headers_and_mime_types(tmp_path: Path, isolated: 
     assert headers["b.mjs"]["Content-Type"] == "text/javascript"
     assert headers["c.whl"]["Content-Type"] == "application/zip"
     expected = ("same-origin", "require-corp") if isolated else (None, None)
-    assert (headers["a.wasm"]["Cross-Origin-Opener-Policy"], headers["a.wasm"]["Cross-Origin-Embedder-Policy"]) == expected
+    wasm = headers["a.wasm"]
+    assert (wasm["Cross-Origin-Opener-Policy"], wasm["Cross-Origin-Embedder-Policy"]) == expected
     assert server.server_address[0] == "127.0.0.1"

@@ -12,9 +12,8 @@ gpu = "h100-sxm"
 precisions = ("bf16", "fp8", "int4")
 prompt = 2000
 
-rows = decode_prefill_rows(
-    builtin_specs(), gpu, precisions=precisions, prompt=prompt
-)
+specs = builtin_specs()
+rows = decode_prefill_rows(specs, gpu, precisions=precisions, prompt=prompt)
 print(decode_prefill_table(rows).text(), end="")
 
 # Batching: a decode step reads the weights once for the whole batch, so it

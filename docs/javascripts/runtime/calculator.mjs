@@ -33,6 +33,16 @@ class Calculator {
     form.addEventListener("submit", (event) => event.preventDefault());
     form.addEventListener("input", (event) => this.changed(event));
     runtime.addEventListener("state", () => this.showRuntime(), { signal });
+    // Redraw the chart at its new width when the page is resized or rotated.
+    let drawnWidth = 0;
+    const resized = new ResizeObserver(() => {
+      if (this.lastChart && this.chart.clientWidth !== drawnWidth) {
+        drawnWidth = this.chart.clientWidth;
+        drawChart(this.chart, this.lastChart);
+      }
+    });
+    resized.observe(this.chart);
+    signal.addEventListener("abort", () => resized.disconnect());
     this.render(this.initial, { announce: false });
     this.form.dataset.state = "static";
     const { params, problems } = this.fromURL();
@@ -193,6 +203,7 @@ class Calculator {
     this.form.dataset.fits = String(view.fits);
     const bar = this.form.querySelector(".rf-calc__bar span");
     bar.style.width = `${Math.min(view.memory_share, 1) * 100}%`;
+    this.lastChart = view.chart;
     drawChart(this.chart, view.chart);
     this.form.dataset.rfRendered = queryOf(view.params);
     this.showStale(false);

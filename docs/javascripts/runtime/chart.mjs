@@ -3,13 +3,21 @@
 // points the package computed; it computes none. Colours come from Material's CSS
 // variables (see runtime.css), so the chart follows the light or dark scheme.
 
-const WIDTH = 640;
-const HEIGHT = 260;
 const MARGIN = { left: 52, right: 14, top: 14, bottom: 38 };
 const X_TICKS = [1, 4, 16, 64, 256, 1024, 4096];
 
-const plotWidth = WIDTH - MARGIN.left - MARGIN.right;
-const plotHeight = HEIGHT - MARGIN.top - MARGIN.bottom;
+// The SVG is drawn at the width it is shown at, so its 12 px text stays 12 px on a phone.
+let WIDTH = 640;
+let HEIGHT = 260;
+let plotWidth = 0;
+let plotHeight = 0;
+
+function size(container) {
+  WIDTH = Math.round(Math.min(720, Math.max(300, container.clientWidth || 640)));
+  HEIGHT = WIDTH < 480 ? 220 : 260;
+  plotWidth = WIDTH - MARGIN.left - MARGIN.right;
+  plotHeight = HEIGHT - MARGIN.top - MARGIN.bottom;
+}
 
 /** A power of ten as an axis label: 100, 1k, 10k, 1M; smaller than 1 as a decimal. */
 function powerOfTen(value) {
@@ -43,6 +51,7 @@ function path(points, key, x, y, floor) {
 /** Replace `container`'s content with the chart of `chart` ({points, users, crossover, max_users}). */
 export function drawChart(container, chart) {
   const { points, users, crossover, max_users: maxUsers } = chart;
+  size(container);
   const { x, y, yTicks, yFloor } = scales(points);
   const fitting = points.filter((p) => p.fits);
   const parts = [];

@@ -95,8 +95,10 @@ export function createEditor(textarea, { onRun }) {
   const layer = root.querySelector(".rf-editor__highlight");
   let tabReleased = false;
   const paint = () => {
-    // A trailing newline needs something after it, or the last empty line has no height.
-    layer.innerHTML = highlight(textarea.value) + "\n ";
+    // The textarea shows an empty last line after a trailing newline; the copy needs a
+    // character on that line to give it the same height.
+    const text = textarea.value;
+    layer.innerHTML = highlight(text) + (text.endsWith("\n") || text === "" ? " " : "");
   };
   textarea.addEventListener("input", paint);
   textarea.addEventListener("keydown", (event) => {
@@ -126,6 +128,8 @@ export function createEditor(textarea, { onRun }) {
     tabReleased = false;
   });
   textarea.addEventListener("blur", () => (tabReleased = false));
+  // From here the highlighted copy sets the height (rows= sized the editor before the script ran).
+  textarea.rows = 1;
   root.classList.add("rf-editor--live");
   paint();
   return {

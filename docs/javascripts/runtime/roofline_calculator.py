@@ -72,9 +72,8 @@ def _explain_fits(result: Any) -> str:
     )
     per_user = fmt.rate(result.decode_tokens_per_s_per_user)
     if decode.bound == "memory":
-        verdict = (
-            f" Decode is memory-bound: the GPU waits on memory, and each user gets {per_user} tokens/s"
-            + (f", {fmt.rate(result.decode_tokens_per_s_total)} in all." if workload.batch > 1 else ".")
+        verdict = f" Decode is memory-bound: the GPU waits on memory, and each user gets {per_user} tokens/s" + (
+            f", {fmt.rate(result.decode_tokens_per_s_total)} in all." if workload.batch > 1 else "."
         )
     else:
         verdict = (
@@ -167,7 +166,7 @@ def view(gpu: str, model: str, precision: str, gpus: int, users: int, context: i
     chart = _chart(result)
     chart["max_users"] = memory.max_batch
     return {
-        "params": {"gpu": gpu, "model": model, "precision": precision, "gpus": gpus, "users": users, "context": context},
+        "params": dict(gpu=gpu, model=model, precision=precision, gpus=gpus, users=users, context=context),
         "fits": fits,
         "per_user": fmt.rate(result.decode_tokens_per_s_per_user) if fits else NOT_APPLICABLE,
         "total": fmt.rate(result.decode_tokens_per_s_total) if fits else NOT_APPLICABLE,
