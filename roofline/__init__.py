@@ -7,6 +7,7 @@ Layout, lowest layer first. A module imports only from modules above it:
 
 - ``errors``       SpecError, the one error for bad input, and "did you mean" hints.
 - ``precisions``   number formats and their bytes per value.
+- ``formatting``   how numbers print (decimal SI units), for tables and reports.
 - ``specs``        frozen, validated records: GpuSpec, ModelSpec, MoeSpec, MlaSpec.
 - ``loader``       TOML spec files (``data/*.toml``) -> SpecSet, with located errors.
 - ``architecture`` what a model implies: parameters, KV bytes per token, FLOPs per token.
@@ -40,10 +41,13 @@ from .performance import (
     Pass,
     Workload,
     crossover_batch,
+    decode_pass,
     decode_step,
+    gpus_to_fit,
     memory_use,
     prefill_pass,
     simple_crossover_batch,
+    simple_prefill_seconds,
 )
 from .precisions import BYTES_PER_VALUE, PRECISIONS, bytes_per_value
 from .specs import GpuSpec, MlaSpec, ModelSpec, MoeSpec
@@ -66,9 +70,11 @@ __all__ = [
     "builtin_specs",
     "bytes_per_value",
     "crossover_batch",
+    "decode_pass",
     "decode_step",
     "estimate",
     "evaluate",
+    "gpus_to_fit",
     "kv_cache_bytes_per_token",
     "load_specs",
     "memory_use",
@@ -76,6 +82,7 @@ __all__ = [
     "prefill_pass",
     "read_spec_file",
     "simple_crossover_batch",
+    "simple_prefill_seconds",
     "total_parameters",
     "weight_bytes",
 ]

@@ -195,20 +195,36 @@ def read_spec_file(path: str | Path) -> SpecSet:
     return parse_specs(text, label)
 
 
-@functools.cache
-def builtin_specs() -> SpecSet:
-    """The GPUs and models that ship in ``roofline/data/`` (read once; the records are frozen)."""
-    specs = SpecSet()
-    data = resources.files("roofline") / "data"
+def builtin_specs(data_dir: str | Path | None = None) -> SpecSet:
+    """The GPUs and models that ship in ``roofline/data/`` (or in ``data_dir``, laid out alike).
+
+    The files are read on every call, which is cheap, and parsed only when
+    their text changed, so a long-lived process (a dev server, the browser's
+    calculator) sees an edited spec file at once and pays nothing otherwise.
+    """
+    texts = []
     for name in BUILTIN_FILES:
-        text = (data / name).read_text(encoding="utf-8")
-        specs = specs.merged(parse_specs(text, f"roofline/data/{name}"))
+        location = Path(data_dir) / name if data_dir is not None else resources.files("roofline") / "data" / name
+        label = f"roofline/data/{name}"
+        try:
+            texts.append((location.read_text(encoding="utf-8"), label))
+        except OSError as error:
+            raise SpecError(f"cannot read: {error}", file=label) from None
+    return _parse_texts(tuple(texts))
+
+
+@functools.lru_cache(maxsize=8)
+def _parse_texts(texts: tuple[tuple[str, str], ...]) -> SpecSet:
+    specs = SpecSet()
+    for text, label in texts:
+        specs = specs.merged(parse_specs(text, label))
     return specs
 
 
-def load_specs(extra_files: Iterable[str | Path] = ()) -> SpecSet:
-    """Built-in specs, then each of ``extra_files`` in order, later ids replacing earlier."""
-    specs = builtin_specs()
+def load_specs(extra_files: Iterable[str | Path] = (), *, data_dir: str | Path | None = None) -> SpecSet:
+    """Built-in specs (from ``data_dir`` if given), then each of ``extra_files`` in order,
+    later ids replacing earlier."""
+    specs = builtin_specs(data_dir)
     for path in extra_files:
         specs = specs.merged(read_spec_file(path))
     return specs

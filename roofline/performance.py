@@ -162,6 +162,12 @@ def prefill_pass(hardware: Hardware, workload: Workload) -> Pass:
     return _timed(hardware, weights + cache, flops)
 
 
+def simple_prefill_seconds(hardware: Hardware, workload: Workload) -> float:
+    """The rule of thumb for prefill: ``2 * active parameters * P / peak``, with no
+    attention and no memory term (``prefill_pass`` adds both)."""
+    return 2.0 * arch.active_parameters(workload.model) * workload.prompt / hardware.peak_flops_per_s
+
+
 def simple_crossover_batch(hardware: Hardware, weight_precision: str) -> float:
     """The rule of thumb for a dense model with no KV cache.
 
@@ -253,3 +259,11 @@ def memory_use(hardware: Hardware, workload: Workload) -> MemoryUse:
     else:
         max_batch = math.floor((usable - weights) / per_user)
     return MemoryUse(weights, workload.batch * per_user, usable, max_batch)
+
+
+def gpus_to_fit(hardware: Hardware, workload: Workload) -> int:
+    """Fewest GPUs of this kind whose usable memory holds the weights and every user's cache:
+    ``ceil((weights + batch * context * KV bytes) / (usable fraction * memory per GPU))``, at least 1.
+    ``hardware.count`` is ignored."""
+    needed = memory_use(hardware, workload).used_bytes / (hardware.usable_fraction * hardware.gpu.memory_bytes)
+    return max(1, math.ceil(needed))

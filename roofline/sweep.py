@@ -8,26 +8,17 @@ from __future__ import annotations
 
 import csv
 import io
-import math
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from . import formatting as fmt
 from .estimate import Estimate, evaluate
 from .loader import SpecSet
-from .performance import Hardware, Workload
+from .performance import Hardware, Workload, gpus_to_fit
 
 #: The weight precisions the chapter compares: 16-bit, 8-bit and 4-bit.
 CHAPTER_PRECISIONS = ("bf16", "fp8", "int4")
 CHAPTER_PROMPT_TOKENS = 2000
-
-
-def gpus_to_fit(hardware: Hardware, workload: Workload) -> int:
-    """Fewest GPUs of this kind whose usable memory holds the weights and cache:
-    ``ceil((weights + batch * context * KV bytes) / (usable fraction * memory per GPU))``, at least 1."""
-    one = Hardware(hardware.gpu, 1, hardware.compute_precision, hardware.usable_fraction)
-    needed = evaluate(one, workload).memory.used_bytes / one.usable_memory_bytes
-    return max(1, math.ceil(needed))
 
 
 @dataclass(frozen=True)

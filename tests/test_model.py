@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import pytest
 
+import roofline
 from roofline import (
     Hardware,
     SpecError,
@@ -14,8 +16,10 @@ from roofline import (
     crossover_batch,
     decode_step,
     estimate,
+    gpus_to_fit,
     memory_use,
     prefill_pass,
+    simple_prefill_seconds,
 )
 from roofline import architecture as arch
 
@@ -187,3 +191,29 @@ def test_estimate_json_has_the_documented_keys() -> None:
         "crossover_batch",
     ):
         assert key in keys
+
+
+def test_simple_prefill_rule_is_two_flops_per_parameter_per_token() -> None:
+    seconds = simple_prefill_seconds(Hardware(H100), Workload(LLAMA_8B, prompt=2000))
+    assert seconds == 2 * 8_030_261_248 * 2000 / 989.4e12
+    assert seconds < prefill_pass(Hardware(H100), Workload(LLAMA_8B, prompt=2000)).seconds
+
+
+def test_gpus_to_fit_counts_weights_and_cache() -> None:
+    llama_70b = SPECS.model("llama-3.1-70b")
+    assert gpus_to_fit(Hardware(H100), Workload(llama_70b)) == 2
+    assert gpus_to_fit(Hardware(H100), Workload(LLAMA_8B)) == 1
+    assert gpus_to_fit(Hardware(H100), Workload(LLAMA_8B, batch=200, context=4096)) == 2
+
+
+def test_builtin_specs_follow_an_edited_file(tmp_path) -> None:
+    import shutil
+
+    from roofline import builtin_specs
+
+    data = tmp_path / "data"
+    shutil.copytree(Path(roofline.__file__).parent / "data", data)
+    assert builtin_specs(data) is builtin_specs(data)  # unchanged text is parsed once
+    gpus = data / "gpus.toml"
+    gpus.write_text(gpus.read_text().replace("bandwidth_bytes_per_s = 3.35e12", "bandwidth_bytes_per_s = 4e12"))
+    assert builtin_specs(data).gpu("h100-sxm").bandwidth_bytes_per_s == 4e12

@@ -57,10 +57,10 @@ def geometric(start: float, stop: float, per_doubling: int = 8) -> Iterator[floa
 
 def _base(chart: alt.TopLevelMixin, title: str, subtitle: list[str]) -> dict[str, Any]:
     """Size, title (a subtitle line per entry, so narrow screens do not clip it) and shared config."""
-    spec = chart.properties(
-        width=WIDTH, height=HEIGHT, title=alt.TitleParams(title, subtitle=subtitle, anchor="start")
-    ).configure_range(category=PALETTE).configure_axis(
-        labelFontSize=12, titleFontSize=12, labelOverlap="greedy"
+    spec = (
+        chart.properties(width=WIDTH, height=HEIGHT, title=alt.TitleParams(title, subtitle=subtitle, anchor="start"))
+        .configure_range(category=PALETTE)
+        .configure_axis(labelFontSize=12, titleFontSize=12, labelOverlap="greedy")
     )
     return spec.configure_legend(orient="bottom", direction="horizontal", columns=4).to_dict()
 
@@ -81,18 +81,22 @@ def decode_by_precision(ctx: Context) -> dict[str, Any]:
         )
     order = list(dict.fromkeys(r["model"] for r in rows))
     precisions = list(dict.fromkeys(r["precision"] for r in rows))
-    bars = alt.Chart(alt.Data(values=rows)).mark_bar().encode(
-        y=alt.Y("model:N", sort=order, title=None),
-        yOffset=alt.YOffset("precision:N", sort=precisions),
-        x=alt.X("tokens_per_s:Q", title="decode tokens/s, one user"),
-        color=alt.Color("precision:N", sort=precisions, title="weights"),
-        tooltip=[
-            alt.Tooltip("model:N", title="model"),
-            alt.Tooltip("precision:N", title="weights"),
-            alt.Tooltip("weights_gb:Q", title="weights, GB", format=",.1f"),
-            alt.Tooltip("gpus:Q", title="GPUs"),
-            alt.Tooltip("tokens_per_s:Q", title="tokens/s", format=",.0f"),
-        ],
+    bars = (
+        alt.Chart(alt.Data(values=rows))
+        .mark_bar()
+        .encode(
+            y=alt.Y("model:N", sort=order, title=None),
+            yOffset=alt.YOffset("precision:N", sort=precisions),
+            x=alt.X("tokens_per_s:Q", title="decode tokens/s, one user"),
+            color=alt.Color("precision:N", sort=precisions, title="weights"),
+            tooltip=[
+                alt.Tooltip("model:N", title="model"),
+                alt.Tooltip("precision:N", title="weights"),
+                alt.Tooltip("weights_gb:Q", title="weights, GB", format=",.1f"),
+                alt.Tooltip("gpus:Q", title="GPUs"),
+                alt.Tooltip("tokens_per_s:Q", title="tokens/s", format=",.0f"),
+            ],
+        )
     )
     labels = bars.mark_text(align="left", dx=3, fontSize=10).encode(
         text=alt.Text("tokens_per_s:Q", format=",.0f"), color=alt.value("#888888")
@@ -121,16 +125,22 @@ def prefill_vs_prompt(ctx: Context) -> dict[str, Any]:
         rule = 2.0 * active_parameters(small) * prompt / Hardware(gpu).peak_flops_per_s
         rows.append({"series": f"{small.name}: 2·N·P / peak", "kind": "rule", "prompt": prompt, "ms": sig(rule * 1e3)})
     series = list(dict.fromkeys(r["series"] for r in rows))
-    chart = alt.Chart(alt.Data(values=rows)).mark_line(point=True).encode(
-        x=alt.X("prompt:Q", scale=alt.Scale(type="log", base=2), title="prompt tokens", axis=alt.Axis(format=",.0f")),
-        y=alt.Y("ms:Q", scale=alt.Scale(type="log"), title="prefill time, ms", axis=alt.Axis(format=",.0f")),
-        color=alt.Color("series:N", sort=series, title=None),
-        strokeDash=alt.StrokeDash("kind:N", sort=["estimate", "rule"], legend=None),
-        tooltip=[
-            alt.Tooltip("series:N", title="model"),
-            alt.Tooltip("prompt:Q", title="prompt tokens", format=","),
-            alt.Tooltip("ms:Q", title="prefill, ms", format=",.1f"),
-        ],
+    chart = (
+        alt.Chart(alt.Data(values=rows))
+        .mark_line(point=True)
+        .encode(
+            x=alt.X(
+                "prompt:Q", scale=alt.Scale(type="log", base=2), title="prompt tokens", axis=alt.Axis(format=",.0f")
+            ),
+            y=alt.Y("ms:Q", scale=alt.Scale(type="log"), title="prefill time, ms", axis=alt.Axis(format=",.0f")),
+            color=alt.Color("series:N", sort=series, title=None),
+            strokeDash=alt.StrokeDash("kind:N", sort=["estimate", "rule"], legend=None),
+            tooltip=[
+                alt.Tooltip("series:N", title="model"),
+                alt.Tooltip("prompt:Q", title="prompt tokens", format=","),
+                alt.Tooltip("ms:Q", title="prefill, ms", format=",.1f"),
+            ],
+        )
     )
     return _base(
         chart,
@@ -183,22 +193,28 @@ def batching_crossover(ctx: Context) -> dict[str, Any]:
     x = alt.X("batch:Q", scale=alt.Scale(type="log", base=2), title="users in the batch", axis=alt.Axis(format=",.0f"))
     y = alt.Y("tokens_per_s:Q", scale=alt.Scale(type="log"), title="decode tokens/s", axis=alt.Axis(format=",.0f"))
     color = alt.Color("context:N", sort=contexts, title=None)
-    curves = alt.Chart(alt.Data(values=lines)).mark_line().encode(
-        x=x,
-        y=y,
-        color=color,
-        strokeDash=alt.StrokeDash("measure:N", sort=["all users", "per user"], title=None),
-        detail="measure:N",
-        tooltip=[
-            alt.Tooltip("context:N", title="context"),
-            alt.Tooltip("measure:N", title="tokens/s"),
-            alt.Tooltip("batch:Q", title="users", format=","),
-            alt.Tooltip("tokens_per_s:Q", title="tokens/s", format=",.0f"),
-            alt.Tooltip("bound:N", title="bound"),
-        ],
+    curves = (
+        alt.Chart(alt.Data(values=lines))
+        .mark_line()
+        .encode(
+            x=x,
+            y=y,
+            color=color,
+            strokeDash=alt.StrokeDash("measure:N", sort=["all users", "per user"], title=None),
+            detail="measure:N",
+            tooltip=[
+                alt.Tooltip("context:N", title="context"),
+                alt.Tooltip("measure:N", title="tokens/s"),
+                alt.Tooltip("batch:Q", title="users", format=","),
+                alt.Tooltip("tokens_per_s:Q", title="tokens/s", format=",.0f"),
+                alt.Tooltip("bound:N", title="bound"),
+            ],
+        )
     )
-    points = alt.Chart(alt.Data(values=marks)).mark_point(filled=True, size=70, shape="diamond").encode(
-        x=x, y=y, color=color, tooltip=[alt.Tooltip("context:N"), alt.Tooltip("note:N", title="crossover")]
+    points = (
+        alt.Chart(alt.Data(values=marks))
+        .mark_point(filled=True, size=70, shape="diamond")
+        .encode(x=x, y=y, color=color, tooltip=[alt.Tooltip("context:N"), alt.Tooltip("note:N", title="crossover")])
     )
     text = points.mark_text(align="center", dy=-12, fontSize=11, fontWeight="bold").encode(text="label:N")
     return _base(
@@ -257,16 +273,20 @@ def roofline_chart(ctx: Context) -> dict[str, Any]:
     rule_text = ridge_rule.mark_text(align="left", dx=4, y=HEIGHT - 10, color="#888888").encode(
         x="intensity:Q", text="label:N"
     )
-    dots = alt.Chart(alt.Data(values=points)).mark_point(filled=True, size=90).encode(
-        x=x,
-        y=y,
-        color=alt.Color("label:N", sort=[p["label"] for p in points], title=None),
-        tooltip=[
-            alt.Tooltip("label:N", title="pass"),
-            alt.Tooltip("intensity:Q", title="FLOPs/byte", format=",.1f"),
-            alt.Tooltip("tflops:Q", title="TFLOP/s", format=",.1f"),
-            alt.Tooltip("bound:N", title="bound"),
-        ],
+    dots = (
+        alt.Chart(alt.Data(values=points))
+        .mark_point(filled=True, size=90)
+        .encode(
+            x=x,
+            y=y,
+            color=alt.Color("label:N", sort=[p["label"] for p in points], title=None),
+            tooltip=[
+                alt.Tooltip("label:N", title="pass"),
+                alt.Tooltip("intensity:Q", title="FLOPs/byte", format=",.1f"),
+                alt.Tooltip("tflops:Q", title="TFLOP/s", format=",.1f"),
+                alt.Tooltip("bound:N", title="bound"),
+            ],
+        )
     )
     names = dots.mark_text(align="left", dx=8, dy=12, fontSize=11).encode(text="label:N")
     return _base(
@@ -274,4 +294,3 @@ def roofline_chart(ctx: Context) -> dict[str, Any]:
         f"The roofline of an {ctx.gpu.name}, 16-bit math, {model.name}",
         ["Left of the ridge a pass waits on memory; right of it, on math."],
     )
-

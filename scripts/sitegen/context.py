@@ -1,10 +1,10 @@
 """What the site is computed from: the spec files on disk and the chapter's choices.
 
-The specs are parsed from ``roofline/data/*.toml`` on every run instead of
-through ``roofline.builtin_specs()``, which caches them for the life of the
-process: ``mkdocs serve`` regenerates in one long-lived process, and an edited
-spec file must show up on the next rebuild. Errors keep the package's own
-one-line SpecError text, labelled as the package labels its built-in files.
+The specs are read from ``roofline/data/*.toml`` under the root being built
+(a repository copy in tests), with ``roofline.builtin_specs(data_dir)``, which
+re-reads the files on every call: ``mkdocs serve`` regenerates in one
+long-lived process, and an edited spec file must show up on the next rebuild.
+Errors keep the package's own one-line SpecError text.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from roofline import GpuSpec, ModelSpec, SpecError, SpecSet, parse_specs
+from roofline import GpuSpec, ModelSpec, SpecError, SpecSet, builtin_specs
 from roofline.loader import BUILTIN_FILES
 
 #: The GPU the chapter works through, and the two models its prose follows.
@@ -35,16 +35,8 @@ def data_files(root: Path) -> list[Path]:
 
 
 def read_specs(root: Path) -> SpecSet:
-    """Parse the spec files under ``root`` afresh; a bad file raises the package's SpecError."""
-    specs = SpecSet()
-    for path in data_files(root):
-        label = f"roofline/data/{path.name}"
-        try:
-            text = path.read_text(encoding="utf-8")
-        except OSError as error:
-            raise SpecError(f"cannot read: {error}", file=label) from None
-        specs = specs.merged(parse_specs(text, label))
-    return specs
+    """The spec files under ``root``, read afresh; a bad file raises the package's SpecError."""
+    return builtin_specs(root / "roofline" / "data")
 
 
 @dataclass(frozen=True)

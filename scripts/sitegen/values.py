@@ -13,13 +13,13 @@ from roofline import (
     Estimate,
     Hardware,
     Workload,
-    active_parameters,
     crossover_batch,
     decode_step,
     estimate,
     kv_cache_bytes_per_token,
     memory_use,
     simple_crossover_batch,
+    simple_prefill_seconds,
     total_parameters,
 )
 from roofline import formatting as fmt
@@ -131,8 +131,8 @@ def compute_values(ctx: Context) -> dict[str, str]:
     prompt = CHAPTER_PROMPT_TOKENS
     put("prompt_tokens", whole(prompt))
     pre = at(small.id, prompt=prompt)
-    rule_flops = 2.0 * active_parameters(small) * prompt
-    rule_s = rule_flops / one.peak_flops_per_s
+    rule_s = simple_prefill_seconds(one, pre.workload)
+    rule_flops = rule_s * one.peak_flops_per_s
     put("prefill_small_ms", ms(pre.prefill.seconds))
     put("prefill_small_int4_ms", ms(at(small.id, precision="int4", prompt=prompt).prefill.seconds))
     put("prefill_rule_tflop", f"{rule_flops / 1e12:,.1f}")
@@ -228,7 +228,7 @@ def _self_check(ctx: Context, put: Callable[[str, str], None], at: Callable[...,
 
     put("quiz_prompt", whole(QUIZ_PROMPT))
     long = at(small.id, prompt=QUIZ_PROMPT)
-    rule_s = 2.0 * active_parameters(small) * QUIZ_PROMPT / Hardware(ctx.gpu).peak_flops_per_s
+    rule_s = simple_prefill_seconds(long.hardware, long.workload)
     put("quiz_prefill_ms", ms(long.prefill.seconds))
     put("quiz_prefill_rule_ms", ms(rule_s))
     put("quiz_attention_share", percent(1 - rule_s / long.prefill.seconds))
