@@ -187,21 +187,18 @@ def compute_values(ctx: Context) -> dict[str, str]:
 
 def _measured(ctx: Context, put: Callable[[str, str], None], at: Callable[..., Estimate]) -> None:
     """Published measurements, set against the package's ceilings for the same hardware."""
-    gpt_fast, stream, nim = (ctx.measured[k] for k in ("gpt_fast", "stream_h100", "nim_llama_8b"))
+    gpt_fast, nim = (ctx.measured[k] for k in ("gpt_fast", "nim_llama_8b"))
     a100 = ctx.specs.gpu(MEASURED_A100)
     put("a100_name", a100.name)
     put("a100_bandwidth_gb", whole(a100.bandwidth_bytes_per_s / 1e9))
     put("gptfast_tps", f"{gpt_fast.values['tokens_per_s']:.1f}")
     put("gptfast_gbps", whole(gpt_fast.values["achieved_bandwidth_bytes_per_s"] / 1e9))
     put("gptfast_share", percent(gpt_fast.values["achieved_bandwidth_bytes_per_s"] / a100.bandwidth_bytes_per_s))
-    put("gptfast_practical_gbps", whole(gpt_fast.values["practical_peak_bandwidth_bytes_per_s"] / 1e9))
+    practical = gpt_fast.values["practical_peak_bandwidth_bytes_per_s"]
+    put("gptfast_practical_gbps", whole(practical / 1e9))
+    put("gptfast_practical_share", percent(practical / a100.bandwidth_bytes_per_s))
+    put("gptfast_share_of_practical", percent(gpt_fast.values["achieved_bandwidth_bytes_per_s"] / practical))
     put("gptfast_source", linked(gpt_fast.source))
-    bandwidth = ctx.gpu.bandwidth_bytes_per_s
-    put("stream_low_tb", tera(stream.values["low_bandwidth_bytes_per_s"]))
-    put("stream_high_tb", tera(stream.values["high_bandwidth_bytes_per_s"]))
-    put("stream_share_low", percent(stream.values["low_bandwidth_bytes_per_s"] / bandwidth))
-    put("stream_share_high", percent(stream.values["high_bandwidth_bytes_per_s"] / bandwidth))
-    put("stream_source", linked(stream.source))
     itl = nim.values["inter_token_latency_s"]
     put("nim_itl_ms", f"{itl * 1e3:.2f}")
     put("nim_tps", fmt.rate(1 / itl))
