@@ -189,6 +189,26 @@ def test_an_exception_shows_a_traceback_without_pyodide_frames(chapter) -> None:
     expect(page.locator("[data-rf-cell] .rf-output [data-stream=stderr]")).to_have_count(1)
 
 
+def test_the_editor_works_from_the_keyboard(chapter) -> None:
+    page, _ = chapter
+    cell = page.locator("[data-rf-cell]")
+    textarea = cell.locator("textarea")
+    textarea.fill("")
+    textarea.focus()
+    page.keyboard.type("for i in range(2):")
+    page.keyboard.press("Enter")  # keeps the indentation, one level more after a colon
+    page.keyboard.type("print(i * 21)")
+    assert textarea.input_value() == "for i in range(2):\n    print(i * 21)"
+    page.keyboard.press("Control+Enter")  # runs
+    expect(cell.locator(".rf-output")).to_have_text("0\n21\n", timeout=STEP_MS)
+    expect(cell).to_have_attribute("data-state", "ready", timeout=STEP_MS)
+    page.keyboard.press("Tab")  # indents: the editor keeps Tab ...
+    assert textarea.evaluate("element => element === document.activeElement")
+    page.keyboard.press("Escape")
+    page.keyboard.press("Tab")  # ... until Escape hands it back, so the keyboard is never trapped
+    assert not textarea.evaluate("element => element === document.activeElement")
+
+
 def stop_a_runaway_loop(page: object) -> None:
     """Start a loop that never ends after printing; check the print streamed; press Stop."""
     cell = page.locator("[data-rf-cell]")

@@ -98,6 +98,8 @@ async function boot({ indexURL, wheelURL, modules, interrupt: buffer }) {
   // packageBaseUrl: without it Pyodide would fall back to its CDN for anything it looks up.
   const loading = loadPyodide({ indexURL, packageBaseUrl: indexURL, stdout: () => {}, stderr: () => {} });
   pyodide = await Promise.race([loading, missingRuntimeFile(indexURL)]);
+  // A program that calls input() gets EOFError at once: a worker has no prompt() to wait on.
+  pyodide.setStdin({ error: true });
   const runtimeReady = performance.now();
   const loaded = await pyodide.loadPackage(wheelURL, { messageCallback: () => {}, errorCallback: () => {} });
   // loadPackage resolves with [] rather than failing when nothing was loaded.
