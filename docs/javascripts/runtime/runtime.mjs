@@ -116,7 +116,7 @@ class PythonRuntime extends EventTarget {
   receive(worker, data) {
     if (worker !== this.worker) return; // a message from a worker we already replaced
     if (data.type === "booted") {
-      this.timings = { ...data.timings, sincePageStart: performance.now() - this.startedAt };
+      this.timings = { ...data.timings, sinceStart: performance.now() - this.startedAt };
       this.setState("ready");
     } else if (data.type === "boot-failed") {
       this.fail(`Python could not start: ${data.message}`);
