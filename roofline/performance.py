@@ -198,26 +198,41 @@ def crossover_batch(hardware: Hardware, workload: Workload) -> float | None:
         # W/BW + B*cache = B*compute.
         weights_s = arch.weight_bytes(workload.model, workload.weight_precision) / hardware.bandwidth_bytes_per_s
         return weights_s / (per_user_compute - per_user_cache)
-    return _bisect_crossover(hardware, workload)
+    return _solve_crossover(hardware, workload)
 
 
-def _bisect_crossover(hardware: Hardware, workload: Workload) -> float:
-    """Root of the convex gap compute_s - memory_s, bracketed by doubling then halved to 1e-12."""
+def _solve_crossover(hardware: Hardware, workload: Workload) -> float:
+    """Root of the convex gap ``compute_s - memory_s``: bracketed by doubling the batch, then
+    narrowed by false position with the Illinois fix (a few steps instead of bisection's forty)."""
 
-    def gap(batch: float) -> float:
+    def gap(batch: float) -> tuple[float, float]:
         step = decode_pass(hardware, workload, batch)
-        return step.compute_s - step.memory_s
+        return step.compute_s - step.memory_s, step.memory_s
 
     low, high = 0.0, 1.0
-    while gap(high) < 0:
-        low, high = high, high * 2
-    while high - low > 1e-12 * high:
-        middle = (low + high) / 2
-        if gap(middle) < 0:
-            low = middle
+    gap_low, _ = gap(low)
+    gap_high, _ = gap(high)
+    while gap_high < 0:
+        low, gap_low = high, gap_high
+        high *= 2
+        gap_high, _ = gap(high)
+    kept = 0  # which end stayed put last time: -1 low, +1 high
+    for _ in range(200):
+        middle = (low * gap_high - high * gap_low) / (gap_high - gap_low)
+        gap_middle, memory_s = gap(middle)
+        if abs(gap_middle) <= 1e-13 * memory_s or high - low <= 1e-12 * high:
+            return middle
+        if gap_middle < 0:
+            low, gap_low = middle, gap_middle
+            if kept == 1:
+                gap_high /= 2  # Illinois: halve the stale end so it cannot stall convergence
+            kept = 1
         else:
-            high = middle
-    return high
+            high, gap_high = middle, gap_middle
+            if kept == -1:
+                gap_low /= 2
+            kept = -1
+    return middle
 
 
 @dataclass(frozen=True)
