@@ -25,16 +25,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import serve  # a sibling script
+from chromium import CHROMIUM_PATH, launch
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 CHAPTER = "chapters/prefill-vs-decode/"
 TIMEOUT_MS = 90_000
 COLD_REPEATS = 3
@@ -209,7 +201,7 @@ def measure(base: str) -> dict[str, object]:
 
     figures: dict[str, object] = {}
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        browser = launch(playwright)
         bench = Bench(browser, base)
         bare = [bench.bare_boot_ms() for _ in range(COLD_REPEATS)]
         cold = [bench.cold_click_ms() for _ in range(COLD_REPEATS)]
@@ -286,8 +278,8 @@ def report() -> dict[str, object]:
 
 
 def main() -> None:
-    if not Path(CHROMIUM).exists():
-        sys.exit(f"bench_browser: {CHROMIUM} is missing (apt-get install chromium)")
+    if not CHROMIUM_PATH.exists():
+        sys.exit(f"bench_browser: {CHROMIUM_PATH} is missing (apt-get install chromium)")
     report()
 
 

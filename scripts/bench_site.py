@@ -32,17 +32,11 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from chromium import launch  # a sibling script
+
 ROOT = Path(__file__).resolve().parent.parent
 CHAPTER = "chapters/prefill-vs-decode/"
 MODES = ("skip", "update", "rerender")
-BROWSER_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 
 
 def clean_build(mode: str, site: Path) -> float:
@@ -130,7 +124,7 @@ def bench_transfer(site: Path, quiet_ms: int = 3000) -> dict[str, Counter]:
     seen: list[tuple[str, int]] = []
     try:
         with sync_playwright() as playwright:
-            browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", args=BROWSER_ARGS)
+            browser = launch(playwright)
             page = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
 
             def finished(request) -> None:

@@ -13,17 +13,17 @@ data-rf-rendered), never on sleeps; the first Pyodide boot gets 60 s.
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import ModuleType
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import pytest
+from chromium import CHROMIUM_PATH, launch
+from support import load_script
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -31,36 +31,19 @@ playwright_sync = pytest.importorskip("playwright.sync_api")
 expect = playwright_sync.expect
 
 ROOT = Path(__file__).resolve().parent.parent
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 PROGRAM = ROOT / "docs" / "programs" / "h100_decode_prefill.py"
 CHAPTER = "chapters/prefill-vs-decode/"
 BOOT_MS = 60_000  # the first Pyodide boot: about 3 s here, far more on a loaded machine
 STEP_MS = 20_000  # anything after boot (a restart included)
 FIELDS = ("gpu", "model", "precision", "gpus", "users", "context")
 
-if not CHROMIUM.exists():
+if not CHROMIUM_PATH.exists():
     pytest.skip("Debian's chromium is not installed (.ci/run installs it)", allow_module_level=True)
 
 
-def _load(name: str, path: Path) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-serve = _load("serve", ROOT / "scripts" / "serve.py")
-calculator_view = _load("roofline_calculator", ROOT / "docs" / "javascripts" / "runtime" / "roofline_calculator.py")
+serve = load_script("serve", ROOT / "scripts" / "serve.py")
+RUNTIME = ROOT / "docs" / "javascripts" / "runtime"
+calculator_view = load_script("roofline_calculator", RUNTIME / "roofline_calculator.py")
 
 
 @dataclass
@@ -86,7 +69,7 @@ def site() -> Iterator[Site]:
 def browser() -> Iterator[object]:
     """Chromium for this module only: a sync Playwright session must end before another starts in this thread."""
     with playwright_sync.sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        launched = launch(playwright)
         yield launched
         launched.close()
 

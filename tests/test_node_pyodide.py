@@ -9,7 +9,6 @@ a mixture-of-experts and a latent-attention model, so every formula runs.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import shutil
 import subprocess
@@ -17,6 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from support import load_script
 
 pytestmark = [pytest.mark.node, pytest.mark.slow]
 
@@ -47,15 +47,6 @@ VIEWS = [
 ]
 
 
-def _load(name: str, path: Path):
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.fixture(scope="module")
 def node() -> str:
     found = shutil.which("node")
@@ -69,8 +60,8 @@ def node() -> str:
 def test_pyodide_under_node_matches_cpython(node: str, tmp_path: Path) -> None:
     from roofline import estimate
 
-    build_wheel = _load("build_wheel", ROOT / "scripts" / "build_wheel.py")
-    calculator = _load("roofline_calculator", RUNTIME / "roofline_calculator.py")
+    build_wheel = load_script("build_wheel", ROOT / "scripts" / "build_wheel.py")
+    calculator = load_script("roofline_calculator", RUNTIME / "roofline_calculator.py")
     program_output = subprocess.run(
         [sys.executable, str(PROGRAM)], capture_output=True, text=True, check=True, cwd=ROOT
     ).stdout

@@ -4,31 +4,21 @@ calculator's view and the server's headers. Fast checks in CPython, no browser.
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 import urllib.request
 import zipfile
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+from support import load_script
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _load(name: str, path: Path) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-build_wheel = _load("build_wheel", ROOT / "scripts" / "build_wheel.py")
-serve = _load("serve", ROOT / "scripts" / "serve.py")
-calculator = _load("roofline_calculator", ROOT / "docs" / "javascripts" / "runtime" / "roofline_calculator.py")
+build_wheel = load_script("build_wheel", ROOT / "scripts" / "build_wheel.py")
+serve = load_script("serve", ROOT / "scripts" / "serve.py")
+calculator = load_script("roofline_calculator", ROOT / "docs" / "javascripts" / "runtime" / "roofline_calculator.py")
 
 
 # ---- The wheel -----------------------------------------------------------------------------------
@@ -74,7 +64,7 @@ def test_the_source_digest_follows_the_package(tmp_path: Path) -> None:
 
 @pytest.fixture(scope="module")
 def hook() -> ModuleType:
-    module = _load("runtime_hook", ROOT / "hooks" / "runtime.py")
+    module = load_script("runtime_hook", ROOT / "hooks" / "runtime.py")
     module.on_config(None)
     return module
 

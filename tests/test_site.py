@@ -147,9 +147,20 @@ def test_self_check_answers_are_collapsible_and_computed(chapter):
 def test_chapter_covers_the_required_topics(chapter):
     text = text_of(chapter).lower()
     for phrase in (
-        "what you will learn", "letter", "time to first token", "time per output token", "onions", "saffron",
-        "compute-bound", "memory-bound", "ceilings", "why batching helps", "kv cache", "continuous batching",
-        "self-check", "lightly loaded gpu",
+        "what you will learn",
+        "letter",
+        "time to first token",
+        "time per output token",
+        "onions",
+        "saffron",
+        "compute-bound",
+        "memory-bound",
+        "ceilings",
+        "why batching helps",
+        "kv cache",
+        "continuous batching",
+        "self-check",
+        "lightly loaded gpu",
     ):
         assert phrase in text, phrase
 
@@ -206,11 +217,28 @@ def test_reference_pages_list_every_spec_with_its_source(site):
 def test_formulas_page_names_every_formula_function(site):
     text = text_of(page(site, "reference/formulas"))
     for name in (
-        "swiglu_parameters", "attention_parameters", "embedding_parameters", "expert_parameters", "moe_layers",
-        "always_used_parameters", "total_parameters", "active_parameters", "expected_distinct_experts",
-        "parameters_read", "weight_bytes", "kv_cache_bytes_per_token", "attention_flops_per_cached_token",
-        "decode_flops_per_token", "prefill_attention_flops", "decode_step", "prefill_pass",
-        "simple_crossover_batch", "crossover_batch", "memory_use", "gpus_to_fit", "bytes_per_value",
+        "swiglu_parameters",
+        "attention_parameters",
+        "embedding_parameters",
+        "expert_parameters",
+        "moe_layers",
+        "always_used_parameters",
+        "total_parameters",
+        "active_parameters",
+        "expected_distinct_experts",
+        "parameters_read",
+        "weight_bytes",
+        "kv_cache_bytes_per_token",
+        "attention_flops_per_cached_token",
+        "decode_flops_per_token",
+        "prefill_attention_flops",
+        "decode_step",
+        "prefill_pass",
+        "simple_crossover_batch",
+        "crossover_batch",
+        "memory_use",
+        "gpus_to_fit",
+        "bytes_per_value",
     ):
         assert name in text, name
 

@@ -19,26 +19,18 @@ from typing import ClassVar
 from urllib.parse import urlsplit
 
 import pytest
+from chromium import CHROMIUM_PATH, launch
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 playwright_sync = pytest.importorskip("playwright.sync_api")
 expect = playwright_sync.expect
 
 ROOT = Path(__file__).resolve().parent.parent
-CHROMIUM = Path("/usr/bin/chromium")
-ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 CHAPTER = "chapters/prefill-vs-decode/"
 CHARTS = ".roofline-chart"
 WAIT_MS = 30_000
 
-if not CHROMIUM.exists():
+if not CHROMIUM_PATH.exists():
     pytest.skip("Debian's chromium is not installed (.ci/run installs it)", allow_module_level=True)
 
 
@@ -82,7 +74,7 @@ def in_chromium(base: str, body: Callable[[Callable[..., object]], None]) -> Non
     def run() -> None:
         try:
             with playwright_sync.sync_playwright() as playwright:
-                browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+                browser = launch(playwright)
                 urls: list[str] = []
 
                 def visit(path: str = CHAPTER, **options: object):
@@ -122,7 +114,7 @@ def test_charts_turn_interactive_with_tooltips_and_no_actions_menu(base):
         expect(page.locator(f'{CHARTS}[data-state="interactive"]')).to_have_count(4, timeout=WAIT_MS)
         assert page.locator(".vega-embed .vega-actions, .vega-embed details").count() == 0
         assert page.locator(f"{CHARTS} img").first.is_hidden()  # the static SVG steps aside
-        bar = page.locator('#figure-decode-by-precision .roofline-chart__view svg .mark-rect path').first
+        bar = page.locator("#figure-decode-by-precision .roofline-chart__view svg .mark-rect path").first
         bar.scroll_into_view_if_needed()
         bar.hover()
         tooltip = page.locator("#vg-tooltip-element")

@@ -24,8 +24,8 @@
 import altair as alt
 
 import roofline
-from roofline.sweep import gpus_to_fit
 from roofline import formatting as fmt
+from roofline.sweep import gpus_to_fit
 
 alt.renderers.enable("svg")
 specs = roofline.load_specs()
