@@ -1,0 +1,19 @@
+"""The lint rules documented in pyproject.toml hold for every Python file in the repository."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.mark.slow
+def test_ruff_finds_nothing() -> None:
+    ruff = Path(sys.executable).with_name("ruff")
+    paths = ["roofline", "scripts", "tests", "hooks", "docs"]
+    done = subprocess.run([str(ruff), "check", *paths], cwd=ROOT, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
