@@ -105,5 +105,6 @@ def decode_prefill_table(rows: Iterable[DecodePrefillRow]) -> Table:
                 fmt.milliseconds(estimate.prefill.seconds).removesuffix(" ms"),
             )
         )
-    header = ("Model", "Weights", "Size", "GPUs", "Decode tokens/s", f"Prefill ms ({prompt:,} tokens)")
+    # Short headers: the text form must fit the Run cell's output box without scrolling.
+    header = ("Model", "Weights", "Size", "GPUs", "Decode tok/s", f"Prefill ms ({prompt:,} tok)")
     return Table(header, tuple(cells))

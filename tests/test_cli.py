@@ -64,7 +64,7 @@ def test_list_gpus_models_precisions(capsys: pytest.CaptureFixture[str]) -> None
 def test_table_markdown_has_every_model_and_precision(capsys: pytest.CaptureFixture[str]) -> None:
     out = run(capsys, "table")
     lines = out.splitlines()
-    assert lines[0] == "| Model | Weights | Size | GPUs | Decode tokens/s | Prefill ms (2,000 tokens) |"
+    assert lines[0] == "| Model | Weights | Size | GPUs | Decode tok/s | Prefill ms (2,000 tok) |"
     assert len(lines) == 2 + len(builtin_specs().models) * 3
     assert "| Llama 3.1 8B | bf16 | 16.1 GB | 1 | 209 | 33.5 |" in lines
     assert "| Llama 3.1 70B | bf16 | 141.1 GB | 2 | 47 | 145.3 |" in lines
