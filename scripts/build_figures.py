@@ -9,7 +9,8 @@ starting with a line that says it is generated:
   figures/NAME.vl.json, NAME.svg      the four charts: Vega-Lite spec and static SVG
   figures/figure-NAME.md              the Markdown that embeds each chart ({{ md.NAME }})
 Deterministic; writes only files whose bytes change, each atomically; a bad
-spec exits 1 with the package's one-line error and leaves figures/ as it was.
+spec exits 2 with the package's one-line error (as `roofline validate` does) and
+leaves figures/ as it was.
 
 Run:  python scripts/build_figures.py            regenerate (what `make figures` does)
       python scripts/build_figures.py --check    exit 1 if figures/ differs from a fresh run
@@ -54,8 +55,8 @@ def main(argv: list[str] | None = None) -> int:
         print(generate(args.root, rerender=args.rerender).summary())
         return 0
     except roofline.SpecError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 1
+        print(f"build_figures.py: error: {error}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -221,3 +221,23 @@ def test_build_figures_check_mode_passes():
         [sys.executable, str(ROOT / "scripts" / "build_figures.py"), "--check"], capture_output=True, text=True
     )
     assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.slow
+def test_build_figures_script_reports_a_bad_spec_in_one_line_and_exits_2(tmp_path):
+    import subprocess
+
+    root = copy_inputs(tmp_path)
+    models = root / "roofline" / "data" / "models.toml"
+    models.write_text(models.read_text().replace("layers = 32", "layers = 0", 1))
+    before = {path.name: path.read_bytes() for path in (root / "figures").iterdir()}
+    script = ROOT / "scripts" / "build_figures.py"
+    done = subprocess.run(
+        [sys.executable, str(script), "--root", str(root)], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 2
+    assert done.stderr == (
+        'build_figures.py: error: roofline/data/models.toml: [model."llama-3.1-8b"]:'
+        " field 'layers': must be at least 1, got 0\n"
+    )
+    assert {path.name: path.read_bytes() for path in (root / "figures").iterdir()} == before
