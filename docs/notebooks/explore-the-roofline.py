@@ -25,7 +25,6 @@ import altair as alt
 
 import roofline
 from roofline import formatting as fmt
-from roofline.sweep import gpus_to_fit
 
 alt.renderers.enable("svg")
 specs = roofline.load_specs()
@@ -78,7 +77,7 @@ alt.Chart(alt.Data(values=rows)).mark_line(point=True).encode(
 ceilings = []
 for gpu in specs.gpus.values():
     workload = roofline.Workload(model)
-    count = gpus_to_fit(roofline.Hardware(gpu), workload)
+    count = roofline.gpus_to_fit(roofline.Hardware(gpu), workload)
     estimate = roofline.evaluate(roofline.Hardware(gpu, count), workload)
     ceilings.append({"gpu": f"{gpu.name} × {count}", "tokens/s": estimate.decode_tokens_per_s_per_user})
 
