@@ -9,7 +9,6 @@ since both come from ``roofline.sweep``.
 from __future__ import annotations
 
 import html
-import importlib.util
 import re
 import subprocess
 import sys
@@ -17,6 +16,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from support import load_script
 
 ROOT = Path(__file__).resolve().parent.parent
 PROGRAM = ROOT / "docs" / "programs" / "h100_decode_prefill.py"
@@ -81,11 +81,7 @@ class _Textarea(HTMLParser):
 
 def test_the_cell_shows_the_file_exactly() -> None:
     """What the reader sees and edits is the file byte for byte (HTML drops the newline after <textarea>)."""
-    spec = importlib.util.spec_from_file_location("runtime_markup", ROOT / "hooks" / "runtime_markup.py")
-    assert spec and spec.loader
-    markup = importlib.util.module_from_spec(spec)
-    sys.modules["runtime_markup"] = markup
-    spec.loader.exec_module(markup)
+    markup = load_script("runtime_markup", ROOT / "hooks" / "runtime_markup.py")
     source = PROGRAM.read_text(encoding="utf-8")
     cell = markup.run_cell(source, PROGRAM.name, markup.RuntimeLinks(wheel="w.whl", version="v"))
     parser = _Textarea()
