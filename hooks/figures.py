@@ -2,7 +2,8 @@
 
 - on_config:       regenerate figures/ (a bad spec stops the build with the package's one-line error);
 - on_files:        serve the charts (figures/*.svg, *.vl.json) and the vendored Vega/KaTeX files;
-- on_page_markdown: expand {{ n.NAME }} and {{ md.NAME }} in Markdown pages;
+- on_page_markdown: expand {{ n.NAME }}, {{ md.NAME }} and {{ fig.NAME }} in Markdown pages
+                   (values per page, figures lettered in reading order; see sitegen/shortcodes.py);
 - on_page_content: drop the CDN scripts mkdocs-jupyter writes into notebook pages;
 - on_serve:        make `mkdocs serve` rebuild when a spec file or the generator changes.
 
@@ -57,6 +58,7 @@ def on_config(config: Any) -> None:
         os.environ["JUPYTER_CONFIG_PATH"] = os.pathsep.join(entries)
     generator = _load_generator()
     from sitegen.generate import generate
+    from sitegen.page import PageModuleError
     from sitegen.shortcodes import Shortcodes
     from sitegen.vendor import vendor_files
 
@@ -70,7 +72,7 @@ def on_config(config: Any) -> None:
     if mode != "skip":
         try:
             run = generate(ROOT, rerender=mode == "rerender")
-        except SpecError as error:
+        except (SpecError, PageModuleError) as error:
             # The package's own one-line message, as `roofline validate` prints it.
             raise PluginError(str(error)) from None
         log.info(run.summary())
@@ -97,7 +99,7 @@ def on_page_markdown(markdown: str, page: Any, config: Any, files: Files) -> str
     from sitegen.shortcodes import ShortcodeError
 
     try:
-        return _state["shortcodes"].expand(markdown, where=f"docs/{page.file.src_uri}")
+        return _state["shortcodes"].expand(markdown, page=page.file.src_uri)
     except ShortcodeError as error:
         raise PluginError(str(error)) from None
 

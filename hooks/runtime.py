@@ -1,20 +1,27 @@
-"""MkDocs hook for the in-page Python runtime: the Press Run cell and the calculator.
+"""MkDocs hook for the in-page Python runtime: Run cells and calculators, on any page.
 
 - on_config:       build the package's pure wheel (scripts/build_wheel.py; cached by
-                   source digest) and compute the calculator's defaults with the package.
+                   source digest).
 - on_files:        serve the wheel and Pyodide's runtime files (from node_modules,
                    pinned by package-lock.json) under ``assets/runtime/``.
-- on_page_content: replace ``<!-- roofline:run-cell -->`` and ``<!-- roofline:calculator -->``
-                   with the widgets. The chapter must hold both, or the build fails.
+- on_page_content: replace each marker line with its widget:
 
-The Run cell shows ``docs/programs/h100_decode_prefill.py`` exactly as committed;
-the browser runs that text, and ``tests/test_program.py`` runs the same file.
+    <!-- roofline:run-cell programs/NAME.py -->   a Run cell showing docs/programs/NAME.py
+    <!-- roofline:calculator NAME -->            the calculator docs/calculators/NAME.py
+
+A page may hold any number of Run cells and calculators (each calculator once).
+A marker that names a missing program or calculator stops the build with one
+line naming the page and the marker. A cell shows its program exactly as
+committed; the browser runs that text, and ``tests/test_program.py`` runs the
+same file. A calculator's first paint is its view of its defaults, computed here
+with the package in CPython; see ``docs/calculators/`` for what a calculator holds.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import logging
+import re
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -25,14 +32,17 @@ from mkdocs.structure.files import File, Files
 from mkdocs.utils import get_relative_url
 
 ROOT = Path(__file__).resolve().parent.parent
-CHAPTER = "chapters/prefill-vs-decode.md"
-PROGRAM = ROOT / "docs" / "programs" / "h100_decode_prefill.py"
-CALCULATOR_MODULE = ROOT / "docs" / "javascripts" / "runtime" / "roofline_calculator.py"
+DOCS = ROOT / "docs"
 PYODIDE = ROOT / "node_modules" / "pyodide"
 #: What Pyodide needs to boot, and nothing else (the npm package also holds maps and typings).
 PYODIDE_FILES = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json")
 RUNTIME_DIR = "assets/runtime"
-MARKERS = {"run-cell": "<!-- roofline:run-cell -->", "calculator": "<!-- roofline:calculator -->"}
+#: Where calculators live, relative to docs/ (the site serves them there too, for the worker).
+CALCULATORS_DIR = "calculators"
+#: A marker: the widget kind, then its argument. Matched on the page's HTML, where comments pass through.
+MARKER = re.compile(r"<!--\s*roofline:(?P<kind>[\w-]+)(?P<argument>[^>]*?)\s*-->")
+KINDS = ("run-cell", "calculator")
+CALCULATOR_NAME = re.compile(r"[a-z][a-z0-9_]*")
 
 log = logging.getLogger("mkdocs.hooks.runtime")
 _state: dict[str, Any] = {}
@@ -61,15 +71,13 @@ def on_config(config: Any) -> None:
     missing = [name for name in PYODIDE_FILES if not (PYODIDE / name).is_file()]
     if missing:
         raise PluginError(f"node_modules/pyodide lacks {', '.join(missing)}; run `make setup` (npm ci)")
-    calculator = _load("roofline_calculator", CALCULATOR_MODULE)
-    options = calculator.form_options()
+    _state.clear()
     _state.update(
         wheel=wheel,
         wheel_uri=f"{RUNTIME_DIR}/wheels/{digest}/{wheel.name}",
         version=digest,
-        options=options,
-        initial=calculator.view(**options["defaults"]),
-        program=PROGRAM.read_text(encoding="utf-8"),
+        docs=Path(config["docs_dir"]) if config else DOCS,
+        calculators={},  # name -> (form, initial view), computed once per build
     )
     log.info("runtime: %s, Pyodide from node_modules", _state["wheel_uri"])
 
@@ -79,30 +87,78 @@ def on_files(files: Files, config: Any) -> Files:
     served.update({f"{RUNTIME_DIR}/pyodide/{name}": PYODIDE / name for name in PYODIDE_FILES})
     for uri, path in served.items():
         files.append(File.generated(config, uri, abs_src_path=str(path)))
-    if files.get_file_from_path(CHAPTER) is None:
-        raise PluginError(f"runtime hook: docs/{CHAPTER} is missing; it holds the Run cell and the calculator")
     return files
 
 
+class MarkerError(PluginError):
+    """A marker the build cannot turn into a widget; the message is one line naming page and marker."""
+
+
+def _program(argument: str, docs: Path) -> tuple[str, str]:
+    """``programs/NAME.py`` -> (its text, its path relative to docs/); raises ValueError saying what is wrong."""
+    if not argument:
+        raise ValueError("names no program; write <!-- roofline:run-cell programs/NAME.py -->")
+    relative = Path(argument)
+    path = (docs / relative).resolve()
+    if relative.is_absolute() or relative.suffix != ".py" or not path.is_relative_to(docs.resolve()):
+        raise ValueError("must name a .py file by its path under docs/, such as programs/NAME.py")
+    if not path.is_file():
+        raise ValueError(f"names a missing program: docs/{argument} does not exist")
+    return path.read_text(encoding="utf-8"), relative.as_posix()
+
+
+def _calculator(argument: str, docs: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A calculator's form and its view of the defaults; raises ValueError saying what is wrong."""
+    if not CALCULATOR_NAME.fullmatch(argument):
+        raise ValueError("needs the calculator's name, such as decode_speed (docs/calculators/NAME.py)")
+    cached = _state["calculators"].get(argument)
+    if cached:
+        return cached
+    path = docs / CALCULATORS_DIR / f"{argument}.py"
+    if not path.is_file():
+        known = sorted(p.stem for p in (docs / CALCULATORS_DIR).glob("*.py") if not p.stem.startswith("_"))
+        raise ValueError(
+            f"names a missing calculator: docs/{CALCULATORS_DIR}/{argument}.py does not exist"
+            f" (calculators: {', '.join(known) or 'none'})"
+        )
+    module = _load(f"roofline_calculator_{argument}", path)
+    form = runtime_markup.check_form(module.form())
+    initial = module.view(**{field["name"]: field["default"] for field in form["fields"]})
+    _state["calculators"][argument] = form, initial
+    return form, initial
+
+
 def replace_markers(html: str, page_uri: str, page_url: str) -> str:
-    """``html`` with each marker replaced by its widget; the chapter must contain both markers."""
+    """``html`` with each marker replaced by its widget; a bad marker raises MarkerError."""
     links = runtime_markup.RuntimeLinks(
         wheel=get_relative_url(_state["wheel_uri"], page_url),
         version=_state["version"],
     )
-    widgets = {
-        "run-cell": lambda: runtime_markup.run_cell(_state["program"], PROGRAM.name, links),
-        "calculator": lambda: runtime_markup.calculator(_state["options"], _state["initial"], links),
-    }
-    for name, marker in MARKERS.items():
-        count = html.count(marker)
-        if count == 0 and page_uri == CHAPTER:
-            raise PluginError(f"runtime hook: docs/{CHAPTER} lacks the marker line {marker}")
-        if count > 1:
-            raise PluginError(f"runtime hook: docs/{page_uri} has {marker} {count} times; one widget per page")
-        if count:
-            html = html.replace(marker, widgets[name]())
-    return html
+    docs: Path = _state["docs"]
+    seen: set[str] = set()
+    count = 0
+
+    def widget(match: re.Match[str]) -> str:
+        nonlocal count
+        kind, argument = match.group("kind"), match.group("argument").strip()
+        where = f"runtime hook: docs/{page_uri}: {match.group(0)}"
+        try:
+            if kind == "run-cell":
+                source, relative = _program(argument, docs)
+                count += 1
+                return runtime_markup.run_cell(source, Path(relative).name, links, index=count)
+            if kind == "calculator":
+                if argument in seen:
+                    raise ValueError("appears twice on the page; each calculator once (its inputs live in the URL)")
+                seen.add(argument)
+                form, initial = _calculator(argument, docs)
+                module_url = get_relative_url(f"{CALCULATORS_DIR}/{argument}.py", page_url)
+                return runtime_markup.calculator(argument, form, initial, links, module_url)
+            raise ValueError(f"is not a widget (use {' or '.join(KINDS)})")
+        except ValueError as error:
+            raise MarkerError(f"{where} {error}") from None
+
+    return MARKER.sub(widget, html)
 
 
 def on_page_content(html: str, page: Any, config: Any, files: Files) -> str:

@@ -1,8 +1,10 @@
-"""HTML for the two in-page widgets: the Press Run cell and the calculator.
+"""HTML for the in-page widgets: Run cells and calculators.
 
 Used by ``hooks/runtime.py``. The markup works before and without JavaScript: the
-cell shows its program in a plain textarea, the calculator shows the answer for
-its default inputs as computed at build time. The scripts in
+cell shows its program in a plain textarea, a calculator shows the answer for
+its default inputs as computed at build time. A calculator's markup comes from
+its declared form (fields, outputs, an optional chart), so a new calculator
+needs no new JavaScript or HTML. The scripts in
 ``docs/javascripts/runtime/`` find the widgets by their ``data-rf-*`` attributes
 (data attributes, not inline scripts: Material's instant navigation re-creates
 inline scripts without their type).
@@ -27,9 +29,10 @@ class RuntimeLinks:
         return f'data-rf-wheel="{html.escape(self.wheel)}" data-rf-version="{html.escape(self.version)}"'
 
 
-def run_cell(source: str, filename: str, links: RuntimeLinks) -> str:
-    """The Run cell for the program ``source``, shown under ``filename``."""
+def run_cell(source: str, filename: str, links: RuntimeLinks, index: int = 1) -> str:
+    """The Run cell for the program ``source``, shown under ``filename``; ``index`` keeps its ids unique on the page."""
     lines = source.count("\n") + 1
+    help_id = f"rf-cell-help-{index}"
     return f"""<div class="rf-cell" data-rf-cell data-rf-filename="{html.escape(filename)}" {links.attributes()}>
 <div class="rf-cell__bar">
 <span class="rf-cell__file">{html.escape(filename)}</span>
@@ -41,89 +44,117 @@ def run_cell(source: str, filename: str, links: RuntimeLinks) -> str:
 <div class="rf-editor">
 <div class="rf-editor__highlight" aria-hidden="true"></div>
 <textarea rows="{lines}" wrap="off" spellcheck="false" autocapitalize="off" autocomplete="off" autocorrect="off" \
-aria-label="Python program, editable" aria-describedby="rf-cell-help">
+aria-label="Python program, editable" aria-describedby="{help_id}">
 {html.escape(source)}</textarea>
 </div>
-<p class="rf-cell__help" id="rf-cell-help">Edit the program, then press Run or Ctrl+Enter. It runs in your browser. \
-Tab indents; press Esc, then Tab, to leave the editor.</p>
+<p class="rf-cell__help" id="{help_id}">Edit the program, then press Run or Ctrl+Enter. It runs in your browser. \
+Tab indents; press Esc, then Tab, to leave the editor. Reset brings back the program and a fresh Python.</p>
 <p class="rf-status" role="status"></p>
 <pre class="rf-output" role="log" aria-live="polite" aria-label="Output" tabindex="0" \
 data-placeholder="Press Run: the output appears here."></pre>
 </div>"""
 
 
-def _select(name: str, label: str, choices: list[tuple[str, str]], default: str, *, wide: bool = False) -> str:
+class FormError(ValueError):
+    """A calculator's declared form that the page could not show."""
+
+
+def check_form(form: dict[str, Any]) -> dict[str, Any]:
+    """``form`` if it is a valid declaration (see docs/calculators/), else FormError saying what is wrong.
+
+    A form is ``{"title", "legend", "fields": [...], "outputs": [...], "chart"?: {"caption"}}``.
+    A field is a choice (``choices``: [[value, text], ...]) or a whole number (``min``, ``max``),
+    with ``name``, ``label`` and ``default``; an output is ``{"name", "label", "bar"?}``.
+    """
+    for key in ("title", "legend", "fields", "outputs"):
+        if key not in form:
+            raise FormError(f"the form has no {key!r}")
+    names = set()
+    for field in form["fields"]:
+        missing = [key for key in ("name", "label", "default") if key not in field]
+        if missing:
+            raise FormError(f"field {field.get('name', '?')!r} lacks {', '.join(missing)}")
+        if field["name"] in names:
+            raise FormError(f"field {field['name']!r} appears twice")
+        names.add(field["name"])
+        if "choices" in field:
+            if field["default"] not in [value for value, _ in field["choices"]]:
+                raise FormError(f"field {field['name']!r}: default {field['default']!r} is not one of its choices")
+        elif not ("min" in field and "max" in field and field["min"] <= field["default"] <= field["max"]):
+            raise FormError(f"field {field['name']!r} needs choices, or min <= default <= max")
+    return form
+
+
+def _select(field_id: str, field: dict[str, Any]) -> str:
     options = "".join(
-        f'<option value="{html.escape(value)}"{" selected" if value == default else ""}>{html.escape(text)}</option>'
-        for value, text in choices
+        f'<option value="{html.escape(str(value))}"{" selected" if value == field["default"] else ""}>'
+        f"{html.escape(text)}</option>"
+        for value, text in field["choices"]
     )
     return (
-        f'<div class="rf-field{" rf-field--wide" if wide else ""}"><label for="rf-calc-{name}">{label}</label>'
-        f'<select id="rf-calc-{name}" name="{name}">{options}</select></div>'
+        f'<div class="rf-field{" rf-field--wide" if field.get("wide") else ""}">'
+        f'<label for="{field_id}">{html.escape(field["label"])}</label>'
+        f'<select id="{field_id}" name="{html.escape(field["name"])}">{options}</select></div>'
     )
 
 
-def _number(name: str, label: str, default: int, bounds: list[int]) -> str:
-    low, high = bounds
+def _number(field_id: str, field: dict[str, Any]) -> str:
     return (
-        f'<div class="rf-field"><label for="rf-calc-{name}">{label}</label>'
-        f'<input id="rf-calc-{name}" name="{name}" type="number" inputmode="numeric" step="1" min="{low}" max="{high}"'
-        f' value="{default}" required aria-describedby="rf-calc-{name}-error">'
-        f'<span class="rf-field__error" id="rf-calc-{name}-error" aria-live="polite"></span></div>'
+        f'<div class="rf-field"><label for="{field_id}">{html.escape(field["label"])}</label>'
+        f'<input id="{field_id}" name="{html.escape(field["name"])}" type="number" inputmode="numeric" step="1"'
+        f' min="{field["min"]}" max="{field["max"]}" value="{field["default"]}" required'
+        f' aria-describedby="{field_id}-error">'
+        f'<span class="rf-field__error" id="{field_id}-error" aria-live="polite"></span></div>'
     )
 
 
-def _output(name: str, label: str, value: str, extra: str = "") -> str:
-    return f'<div><dt>{label}</dt><dd data-rf-out="{name}">{html.escape(value)}</dd>{extra}</div>'
+def _output(output: dict[str, Any], initial: dict[str, Any]) -> str:
+    name = output["name"]
+    extra = ""
+    if output.get("bar"):
+        share = max(0.0, min(float(initial[output["bar"]]), 1.0)) * 100
+        extra = (
+            f'<span class="rf-calc__bar" data-rf-bar="{html.escape(output["bar"])}" aria-hidden="true">'
+            f'<span style="width:{share:.1f}%"></span></span>'
+        )
+    return (
+        f"<div><dt>{html.escape(output['label'])}</dt>"
+        f'<dd data-rf-out="{html.escape(name)}">{html.escape(str(initial[name]))}</dd>{extra}</div>'
+    )
 
 
 def _json_attribute(value: Any) -> str:
     return html.escape(json.dumps(value, separators=(",", ":"), ensure_ascii=False), quote=True)
 
 
-def calculator(options: dict[str, Any], initial: dict[str, Any], links: RuntimeLinks) -> str:
-    """The calculator form, its outputs filled with ``initial`` (the view of the default inputs)."""
-    defaults, limits = options["defaults"], options["limits"]
-    share = min(initial["memory_share"], 1.0) * 100
+def calculator(name: str, form: dict[str, Any], initial: dict[str, Any], links: RuntimeLinks, module: str) -> str:
+    """The calculator ``name``: its declared form, its outputs filled with ``initial`` (the view of the defaults).
+
+    ``module`` is the URL of its Python view module, relative to the page; the worker imports it.
+    """
+    prefix = f"rf-{name}"
+    defaults = {field["name"]: field["default"] for field in form["fields"]}
     controls = "".join(
-        [
-            _select("gpu", "GPU", options["gpu"], defaults["gpu"], wide=True),
-            _select("model", "Model", options["model"], defaults["model"], wide=True),
-            _select("precision", "Weight precision", options["precision"], defaults["precision"]),
-            _number("gpus", "GPUs", defaults["gpus"], limits["gpus"]),
-            _number("users", "Users", defaults["users"], limits["users"]),
-            _number("context", "Context (tokens)", defaults["context"], limits["context"]),
-        ]
+        (_select if "choices" in field else _number)(f"{prefix}-{field['name']}", field) for field in form["fields"]
     )
-    outputs = "".join(
-        [
-            _output("per_user", "Tokens/s for each user", initial["per_user"]),
-            _output("total", "Tokens/s for all users", initial["total"]),
-            _output("weights", "Weights", initial["weights"]),
-            _output("hardware", "GPUs", initial["hardware"]),
-            _output(
-                "memory",
-                "Memory in use",
-                initial["memory"],
-                f'<span class="rf-calc__bar" aria-hidden="true"><span style="width:{share:.1f}%"></span></span>',
-            ),
-            _output("bound", "Decode is", initial["bound"]),
-        ]
-    )
-    verdict = "Fits in memory" if initial["fits"] else "Does not fit"
-    return f"""<form class="rf-calc" data-rf-calc data-state="static" data-fits="{str(initial["fits"]).lower()}" \
-{links.attributes()} data-rf-defaults="{_json_attribute(defaults)}" data-rf-initial="{_json_attribute(initial)}" \
-aria-labelledby="rf-calc-title" novalidate>
-<p class="rf-calc__title" id="rf-calc-title"><strong>How fast can a GPU generate tokens?</strong></p>
-<fieldset><legend>Deployment</legend>{controls}</fieldset>
+    outputs = "".join(_output(output, initial) for output in form["outputs"])
+    chart = ""
+    if form.get("chart"):
+        chart = (
+            f'<figure class="rf-calc__chart"><div data-rf-chart></div>'
+            f"<figcaption>{html.escape(form['chart']['caption'])}</figcaption></figure>"
+        )
+    return f"""<form class="rf-calc" data-rf-calc="{html.escape(name)}" data-state="static" \
+data-fits="{str(bool(initial.get("fits", True))).lower()}" {links.attributes()} \
+data-rf-module="{html.escape(module)}" data-rf-defaults="{_json_attribute(defaults)}" \
+data-rf-initial="{_json_attribute(initial)}" aria-labelledby="{prefix}-title" novalidate>
+<p class="rf-calc__title" id="{prefix}-title"><strong>{html.escape(form["title"])}</strong></p>
+<fieldset><legend>{html.escape(form["legend"])}</legend>{controls}</fieldset>
 <p class="rf-calc__note" role="status" hidden></p>
 <div class="rf-calc__results">
-<p class="rf-calc__verdict" data-rf-out="verdict">{verdict}</p>
+<p class="rf-calc__verdict" data-rf-out="verdict">{html.escape(str(initial.get("verdict", "")))}</p>
 <dl>{outputs}</dl>
-<p class="rf-calc__explain" data-rf-out="explain">{html.escape(initial["explain"])}</p>
+<p class="rf-calc__explain" data-rf-out="explain">{html.escape(str(initial.get("explain", "")))}</p>
 <p class="rf-calc__summary rf-visually-hidden" aria-live="polite"></p>
 </div>
-<figure class="rf-calc__chart"><div data-rf-chart></div>
-<figcaption>Decode tokens/s for each user and for all users together, as more users share each step \
-(both axes logarithmic). Computed by the roofline package in your browser.</figcaption></figure>
-</form>"""
+{chart}</form>"""

@@ -21,9 +21,12 @@ from .estimate import estimate
 from .loader import SpecSet, load_specs, read_spec_file
 from .precisions import BYTES_PER_VALUE, DEFAULT_COMPUTE_PRECISION, PRECISIONS
 from .report import text_report
-from .sweep import CHAPTER_PRECISIONS, CHAPTER_PROMPT_TOKENS, Table, decode_prefill_rows, decode_prefill_table
+from .sweep import Table, decode_prefill_rows, decode_prefill_table
 
 EXIT_BAD_INPUT = 2
+#: `roofline table`'s defaults: 16, 8 and 4-bit weights and a 2,000-token prompt (the first chapter's choice too).
+TABLE_PRECISIONS = ("bf16", "fp8", "int4")
+TABLE_PROMPT_TOKENS = 2000
 
 
 class _Parser(argparse.ArgumentParser):
@@ -114,10 +117,10 @@ def build_parser() -> argparse.ArgumentParser:
     table.add_argument(
         "--precisions",
         type=_precision_list,
-        default=CHAPTER_PRECISIONS,
+        default=TABLE_PRECISIONS,
         help="comma-separated weight precisions (default bf16,fp8,int4)",
     )
-    table.add_argument("--prompt", type=_whole_number(1), default=CHAPTER_PROMPT_TOKENS, help="prompt tokens")
+    table.add_argument("--prompt", type=_whole_number(1), default=TABLE_PROMPT_TOKENS, help="prompt tokens")
     table.add_argument("--format", choices=("markdown", "csv", "text"), default="markdown")
     _add_specs_option(table)
     return parser
@@ -198,7 +201,7 @@ def _run_table(args: argparse.Namespace, specs: SpecSet) -> str:
     _check_id("--gpu", specs.gpu, args.gpu)
     for model_id in args.models or ():
         _check_id("--model", specs.model, model_id)
-    rows = decode_prefill_rows(specs, args.gpu, args.models, args.precisions, args.prompt)
+    rows = decode_prefill_rows(specs, args.gpu, args.models, precisions=args.precisions, prompt=args.prompt)
     table = decode_prefill_table(rows)
     return {"markdown": table.markdown, "csv": table.csv, "text": table.text}[args.format]()
 

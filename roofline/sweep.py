@@ -1,7 +1,8 @@
 """Grids of estimates, and the tables made from them (Markdown or CSV).
 
 The chapter's H100 table, the CLI's ``roofline table`` and the Press Run program
-all come from ``decode_prefill_table``, so they cannot disagree.
+all come from ``decode_prefill_table``, so they cannot disagree. Which precisions
+and prompt length a table shows is the caller's choice: the package names none.
 """
 
 from __future__ import annotations
@@ -15,10 +16,6 @@ from . import formatting as fmt
 from .estimate import Estimate, evaluate
 from .loader import SpecSet
 from .performance import Hardware, Workload, gpus_to_fit
-
-#: The weight precisions the chapter compares: 16-bit, 8-bit and 4-bit.
-CHAPTER_PRECISIONS = ("bf16", "fp8", "int4")
-CHAPTER_PROMPT_TOKENS = 2000
 
 
 @dataclass(frozen=True)
@@ -74,11 +71,13 @@ def decode_prefill_rows(
     specs: SpecSet,
     gpu_id: str,
     model_ids: Iterable[str] | None = None,
-    precisions: Iterable[str] = CHAPTER_PRECISIONS,
-    prompt: int = CHAPTER_PROMPT_TOKENS,
+    *,
+    precisions: Iterable[str],
+    prompt: int,
 ) -> Iterator[DecodePrefillRow]:
-    """Each model × weight precision on the fewest ``gpu_id`` GPUs that hold its weights,
-    with decode for one user and prefill of a ``prompt``-token prompt."""
+    """Each model (all of ``specs``' if ``model_ids`` is None) × weight precision on the fewest
+    ``gpu_id`` GPUs that hold its weights, with decode for one user and prefill of a
+    ``prompt``-token prompt."""
     gpu = specs.gpu(gpu_id)
     models = [specs.model(model_id) for model_id in model_ids] if model_ids else list(specs.models.values())
     for model in models:

@@ -3,11 +3,11 @@
 
 Reads roofline/data/*.toml through the roofline package and writes, each file
 starting with a line that says it is generated:
-  figures/values.json                 every number the chapter's prose quotes ({{ n.NAME }})
-  figures/h100-decode-prefill.md      the chapter's H100 table (roofline.sweep)
-  figures/hardware.md, models.md      the reference tables, every spec with its source
-  figures/NAME.vl.json, NAME.svg      the four charts: Vega-Lite spec and static SVG
-  figures/figure-NAME.md              the Markdown that embeds each chart ({{ md.NAME }})
+  figures/values.json                 every number each page's prose quotes ({{ n.NAME }}), by page
+  figures/NAME.md                     each page's tables ({{ md.NAME }}), such as the chapter's H100 table
+  figures/NAME.vl.json, NAME.svg      each chart: Vega-Lite spec and static SVG
+  figures/figure-NAME.md              the Markdown that embeds each chart ({{ md.figure-NAME }})
+What each page gets comes from its own module in scripts/sitegen/pages/.
 Deterministic; writes only files whose bytes change, each atomically; a bad
 spec exits 2 with the package's one-line error (as `roofline validate` does) and
 leaves figures/ as it was.
@@ -31,6 +31,7 @@ for entry in (str(ROOT / "scripts"), str(ROOT)):
     sys.path.insert(0, entry)
 
 from sitegen.generate import differences, generate  # noqa: E402
+from sitegen.page import PageModuleError  # noqa: E402
 
 import roofline  # noqa: E402
 
@@ -54,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
             return 1 if changed else 0
         print(generate(args.root, rerender=args.rerender).summary())
         return 0
-    except roofline.SpecError as error:
+    except (roofline.SpecError, PageModuleError) as error:
         print(f"build_figures.py: error: {error}", file=sys.stderr)
         return 2
 

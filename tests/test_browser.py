@@ -13,6 +13,8 @@ data-rf-rendered), never on sleeps; the first Pyodide boot gets 60 s.
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -36,6 +38,13 @@ CHAPTER = "chapters/prefill-vs-decode/"
 BOOT_MS = 60_000  # the first Pyodide boot: about 3 s here, far more on a loaded machine
 STEP_MS = 20_000  # anything after boot (a restart included)
 FIELDS = ("gpu", "model", "precision", "gpus", "users", "context")
+CALC = "decode_speed"
+#: A page only the tests build: two Run cells with different programs and two calculators.
+WIDGETS = ROOT / "tests" / "fixtures" / "widgets"
+WIDGETS_PAGE = "test-widgets/"
+COPY_IGNORE = shutil.ignore_patterns(
+    ".git", ".venv", "node_modules", "site", ".cache", "__pycache__", ".pytest_cache", ".hypothesis", ".ruff_cache"
+)
 
 if not CHROMIUM_PATH.exists():
     pytest.skip("Debian's chromium is not installed (.ci/run installs it)", allow_module_level=True)
@@ -43,13 +52,30 @@ if not CHROMIUM_PATH.exists():
 
 serve = load_script("serve", ROOT / "scripts" / "serve.py")
 RUNTIME = ROOT / "docs" / "javascripts" / "runtime"
-calculator_view = load_script("roofline_calculator", RUNTIME / "roofline_calculator.py")
+calculator_view = load_script("roofline_calculator_decode_speed", ROOT / "docs" / "calculators" / "decode_speed.py")
 
 
 @dataclass
 class Site:
     isolated: str  # base URL with COOP/COEP: crossOriginIsolated, Stop interrupts
     plain: str  # base URL without them: Stop restarts the worker
+
+
+def build_with_test_page(folder: Path, site_dir: Path, site_url: str) -> None:
+    """The site, built from a copy of this checkout with the test-only widgets page added to docs/."""
+    copy = folder / "repo"
+    shutil.copytree(ROOT, copy, ignore=COPY_IGNORE, symlinks=True)
+    (copy / "node_modules").symlink_to(ROOT / "node_modules")
+    shutil.copytree(WIDGETS, copy / "docs", dirs_exist_ok=True)
+    code = (
+        "import sys; from mkdocs.config import load_config; from mkdocs.commands.build import build; "
+        "build(load_config('mkdocs.yml', site_url=sys.argv[1], site_dir=sys.argv[2], strict=True))"
+    )
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    done = subprocess.run(
+        [sys.executable, "-c", code, site_url, str(site_dir)], cwd=copy, env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr[-4000:]
 
 
 @pytest.fixture(scope="session")
@@ -59,7 +85,7 @@ def site() -> Iterator[Site]:
         isolated = serve.make_server(directory, isolated=True, quiet=True)
         plain = serve.make_server(directory, isolated=False, quiet=True)
         isolated_url = f"http://127.0.0.1:{isolated.server_port}/"
-        serve.build_site(directory, site_url=isolated_url)
+        build_with_test_page(Path(folder), directory, isolated_url)
         yield Site(serve.serve_in_background(isolated), serve.serve_in_background(plain))
         isolated.shutdown()
         plain.shutdown()
@@ -80,6 +106,7 @@ class Recorded:
 
     context: object
     urls: list[str] = field(default_factory=list)
+    gets: list[str] = field(default_factory=list)  # GET only (the worker also sends HEADs)
 
     def page(self) -> object:
         return self.context.new_page()
@@ -98,7 +125,12 @@ class Recorded:
 def _context(browser: object, **options: object) -> Recorded:
     context = browser.new_context(**options)
     recorded = Recorded(context)
-    context.on("request", lambda request: recorded.urls.append(request.url))
+    def record(request: object) -> None:
+        recorded.urls.append(request.url)
+        if request.method == "GET":
+            recorded.gets.append(request.url)
+
+    context.on("request", record)
     return recorded
 
 
@@ -120,14 +152,14 @@ def cpython_output(source: str | None = None) -> str:
     return subprocess.run(command, capture_output=True, text=True, check=True, cwd=ROOT).stdout
 
 
-def run(page: object, code: str | None = None) -> str:
-    """Put ``code`` in the cell (or Reset it to the file), press Run, wait for the end; return the output."""
-    cell = page.locator("[data-rf-cell]")
+def run(page: object, code: str | None = None, cell: object | None = None) -> str:
+    """Put ``code`` (or the committed program) in the cell, press Run, wait for the end; return the output.
+
+    Not Reset: once anything has run, Reset also restarts Python, which the tests of Reset check.
+    """
+    cell = cell or page.locator("[data-rf-cell]")
     expect(cell).to_have_attribute("data-state", "ready", timeout=STEP_MS)
-    if code is None:
-        cell.locator("[data-rf-action=reset]").click()
-    else:
-        cell.locator("textarea").fill(code)
+    cell.locator("textarea").fill(PROGRAM.read_text(encoding="utf-8") if code is None else code)
     cell.locator("[data-rf-action=run]").click()
     expect(cell).to_have_attribute("data-state", "ready", timeout=STEP_MS)
     return cell.locator(".rf-output").text_content()
@@ -246,6 +278,11 @@ def expected(params: dict[str, object]) -> dict[str, str]:
     return {name: view[name] for name in OUTPUTS}
 
 
+def url_query(params: dict[str, object], calculator: str = CALC) -> str:
+    """The address bar's query for a calculator's inputs: each under the calculator's name."""
+    return urlencode({f"{calculator}.{name}": value for name, value in params.items()})
+
+
 def wait_for(page: object, params: dict[str, object], timeout: int = STEP_MS) -> None:
     form = page.locator("[data-rf-calc]")
     expect(form).to_have_attribute("data-rf-rendered", urlencode(params), timeout=timeout)
@@ -253,7 +290,7 @@ def wait_for(page: object, params: dict[str, object], timeout: int = STEP_MS) ->
 
 
 def set_control(page: object, name: str, value: object) -> None:
-    control = page.locator(f"#rf-calc-{name}")
+    control = page.locator(f"#rf-{CALC}-{name}")
     if name in ("gpu", "model", "precision"):
         control.select_option(str(value))
     else:
@@ -280,7 +317,7 @@ def test_every_control_changes_the_numbers_to_the_packages(chapter) -> None:
         assert after == expected(params), name
         assert after != before, f"changing {name} changed nothing"
         # The state reaches the address bar once the reader pauses.
-        page.wait_for_function("query => location.search === '?' + query", arg=urlencode(params), timeout=STEP_MS)
+        page.wait_for_function("query => location.search === '?' + query", arg=url_query(params), timeout=STEP_MS)
     # And straight from the package's public API, not only through the view:
     from roofline import estimate
     from roofline import formatting as fmt
@@ -292,11 +329,11 @@ def test_every_control_changes_the_numbers_to_the_packages(chapter) -> None:
 
 def test_keyboard_changes_users(chapter) -> None:
     page, _ = chapter
-    users = page.locator("#rf-calc-users")
+    users = page.locator(f"#rf-{CALC}-users")
     users.focus()
     start = int(users.input_value())
     page.keyboard.press("ArrowUp")
-    params = {name: page.locator(f"#rf-calc-{name}").input_value() for name in FIELDS}
+    params = {name: page.locator(f"#rf-{CALC}-{name}").input_value() for name in FIELDS}
     assert int(params["users"]) == start + 1
     wait_for(page, params)
 
@@ -319,10 +356,10 @@ def test_a_deep_link_restores_its_state_and_a_bad_value_falls_back(browser, site
     recorded = _context(browser)
     page = recorded.page()
     params = {"gpu": "mi300x", "model": "llama-3.1-70b", "precision": "int4", "gpus": 2, "users": 64, "context": 8192}
-    page.goto(site.isolated + CHAPTER + "?" + urlencode(params))
+    page.goto(site.isolated + CHAPTER + "?" + url_query(params))
     wait_for(page, params, timeout=BOOT_MS)
     assert shown(page) == expected(params)
-    assert {name: page.locator(f"#rf-calc-{name}").input_value() for name in FIELDS} == {
+    assert {name: page.locator(f"#rf-{CALC}-{name}").input_value() for name in FIELDS} == {
         name: str(value) for name, value in params.items()
     }
     bad = dict(params, users="many", gpu="h100")
@@ -347,9 +384,9 @@ def test_the_calculator_fits_a_phone(browser, site) -> None:
     overflow = form.evaluate("form => form.scrollWidth - form.clientWidth")
     assert overflow <= 0
     for name in FIELDS:  # each control is labelled and big enough to tap
-        box = page.locator(f"#rf-calc-{name}").bounding_box()
+        box = page.locator(f"#rf-{CALC}-{name}").bounding_box()
         assert box["height"] >= 40, name
-        assert page.locator(f"label[for=rf-calc-{name}]").count() == 1
+        assert page.locator(f"label[for=rf-{CALC}-{name}]").count() == 1
     recorded.context.close()
 
 
@@ -368,7 +405,10 @@ def test_instant_navigation_away_and_back_keeps_the_widgets_working(chapter, sit
     assert run(page) == cpython_output()
     # Back restores the calculator's inputs from the address bar, and they still compute.
     params = dict(calculator_view.DEFAULTS)
-    params.update({name: type(params[name])(value) for name, value in parse_qsl(urlsplit(page.url).query)})
+    query = parse_qsl(urlsplit(page.url).query)
+    params.update(
+        {key.removeprefix(f"{CALC}."): type(params[key.removeprefix(f"{CALC}.")])(value) for key, value in query}
+    )
     wait_for(page, params)
     params["users"] = 8
     set_control(page, "users", 8)
@@ -402,3 +442,106 @@ def test_requests_stay_on_the_local_server_and_include_the_workers(chapter, site
     # The worker's own fetches are recorded too, so the check above covers them.
     for name in ("worker.mjs", "pyodide.asm.wasm", "python_stdlib.zip", "roofline-0.1.0-py3-none-any.whl"):
         assert name in requested
+
+
+# ---- A page with several widgets (built only by the tests) ---------------------------------------
+
+SECOND_PROGRAM = WIDGETS / "programs" / "widgets_h200_fp8.py"
+kv_view = load_script("roofline_calculator_kv_cache_size", WIDGETS / "calculators" / "kv_cache_size.py")
+
+
+@pytest.fixture(scope="module")
+def widgets(browser: object, site: Site) -> Iterator[tuple[object, Recorded]]:
+    """The test-only page with two Run cells and two calculators, booted once."""
+    recorded = _context(browser)
+    page = recorded.page()
+    page.goto(site.isolated + WIDGETS_PAGE)
+    for index in range(2):
+        expect(page.locator("[data-rf-cell]").nth(index)).to_have_attribute("data-state", "ready", timeout=BOOT_MS)
+    yield page, recorded
+    recorded.assert_only(site.isolated)
+    recorded.context.close()
+
+
+def cell(page: object, index: int) -> object:
+    return page.locator("[data-rf-cell]").nth(index)
+
+
+def wait_for_calculator(page: object, name: str, params: dict[str, object]) -> object:
+    form = page.locator(f"[data-rf-calc={name}]")
+    expect(form).to_have_attribute("data-rf-rendered", urlencode(params), timeout=STEP_MS)
+    expect(form).to_have_attribute("data-state", "ready")
+    return form
+
+
+def test_two_run_cells_and_two_calculators_share_one_python(widgets) -> None:
+    page, recorded = widgets
+    first, second = cell(page, 0), cell(page, 1)
+    assert first.locator("textarea").input_value() == PROGRAM.read_text(encoding="utf-8")
+    assert second.locator("textarea").input_value() == SECOND_PROGRAM.read_text(encoding="utf-8")
+    first.locator("[data-rf-action=run]").click()
+    second.locator("[data-rf-action=run]").click()  # queued behind the first, in the same Python
+    for each, program in ((first, PROGRAM), (second, SECOND_PROGRAM)):
+        expect(each.locator(".rf-status")).to_contain_text("Finished in", timeout=STEP_MS)
+        expected_output = subprocess.run(
+            [sys.executable, str(program)], capture_output=True, text=True, check=True, cwd=ROOT
+        ).stdout
+        assert each.locator(".rf-output").text_content() == expected_output
+    assert "Llama 3.1 70B on NVIDIA H200" in second.locator(".rf-output").text_content()
+    # Each calculator computes its own view; the same field name (context) does not collide.
+    page.locator(f"#rf-{CALC}-users").fill("16")
+    speed = dict(calculator_view.DEFAULTS, users=16)
+    form = wait_for_calculator(page, CALC, speed)
+    assert form.locator("[data-rf-out=per_user]").text_content() == calculator_view.view(**speed)["per_user"]
+    page.locator("#rf-kv_cache_size-model").select_option("llama-3.1-70b")
+    page.locator("#rf-kv_cache_size-context").fill("32768")
+    kv = {"model": "llama-3.1-70b", "context": 32768}
+    kv_form = wait_for_calculator(page, "kv_cache_size", kv)
+    for name in ("per_token", "per_user"):
+        assert kv_form.locator(f"[data-rf-out={name}]").text_content() == kv_view.view(**kv)[name]
+    expect(kv_form.locator("[data-rf-out=verdict]")).to_have_text("Llama 3.1 70B")
+    # Both calculators keep their inputs in the address bar under their own names.
+    page.wait_for_function(
+        "query => location.search === '?' + query",
+        arg=url_query(speed) + "&" + url_query(kv, "kv_cache_size"),
+        timeout=STEP_MS,
+    )
+    # One Python for the whole page: one worker booted, Pyodide's runtime fetched once.
+    assert page.evaluate("document.documentElement.dataset.rfBoots") == "1"
+    assert sum(url.endswith("pyodide.asm.wasm") for url in recorded.gets) == 1
+
+
+def test_a_run_cannot_change_later_runs_or_the_calculator(widgets) -> None:
+    page, _ = widgets
+    hostile = (
+        "from roofline.precisions import BYTES_PER_VALUE\n"
+        "BYTES_PER_VALUE['bf16'] = 1.0\n"
+        "import builtins\n"
+        "builtins.print = lambda *a, **k: None\n"
+        "print('silenced')\n"
+    )
+    assert run(page, hostile, cell(page, 1)) == ""
+    # The calculator still computes with 2 bytes per bf16 weight (1.0 would double its answer).
+    params = dict(calculator_view.DEFAULTS, users=2)
+    page.locator(f"#rf-{CALC}-users").fill("2")
+    form = wait_for_calculator(page, CALC, params)
+    assert form.locator("[data-rf-out=per_user]").text_content() == calculator_view.view(**params)["per_user"]
+    # Later Runs, in either cell, print again and see the package as shipped.
+    probe = "from roofline.precisions import BYTES_PER_VALUE\nprint(BYTES_PER_VALUE['bf16'])\n"
+    assert run(page, probe, cell(page, 0)) == "2.0\n"
+    assert run(page, probe, cell(page, 1)) == "2.0\n"
+    assert page.evaluate("document.documentElement.dataset.rfBoots") == "1"
+
+
+def test_reset_brings_back_the_program_and_a_clean_python(widgets) -> None:
+    page, _ = widgets
+    second = cell(page, 1)
+    run(page, "import sys\nsys.setrecursionlimit(123)\nprint(sys.getrecursionlimit())\n", second)
+    boots = int(page.evaluate("document.documentElement.dataset.rfBoots"))
+    second.locator("[data-rf-action=reset]").click()
+    assert second.locator("textarea").input_value() == SECOND_PROGRAM.read_text(encoding="utf-8")
+    expect(second.locator(".rf-output")).to_have_text("")
+    expect(second.locator(".rf-status")).to_have_text("")
+    expect(page.locator("html")).to_have_attribute("data-rf-boots", str(boots + 1))
+    output = run(page, "import sys\nprint(sys.getrecursionlimit())\n", second)
+    assert output.strip() != "123"

@@ -15,12 +15,15 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from sitegen import render, tables  # noqa: E402
-from sitegen.context import CHAPTER_GPU, SMALL_MODEL, load_context  # noqa: E402
-from sitegen.generate import Run, build_outputs, differences, generate  # noqa: E402
+from sitegen import tables  # noqa: E402
+from sitegen.context import load_context  # noqa: E402
+from sitegen.generate import Run, build_outputs, differences, generate, page_contents  # noqa: E402
 from sitegen.output import GENERATOR, NOTICE, is_generated, json_file, strip_notice, write_if_changed  # noqa: E402
+from sitegen.page import PageModuleError  # noqa: E402
+from sitegen.pages import prefill_vs_decode as chapter  # noqa: E402
+from sitegen.pages.prefill_vs_decode import GPU as CHAPTER_GPU  # noqa: E402
+from sitegen.pages.prefill_vs_decode import SMALL_MODEL, no_crossover_from  # noqa: E402
 from sitegen.shortcodes import ShortcodeError, Shortcodes  # noqa: E402
-from sitegen.values import compute_values, no_crossover_from  # noqa: E402
 from sitegen.vendor import vendor_files  # noqa: E402
 
 import roofline  # noqa: E402
@@ -38,7 +41,11 @@ def ctx():
 
 @pytest.fixture(scope="module")
 def values(ctx):
-    return compute_values(ctx)
+    return chapter.build(ctx).values
+
+
+CHAPTER_PAGE = "chapters/prefill-vs-decode.md"
+CHAPTER_FIGURES = ("roofline", "decode-by-precision", "prefill-vs-prompt", "batching-crossover")
 
 
 def copy_inputs(tmp_path: Path) -> Path:
@@ -67,17 +74,19 @@ def test_every_generated_file_says_so_on_its_first_line():
 
 
 def test_chart_specs_are_valid_vega_lite_with_the_notice_in_usermeta():
-    for figure in render.FIGURES:
-        spec = json.loads((FIGURES / f"{figure.name}.vl.json").read_text())
+    for name in CHAPTER_FIGURES:
+        spec = json.loads((FIGURES / f"{name}.vl.json").read_text())
         assert spec["usermeta"] == {"generated": NOTICE}
         assert spec["$schema"].endswith("vega-lite/v6.4.1.json")
-        svg = (FIGURES / f"{figure.name}.svg").read_text()
+        svg = (FIGURES / f"{name}.svg").read_text()
         assert "<svg" in svg and "http://" not in svg.replace("http://www.w3.org/", "")
 
 
 def test_h100_table_is_the_packages_own_table():
     specs = load_specs()
-    expected = decode_prefill_table(decode_prefill_rows(specs, CHAPTER_GPU)).markdown()
+    expected = decode_prefill_table(
+        decode_prefill_rows(specs, CHAPTER_GPU, precisions=("bf16", "fp8", "int4"), prompt=2000)
+    ).markdown()
     assert strip_notice((FIGURES / "h100-decode-prefill.md").read_text()) == expected
 
 
@@ -96,11 +105,11 @@ def test_prose_values_agree_with_the_package(values):
 
 
 def test_no_crossover_threshold_is_where_crossover_batch_turns_none(ctx):
-    h100 = Hardware(ctx.gpu)
-    threshold = no_crossover_from(h100, Workload(ctx.small))
+    h100, small = Hardware(ctx.specs.gpu(CHAPTER_GPU)), ctx.specs.model(SMALL_MODEL)
+    threshold = no_crossover_from(h100, Workload(small))
     assert threshold is not None
-    assert crossover_batch(h100, Workload(ctx.small, context=threshold)) is None
-    assert crossover_batch(h100, Workload(ctx.small, context=threshold - 1)) is not None
+    assert crossover_batch(h100, Workload(small, context=threshold)) is None
+    assert crossover_batch(h100, Workload(small, context=threshold - 1)) is not None
 
 
 def test_reference_tables_list_every_spec_with_its_source(ctx):
@@ -188,23 +197,91 @@ def test_is_generated_tells_generated_files_from_others(tmp_path):
 
 def test_shortcodes_expand_and_fail_loudly(tmp_path):
     codes = Shortcodes(FIGURES)
-    values = json.loads((FIGURES / "values.json").read_text())["values"]
-    assert codes.expand("{{ n.decode_small_bf16 }} tok/s") == f"{values['decode_small_bf16']} tok/s"
-    assert codes.expand("{{md.h100-decode-prefill}}").startswith("| Model |")
-    with pytest.raises(ShortcodeError, match="did you mean 'decode_small_bf16'"):
-        codes.expand("{{ n.decode_smal_bf16 }}", where="docs/x.md")
+    values = json.loads((FIGURES / "values.json").read_text())["pages"][CHAPTER_PAGE]
+    page = CHAPTER_PAGE
+    assert codes.expand("{{ n.decode_small_bf16 }} tok/s", page) == f"{values['decode_small_bf16']} tok/s"
+    assert codes.expand("{{md.h100-decode-prefill}}", page).startswith("| Model |")
+    with pytest.raises(
+        ShortcodeError, match=r"docs/x.md: unknown value 'n.decode_smal_bf16' .did you mean 'decode_small_bf16'"
+    ):
+        codes.expand("{{ n.decode_smal_bf16 }}", page, where="docs/x.md")
     with pytest.raises(ShortcodeError, match="unknown snippet"):
-        codes.expand("{{ md.nothing-here }}")
+        codes.expand("{{ md.nothing-here }}", page)
     with pytest.raises(ShortcodeError, match="malformed"):
-        codes.expand("{{ n.decode small }}")
+        codes.expand("{{ n.decode small }}", page)
     with pytest.raises(ShortcodeError, match="unknown shortcode kind"):
-        codes.expand("{{ x.decode }}")
+        codes.expand("{{ x.decode }}", page)
+
+
+def test_values_are_per_page():
+    """A page quotes only its own module's values; the error says where a value does live."""
+    codes = Shortcodes(FIGURES)
+    assert codes.expand("{{ n.usable_fraction }}", "reference/formulas.md") == "90%"
+    with pytest.raises(
+        ShortcodeError,
+        match=r"docs/reference/formulas.md: unknown value 'n.decode_small_bf16' "
+        r"\(docs/chapters/prefill-vs-decode.md has it",
+    ):
+        codes.expand("{{ n.decode_small_bf16 }}", "reference/formulas.md")
+    with pytest.raises(ShortcodeError, match=r"docs/index.md: unknown value 'n.x' \(docs/index.md has no module"):
+        codes.expand("{{ n.x }}", "index.md")
+
+
+def test_figures_are_lettered_in_reading_order_and_cross_references_follow():
+    codes = Shortcodes(FIGURES)
+    page = "\n".join(
+        [
+            "See {{ fig.prefill-vs-prompt }} before it appears.",
+            "{{ md.figure-roofline }}",
+            "{{ md.figure-prefill-vs-prompt }}",
+            "Again: {{ fig.roofline }}.",
+        ]
+    )
+    text = codes.expand(page, CHAPTER_PAGE)
+    assert "See [figure (b)](#figure-prefill-vs-prompt) before it appears." in text
+    assert "Again: [figure (a)](#figure-roofline)." in text
+    assert text.index("**Figure (a).** The roofline") < text.index("**Figure (b).** Prefill time")
+    # The same figure on another page takes that page's order.
+    assert "**Figure (a).** Prefill time" in codes.expand("{{ md.figure-prefill-vs-prompt }}", "index.md")
+    with pytest.raises(ShortcodeError, match=r"'fig.batching-crossover' refers to a figure this page does not show"):
+        codes.expand(page + "{{ fig.batching-crossover }}", CHAPTER_PAGE)
+
+
+def test_the_chapter_shows_its_figures_a_to_d_in_reading_order():
+    source = (ROOT / "docs" / "chapters" / "prefill-vs-decode.md").read_text(encoding="utf-8")
+    text = Shortcodes(FIGURES).expand(source, CHAPTER_PAGE)
+    letters = [text[i + len("**Figure (")] for i in range(len(text)) if text.startswith("**Figure (", i)]
+    assert letters == ["a", "b", "c", "d"]
+
+
+def test_every_page_module_names_an_existing_page_and_each_output_once(ctx):
+    contents = page_contents(ROOT)
+    for page in contents:
+        assert (ROOT / "docs" / page).is_file(), page
+    assert CHAPTER_PAGE in contents and "reference/formulas.md" in contents
+
+
+def test_two_pages_making_the_same_figure_file_fail_with_one_line(tmp_path, monkeypatch):
+    from sitegen import generate as generate_module
+    from sitegen.page import PageContent
+
+    def clash(root):
+        first, second = PageContent(), PageContent()
+        first.table("same", "| a |\n")
+        second.table("same", "| b |\n")
+        return {"chapters/one.md": first, "chapters/two.md": second}
+
+    monkeypatch.setattr(generate_module, "page_contents", clash)
+    with pytest.raises(
+        PageModuleError, match=r"^figures/same.md is made for both docs/chapters/one.md and docs/chapters/two.md$"
+    ):
+        build_outputs(ROOT, FIGURES, rerender=False, run=Run())
 
 
 def test_every_shortcode_in_the_docs_resolves():
     codes = Shortcodes(FIGURES)
     for page in sorted((ROOT / "docs").rglob("*.md")):
-        codes.expand(page.read_text(encoding="utf-8"), where=str(page))
+        codes.expand(page.read_text(encoding="utf-8"), page.relative_to(ROOT / "docs").as_posix())
 
 
 def test_vendored_assets_are_present():

@@ -1,9 +1,9 @@
-"""The Run cell's program, docs/programs/h100_decode_prefill.py, under CPython.
+"""The Run cells' programs under CPython: every file in docs/programs/, and chapter 1's in detail.
 
-One file, three uses: the chapter shows it in the Run cell, the reader's browser
+One file, three uses: a page shows it in a Run cell, the reader's browser
 runs it in Pyodide (tests/test_browser.py compares that output with this one),
-and here CPython runs it. Its table must be the chapter's table, row for row,
-since both come from ``roofline.sweep``.
+and here CPython runs it. Chapter 1's table must be the chapter's table, row
+for row, since both come from ``roofline.sweep``.
 """
 
 from __future__ import annotations
@@ -21,6 +21,28 @@ from support import load_script
 ROOT = Path(__file__).resolve().parent.parent
 PROGRAM = ROOT / "docs" / "programs" / "h100_decode_prefill.py"
 CHAPTER_TABLE = ROOT / "figures" / "h100-decode-prefill.md"
+
+
+PROGRAMS = sorted((ROOT / "docs" / "programs").glob("*.py"))
+MARKER = re.compile(r"<!--\s*roofline:run-cell\s+(\S+)\s*-->")
+
+
+@pytest.mark.parametrize("program", PROGRAMS, ids=[path.name for path in PROGRAMS])
+def test_every_program_runs_cleanly_in_cpython(program: Path) -> None:
+    result = subprocess.run([sys.executable, str(program)], capture_output=True, text=True, cwd=ROOT, check=False)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == "" and result.stdout.strip(), program.name
+
+
+def test_every_program_a_page_names_exists() -> None:
+    named = {
+        (page.relative_to(ROOT).as_posix(), match)
+        for page in (ROOT / "docs").rglob("*.md")
+        for match in MARKER.findall(page.read_text(encoding="utf-8"))
+    }
+    assert ("docs/chapters/prefill-vs-decode.md", "programs/h100_decode_prefill.py") in named
+    for page, program in named:
+        assert (ROOT / "docs" / program).is_file(), f"{page} names {program}"
 
 
 @pytest.fixture(scope="module")

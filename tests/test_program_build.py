@@ -4,7 +4,9 @@ calculator's view and the server's headers. Fast checks in CPython, no browser.
 
 from __future__ import annotations
 
+import html as html_module
 import json
+import re
 import urllib.request
 import zipfile
 from pathlib import Path
@@ -18,7 +20,11 @@ ROOT = Path(__file__).resolve().parent.parent
 
 build_wheel = load_script("build_wheel", ROOT / "scripts" / "build_wheel.py")
 serve = load_script("serve", ROOT / "scripts" / "serve.py")
-calculator = load_script("roofline_calculator", ROOT / "docs" / "javascripts" / "runtime" / "roofline_calculator.py")
+calculator = load_script("roofline_calculator_decode_speed", ROOT / "docs" / "calculators" / "decode_speed.py")
+views = load_script("roofline_views", ROOT / "docs" / "javascripts" / "runtime" / "roofline_views.py")
+CHAPTER = "chapters/prefill-vs-decode.md"
+RUN_CELL = "<!-- roofline:run-cell programs/h100_decode_prefill.py -->"
+CALCULATOR = "<!-- roofline:calculator decode_speed -->"
 
 
 # ---- The wheel -----------------------------------------------------------------------------------
@@ -70,37 +76,85 @@ def hook() -> ModuleType:
 
 
 def test_the_hook_replaces_both_markers_on_the_chapter(hook: ModuleType) -> None:
-    page = "<h2>A</h2>\n<!-- roofline:run-cell -->\n<p>b</p>\n<!-- roofline:calculator -->\n"
-    html = hook.replace_markers(page, hook.CHAPTER, "chapters/prefill-vs-decode/")
+    page = f"<h2>A</h2>\n{RUN_CELL}\n<p>b</p>\n{CALCULATOR}\n"
+    html = hook.replace_markers(page, CHAPTER, "chapters/prefill-vs-decode/")
     assert "roofline:" not in html
-    assert html.count("data-rf-cell") == 1 and html.count("data-rf-calc") == 1
+    assert html.count("data-rf-cell") == 1 and html.count('data-rf-calc="decode_speed"') == 1
     assert 'data-rf-wheel="../../assets/runtime/wheels/' in html  # relative to the page
+    assert 'data-rf-module="../../calculators/decode_speed.py"' in html
+    program = (ROOT / "docs" / "programs" / "h100_decode_prefill.py").read_text(encoding="utf-8")
+    assert html_module.escape(program) in html
 
 
-@pytest.mark.parametrize("missing", ["run-cell", "calculator"])
-def test_the_chapter_without_a_marker_fails_the_build(hook: ModuleType, missing: str) -> None:
+def test_any_number_of_run_cells_each_with_its_own_program_and_ids(hook: ModuleType, tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    (docs / "programs").mkdir(parents=True)
+    (docs / "programs" / "one.py").write_text("print('one')\n")
+    (docs / "programs" / "two.py").write_text("print('two')\n")
+    hook._state["docs"] = docs
+    try:
+        page = "<!-- roofline:run-cell programs/one.py -->\n<!-- roofline:run-cell programs/two.py -->\n" * 2
+        html = hook.replace_markers(page, "chapters/x.md", "chapters/x/")
+    finally:
+        hook._state["docs"] = ROOT / "docs"
+    assert html.count("data-rf-cell") == 4
+    assert html.count("print(&#x27;one&#x27;)") == 2 and html.count("print(&#x27;two&#x27;)") == 2
+    assert len(set(re.findall(r'id="(rf-cell-help-\d+)"', html))) == 4
+
+
+@pytest.mark.parametrize(
+    ("marker", "message"),
+    [
+        (
+            "<!-- roofline:run-cell programs/nope.py -->",
+            "runtime hook: docs/chapters/x.md: <!-- roofline:run-cell programs/nope.py --> names a missing program:"
+            " docs/programs/nope.py does not exist",
+        ),
+        (
+            "<!-- roofline:calculator nope -->",
+            "runtime hook: docs/chapters/x.md: <!-- roofline:calculator nope --> names a missing calculator:"
+            " docs/calculators/nope.py does not exist (calculators: decode_speed)",
+        ),
+        ("<!-- roofline:run-cell -->", "names no program; write <!-- roofline:run-cell programs/NAME.py -->"),
+        ("<!-- roofline:run-cell ../mkdocs.yml -->", "must name a .py file by its path under docs/"),
+        ("<!-- roofline:run-cell ../scripts/serve.py -->", "must name a .py file by its path under docs/"),
+        ("<!-- roofline:calculator -->", "needs the calculator's name"),
+        ("<!-- roofline:slider x -->", "is not a widget (use run-cell or calculator)"),
+        (CALCULATOR * 2, "appears twice on the page"),
+    ],
+)
+def test_a_bad_marker_fails_the_build_with_one_line(hook: ModuleType, marker: str, message: str) -> None:
     from mkdocs.exceptions import PluginError
 
-    page = "".join(marker for name, marker in hook.MARKERS.items() if name != missing)
-    with pytest.raises(PluginError, match=f"lacks the marker line <!-- roofline:{missing} -->"):
-        hook.replace_markers(page, hook.CHAPTER, "chapters/prefill-vs-decode/")
+    with pytest.raises(PluginError) as raised:
+        hook.replace_markers(f"<p>a</p>\n{marker}\n", "chapters/x.md", "chapters/x/")
+    assert message in str(raised.value) and "\n" not in str(raised.value)
 
 
-def test_a_marker_twice_fails_and_other_pages_need_none(hook: ModuleType) -> None:
-    from mkdocs.exceptions import PluginError
-
+def test_pages_without_markers_are_left_alone(hook: ModuleType) -> None:
     assert hook.replace_markers("<p>no widgets</p>", "index.md", "") == "<p>no widgets</p>"
-    with pytest.raises(PluginError, match="2 times"):
-        hook.replace_markers("<!-- roofline:calculator -->" * 2, "index.md", "")
 
 
 def test_the_first_paint_shows_the_packages_numbers_for_the_defaults(hook: ModuleType) -> None:
     """Issue 2, section 5: one user of the 8B at 16-bit, 4,096 tokens: ≈203 tokens/s, ≈17 GB of 72 GB."""
-    html = hook.replace_markers("<!-- roofline:calculator -->", "index.md", "")
+    html = hook.replace_markers(CALCULATOR, "index.md", "")
     view = calculator.view(**calculator.DEFAULTS)
-    for name in ("per_user", "total", "weights", "hardware", "memory", "bound"):
-        assert f'data-rf-out="{name}">{view[name]}<' in html
+    for name in ("per_user", "total", "weights", "hardware", "memory", "bound", "verdict", "explain"):
+        assert f'data-rf-out="{name}">{html_module.escape(view[name])}<' in html
     assert view["per_user"] in {"202", "203"} and view["memory"] == "16.6 GB of 72.0 GB usable"
+    for field in calculator.form()["fields"]:
+        assert f'id="rf-decode_speed-{field["name"]}"' in html
+
+
+def test_a_form_declaration_is_checked() -> None:
+    markup = load_script("runtime_markup_checked", ROOT / "hooks" / "runtime_markup.py")
+    form = calculator.form()
+    markup.check_form(form)
+    broken = dict(form, fields=[dict(form["fields"][3], default=0)])
+    with pytest.raises(markup.FormError, match="'gpus' needs choices, or min <= default <= max"):
+        markup.check_form(broken)
+    with pytest.raises(markup.FormError, match="default 'h99' is not one of its choices"):
+        markup.check_form(dict(form, fields=[dict(form["fields"][0], default="h99")]))
 
 
 # ---- The calculator's view -----------------------------------------------------------------------
@@ -129,8 +183,8 @@ def test_the_view_changes_its_explanation_with_the_bound() -> None:
         ({"precision": "fp3"}, "unknown precision"),
     ],
 )
-def test_view_json_answers_bad_requests_with_the_reason(change: dict, message: str) -> None:
-    answer = json.loads(calculator.view_json(json.dumps(dict(calculator.DEFAULTS, **change))))
+def test_the_worker_answers_bad_requests_with_the_reason(change: dict, message: str) -> None:
+    answer = json.loads(views.answer("decode_speed", json.dumps(dict(calculator.DEFAULTS, **change))))
     assert message in answer["error"]
 
 

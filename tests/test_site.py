@@ -20,9 +20,9 @@ from bs4 import BeautifulSoup
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from sitegen import render  # noqa: E402
-from sitegen.context import CHAPTER_GPU, LARGE_MODEL, SMALL_MODEL, read_specs  # noqa: E402
-from sitegen.values import no_crossover_from  # noqa: E402
+from sitegen.context import read_specs  # noqa: E402
+from sitegen.pages.prefill_vs_decode import GPU as CHAPTER_GPU  # noqa: E402
+from sitegen.pages.prefill_vs_decode import LARGE_MODEL, SMALL_MODEL, no_crossover_from  # noqa: E402
 
 import roofline  # noqa: E402
 from roofline import Hardware, Workload, crossover_batch, estimate, simple_crossover_batch  # noqa: E402
@@ -94,7 +94,8 @@ def test_nav_lists_chapters_in_order_then_reference(site):
 
 
 def test_chapter_has_the_packages_h100_table(chapter):
-    expected = decode_prefill_table(decode_prefill_rows(roofline.load_specs(), CHAPTER_GPU))
+    rows = decode_prefill_rows(roofline.load_specs(), CHAPTER_GPU, precisions=("bf16", "fp8", "int4"), prompt=2000)
+    expected = decode_prefill_table(rows)
     table = next(t for t in chapter.select("table") if "Decode tok/s" in t.get_text())
     header = tuple(th.get_text(strip=True) for th in table.select("thead th"))
     rows = tuple(tuple(td.get_text(strip=True) for td in tr.select("td")) for tr in table.select("tbody tr"))
@@ -103,13 +104,19 @@ def test_chapter_has_the_packages_h100_table(chapter):
 
 
 def test_chapter_has_every_figure_with_its_svg_and_spec(site, chapter):
-    for figure in render.FIGURES:
-        block = chapter.select_one(f"#figure-{figure.name} .roofline-chart img")
-        assert block is not None, figure.name
+    # Lettered in reading order: the roofline comes first in the chapter.
+    for letter, name in zip(
+        "abcd", ("roofline", "decode-by-precision", "prefill-vs-prompt", "batching-crossover"), strict=True
+    ):
+        block = chapter.select_one(f"#figure-{name} .roofline-chart img")
+        assert block is not None, name
         served = site / "chapters" / "prefill-vs-decode" / block["src"]
-        assert served.resolve().read_bytes() == (ROOT / "figures" / f"{figure.name}.svg").read_bytes()
-        assert (served.resolve().with_name(f"{figure.name}.vl.json")).is_file()
-        assert f"Figure ({figure.letter})" in chapter.select_one(f"#figure-{figure.name} figcaption").get_text()
+        assert served.resolve().read_bytes() == (ROOT / "figures" / f"{name}.svg").read_bytes()
+        assert (served.resolve().with_name(f"{name}.vl.json")).is_file()
+        assert f"Figure ({letter})." in chapter.select_one(f"#figure-{name} figcaption").get_text()
+    assert [fig.get_text()[:10] for fig in chapter.select("figure.roofline-figure figcaption")] == [
+        f"Figure ({letter})" for letter in "abcd"
+    ]
 
 
 def test_chapter_prose_works_the_packages_numbers(chapter):
@@ -167,9 +174,11 @@ def test_chapter_covers_the_required_topics(chapter):
 
 def test_chapter_source_keeps_the_runtime_markers_on_their_own_lines():
     lines = CHAPTER_SOURCE.read_text(encoding="utf-8").splitlines()
-    run_cell = lines.index("<!-- roofline:run-cell -->")
-    calculator = lines.index("<!-- roofline:calculator -->")
-    assert lines.count("<!-- roofline:run-cell -->") == lines.count("<!-- roofline:calculator -->") == 1
+    run_cell_marker = "<!-- roofline:run-cell programs/h100_decode_prefill.py -->"
+    calculator_marker = "<!-- roofline:calculator decode_speed -->"
+    run_cell = lines.index(run_cell_marker)
+    calculator = lines.index(calculator_marker)
+    assert lines.count(run_cell_marker) == lines.count(calculator_marker) == 1
     headings = {line: i for i, line in enumerate(lines) if line.startswith("## ")}
     assert headings["## The rules applied to an H100"] < run_cell < headings["## Ceilings, not predictions"]
     assert headings["## Why batching helps"] < calculator < headings["## Self-check"]

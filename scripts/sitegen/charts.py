@@ -1,9 +1,10 @@
-"""The chapter's four figures as Altair charts, returned as Vega-Lite dicts.
+"""Chart builders for the prefill-vs-decode chapter, returned as Vega-Lite dicts.
 
-(a) decode tokens/s per weight precision, models × precisions;
-(b) prefill time against prompt length;
-(c) the batching crossover, and how a KV cache moves or removes it;
-(d) a classic roofline with decode and prefill placed on it.
+- decode tokens/s per weight precision, models × precisions;
+- prefill time against prompt length;
+- the batching crossover, and how a KV cache moves or removes it;
+- a classic roofline with decode and prefill placed on it.
+(Their letters on a page follow the order the page shows them in.)
 
 Every value is computed by the package. Data is inline (``alt.Data(values=...)``),
 which needs neither pandas nor numpy, and nothing is named by Altair's global
@@ -27,15 +28,15 @@ from roofline import (
     memory_use,
     prefill_pass,
 )
-from roofline.sweep import CHAPTER_PROMPT_TOKENS, decode_prefill_rows, gpus_to_fit
+from roofline.sweep import decode_prefill_rows, gpus_to_fit
 
-from .context import CHAPTER_GPU, Context
+from .context import Focus
 
 #: Drawing size of the static SVGs; the interactive charts stretch to the column width.
 WIDTH, HEIGHT = 640, 340
 #: Categorical colours that read on both the light and the dark page.
 PALETTE = ["#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#b07aa1", "#76b7b2", "#edc948", "#9c755f"]
-#: Contexts (tokens cached per user) drawn in figure (c).
+#: Contexts (tokens cached per user) drawn in the batching-crossover figure.
 CROSSOVER_CONTEXTS = (0, 128, 256, 1024)
 BATCHED_DECODE = (32, 128)
 
@@ -65,10 +66,10 @@ def _base(chart: alt.TopLevelMixin, title: str, subtitle: list[str]) -> dict[str
     return spec.configure_legend(orient="bottom", direction="horizontal", columns=4).to_dict()
 
 
-def decode_by_precision(ctx: Context) -> dict[str, Any]:
-    """(a) Decode tokens/s for one user, per model and weight precision, on the fewest GPUs that hold it."""
+def decode_by_precision(ctx: Focus) -> dict[str, Any]:
+    """Decode tokens/s for one user, per model and weight precision, on the fewest GPUs that hold it."""
     rows = []
-    for row in decode_prefill_rows(ctx.specs, CHAPTER_GPU):
+    for row in decode_prefill_rows(ctx.specs, ctx.gpu.id, precisions=ctx.precisions, prompt=ctx.prompt):
         est = row.estimate
         rows.append(
             {
@@ -108,8 +109,8 @@ def decode_by_precision(ctx: Context) -> dict[str, Any]:
     )
 
 
-def prefill_vs_prompt(ctx: Context) -> dict[str, Any]:
-    """(b) Prefill time against prompt length, 16-bit weights, with the 2·N·P/peak rule for the small model."""
+def prefill_vs_prompt(ctx: Focus) -> dict[str, Any]:
+    """Prefill time against prompt length, 16-bit weights, with the 2·N·P/peak rule for the small model."""
     gpu = ctx.gpu
     rows = []
     prompts = [round(p) for p in geometric(128, 32768, per_doubling=2)]
@@ -152,8 +153,8 @@ def prefill_vs_prompt(ctx: Context) -> dict[str, Any]:
     )
 
 
-def batching_crossover(ctx: Context) -> dict[str, Any]:
-    """(c) Per-user and total decode tokens/s against batch, at several contexts, with each crossover marked.
+def batching_crossover(ctx: Focus) -> dict[str, Any]:
+    """Per-user and total decode tokens/s against batch, at several contexts, with each crossover marked.
 
     Lines stop where the KV cache no longer fits beside the weights.
     """
@@ -227,8 +228,8 @@ def batching_crossover(ctx: Context) -> dict[str, Any]:
     )
 
 
-def roofline_chart(ctx: Context) -> dict[str, Any]:
-    """(d) Attainable FLOP/s against arithmetic intensity, with decode and prefill placed on the roof."""
+def roofline_chart(ctx: Focus) -> dict[str, Any]:
+    """Attainable FLOP/s against arithmetic intensity, with decode and prefill placed on the roof."""
     hardware = Hardware(ctx.gpu)
     model = ctx.small
     peak, bandwidth = hardware.peak_flops_per_s, hardware.bandwidth_bytes_per_s
@@ -254,7 +255,7 @@ def roofline_chart(ctx: Context) -> dict[str, Any]:
     place("decode, 1 user", Workload(model, batch=1))
     for batch in BATCHED_DECODE:
         place(f"decode, {batch} users", Workload(model, batch=batch))
-    place(f"prefill, {CHAPTER_PROMPT_TOKENS:,} tokens", Workload(model, prompt=CHAPTER_PROMPT_TOKENS), prefill=True)
+    place(f"prefill, {ctx.prompt:,} tokens", Workload(model, prompt=ctx.prompt), prefill=True)
     x = alt.X(
         "intensity:Q",
         scale=alt.Scale(type="log", base=2),

@@ -1,4 +1,4 @@
-"""What the site is computed from: the spec files on disk and the chapter's choices.
+"""What the site is computed from: the spec files on disk and the published measurements.
 
 The specs are read from ``roofline/data/*.toml`` under the root being built
 (a repository copy in tests), with ``roofline.builtin_specs(data_dir)``, which
@@ -15,15 +15,6 @@ from pathlib import Path
 
 from roofline import GpuSpec, ModelSpec, SpecError, SpecSet, builtin_specs
 from roofline.loader import BUILTIN_FILES
-
-#: The GPU the chapter works through, and the two models its prose follows.
-CHAPTER_GPU = "h100-sxm"
-SMALL_MODEL = "llama-3.1-8b"
-LARGE_MODEL = "llama-3.1-70b"
-#: A second GPU for the self-check ("what changes with more bandwidth?").
-QUIZ_GPU = "h200"
-#: The GPU that gpt-fast measured on, to turn its GB/s into a share of peak.
-MEASURED_A100 = "a100-80gb"
 
 #: Measured figures the prose compares with the ceilings; see the file's header.
 MEASURED_FILE = Path(__file__).with_name("measured.toml")
@@ -68,17 +59,20 @@ class Context:
     specs: SpecSet
     measured: dict[str, Measured]
 
-    @property
-    def gpu(self) -> GpuSpec:
-        return self.specs.gpu(CHAPTER_GPU)
 
-    @property
-    def small(self) -> ModelSpec:
-        return self.specs.model(SMALL_MODEL)
+@dataclass(frozen=True)
+class Focus:
+    """What a page's worked examples and charts are drawn for: a GPU, two models, precisions and a prompt.
 
-    @property
-    def large(self) -> ModelSpec:
-        return self.specs.model(LARGE_MODEL)
+    Each page module makes its own (see ``sitegen/pages/``); nothing here names a chapter's choice.
+    """
+
+    specs: SpecSet
+    gpu: GpuSpec
+    small: ModelSpec
+    large: ModelSpec
+    precisions: tuple[str, ...]
+    prompt: int
 
 
 def load_context(root: Path) -> Context:

@@ -12,10 +12,11 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import render, tables
+from . import render
 from .context import load_context
 from .output import is_generated, json_file, markdown_file, svg_file, write_if_changed
-from .values import compute_values
+from .page import PageContent, PageModuleError
+from .pages import page_modules
 
 
 @dataclass
@@ -35,34 +36,54 @@ class Run:
         )
 
 
+def page_contents(root: Path) -> dict[str, PageContent]:
+    """Page (relative to docs/) -> what its module computed from the specs under ``root``."""
+    ctx = load_context(root)
+    contents = {}
+    for module in page_modules():
+        try:
+            contents[module.PAGE] = module.build(ctx)
+        except PageModuleError as error:
+            raise PageModuleError(f"{module.__name__.replace('.', '/')}.py: {error}") from None
+    return contents
+
+
 def build_outputs(root: Path, figures: Path, *, rerender: bool, run: Run) -> dict[str, bytes]:
     """File name in ``figures/`` -> its exact bytes.
 
-    An SVG is re-rendered only when its spec changed (or ``rerender``): vl-convert
-    is the slow step, and the same spec always gives the same SVG.
+    ``values.json`` holds each page's values under its own name, so a page
+    quotes only what its module computed. Tables and figures share one folder:
+    two pages making the same file name is an error, not a silent overwrite.
+    An SVG is re-rendered only when its spec changed (or ``rerender``):
+    vl-convert is the slow step, and the same spec always gives the same SVG.
     """
-    ctx = load_context(root)
-    outputs: dict[str, bytes] = {
-        "values.json": json_file({"values": compute_values(ctx)}, notice_key="_generated"),
-        "h100-decode-prefill.md": markdown_file(tables.h100_table(ctx)),
-        "hardware.md": markdown_file(tables.hardware_table(ctx)),
-        "models.md": markdown_file(tables.models_table(ctx)),
-        "precisions.md": markdown_file(tables.precisions_table()),
-    }
-    for figure in render.FIGURES:
-        spec = figure.build(ctx)
-        spec_bytes = json_file(spec, notice_key="usermeta", wrap="generated", compact=True)
-        old_svg = figures / f"{figure.name}.svg"
-        if not rerender and _same(figures / f"{figure.name}.vl.json", spec_bytes) and is_generated(old_svg):
-            svg_bytes = old_svg.read_bytes()
-            image = svg_bytes.decode().partition("\n")[2]
-        else:
-            image = render.svg(spec)
-            svg_bytes = svg_file(image)
-            run.svgs_rendered += 1
-        outputs[f"{figure.name}.vl.json"] = spec_bytes
-        outputs[f"{figure.name}.svg"] = svg_bytes
-        outputs[f"figure-{figure.name}.md"] = markdown_file(render.snippet(figure, spec, image))
+    contents = page_contents(root)
+    pages = {page: content.values for page, content in contents.items() if content.values}
+    outputs: dict[str, bytes] = {"values.json": json_file({"pages": pages}, notice_key="_generated")}
+    made_by: dict[str, str] = {}
+
+    def add(name: str, page: str, content: bytes) -> None:
+        if name in made_by:
+            raise PageModuleError(f"figures/{name} is made for both docs/{made_by[name]} and docs/{page}")
+        made_by[name] = page
+        outputs[name] = content
+
+    for page, content in contents.items():
+        for name, table in content.tables.items():
+            add(f"{name}.md", page, markdown_file(table))
+        for figure in content.figures:
+            spec_bytes = json_file(figure.spec, notice_key="usermeta", wrap="generated", compact=True)
+            old_svg = figures / f"{figure.name}.svg"
+            if not rerender and _same(figures / f"{figure.name}.vl.json", spec_bytes) and is_generated(old_svg):
+                svg_bytes = old_svg.read_bytes()
+                image = svg_bytes.decode().partition("\n")[2]
+            else:
+                image = render.svg(figure.spec)
+                svg_bytes = svg_file(image)
+                run.svgs_rendered += 1
+            add(f"{figure.name}.vl.json", page, spec_bytes)
+            add(f"{figure.name}.svg", page, svg_bytes)
+            add(f"figure-{figure.name}.md", page, markdown_file(render.snippet(figure, image)))
     return outputs
 
 
@@ -111,6 +132,6 @@ def differences(root: Path) -> list[str]:
     return changed + [f"{path.name} (stale)" for path in _stale(figures, outputs)]
 
 
-def values(root: Path) -> dict[str, str]:
-    """The prose values as last written to ``figures/values.json``."""
-    return json.loads((root / "figures" / "values.json").read_text(encoding="utf-8"))["values"]
+def values(root: Path, page: str) -> dict[str, str]:
+    """The prose values of ``page`` (relative to docs/) as last written to ``figures/values.json``."""
+    return json.loads((root / "figures" / "values.json").read_text(encoding="utf-8"))["pages"].get(page, {})

@@ -7,56 +7,14 @@ vega-embed view. Without JavaScript the SVG stays.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import vl_convert
 
-from . import charts
-from .context import Context
+from .page import LETTER, Figure
 
 #: vl-convert's name for the Vega-Lite version Altair 6.3 writes (its schema is v6.4.1).
 VL_VERSION = "6.4"
-
-
-@dataclass(frozen=True)
-class Figure:
-    """One chapter figure: its file stem, its letter in the chapter, how to build it, and its caption."""
-
-    name: str
-    letter: str
-    build: Callable[[Context], dict[str, Any]]
-    caption: str
-
-
-FIGURES = (
-    Figure(
-        "decode-by-precision",
-        "a",
-        charts.decode_by_precision,
-        "Decode tokens/s per weight precision. Halving the bytes per weight doubles the ceiling.",
-    ),
-    Figure(
-        "prefill-vs-prompt",
-        "b",
-        charts.prefill_vs_prompt,
-        "Prefill time against prompt length. Weight precision does not enter: the math runs at 16 bits.",
-    ),
-    Figure(
-        "batching-crossover",
-        "c",
-        charts.batching_crossover,
-        "Per-user and total decode tokens/s against batch size. A KV cache moves the crossover right,"
-        " and past a few hundred tokens of context removes it.",
-    ),
-    Figure(
-        "roofline",
-        "d",
-        charts.roofline_chart,
-        "The roofline: decode at one user sits far left of the ridge, prefill far right.",
-    ),
-)
 
 
 def svg(spec: dict[str, Any]) -> str:
@@ -83,7 +41,7 @@ def alt_text(spec: dict[str, Any]) -> str:
     return " ".join(part if part.endswith(".") else part + "." for part in lines if part).replace('"', "'")
 
 
-def snippet(figure: Figure, spec: dict[str, Any], image: str) -> str:
+def snippet(figure: Figure, image: str) -> str:
     """Markdown (md_in_html + attr_list) that shows the SVG and marks it for the page script.
 
     The image path is absolute from the docs root (MkDocs rewrites it per page
@@ -91,12 +49,12 @@ def snippet(figure: Figure, spec: dict[str, Any], image: str) -> str:
     snippet works on any page.
     """
     width, height = svg_size(image)
-    alt = alt_text(spec).replace("[", "(").replace("]", ")")
+    alt = alt_text(figure.spec).replace("[", "(").replace("]", ")")
     return (
         f'<figure class="roofline-figure" id="figure-{figure.name}" markdown="1">\n'
         f'<div class="roofline-chart" data-figure="{figure.name}" markdown="1">\n'
         f'![{alt}](/figures/{figure.name}.svg){{ width="{width}" height="{height}" loading="lazy" }}\n'
         "</div>\n"
-        f'<figcaption markdown="span">**Figure ({figure.letter}).** {figure.caption}</figcaption>\n'
+        f'<figcaption markdown="span">**Figure ({LETTER}).** {figure.caption}</figcaption>\n'
         "</figure>\n"
     )

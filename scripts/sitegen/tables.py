@@ -1,8 +1,7 @@
-"""Markdown tables for the chapter and the reference pages.
+"""Markdown tables for the reference pages, and the link formatting sources share.
 
-The H100 table is the package's own ``decode_prefill_table``, the same call the
-Press Run program and ``roofline table`` make, so the page and the program
-cannot disagree. The reference tables list every spec with its source.
+The reference tables list every spec with its source. (A chapter's own tables
+come from its page module, such as the package's ``decode_prefill_table``.)
 """
 
 from __future__ import annotations
@@ -13,16 +12,10 @@ from collections.abc import Iterable
 from roofline import GpuSpec, ModelSpec, active_parameters, kv_cache_bytes_per_token, total_parameters
 from roofline import formatting as fmt
 from roofline.precisions import BYTES_PER_VALUE, PRECISIONS
-from roofline.sweep import decode_prefill_rows, decode_prefill_table
 
-from .context import CHAPTER_GPU, Context
+from .context import Context
 
 _URL = re.compile(r"https?://\S+")
-
-
-def h100_table(ctx: Context) -> str:
-    """Models × weight precisions on the chapter GPU: decode tokens/s and prefill ms."""
-    return decode_prefill_table(decode_prefill_rows(ctx.specs, CHAPTER_GPU)).markdown()
 
 
 def linked(source: str) -> str:

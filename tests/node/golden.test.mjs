@@ -3,7 +3,7 @@
 //
 // Run by tests/test_node_pyodide.py (pytest -m node), which builds the wheel, computes the
 // CPython answers and passes everything through one JSON file named by ROOFLINE_NODE_FIXTURE:
-//   {wheel, pyodide, program: {path, filename, output}, modules: [{name, path}],
+//   {wheel, pyodide, program: {path, filename, output}, modules: [{name, path}], calculator,
 //    cases: [{call, expected}], views: [{params, expected}]}
 // Standalone: node --test tests/node/golden.test.mjs (with that variable set).
 import assert from "node:assert/strict";
@@ -86,8 +86,25 @@ describe("roofline in Pyodide", () => {
 
   for (const { params, expected } of fixture.views) {
     test(`calculator view ${JSON.stringify(params)}`, () => {
-      const view = pyodide.pyimport("roofline_calculator").view_json;
-      assertSame(JSON.parse(view(JSON.stringify(params))), expected, "view");
+      const answer = pyodide.pyimport("roofline_views").answer;
+      assertSame(JSON.parse(answer(fixture.calculator, JSON.stringify(params))), expected, "view");
     });
   }
+
+  test("a Run cannot change what later Runs or the calculator compute", () => {
+    const run = pyodide.pyimport("roofline_cell").run;
+    const answer = pyodide.pyimport("roofline_views").answer;
+    const { params, expected } = fixture.views[0];
+    const hostile = [
+      "from roofline.precisions import BYTES_PER_VALUE; BYTES_PER_VALUE['bf16'] = 1.0",
+      "import builtins; builtins.print = lambda *a, **k: None",
+      "import json; json.dumps = None",
+    ].join("\n");
+    assert.deepEqual(JSON.parse(run(hostile, "cell.py", () => {})), { status: "ok" });
+    assertSame(JSON.parse(answer(fixture.calculator, JSON.stringify(params))), expected, "view after the Run");
+    const output = [];
+    const probe = "from roofline.precisions import BYTES_PER_VALUE\nprint(BYTES_PER_VALUE['bf16'])";
+    assert.deepEqual(JSON.parse(run(probe, "cell.py", (_stream, text) => output.push(text))), { status: "ok" });
+    assert.equal(output.join(""), "2.0\n");
+  });
 });

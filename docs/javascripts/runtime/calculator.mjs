@@ -1,25 +1,27 @@
-// The calculator "How fast can a GPU generate tokens?". Python (roofline_calculator.py,
-// in the worker) computes and words every result; this file validates inputs, keeps
-// them in the URL and puts the answer on the page.
+// Every calculator: a form declared in Python (docs/calculators/NAME.py, rendered by
+// hooks/runtime_markup.py) whose view, run in the worker, computes and words every
+// result. This file knows no calculator: it validates inputs against the form's own
+// controls (a <select>'s options, a number's min and max), keeps them in the URL
+// under the calculator's name, and puts each answer's fields where the form says.
 //
 // The form's data-state: static (the build-time answer for the defaults is shown),
 // waiting (inputs differ from the defaults and Python is still starting), computing,
-// ready (the numbers shown are Python's for the current inputs), failed.
+// ready (the numbers shown are Python's for the current inputs), invalid (an input is
+// bad; the results are greyed and stay until it is fixed), failed.
 // data-rf-rendered holds the inputs of the answer on screen, as a query string.
 import { drawChart } from "./chart.mjs";
 import { runtime } from "./runtime.mjs";
 
-const FIELDS = ["gpu", "model", "precision", "gpus", "users", "context"];
-const CHOICES = new Set(["gpu", "model", "precision"]);
 const ANNOUNCE_DELAY_MS = 600;
 const URL_DELAY_MS = 250;
-
-const queryOf = (params) => new URLSearchParams(FIELDS.map((name) => [name, String(params[name])])).toString();
 
 class Calculator {
   constructor(form, signal) {
     this.form = form;
+    this.name = form.dataset.rfCalc;
+    this.moduleURL = new URL(form.dataset.rfModule, location.href).href;
     this.defaults = JSON.parse(form.dataset.rfDefaults);
+    this.fields = Object.keys(this.defaults);
     this.initial = JSON.parse(form.dataset.rfInitial);
     this.note = form.querySelector(".rf-calc__note");
     this.summary = form.querySelector(".rf-calc__summary");
@@ -41,14 +43,24 @@ class Calculator {
         drawChart(this.chart, this.lastChart);
       }
     });
-    resized.observe(this.chart);
+    if (this.chart) resized.observe(this.chart);
     signal.addEventListener("abort", () => resized.disconnect());
-    this.render(this.initial, { announce: false });
+    this.render(this.initial, this.defaults, { announce: false });
     this.form.dataset.state = "static";
     const { params, problems } = this.fromURL();
     this.setControls(params);
     this.showNote(problems);
-    if (queryOf(params) !== queryOf(this.defaults)) this.request(params);
+    if (this.queryOf(params) !== this.queryOf(this.defaults)) this.request(params);
+  }
+
+  /** The inputs as a query string, in the form's order (the page's data-rf-rendered). */
+  queryOf(params) {
+    return new URLSearchParams(this.fields.map((name) => [name, String(params[name])])).toString();
+  }
+
+  /** This calculator's key in the address bar: NAME.FIELD, so two calculators never share one. */
+  urlKey(field) {
+    return `${this.name}.${field}`;
   }
 
   control(name) {
@@ -58,7 +70,7 @@ class Calculator {
   /** One field's value, or an error message saying what it must be. */
   check(name, raw) {
     const control = this.control(name);
-    if (CHOICES.has(name)) {
+    if (control.tagName === "SELECT") {
       const known = [...control.options].map((option) => option.value);
       return known.includes(raw) ? { value: raw } : { error: `is not one of the choices` };
     }
@@ -72,19 +84,24 @@ class Calculator {
     return { value };
   }
 
-  /** The inputs named in the address bar, each checked; a bad one falls back to its default. */
+  /**
+   * The inputs named in the address bar, each checked; a bad one falls back to its default.
+   * A link from before calculators had names (?users=32) still works on a page with one calculator.
+   */
   fromURL() {
     const query = new URLSearchParams(location.search);
+    const alone = document.querySelectorAll("[data-rf-calc]").length === 1;
     const params = { ...this.defaults };
     const problems = [];
-    for (const name of FIELDS) {
-      if (!query.has(name)) continue;
-      const result = this.check(name, query.get(name));
+    for (const name of this.fields) {
+      const key = query.has(this.urlKey(name)) ? this.urlKey(name) : alone && query.has(name) ? name : null;
+      if (key === null) continue;
+      const result = this.check(name, query.get(key));
       if ("value" in result) params[name] = result.value;
       else {
         const label = this.form.querySelector(`label[for="${this.control(name).id}"]`).textContent;
         problems.push(
-          `The link's ${name}=${JSON.stringify(query.get(name))} ${result.error}, so ${label} shows its default, ${this.defaults[name]}.`,
+          `The link's ${key}=${JSON.stringify(query.get(key))} ${result.error}, so ${label} shows its default, ${this.defaults[name]}.`,
         );
       }
     }
@@ -92,7 +109,7 @@ class Calculator {
   }
 
   setControls(params) {
-    for (const name of FIELDS) this.control(name).value = String(params[name]);
+    for (const name of this.fields) this.control(name).value = String(params[name]);
   }
 
   showNote(problems) {
@@ -104,7 +121,7 @@ class Calculator {
   readControls() {
     const params = {};
     let valid = true;
-    for (const name of FIELDS) {
+    for (const name of this.fields) {
       const control = this.control(name);
       const result = this.check(name, control.value);
       const message = this.form.querySelector(`#${control.id}-error`);
@@ -125,7 +142,12 @@ class Calculator {
     this.lastInput = event.timeStamp;
     const params = this.readControls();
     if (!params) {
+      // The results on screen belong to other inputs than the box shows: grey them, drop any
+      // answer on its way, and keep the address bar from taking a value the reader typed past.
       this.form.dataset.state = "invalid";
+      this.wanted = null;
+      clearTimeout(this.urlTimer);
+      this.showStale(true);
       return;
     }
     this.showNote([]);
@@ -136,10 +158,16 @@ class Calculator {
     this.urlTimer = setTimeout(() => this.saveToURL(params), URL_DELAY_MS);
   }
 
+  /** This calculator's inputs into the address bar (none while they are the defaults); others' keys stay. */
   saveToURL(params) {
-    const query = queryOf(params);
     const url = new URL(location.href);
-    url.search = query === queryOf(this.defaults) ? "" : query;
+    for (const name of this.fields) {
+      url.searchParams.delete(this.urlKey(name));
+      url.searchParams.delete(name); // an unnamed key from an old link
+    }
+    if (this.queryOf(params) !== this.queryOf(this.defaults)) {
+      for (const name of this.fields) url.searchParams.set(this.urlKey(name), String(params[name]));
+    }
     if (url.href !== location.href && this.form.isConnected) history.replaceState(history.state, "", url);
   }
 
@@ -156,17 +184,18 @@ class Calculator {
     this.wanted = null;
     this.inFlight = true;
     const sent = performance.now();
-    const answer = await runtime.calculate(params);
+    const answer = await runtime.calculate(this.name, this.moduleURL, params);
     const received = performance.now();
     this.inFlight = false;
     if (this.wanted) return this.dispatch(); // the reader moved on; this answer is already old
+    if (this.form.dataset.state === "invalid") return; // a box now holds a bad value: show no answer
     if (answer.failed) return this.showRuntime();
     if (answer.error) {
       this.form.dataset.state = "failed";
       this.showNote([`Python could not compute this: ${answer.error}`]);
       return;
     }
-    this.render(answer, { announce: true });
+    this.render(answer, params, { announce: true });
     this.form.dataset.state = "ready";
     this.form.dispatchEvent(
       new CustomEvent("rf-calc-rendered", {
@@ -190,29 +219,30 @@ class Calculator {
     // Live numbers need Python; go back to the build-time answer and say why.
     this.wanted = null;
     this.setControls(this.defaults);
-    this.render(this.initial, { announce: false });
+    this.render(this.initial, this.defaults, { announce: false });
     this.form.dataset.state = "failed";
     this.showNote([`${runtime.failure} Showing the defaults computed when the site was built.`]);
   }
 
-  render(view, { announce }) {
+  /** Show `view`, the answer for `params`: every output the form declares, its bars, verdict and chart. */
+  render(view, params, { announce }) {
     for (const [name, element] of Object.entries(this.outputs)) {
       if (name in view) element.textContent = view[name];
     }
-    this.outputs.verdict.textContent = view.fits ? "Fits in memory" : "Does not fit";
-    this.form.dataset.fits = String(view.fits);
-    const bar = this.form.querySelector(".rf-calc__bar span");
-    bar.style.width = `${Math.min(view.memory_share, 1) * 100}%`;
-    this.lastChart = view.chart;
-    drawChart(this.chart, view.chart);
-    this.form.dataset.rfRendered = queryOf(view.params);
+    this.form.dataset.fits = String(view.fits !== false);
+    for (const bar of this.form.querySelectorAll("[data-rf-bar]")) {
+      const share = Number(view[bar.dataset.rfBar]) || 0;
+      bar.firstElementChild.style.width = `${Math.max(0, Math.min(share, 1)) * 100}%`;
+    }
+    if (this.chart && view.chart) {
+      this.lastChart = view.chart;
+      drawChart(this.chart, view.chart);
+    }
+    this.form.dataset.rfRendered = this.queryOf(params);
     this.showStale(false);
-    if (announce) {
+    if (announce && view.summary) {
       clearTimeout(this.announceTimer);
-      const text = view.fits
-        ? `${view.per_user} tokens/s per user, ${view.total} in all, ${view.bound}.`
-        : `Does not fit: ${view.memory}.`;
-      this.announceTimer = setTimeout(() => (this.summary.textContent = text), ANNOUNCE_DELAY_MS);
+      this.announceTimer = setTimeout(() => (this.summary.textContent = view.summary), ANNOUNCE_DELAY_MS);
     }
   }
 }

@@ -1,7 +1,21 @@
-"""Runs a reader's program for the Run cell, inside Pyodide's worker.
+"""Runs a reader's program for a Run cell, inside Pyodide's worker, isolated from every other widget.
 
 ``run`` executes the source as ``__main__`` in a fresh namespace, streams what it
 prints through ``emit(stream, text)`` as it is written, and reports how it ended.
+
+Isolation. All widgets of a page share one Python, so a program must not change
+what later Runs or the calculators compute:
+
+- the program imports its own copy of the ``roofline`` package (``prepare``
+  imports it ahead of time, while the page is idle), never the calculators' copy,
+  so mutating ``roofline.precisions.BYTES_PER_VALUE`` dies with the Run;
+- every module that existed before the Run (``builtins``, ``json``, ``sys``…) gets
+  its top-level names back afterwards, and ``sys.modules`` and ``sys.path`` their
+  entries, so ``builtins.print = ...`` or ``json.dumps = ...`` does not outlive it.
+
+What a module-level snapshot cannot see (a class attribute changed in place, a
+recursion limit, a thread) is undone by Reset, which restarts the worker.
+
 A reader's exception comes back as the traceback CPython would print, starting
 at the reader's own file: the frames of this module and of Pyodide's machinery
 (``_pyodide/_base.py``) are left out, while frames inside the ``roofline``
@@ -10,13 +24,15 @@ package stay, since they explain the error.
 
 from __future__ import annotations
 
+import builtins
+import importlib
 import io
 import json
 import linecache
 import sys
 import traceback
 from collections.abc import Callable
-from types import TracebackType
+from types import ModuleType, TracebackType
 
 Emit = Callable[[str, str], None]
 
@@ -51,6 +67,75 @@ class _Stream(io.TextIOBase):
         self._emit(self._name, "")
 
 
+PACKAGE = "roofline"
+_spare: dict[str, ModuleType] | None = None
+
+
+def _package_modules() -> dict[str, ModuleType]:
+    return {name: module for name, module in sys.modules.items() if name.split(".")[0] == PACKAGE}
+
+
+def _swap_package(modules: dict[str, ModuleType]) -> dict[str, ModuleType]:
+    """Put ``modules`` in ``sys.modules`` as the package; return the package's modules it replaced."""
+    previous = _package_modules()
+    for name in previous:
+        del sys.modules[name]
+    sys.modules.update(modules)
+    return previous
+
+
+def prepare() -> None:
+    """Import a fresh copy of the package (and read its specs) for the next Run, unless one is ready.
+
+    The worker calls this when it is idle, so a Run does not wait for the import.
+    """
+    global _spare
+    if _spare is not None:
+        return
+    originals = _swap_package({})
+    try:
+        package = importlib.import_module(PACKAGE)
+        importlib.import_module(f"{PACKAGE}.sweep")
+        package.builtin_specs()
+        _spare = _package_modules()
+    finally:
+        _swap_package(originals)
+
+
+class _Snapshot:
+    """The top-level names of every loaded module, and the lists in ``sys`` a program may change."""
+
+    LISTS = ("path", "meta_path", "path_hooks")
+
+    def __init__(self) -> None:
+        self.modules = dict(sys.modules)
+        # This module's own globals (the spare package) are its business, not the program's.
+        self.namespaces = [
+            (module.__dict__, dict(module.__dict__))
+            for module in self.modules.values()
+            if isinstance(module, ModuleType) and module.__dict__ is not globals()
+        ]
+        self.lists = {name: list(getattr(sys, name)) for name in self.LISTS}
+
+    def restore(self) -> None:
+        for name in [name for name in sys.modules if name not in self.modules]:
+            del sys.modules[name]
+        sys.modules.update(self.modules)
+        for namespace, saved in self.namespaces:
+            if len(namespace) == len(saved) and all(namespace.get(k, _MISSING) is v for k, v in saved.items()):
+                continue  # nearly always: a dict compared by identity, cheaper than rebuilding it
+            for name in [name for name in namespace if name not in saved]:
+                del namespace[name]
+            for name, value in saved.items():
+                if namespace.get(name, _MISSING) is not value:
+                    namespace[name] = value
+        for name, saved_list in self.lists.items():
+            getattr(sys, name)[:] = saved_list
+
+
+_MISSING = object()
+
+
 def _from_reader_frame(tb: TracebackType | None, filename: str) -> TracebackType | None:
     """Skip the leading frames that are not the reader's file (this runner, exec, Pyodide)."""
     while tb is not None and tb.tb_frame.f_code.co_filename != filename:
@@ -69,22 +154,28 @@ def run(source: str, filename: str, emit: Emit) -> str:
 
     status is ``ok``, ``error`` (with ``traceback``) or ``stopped`` (the reader
     pressed Stop, which raises KeyboardInterrupt through Pyodide's interrupt buffer).
+    The traceback is formatted after the state is restored, with the runtime's own modules.
     """
+    global _spare
     # Registering the source lets tracebacks quote the reader's lines, as they would from a file.
     linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
-    namespace = {"__name__": "__main__", "__file__": filename, "__builtins__": __builtins__}
-    saved = sys.stdout, sys.stderr
+    prepare()  # at once, if the idle-time import has not happened yet
+    snapshot = _Snapshot()
+    _swap_package(_spare or {})
+    _spare = None
+    namespace = {"__name__": "__main__", "__file__": filename, "__builtins__": builtins}
+    failure: BaseException | None = None
     sys.stdout, sys.stderr = _Stream("stdout", emit), _Stream("stderr", emit)
     try:
         exec(compile(source, filename, "exec"), namespace)
-    except KeyboardInterrupt:
-        return json.dumps({"status": "stopped"})
-    except SystemExit as exit_:
-        if exit_.code in (None, 0):
-            return json.dumps({"status": "ok"})
-        return json.dumps({"status": "error", "traceback": format_error(exit_, filename)})
     except BaseException as error:  # the reader's program may raise anything; report it, as python would
-        return json.dumps({"status": "error", "traceback": format_error(error, filename)})
+        failure = error
     finally:
-        sys.stdout, sys.stderr = saved
-    return json.dumps({"status": "ok"})
+        snapshot.restore()  # sys.stdout and sys.stderr included
+    if failure is None:
+        return json.dumps({"status": "ok"})
+    if isinstance(failure, KeyboardInterrupt):
+        return json.dumps({"status": "stopped"})
+    if isinstance(failure, SystemExit) and failure.code in (None, 0):
+        return json.dumps({"status": "ok"})
+    return json.dumps({"status": "error", "traceback": format_error(failure, filename)})

@@ -1,4 +1,5 @@
-// The Press Run cell: an editor, Run / Stop / Reset, and an output that streams.
+// A Run cell: an editor, Run / Stop / Reset, and an output that streams. A page may
+// hold several; they share the page's one Python (runtime.mjs), each Run isolated.
 //
 // The cell's root carries data-state, which tests and styles read:
 //   starting  Python is not ready yet (Run still works: it waits for Python)
@@ -30,7 +31,7 @@ class RunCell {
     this.running = false;
     this.buttons.run.addEventListener("click", () => this.run());
     this.buttons.stop.addEventListener("click", () => this.stop());
-    this.buttons.reset.addEventListener("click", () => this.editor.reset());
+    this.buttons.reset.addEventListener("click", () => this.reset());
     this.retry.addEventListener("click", () => runtime.start());
     runtime.addEventListener("state", () => this.showRuntime(), { signal });
     this.showRuntime();
@@ -106,6 +107,15 @@ class RunCell {
       );
     } else this.setStatus(result.message || "Python could not start.");
     this.showRuntime();
+  }
+
+  /** The program as committed, an empty output, and a clean Python (see runtime.resetPython). */
+  reset() {
+    if (this.running) return;
+    this.editor.reset();
+    this.output.replaceChildren();
+    this.setStatus("");
+    runtime.resetPython();
   }
 
   stop() {

@@ -1,5 +1,11 @@
-// The page's side of the Python runtime: one worker for every widget on the page,
-// kept across Material's instant navigation (this module is loaded once per tab).
+// The page's side of the Python runtime: one worker for every widget on the page
+// (every Run cell and calculator), booted once and kept across Material's instant
+// navigation (this module is loaded once per tab).
+//
+// Isolation: each Run imports its own copy of the package and the worker puts every
+// module's names back afterwards (see roofline_cell.py), so a Run cannot change what
+// later Runs or the calculators compute. Reset goes further and, once anything has
+// run, replaces the worker: a clean Python, not only the original text.
 //
 // State, also mirrored on <html data-rf-runtime="...">:
 //   idle -> booting -> ready;  booting -> failed (Retry calls start() again);
@@ -15,7 +21,7 @@
 
 const WORKER_URL = new URL("./worker.mjs", import.meta.url);
 const INDEX_URL = new URL("../../assets/runtime/pyodide/", import.meta.url);
-const MODULES = ["roofline_cell.py", "roofline_calculator.py"];
+const MODULES = ["roofline_cell.py", "roofline_views.py"];
 const SIGINT = 2;
 const INTERRUPT_GRACE_MS = 1500;
 
@@ -41,6 +47,8 @@ class PythonRuntime extends EventTarget {
     this.runningOwner = null;
     this.stopTimer = null;
     this.timings = null;
+    this.boots = 0; // workers started in this tab; the tests check that widgets share one
+    this.ranSinceBoot = false;
     this.isolated = globalThis.crossOriginIsolated === true && typeof SharedArrayBuffer === "function";
     this.interrupt = this.isolated ? new Int32Array(new SharedArrayBuffer(4)) : null;
   }
@@ -65,6 +73,9 @@ class PythonRuntime extends EventTarget {
     if (reason) return this.fail(`Python cannot run in this browser: ${reason}.`);
     if (!this.wheelURL) return this.fail("The page does not say where the roofline package is.");
     this.setState("booting");
+    this.boots += 1;
+    this.ranSinceBoot = false;
+    document.documentElement.dataset.rfBoots = String(this.boots);
     this.startedAt = performance.now();
     let moduleWorker = false;
     const options = {
@@ -151,6 +162,7 @@ class PythonRuntime extends EventTarget {
    */
   run(code, filename, onOutput, owner = null) {
     const { id, promise } = this.send("run", { type: "run", code, filename }, { onOutput });
+    this.ranSinceBoot = true;
     this.runningId = id;
     this.runningOwner = owner;
     return promise;
@@ -162,9 +174,16 @@ class PythonRuntime extends EventTarget {
     this.runningOwner = null;
   }
 
-  /** Ask the calculator view; resolves with its parsed answer (or {error}). */
-  calculate(params) {
-    return this.send("calc", { type: "calc", request: JSON.stringify(params) }).promise;
+  /** Ask calculator `name` (its Python module at `moduleURL`); resolves with its parsed answer (or {error}). */
+  calculate(name, moduleURL, params) {
+    const message = { type: "calc", calculator: name, module: this.withVersion(moduleURL), request: JSON.stringify(params) };
+    return this.send("calc", message).promise;
+  }
+
+  /** A clean Python for Reset: a new worker, unless nothing has run in this one (then it is clean). */
+  resetPython() {
+    if (this.runningId !== null || !this.ranSinceBoot || this.state !== "ready") return;
+    this.restart();
   }
 
   /** Stop the running program: interrupt it when isolated, else restart the worker. */

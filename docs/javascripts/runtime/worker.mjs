@@ -1,11 +1,14 @@
 // The Python runtime of the page: Pyodide, the roofline wheel and two helper modules,
-// in a module Web Worker so that a long program never freezes the page.
+// in a module Web Worker so that a long program never freezes the page. One worker
+// serves every Run cell and calculator of the page.
 //
 // Protocol (every message is a plain object with a `type`):
 //   page -> worker
 //     {type: "boot", indexURL, wheelURL, modules: [{name, url}], interrupt: SharedArrayBuffer | null}
 //     {type: "run", id, code, filename}      run a reader's program
-//     {type: "calc", id, request}            calculator view; `request` is a JSON string
+//     {type: "calc", id, calculator, module, request}
+//                                            calculator `calculator`'s view, from its Python module at
+//                                            URL `module`; `request` is a JSON string
 //   worker -> page
 //     {type: "booted", timings}              ready; timings in ms
 //     {type: "boot-failed", message}         a readable reason; the page offers Retry
@@ -13,13 +16,22 @@
 //     {type: "done", id, status, traceback?, ms}
 //     {type: "calc", id, response, ms}       `response` is a JSON string
 // Messages that arrive during boot wait for it; after that each is handled in
-// order, synchronously, so a run and a calculation never interleave.
+// order, one at a time, so a run and a calculation never interleave.
 
+const PAGE_DIRECTORY = "/home/pyodide/roofline_page";
 let pyodide = null;
 let booting = null;
 let interrupt = null;
 let runCell = null;
-let calculatorView = null;
+let prepareRun = null;
+let answerCalculator = null;
+const calculators = new Map(); // name -> module URL it was loaded from
+let queue = Promise.resolve(); // messages after boot, handled in order
+
+/** Run `task` after everything queued before it; a failing task does not stop the ones after. */
+function enqueue(task) {
+  queue = queue.then(task).catch(() => {});
+}
 
 /**
  * Send printed text to the page as a terminal would show it: each finished line at
@@ -90,42 +102,52 @@ async function missingRuntimeFile(indexURL) {
   return new Promise(() => {}); // all present: never settles, so the race is loadPyodide's
 }
 
-async function boot({ indexURL, wheelURL, modules, interrupt: buffer }) {
+/**
+ * Pyodide with the roofline wheel installed: everything the page needs from the network
+ * before Python can run. Kept apart from the page's own set-up so that another way to
+ * get here (restoring a memory snapshot) replaces this one call.
+ */
+async function bootPyodide({ indexURL, wheelURL }) {
   const started = performance.now();
-  // Fetch the helper modules while Pyodide starts; they are small and independent of it.
-  const sources = Promise.all(modules.map(async ({ name, url }) => ({ name, text: await fetchText(url) })));
   const { loadPyodide } = await import(new URL("pyodide.mjs", indexURL).href);
   // packageBaseUrl: without it Pyodide would fall back to its CDN for anything it looks up.
   const loading = loadPyodide({ indexURL, packageBaseUrl: indexURL, stdout: () => {}, stderr: () => {} });
-  pyodide = await Promise.race([loading, missingRuntimeFile(indexURL)]);
-  // A program that calls input() gets EOFError at once: a worker has no prompt() to wait on.
-  pyodide.setStdin({ error: true });
+  const python = await Promise.race([loading, missingRuntimeFile(indexURL)]);
   const runtimeReady = performance.now();
-  const loaded = await pyodide.loadPackage(wheelURL, { messageCallback: () => {}, errorCallback: () => {} });
+  const loaded = await python.loadPackage(wheelURL, { messageCallback: () => {}, errorCallback: () => {} });
   // loadPackage resolves with [] rather than failing when nothing was loaded.
   if (!Array.isArray(loaded) || !loaded.some((pkg) => pkg.name === "roofline")) {
     throw new Error(`the roofline package did not load from ${new URL(wheelURL).pathname}`);
   }
+  return { python, timings: { pyodide: runtimeReady - started, wheel: performance.now() - runtimeReady } };
+}
+
+async function boot({ indexURL, wheelURL, modules, interrupt: buffer }) {
+  const started = performance.now();
+  // Fetch the helper modules while Pyodide starts; they are small and independent of it.
+  const sources = Promise.all(modules.map(async ({ name, url }) => ({ name, text: await fetchText(url) })));
+  const booted = await bootPyodide({ indexURL, wheelURL });
+  pyodide = booted.python;
   const wheelReady = performance.now();
-  const directory = "/home/pyodide/roofline_page";
-  pyodide.FS.mkdirTree(directory);
-  for (const { name, text } of await sources) pyodide.FS.writeFile(`${directory}/${name}`, text);
-  pyodide.runPython(`import sys; sys.path.insert(0, ${JSON.stringify(directory)})`);
+  // A program that calls input() gets EOFError at once: a worker has no prompt() to wait on.
+  pyodide.setStdin({ error: true });
+  pyodide.FS.mkdirTree(PAGE_DIRECTORY);
+  for (const { name, text } of await sources) pyodide.FS.writeFile(`${PAGE_DIRECTORY}/${name}`, text);
+  pyodide.runPython(`import sys; sys.path.insert(0, ${JSON.stringify(PAGE_DIRECTORY)})`);
   // Import the package and read its spec files now, so the first Run pays nothing for them.
-  // The calculator's module waits until the runs queued during boot are done (see onmessage).
-  runCell = pyodide.pyimport("roofline_cell").run;
+  // Calculator modules load when first asked (see calc); the spare package for the next
+  // Run is imported once the queued work is done (see onmessage).
+  const cell = pyodide.pyimport("roofline_cell");
+  runCell = cell.run;
+  prepareRun = cell.prepare;
+  answerCalculator = pyodide.pyimport("roofline_views").answer;
   pyodide.runPython("import roofline, roofline.sweep; roofline.builtin_specs()");
   if (buffer) {
     interrupt = new Int32Array(buffer);
     pyodide.setInterruptBuffer(interrupt);
   }
   const done = performance.now();
-  return {
-    pyodide: runtimeReady - started,
-    wheel: wheelReady - runtimeReady,
-    imports: done - wheelReady,
-    total: done - started,
-  };
+  return { ...booted.timings, imports: done - wheelReady, total: done - started };
 }
 
 function clearInterrupt() {
@@ -149,48 +171,59 @@ function run({ id, code, filename }) {
   postMessage({ type: "done", id, ...answer, ms: performance.now() - started });
 }
 
-function loadCalculator() {
-  if (calculatorView) return;
-  calculatorView = pyodide.pyimport("roofline_calculator").view_json;
+/** Write calculator `name`'s module (from `url`) into Python's path and import it, once. */
+async function loadCalculator(name, url) {
+  if (calculators.get(name) === url) return;
+  if (!/^[a-z][a-z0-9_]*$/.test(name)) throw new Error(`${JSON.stringify(name)} is not a calculator name`);
+  const text = await fetchText(url);
+  pyodide.FS.writeFile(`${PAGE_DIRECTORY}/roofline_calculator_${name}.py`, text);
+  pyodide.runPython(
+    `import importlib, sys; sys.modules.pop("roofline_calculator_${name}", None); importlib.invalidate_caches(); import roofline_calculator_${name}`,
+  );
+  calculators.set(name, url);
   // Everything imported so far lives as long as the page: move it out of the cyclic
   // collector's reach, so a collection during a calculation has little to walk.
   pyodide.runPython("import gc; gc.collect(); gc.freeze()");
 }
 
-function calc({ id, request }) {
+async function calc({ id, calculator, module, request }) {
   const started = performance.now();
   clearInterrupt();
   let response;
   try {
-    loadCalculator();
-    response = calculatorView(request);
+    await loadCalculator(calculator, module);
+    response = answerCalculator(calculator, request);
   } catch (error) {
     response = JSON.stringify({ error: String(error && error.message) });
   }
   postMessage({ type: "calc", id, response, ms: performance.now() - started });
 }
 
-self.onmessage = async ({ data }) => {
+/** Import the next Run's own copy of the package while nothing else waits. */
+function prepareWhenIdle() {
+  setTimeout(() => {
+    // A failure here is not lost: run() prepares again and reports it where a reader sees it.
+    enqueue(() => prepareRun());
+  }, 0);
+}
+
+self.onmessage = ({ data }) => {
   if (data.type === "boot") {
     booting ??= boot(data).then(
       (timings) => {
         postMessage({ type: "booted", timings });
-        // Runs and calculations queued during boot resume first (they await `booting`,
-        // a microtask); this timer fires after them and warms the calculator's module.
-        setTimeout(() => {
-          try {
-            loadCalculator();
-          } catch {
-            // calc() will try again and report the error where a reader sees it
-          }
-        }, 0);
+        prepareWhenIdle();
       },
       (error) => postMessage({ type: "boot-failed", message: String((error && error.message) || error) }),
     );
     return;
   }
-  await booting;
-  if (!pyodide || !runCell) return; // boot failed; the page restarts the worker on Retry
-  if (data.type === "run") run(data);
-  else if (data.type === "calc") calc(data);
+  enqueue(async () => {
+    await booting;
+    if (!pyodide || !runCell) return; // boot failed; the page restarts the worker on Retry
+    if (data.type === "run") {
+      run(data);
+      prepareWhenIdle();
+    } else if (data.type === "calc") await calc(data);
+  });
 };

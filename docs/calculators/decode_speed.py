@@ -1,17 +1,17 @@
-"""What the chapter's calculator shows, computed by the ``roofline`` package.
+"""The calculator "How fast can a GPU generate tokens?" (``<!-- roofline:calculator decode_speed -->``).
 
-One function, ``view``, runs in two places: at site build time in CPython
-(``hooks/runtime.py`` writes its answer for the default inputs into the page, so
-the calculator reads correctly at first paint), and in the reader's browser in
-Pyodide, where the worker calls ``view_json`` on every input. Every number comes
-from the package; this module only chooses what to show and puts it in words.
-The page's JavaScript validates inputs against ``form_options`` and renders; it
-computes nothing.
+A calculator is this kind of module and nothing else: ``form()`` declares its
+inputs and outputs, and ``view(**inputs)`` computes what it shows. ``view``
+runs in two places: at site build time in CPython (``hooks/runtime.py`` writes
+its answer for the defaults into the page, so the calculator reads correctly at
+first paint), and in the reader's browser in Pyodide, on every input. Every
+number comes from the package; this module only chooses what to show and puts
+it in words. The page's generic script validates inputs against the form and
+renders; it computes nothing.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 from typing import Any
 
@@ -36,15 +36,54 @@ CHART_USERS = tuple(2**power for power in range(13))
 NOT_APPLICABLE = "—"
 
 
-def form_options() -> dict[str, Any]:
-    """The choices for each control, with defaults and bounds (the hook writes these into the form)."""
+def form() -> dict[str, Any]:
+    """The declared form: each input with its label, choices or bounds, and default; each output's label.
+
+    ``view`` answers every output by name, plus ``verdict``, ``explain`` and ``summary``
+    (what a screen reader hears), ``fits`` (False marks the answer as a warning),
+    ``memory_share`` for the bar and ``chart`` for the chart.
+    """
     specs = builtin_specs()
+
+    def whole(name: str, label: str) -> dict[str, Any]:
+        low, high = LIMITS[name]
+        return {"name": name, "label": label, "min": low, "max": high, "default": DEFAULTS[name]}
+
+    gpus = [[gpu.id, f"{gpu.name} ({fmt.gigabytes(gpu.memory_bytes, 0)})"] for gpu in specs.gpus.values()]
     return {
-        "gpu": [(gpu.id, f"{gpu.name} ({fmt.gigabytes(gpu.memory_bytes, 0)})") for gpu in specs.gpus.values()],
-        "model": [(model.id, model.name) for model in specs.models.values()],
-        "precision": [(precision, precision) for precision in PRECISIONS],
-        "defaults": dict(DEFAULTS),
-        "limits": {name: list(bounds) for name, bounds in LIMITS.items()},
+        "title": "How fast can a GPU generate tokens?",
+        "legend": "Deployment",
+        "fields": [
+            {"name": "gpu", "label": "GPU", "choices": gpus, "default": DEFAULTS["gpu"], "wide": True},
+            {
+                "name": "model",
+                "label": "Model",
+                "choices": [[model.id, model.name] for model in specs.models.values()],
+                "default": DEFAULTS["model"],
+                "wide": True,
+            },
+            {
+                "name": "precision",
+                "label": "Weight precision",
+                "choices": [[precision, precision] for precision in PRECISIONS],
+                "default": DEFAULTS["precision"],
+            },
+            whole("gpus", "GPUs"),
+            whole("users", "Users"),
+            whole("context", "Context (tokens)"),
+        ],
+        "outputs": [
+            {"name": "per_user", "label": "Tokens/s for each user"},
+            {"name": "total", "label": "Tokens/s for all users"},
+            {"name": "weights", "label": "Weights"},
+            {"name": "hardware", "label": "GPUs"},
+            {"name": "memory", "label": "Memory in use", "bar": "memory_share"},
+            {"name": "bound", "label": "Decode is"},
+        ],
+        "chart": {
+            "caption": "Decode tokens/s for each user and for all users together, as more users share each step"
+            " (both axes logarithmic). Computed by the roofline package in your browser."
+        },
     }
 
 
@@ -165,28 +204,23 @@ def view(gpu: str, model: str, precision: str, gpus: int, users: int, context: i
     needed = gpus_to_fit(hardware, workload)
     chart = _chart(result)
     chart["max_users"] = memory.max_batch
+    per_user = fmt.rate(result.decode_tokens_per_s_per_user) if fits else NOT_APPLICABLE
+    total = fmt.rate(result.decode_tokens_per_s_total) if fits else NOT_APPLICABLE
+    used = f"{fmt.gigabytes(memory.used_bytes)} of {fmt.gigabytes(memory.usable_bytes)} usable"
+    bound = f"{result.decode.bound}-bound" if fits else NOT_APPLICABLE
     return {
         "params": dict(gpu=gpu, model=model, precision=precision, gpus=gpus, users=users, context=context),
         "fits": fits,
-        "per_user": fmt.rate(result.decode_tokens_per_s_per_user) if fits else NOT_APPLICABLE,
-        "total": fmt.rate(result.decode_tokens_per_s_total) if fits else NOT_APPLICABLE,
+        "verdict": "Fits in memory" if fits else "Does not fit",
+        "summary": f"{per_user} tokens/s per user, {total} in all, {bound}." if fits else f"Does not fit: {used}.",
+        "per_user": per_user,
+        "total": total,
         "weights": fmt.gigabytes(memory.weights_bytes),
         "hardware": f"{gpus} × {fmt.gigabytes(gpu_spec.memory_bytes, 0)} GPU{'s' if gpus != 1 else ''}",
-        "memory": f"{fmt.gigabytes(memory.used_bytes)} of {fmt.gigabytes(memory.usable_bytes)} usable",
+        "memory": used,
         "memory_share": memory.used_bytes / memory.usable_bytes,
-        "bound": f"{result.decode.bound}-bound" if fits else NOT_APPLICABLE,
+        "bound": bound,
         "gpus_needed": needed,
         "explain": _explain_fits(result) if fits else _explain_does_not_fit(result, needed),
         "chart": chart,
     }
-
-
-def view_json(request: str) -> str:
-    """``view`` for the worker: JSON in, JSON out (one string each way keeps the call cheap).
-
-    A bad request answers ``{"error": "..."}`` instead of raising, so the page can show why.
-    """
-    try:
-        return json.dumps(view(**json.loads(request)))
-    except (SpecError, TypeError, ValueError) as error:
-        return json.dumps({"error": str(error)})
