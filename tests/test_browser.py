@@ -125,6 +125,7 @@ class Recorded:
 def _context(browser: object, **options: object) -> Recorded:
     context = browser.new_context(**options)
     recorded = Recorded(context)
+
     def record(request: object) -> None:
         recorded.urls.append(request.url)
         if request.method == "GET":

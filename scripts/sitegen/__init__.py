@@ -8,12 +8,14 @@ into the MkDocs build.
 Modules, lowest first (each imports only from those above it):
 
 - ``output``     byte-exact files: generated-file headers, atomic writes, write-if-changed.
-- ``context``    the spec set read fresh from disk, and the chapter's chosen GPU and models.
-- ``tables``     Markdown tables: the H100 table, hardware and model references.
-- ``values``     every number the prose quotes, as formatted text keyed by name.
-- ``charts``     the four Altair charts, as Vega-Lite dicts.
+- ``context``    the spec set read fresh from disk and the measurements; ``Focus``, a page's chosen GPU and models.
+- ``page``       what a page module hands the build: values, tables, figures (``PageContent``).
+- ``tables``     Markdown tables for the hardware and model references.
+- ``values``     formatting helpers for the numbers prose quotes.
+- ``charts``     Altair chart builders, as Vega-Lite dicts.
 - ``render``     Vega-Lite -> SVG (vl-convert) and the figure snippets that embed them.
-- ``shortcodes`` ``{{ n.NAME }}`` and ``{{ md.NAME }}`` expansion; fails loudly on unknown names.
+- ``pages``      one module per page (``pages/prefill_vs_decode.py`` is chapter 1), found by themselves.
+- ``shortcodes`` ``{{ n.NAME }}``, ``{{ md.NAME }}`` and ``{{ fig.NAME }}``; per-page values, figure letters.
 - ``vendor``     which files of node_modules the site serves (Vega, KaTeX).
-- ``generate``   the whole run: compute everything in memory, then write what changed.
+- ``generate``   the whole run: every page module computes in memory, then what changed is written.
 """
