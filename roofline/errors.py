@@ -5,6 +5,9 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable
 
+#: Longest echo of a bad value in a message; a 5,000-digit number must not fill the screen.
+SHOWN_LENGTH = 60
+
 
 class SpecError(ValueError):
     """Bad spec data or a bad request, reported on one line.
@@ -48,7 +51,37 @@ class SpecError(ValueError):
         text = ": ".join(part for part in parts if part)
         if self.hint:
             text += f" ({self.hint})"
+        return one_line(text)
+
+
+def one_line(text: str) -> str:
+    """``text`` with every control, format or line-separator character escaped (``\\n``, ``\\u202e``).
+
+    An error echoes what the user typed: a file name, an id, a key. A newline in
+    it must not split the one-line message, nor a terminal escape or a
+    right-to-left override rewrite what the reader sees.
+    """
+    if text.isprintable():
         return text
+    return "".join(
+        char if char.isprintable() or char == " " else char.encode("unicode_escape").decode("ascii") for char in text
+    )
+
+
+def shown(value: object) -> str:
+    """A bad value as a message echoes it: its ``repr``, cut to ``SHOWN_LENGTH`` characters."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**SHOWN_LENGTH:
+        # str() of a huge int is slow, and refused past 4,300 digits: count digits from the bits.
+        return f"a number of about {int(value.bit_length() * 0.30103) + 1:,} digits"
+    if isinstance(value, (dict, list)):
+        return "a table" if isinstance(value, dict) else "an array"
+    text = repr(value)
+    return text if len(text) <= SHOWN_LENGTH else text[: SHOWN_LENGTH - 1] + "…"
+
+
+def entry_label(kind: str, entry_id: str) -> str:
+    """An entry named as its table header reads in the file, so a search finds it: ``[gpu."h100-sxm"]``."""
+    return f'[{kind}."{entry_id}"]'
 
 
 def did_you_mean(word: str, choices: Iterable[str]) -> str | None:
