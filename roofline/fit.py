@@ -69,10 +69,7 @@ def memory_shortfall(estimate: Estimate) -> Shortfall | None:
     on = f"{fmt.gigabytes(usable)} usable on {_gpus(hardware.count)}"
     if weights > usable:
         shortfall = ("weights", weights, usable)
-        problem = (
-            f"The weights alone need {fmt.gigabytes(weights)} at {workload.weight_precision},"
-            f" more than the {on}."
-        )
+        problem = f"The weights alone need {fmt.gigabytes(weights)} at {workload.weight_precision}, more than the {on}."
     elif per_user > free:
         shortfall = ("one user's KV cache", per_user, free)
         problem = (
