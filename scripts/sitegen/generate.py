@@ -1,21 +1,30 @@
 """One generator run: compute every output in memory, then write only what changed.
 
 Order matters for "a failed build leaves the last good output": the spec files
-are parsed and every table, value and chart is computed before the first byte
-is written, so a bad spec raises SpecError while ``figures/`` is untouched.
+are parsed, every table, value and chart is computed, and every generated text
+is checked (``check_outputs``) before the first byte is written, so a bad spec
+raises SpecError while ``figures/`` is untouched. A SpecError raised while
+computing names the spec file and entry it came from (``SpecSet.locate``).
 """
 
 from __future__ import annotations
 
 import json
+import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from roofline import SpecError
+
 from . import render, tables
-from .context import load_context
+from .context import Context, load_context
 from .output import is_generated, json_file, markdown_file, svg_file, write_if_changed
 from .values import compute_values
+
+#: What must never appear in generated Markdown: a shortcode or template tag
+#: (pages expand ``{{ … }}`` after this file is written) or active HTML.
+_FORBIDDEN = re.compile(r"\{\{|\}\}|\{%|%\}|<\s*script|javascript:", re.IGNORECASE)
 
 
 @dataclass
@@ -42,6 +51,40 @@ def build_outputs(root: Path, figures: Path, *, rerender: bool, run: Run) -> dic
     is the slow step, and the same spec always gives the same SVG.
     """
     ctx = load_context(root)
+    try:
+        outputs = _compute(ctx, figures, rerender=rerender, run=run)
+    except SpecError as error:
+        raise ctx.specs.locate(error) from None
+    check_outputs(outputs)
+    return outputs
+
+
+def check_outputs(outputs: dict[str, bytes]) -> None:
+    """Raise SpecError naming the file if any generated Markdown or prose value could act as markup.
+
+    Spec text is escaped where it is written (``escape``); this is the last
+    check before anything reaches ``figures/``, so a slip fails the build
+    here, with ``figures/`` untouched, not later on a page.
+    """
+    for name, content in outputs.items():
+        if name.endswith(".md"):
+            texts = {"": content.decode("utf-8")}
+        elif name == "values.json":
+            texts = {f"value '{key}'": value for key, value in json.loads(content)["values"].items()}
+        else:
+            continue
+        for where, text in texts.items():
+            found = _FORBIDDEN.search(text)
+            if found:
+                raise SpecError(
+                    f"generated text holds {found.group(0)!r}, which a page would read as markup",
+                    file=f"figures/{name}",
+                    entry=where or None,
+                    hint="pass spec text through sitegen.escape.text",
+                )
+
+
+def _compute(ctx: Context, figures: Path, *, rerender: bool, run: Run) -> dict[str, bytes]:
     outputs: dict[str, bytes] = {
         "values.json": json_file({"values": compute_values(ctx)}, notice_key="_generated"),
         "h100-decode-prefill.md": markdown_file(tables.h100_table(ctx)),

@@ -13,7 +13,7 @@ from typing import Any
 
 import vl_convert
 
-from . import charts
+from . import charts, escape
 from .context import Context
 
 #: vl-convert's name for the Vega-Lite version Altair 6.3 writes (its schema is v6.4.1).
@@ -80,7 +80,7 @@ def alt_text(spec: dict[str, Any]) -> str:
     title = spec.get("title", {})
     subtitle = title.get("subtitle", [])
     lines = [title.get("text", ""), *([subtitle] if isinstance(subtitle, str) else subtitle)]
-    return " ".join(part if part.endswith(".") else part + "." for part in lines if part).replace('"', "'")
+    return " ".join(part if part.endswith(".") else part + "." for part in lines if part)
 
 
 def snippet(figure: Figure, spec: dict[str, Any], image: str) -> str:
@@ -91,7 +91,7 @@ def snippet(figure: Figure, spec: dict[str, Any], image: str) -> str:
     snippet works on any page.
     """
     width, height = svg_size(image)
-    alt = alt_text(spec).replace("[", "(").replace("]", ")")
+    alt = escape.text(alt_text(spec))
     return (
         f'<figure class="roofline-figure" id="figure-{figure.name}" markdown="1">\n'
         f'<div class="roofline-chart" data-figure="{figure.name}" markdown="1">\n'

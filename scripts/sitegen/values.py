@@ -25,6 +25,7 @@ from roofline import (
 from roofline import formatting as fmt
 from roofline.sweep import CHAPTER_PRECISIONS, CHAPTER_PROMPT_TOKENS, gpus_to_fit
 
+from . import escape
 from .context import MEASURED_A100, QUIZ_GPU, Context
 from .tables import linked
 
@@ -95,7 +96,7 @@ def compute_values(ctx: Context) -> dict[str, str]:
         return estimate(gpu.id, model_id, specs=specs, **kwargs)
 
     # The GPU.
-    put("gpu_name", gpu.name)
+    put("gpu_name", escape.text(gpu.name))
     put("gpu_bandwidth_tb", tera(gpu.bandwidth_bytes_per_s))
     put("gpu_peak_tflops", tera(gpu.peak_flops_per_s("bf16"), 0))
     put("gpu_memory_gb", fmt.gigabytes(gpu.memory_bytes, 0).removesuffix(" GB"))
@@ -104,7 +105,7 @@ def compute_values(ctx: Context) -> dict[str, str]:
     put("ridge_flops_per_byte", whole(gpu.peak_flops_per_s("bf16") / gpu.bandwidth_bytes_per_s))
 
     # The small model, decode at each chapter precision.
-    put("small_name", small.name)
+    put("small_name", escape.text(small.name))
     put("small_params", fmt.parameters(total_parameters(small)))
     for precision in CHAPTER_PRECISIONS:
         result = at(small.id, precision=precision)
@@ -120,7 +121,7 @@ def compute_values(ctx: Context) -> dict[str, str]:
     large_bf16 = Workload(large, "bf16")
     large_gpus = gpus_to_fit(one, large_bf16)
     large_result = at(large.id, gpus=large_gpus)
-    put("large_name", large.name)
+    put("large_name", escape.text(large.name))
     put("large_weights_bf16", fmt.gigabytes(large_result.memory.weights_bytes))
     put("large_gpus_bf16", str(large_gpus))
     put("large_usable_gb", fmt.gigabytes(large_result.hardware.usable_memory_bytes, 0).removesuffix(" GB"))
@@ -189,7 +190,7 @@ def _measured(ctx: Context, put: Callable[[str, str], None], at: Callable[..., E
     """Published measurements, set against the package's ceilings for the same hardware."""
     gpt_fast, nim = (ctx.measured[k] for k in ("gpt_fast", "nim_llama_8b"))
     a100 = ctx.specs.gpu(MEASURED_A100)
-    put("a100_name", a100.name)
+    put("a100_name", escape.text(a100.name))
     put("a100_bandwidth_gb", whole(a100.bandwidth_bytes_per_s / 1e9))
     put("gptfast_tps", f"{gpt_fast.values['tokens_per_s']:.1f}")
     put("gptfast_gbps", whole(gpt_fast.values["achieved_bandwidth_bytes_per_s"] / 1e9))
@@ -213,7 +214,7 @@ def _self_check(ctx: Context, put: Callable[[str, str], None], at: Callable[...,
     small = ctx.small
     quiz_gpu = ctx.specs.gpu(QUIZ_GPU)
     other = estimate(quiz_gpu.id, small.id, specs=ctx.specs)
-    put("quiz_gpu_name", quiz_gpu.name)
+    put("quiz_gpu_name", escape.text(quiz_gpu.name))
     put("quiz_gpu_bandwidth_tb", tera(quiz_gpu.bandwidth_bytes_per_s, 1))
     put("quiz_decode", fmt.rate(other.decode_tokens_per_s_per_user))
     put("quiz_step_ms", ms(other.decode.seconds))
