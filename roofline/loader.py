@@ -249,14 +249,22 @@ def read_spec_bytes(path: str | Path, label: str) -> bytes:
         raise SpecError("no such file", file=label) from None
     except (OSError, ValueError) as error:  # ValueError: a NUL in the path
         raise SpecError(f"cannot open: {getattr(error, 'strerror', None) or error}", file=label) from None
-    with os.fdopen(descriptor, "rb") as handle:
+    try:
         mode = os.fstat(descriptor).st_mode
         if not stat.S_ISREG(mode):
             raise SpecError(f"is {_file_kind(mode)}, not a spec file", file=label, hint="give the path of a .toml file")
-        try:
-            data = handle.read(MAX_FILE_BYTES + 1)
-        except OSError as error:
-            raise SpecError(f"cannot read: {error.strerror or error}", file=label) from None
+        chunks, size = [], 0
+        while size <= MAX_FILE_BYTES:
+            chunk = os.read(descriptor, MAX_FILE_BYTES + 1 - size)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        data = b"".join(chunks)
+    except OSError as error:
+        raise SpecError(f"cannot read: {error.strerror or error}", file=label) from None
+    finally:
+        os.close(descriptor)
     if len(data) > MAX_FILE_BYTES:
         raise SpecError(
             f"is larger than {MAX_FILE_BYTES / 1e6:g} MB, too large for a spec file",

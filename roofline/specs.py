@@ -83,7 +83,7 @@ def _check_field(name: str, kind: str, value: Any, minimum: float = 1, maximum: 
             raise SpecError(f"must be non-empty text, got {shown(value)}", field=name)
         bad = _bad_characters(value)
         if bad:
-            raise SpecError(f"must be one line of printable text, got a {bad!r} in it", field=name)
+            raise SpecError(f"must be one line of printable text; it contains '{bad}'", field=name)
         if maximum is not None and len(value) > maximum:
             raise SpecError(f"must be at most {maximum:,} characters, got {len(value):,}", field=name)
     elif kind == "flag":
