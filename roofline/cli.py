@@ -271,10 +271,11 @@ def _run_validate(files: Sequence[str]) -> int:
 
 def _run_table(args: argparse.Namespace, specs: SpecSet) -> str:
     _check_id("--gpu", specs.gpu, args.gpu)
-    for model_id in args.models or ():
+    models = list(dict.fromkeys(args.models)) if args.models else None  # a repeated --model gives one row
+    for model_id in models or ():
         _check_id("--model", specs.model, model_id)
     try:
-        table = decode_prefill_table(decode_prefill_rows(specs, args.gpu, args.models, args.precisions, args.prompt))
+        table = decode_prefill_table(decode_prefill_rows(specs, args.gpu, models, args.precisions, args.prompt))
     except SpecError as error:
         if error.field != "dense_flops_per_s":
             raise

@@ -43,15 +43,22 @@ class SpecError(ValueError):
 
     def __str__(self) -> str:
         parts = [
-            self.file,
-            self.entry,
-            f"field '{self.field}'" if self.field else None,
+            _cut(self.file),
+            _cut(self.entry),
+            f"field '{_cut(self.field)}'" if self.field else None,
             self.message,
         ]
         text = ": ".join(part for part in parts if part)
         if self.hint:
             text += f" ({self.hint})"
         return one_line(text)
+
+
+def _cut(text: str | None, limit: int = 200) -> str | None:
+    """A name from the input (a path, an id, a key), cut so that the message stays readable."""
+    if text is None or len(text) <= limit:
+        return text
+    return text[: limit - 1] + "…"
 
 
 def one_line(text: str) -> str:
@@ -90,6 +97,7 @@ def did_you_mean(word: str, choices: Iterable[str]) -> str | None:
     A prefix match wins first (``h100`` -> ``h100-sxm``), then difflib's ratio.
     """
     options = sorted(choices)
+    word = word[:100]  # no id is longer; difflib's cost grows with the length
     prefixed = [option for option in options if option.startswith(word.lower())]
     if len(prefixed) == 1:
         return f"did you mean '{prefixed[0]}'?"
@@ -103,4 +111,4 @@ def unknown_name(kind: str, name: str, choices: Iterable[str]) -> SpecError:
     """The error for a name that is not one of ``choices``, with the likely fix."""
     choices = sorted(choices)
     hint = did_you_mean(name, choices) or "choose one of " + ", ".join(choices)
-    return SpecError(f"unknown {kind} '{name}'", hint=hint)
+    return SpecError(f"unknown {kind} {shown(name)}", hint=hint)

@@ -442,3 +442,22 @@ def test_other_os_errors_are_not_swallowed(monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.setattr(cli, "load_specs", broken)
     with pytest.raises(PermissionError):
         cli.main(["list", "gpus"])
+
+
+def test_a_huge_id_is_echoed_cut_short(capsys: pytest.CaptureFixture[str]) -> None:
+    status, _, err = run_cli(capsys, "estimate", "--gpu", "a" * 100_000, "--model", "llama-3.1-8b")
+    assert_one_line_error(status, err, "--gpu: unknown GPU 'aaaa", "…")
+    assert len(err) < 400
+
+
+def test_a_huge_key_in_a_spec_file_is_echoed_cut_short(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = write(tmp_path, GOOD_GPU.replace("name =", "k" * 50_000 + " = 1\nname ="))
+    status, _, err = run_cli(capsys, "validate", path)
+    assert_one_line_error(status, err, "unknown key", "…")
+    assert len(err) < 600
+
+
+def test_a_repeated_model_gives_one_row(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["table", "--model", "llama-3.1-8b", "--model", "llama-3.1-8b", "--precisions", "bf16", "--format", "csv"]
+    status, out, _ = run_cli(capsys, *argv)
+    assert status == 0 and len(out.splitlines()) == 2
