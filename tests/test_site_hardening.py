@@ -304,3 +304,25 @@ def test_serve_stays_inside_the_site_folder(served: int, path: str, status: int,
 def test_serve_head_requests_are_checked_too(served: int) -> None:
     assert get(served, "/leak.txt", "HEAD")[0] == 404
     assert get(served, "/a%00b", "HEAD")[0] == 400
+
+
+def test_a_full_disk_mid_write_leaves_figures_byte_identical(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Files are staged in full before any is renamed into place: a write that fails changes nothing."""
+    import errno
+
+    from sitegen import output
+
+    root = repo_with(tmp_path, model_name="Llama 3.1 8B v2")  # changes several generated files
+    calls = []
+
+    def fsync(descriptor: int) -> None:
+        calls.append(descriptor)
+        if len(calls) == 3:
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(output.os, "fsync", fsync)
+    before = snapshot(root)
+    with pytest.raises(OSError, match="No space left"):
+        generate(root)
+    assert len(calls) == 3
+    assert snapshot(root) == before  # no target replaced, no temporary file left behind

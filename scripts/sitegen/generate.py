@@ -19,7 +19,7 @@ from roofline import SpecError
 
 from . import render, tables
 from .context import Context, load_context
-from .output import is_generated, json_file, markdown_file, svg_file, write_if_changed
+from .output import is_generated, json_file, markdown_file, svg_file, write_all_if_changed
 from .values import compute_values
 
 #: What must never appear in generated Markdown: a shortcode or template tag
@@ -137,8 +137,11 @@ def generate(root: Path, *, rerender: bool = False) -> Run:
     run = Run()
     figures = root / "figures"
     outputs = build_outputs(root, figures, rerender=rerender, run=run)
-    for name, content in outputs.items():
-        (run.written if write_if_changed(figures / name, content) else run.unchanged).append(name)
+    written = {
+        path.name for path in write_all_if_changed({figures / name: content for name, content in outputs.items()})
+    }
+    for name in outputs:
+        (run.written if name in written else run.unchanged).append(name)
     for path in _stale(figures, outputs):
         path.unlink(missing_ok=True)
         run.removed.append(path.name)
