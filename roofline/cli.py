@@ -50,11 +50,11 @@ TABLE_PROMPT_RANGE = (1, 100_000_000)
 #: Share of memory usable for weights and cache: 1% to all of it.
 USABLE_FRACTION_RANGE = (0.01, 1.0)
 
-#: ASCII digits only (``int()`` would also take "١٢"), with ``_`` or ``,`` between groups.
 #: Why writing stdout can fail: a closed pipe, a full disk or quota, a dead device.
 _WRITE_FAILURES = {
     getattr(errno, name) for name in ("EPIPE", "ENOSPC", "EDQUOT", "EFBIG", "EIO") if hasattr(errno, name)
 }
+#: ASCII digits only (``int()`` would also take "١٢"), with ``_`` or ``,`` between groups.
 _WHOLE_NUMBER = re.compile(r"[+-]?[0-9][0-9_,]*")
 
 
@@ -63,6 +63,10 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         self.exit(EXIT_BAD_INPUT, one_line(f"{self.prog}: error: {message} (see {self.prog} --help)") + "\n")
+
+
+def _span(bounds: tuple[int, int]) -> str:
+    return f"{bounds[0]:,} to {bounds[1]:,}"
 
 
 def _whole_number(bounds: tuple[int, int]) -> Callable[[str], int]:
@@ -142,17 +146,34 @@ def build_parser() -> argparse.ArgumentParser:
         help="math precision that sets the peak FLOP/s (default bf16: weight-only quantization)",
     )
     run.add_argument(
-        "--gpus", type=_whole_number(GPUS_RANGE), default=1, help="GPUs, ideal tensor parallelism (default 1)"
-    )
-    run.add_argument("--batch", type=_whole_number(BATCH_RANGE), default=1, help="users decoding together (default 1)")
-    run.add_argument(
-        "--context", type=_whole_number(CONTEXT_RANGE), default=0, help="tokens cached per user (default 0)"
-    )
-    run.add_argument(
-        "--prompt", type=_whole_number(PROMPT_RANGE), default=0, help="prompt tokens to prefill (default 0)"
+        "--gpus",
+        type=_whole_number(GPUS_RANGE),
+        default=1,
+        help=f"GPUs, ideal tensor parallelism, {_span(GPUS_RANGE)} (default 1)",
     )
     run.add_argument(
-        "--usable-fraction", type=_fraction, default=0.9, help="share of memory usable, 0.01 to 1 (default 0.9)"
+        "--batch",
+        type=_whole_number(BATCH_RANGE),
+        default=1,
+        help=f"users decoding together, {_span(BATCH_RANGE)} (default 1)",
+    )
+    run.add_argument(
+        "--context",
+        type=_whole_number(CONTEXT_RANGE),
+        default=0,
+        help=f"tokens cached per user, {_span(CONTEXT_RANGE)} (default 0)",
+    )
+    run.add_argument(
+        "--prompt",
+        type=_whole_number(PROMPT_RANGE),
+        default=0,
+        help=f"prompt tokens to prefill, {_span(PROMPT_RANGE)} (default 0)",
+    )
+    run.add_argument(
+        "--usable-fraction",
+        type=_fraction,
+        default=0.9,
+        help=f"share of memory usable, {USABLE_FRACTION_RANGE[0]:g} to {USABLE_FRACTION_RANGE[1]:g} (default 0.9)",
     )
     run.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     _add_specs_option(run)
@@ -174,7 +195,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="comma-separated weight precisions (default bf16,fp8,int4)",
     )
     table.add_argument(
-        "--prompt", type=_whole_number(TABLE_PROMPT_RANGE), default=CHAPTER_PROMPT_TOKENS, help="prompt tokens"
+        "--prompt",
+        type=_whole_number(TABLE_PROMPT_RANGE),
+        default=CHAPTER_PROMPT_TOKENS,
+        help=f"prompt tokens, {_span(TABLE_PROMPT_RANGE)} (default {CHAPTER_PROMPT_TOKENS:,})",
     )
     table.add_argument("--format", choices=("markdown", "csv", "text"), default="markdown")
     _add_specs_option(table)

@@ -30,8 +30,6 @@ _ID_PATTERN = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
 #: and it keeps a mistaken path (a log, a disk image, /dev/zero) from filling memory.
 MAX_FILE_BYTES = 1_000_000
 
-_entry_label = entry_label
-
 
 def _keys(record_type: type, *, leave_out: Iterable[str] = ()) -> tuple[str, ...]:
     skip = {"id", *leave_out}
@@ -177,7 +175,7 @@ def _decode_toml(text: str, label: str) -> dict[str, Any]:
             raise SpecError(
                 f"{line}duplicate id (an id may be defined once per file)",
                 file=label,
-                entry=_entry_label(twice.group(1), twice.group(2)),
+                entry=entry_label(twice.group(1), twice.group(2)),
                 hint="rename one of them or delete the copy",
             ) from None
         detail = re.sub(r"\s*\(at line \d+, column \d+\)", "", message)
@@ -200,7 +198,7 @@ def parse_specs(text: str, label: str) -> SpecSet:
         if not isinstance(entries, dict):
             raise SpecError(f"[{kind}] must hold [{kind}.ID] tables", file=label)
         for entry_id, table in entries.items():
-            entry = _entry_label(kind, entry_id)
+            entry = entry_label(kind, entry_id)
             if not _ID_PATTERN.fullmatch(entry_id):
                 raise SpecError(
                     "bad id: use 1 to 64 lower-case letters, digits, '.', '-' and '_', starting with a letter or digit",

@@ -461,3 +461,21 @@ def test_a_repeated_model_gives_one_row(capsys: pytest.CaptureFixture[str]) -> N
     argv = ["table", "--model", "llama-3.1-8b", "--model", "llama-3.1-8b", "--precisions", "bf16", "--format", "csv"]
     status, out, _ = run_cli(capsys, *argv)
     assert status == 0 and len(out.splitlines()) == 2
+
+
+def test_help_states_each_range_the_parser_enforces(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = run_cli(capsys, "estimate", "--help")
+    text = " ".join(out.split())
+    assert status == 0
+    for option, (low, high) in {
+        "--gpus": cli.GPUS_RANGE,
+        "--batch": cli.BATCH_RANGE,
+        "--context": cli.CONTEXT_RANGE,
+        "--prompt": cli.PROMPT_RANGE,
+    }.items():
+        assert f"{low:,} to {high:,}" in text, option
+        assert run_cli(capsys, *BASE, option, str(high))[0] == 0
+        assert run_cli(capsys, *BASE, option, str(high + 1))[0] == 2
+        if low > 0:
+            assert run_cli(capsys, *BASE, option, str(low - 1))[0] == 2
+    assert "0.01 to 1" in text
