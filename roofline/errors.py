@@ -31,6 +31,9 @@ class SpecError(ValueError):
         self.entry = entry
         self.field = field
         self.hint = hint
+        #: For an id no spec file defines: its kind and id (``("gpu", "h100")``), so that
+        #: ``SpecSet.locate`` can name the file it would belong in.
+        self.missing: tuple[str, str] | None = None
         super().__init__(str(self))
 
     def located(self, **where: str | None) -> SpecError:

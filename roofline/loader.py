@@ -67,16 +67,19 @@ class SpecSet:
             raise self._unknown("model", "model", model_id, self.models) from None
 
     def _unknown(self, kind: str, noun: str, entry_id: str, known: Mapping[str, object]) -> SpecError:
-        """An unknown id, located in the file(s) that hold this kind of entry, where it would go."""
-        files = dict.fromkeys(
-            self.origins[entry_label(kind, other)] for other in known if entry_label(kind, other) in self.origins
-        )
-        return unknown_name(noun, entry_id, known).located(
-            file=", ".join(files) or None, entry=entry_label(kind, entry_id)
-        )
+        error = unknown_name(noun, entry_id, known)
+        error.missing = (kind, entry_id)
+        return error
 
     def locate(self, error: SpecError) -> SpecError:
-        """``error`` naming the file of its entry too, when it names an entry this set read from a file."""
+        """``error`` naming the file of its entry too: the file that defined the entry, or for an
+        unknown id the file(s) that hold that kind of entry, where it would go (the site build's
+        errors say which file to fix). A caller's own bad id is left unlocated by ``gpu``/``model``."""
+        if error.missing is not None:
+            kind, entry_id = error.missing
+            labels = (entry_label(kind, other) for other in (self.gpus if kind == "gpu" else self.models))
+            files = dict.fromkeys(self.origins[label] for label in labels if label in self.origins)
+            return error.located(file=", ".join(files) or None, entry=entry_label(kind, entry_id))
         if error.file is None and error.entry in self.origins:
             return error.located(file=self.origins[error.entry])
         return error

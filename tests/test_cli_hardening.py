@@ -479,3 +479,12 @@ def test_help_states_each_range_the_parser_enforces(capsys: pytest.CaptureFixtur
         if low > 0:
             assert run_cli(capsys, *BASE, option, str(low - 1))[0] == 2
     assert "0.01 to 1" in text
+
+
+def test_a_callers_unknown_id_is_not_blamed_on_a_data_file() -> None:
+    """The build locates an unknown id in the data file it would belong to; a reader's own call does not."""
+    with pytest.raises(roofline.SpecError) as raised:
+        estimate("h100", "llama-3.1-8b")
+    assert str(raised.value) == "unknown GPU 'h100' (did you mean 'h100-sxm'?)"
+    located = roofline.load_specs().locate(raised.value)
+    assert str(located) == "roofline/data/gpus.toml: [gpu.\"h100\"]: unknown GPU 'h100' (did you mean 'h100-sxm'?)"
