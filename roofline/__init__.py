@@ -15,6 +15,7 @@ Layout, lowest layer first. A module imports only from modules above it:
 - ``performance``  the roofline itself: Hardware, Workload, decode step, prefill,
                    memory, crossover. A new per-deployment formula goes here.
 - ``estimate``     one call combining them into an Estimate (what the CLI prints).
+- ``fit``          why an estimate does not fit in memory, and changes checked to make it fit.
 - ``sweep``        grids of estimates as rows, Markdown and CSV (tables, figures, bench).
 - ``report``       human-readable text for one estimate.
 - ``cli``          the ``roofline`` command; the only module that prints or exits.
@@ -34,6 +35,7 @@ from .architecture import (
 )
 from .errors import SpecError
 from .estimate import Estimate, estimate, evaluate
+from .fit import Shortfall, memory_shortfall
 from .loader import SpecSet, builtin_specs, load_specs, parse_specs, read_spec_file
 from .performance import (
     Hardware,
@@ -63,6 +65,7 @@ __all__ = [
     "ModelSpec",
     "MoeSpec",
     "Pass",
+    "Shortfall",
     "SpecError",
     "SpecSet",
     "Workload",
@@ -77,6 +80,7 @@ __all__ = [
     "gpus_to_fit",
     "kv_cache_bytes_per_token",
     "load_specs",
+    "memory_shortfall",
     "memory_use",
     "parse_specs",
     "prefill_pass",

@@ -4,46 +4,93 @@ roofline estimate --gpu h100-sxm --model llama-3.1-8b [--json]
 roofline list gpus|models|precisions
 roofline validate FILE...
 roofline table [--gpu ID] [--model ID ...] [--precisions P,P] [--format markdown|csv|text]
+
+Exit status: 0 done; 1 the output could not be written (a full disk, a closed
+pipe), said in one line; 2 bad input; 130 interrupted (Ctrl-C), silently.
+Every number printed is finite, and ``--json`` is strict JSON (no NaN, no Infinity).
 """
 
 from __future__ import annotations
 
 import argparse
+import errno
 import json
+import math
+import os
+import re
 import sys
 from collections.abc import Callable, Sequence
 from typing import NoReturn
 
 from . import architecture as arch
 from . import formatting as fmt
-from .errors import SpecError, did_you_mean
+from .errors import SpecError, did_you_mean, one_line, shown
 from .estimate import estimate
 from .loader import SpecSet, load_specs, read_spec_file
 from .precisions import BYTES_PER_VALUE, DEFAULT_COMPUTE_PRECISION, PRECISIONS
 from .report import text_report
 from .sweep import Table, decode_prefill_rows, decode_prefill_table
 
+EXIT_OUTPUT_FAILED = 1
 EXIT_BAD_INPUT = 2
 #: `roofline table`'s defaults: 16, 8 and 4-bit weights and a 2,000-token prompt (the first chapter's choice too).
 TABLE_PRECISIONS = ("bf16", "fp8", "int4")
 TABLE_PROMPT_TOKENS = 2000
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report a Ctrl-C
+
+# Physically sensible ranges of the numbers the command line takes, inclusive.
+# With specs inside theirs (roofline/specs.py), every estimate inside these is
+# a finite number, so nothing printed can be inf or NaN.
+#: GPUs working together: 1 to the size of the largest clusters built.
+GPUS_RANGE = (1, 100_000)
+#: Users decoding in one batch.
+BATCH_RANGE = (1, 1_000_000)
+#: Tokens cached per user: up to 100 M, ten times the longest context window offered.
+CONTEXT_RANGE = (0, 100_000_000)
+#: Prompt tokens to prefill (``table`` needs at least 1).
+PROMPT_RANGE = (0, 100_000_000)
+TABLE_PROMPT_RANGE = (1, 100_000_000)
+#: Share of memory usable for weights and cache: 1% to all of it.
+USABLE_FRACTION_RANGE = (0.01, 1.0)
+
+#: Why writing stdout can fail: a closed pipe, a full disk or quota, a dead device.
+_WRITE_FAILURES = {
+    getattr(errno, name) for name in ("EPIPE", "ENOSPC", "EDQUOT", "EFBIG", "EIO") if hasattr(errno, name)
+}
+#: ASCII digits only (``int()`` would also take "١٢"), with ``_`` or ``,`` between groups.
+_WHOLE_NUMBER = re.compile(r"[+-]?[0-9][0-9_,]*")
 
 
 class _Parser(argparse.ArgumentParser):
     """argparse, but an error is one line (no usage block) so scripts and readers see only the cause."""
 
     def error(self, message: str) -> NoReturn:
-        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+        self.exit(EXIT_BAD_INPUT, one_line(f"{self.prog}: error: {message} (see {self.prog} --help)") + "\n")
 
 
-def _whole_number(minimum: int) -> Callable[[str], int]:
+def _span(bounds: tuple[int, int]) -> str:
+    return f"{bounds[0]:,} to {bounds[1]:,}"
+
+
+def _whole_number(bounds: tuple[int, int]) -> Callable[[str], int]:
+    """A parser for a whole number within ``bounds``, written with ASCII digits (``1_000`` and ``1,000`` too)."""
+    minimum, maximum = bounds
+
     def parse(text: str) -> int:
-        try:
-            value = int(text.replace("_", "").replace(",", ""))
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"must be a whole number, got '{text}'") from None
+        written = text.strip()
+        if not _WHOLE_NUMBER.fullmatch(written):
+            raise argparse.ArgumentTypeError(f"must be a whole number, got {shown(text)}")
+        digits = written.replace("_", "").replace(",", "")
+        # Measured before int(): a 5,000-digit number is refused, never converted.
+        if len(digits.lstrip("+-").lstrip("0")) > len(str(maximum)):
+            if digits.startswith("-"):
+                raise argparse.ArgumentTypeError(f"must be at least {minimum:,}, got {shown(text)}")
+            raise argparse.ArgumentTypeError(f"must be at most {maximum:,}, got a {len(digits):,}-digit number")
+        value = int(digits)
         if value < minimum:
-            raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {value}")
+            raise argparse.ArgumentTypeError(f"must be at least {minimum:,}, got {value:,}")
+        if value > maximum:
+            raise argparse.ArgumentTypeError(f"must be at most {maximum:,}, got {value:,}")
         return value
 
     return parse
@@ -51,22 +98,27 @@ def _whole_number(minimum: int) -> Callable[[str], int]:
 
 def _precision(text: str) -> str:
     if text not in PRECISIONS:
-        hint = did_you_mean(text, PRECISIONS) or "choose one of " + ", ".join(PRECISIONS)
-        raise argparse.ArgumentTypeError(f"unknown precision '{text}' ({hint})")
+        hint = did_you_mean(text[:40], PRECISIONS) or "choose one of " + ", ".join(PRECISIONS)
+        raise argparse.ArgumentTypeError(f"unknown precision {shown(text)} ({hint})")
     return text
 
 
 def _precision_list(text: str) -> tuple[str, ...]:
-    return tuple(_precision(part.strip()) for part in text.split(",") if part.strip())
+    """``"bf16, int4"`` -> ``("bf16", "int4")``; repeats are dropped, and an empty list is an error."""
+    chosen = tuple(dict.fromkeys(_precision(part.strip()) for part in text.split(",") if part.strip()))
+    if not chosen:
+        raise argparse.ArgumentTypeError(f"needs at least one precision, got {shown(text)} (for example bf16,fp8,int4)")
+    return chosen
 
 
 def _fraction(text: str) -> float:
+    low, high = USABLE_FRACTION_RANGE
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a number, got '{text}'") from None
-    if not 0 < value <= 1:
-        raise argparse.ArgumentTypeError(f"must be above 0 and at most 1, got {text}")
+        raise argparse.ArgumentTypeError(f"must be a number, got {shown(text)}") from None
+    if not low <= value <= high:  # NaN fails this too
+        raise argparse.ArgumentTypeError(f"must be between {low:g} and {high:g}, got {shown(text)}")
     return value
 
 
@@ -96,11 +148,36 @@ def build_parser() -> argparse.ArgumentParser:
         default=DEFAULT_COMPUTE_PRECISION,
         help="math precision that sets the peak FLOP/s (default bf16: weight-only quantization)",
     )
-    run.add_argument("--gpus", type=_whole_number(1), default=1, help="GPUs, ideal tensor parallelism (default 1)")
-    run.add_argument("--batch", type=_whole_number(1), default=1, help="users decoding together (default 1)")
-    run.add_argument("--context", type=_whole_number(0), default=0, help="tokens cached per user (default 0)")
-    run.add_argument("--prompt", type=_whole_number(0), default=0, help="prompt tokens to prefill (default 0)")
-    run.add_argument("--usable-fraction", type=_fraction, default=0.9, help="share of memory usable (default 0.9)")
+    run.add_argument(
+        "--gpus",
+        type=_whole_number(GPUS_RANGE),
+        default=1,
+        help=f"GPUs, ideal tensor parallelism, {_span(GPUS_RANGE)} (default 1)",
+    )
+    run.add_argument(
+        "--batch",
+        type=_whole_number(BATCH_RANGE),
+        default=1,
+        help=f"users decoding together, {_span(BATCH_RANGE)} (default 1)",
+    )
+    run.add_argument(
+        "--context",
+        type=_whole_number(CONTEXT_RANGE),
+        default=0,
+        help=f"tokens cached per user, {_span(CONTEXT_RANGE)} (default 0)",
+    )
+    run.add_argument(
+        "--prompt",
+        type=_whole_number(PROMPT_RANGE),
+        default=0,
+        help=f"prompt tokens to prefill, {_span(PROMPT_RANGE)} (default 0)",
+    )
+    run.add_argument(
+        "--usable-fraction",
+        type=_fraction,
+        default=0.9,
+        help=f"share of memory usable, {USABLE_FRACTION_RANGE[0]:g} to {USABLE_FRACTION_RANGE[1]:g} (default 0.9)",
+    )
     run.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     _add_specs_option(run)
 
@@ -120,7 +197,12 @@ def build_parser() -> argparse.ArgumentParser:
         default=TABLE_PRECISIONS,
         help="comma-separated weight precisions (default bf16,fp8,int4)",
     )
-    table.add_argument("--prompt", type=_whole_number(1), default=TABLE_PROMPT_TOKENS, help="prompt tokens")
+    table.add_argument(
+        "--prompt",
+        type=_whole_number(TABLE_PROMPT_RANGE),
+        default=TABLE_PROMPT_TOKENS,
+        help=f"prompt tokens, {_span(TABLE_PROMPT_RANGE)} (default {TABLE_PROMPT_TOKENS:,})",
+    )
     table.add_argument("--format", choices=("markdown", "csv", "text"), default="markdown")
     _add_specs_option(table)
     return parser
@@ -129,22 +211,39 @@ def build_parser() -> argparse.ArgumentParser:
 def _run_estimate(args: argparse.Namespace, specs: SpecSet) -> str:
     _check_id("--gpu", specs.gpu, args.gpu)
     _check_id("--model", specs.model, args.model)
-    result = estimate(
-        args.gpu,
-        args.model,
-        precision=args.precision,
-        kv_precision=args.kv_precision,
-        compute_precision=args.compute_precision,
-        gpus=args.gpus,
-        batch=args.batch,
-        context=args.context,
-        prompt=args.prompt,
-        usable_fraction=args.usable_fraction,
-        specs=specs,
-    )
+    try:
+        result = estimate(
+            args.gpu,
+            args.model,
+            precision=args.precision,
+            kv_precision=args.kv_precision,
+            compute_precision=args.compute_precision,
+            gpus=args.gpus,
+            batch=args.batch,
+            context=args.context,
+            prompt=args.prompt,
+            usable_fraction=args.usable_fraction,
+            specs=specs,
+        )
+    except SpecError as error:
+        if error.field != "dense_flops_per_s":
+            raise
+        raise SpecError(error.message, hint=f"{error.hint}; pick one with --compute-precision") from None
+    figures = result.to_dict()
+    _check_finite(figures)
     if args.json:
-        return json.dumps(result.to_dict(), indent=2) + "\n"
+        return json.dumps(figures, indent=2, allow_nan=False) + "\n"
     return text_report(result)
+
+
+def _check_finite(figures: dict[str, object]) -> None:
+    """Refuse to print inf or NaN. Inside the documented ranges this never fires; it is the backstop."""
+    for key, value in figures.items():
+        if isinstance(value, float) and not math.isfinite(value):
+            raise SpecError(
+                f"the result '{key}' is {value}, out of a float's range",
+                hint="bring the inputs nearer real hardware and models",
+            )
 
 
 def _check_id(option: str, lookup: Callable[[str], object], value: str) -> None:
@@ -193,23 +292,31 @@ def _run_validate(files: Sequence[str]) -> int:
             sys.stderr.write(f"roofline validate: error: {error}\n")
             status = EXIT_BAD_INPUT
             continue
-        sys.stdout.write(f"{path}: ok ({len(found.gpus)} GPUs, {len(found.models)} models)\n")
+        sys.stdout.write(one_line(f"{path}: ok ({len(found.gpus)} GPUs, {len(found.models)} models)") + "\n")
     return status
 
 
 def _run_table(args: argparse.Namespace, specs: SpecSet) -> str:
     _check_id("--gpu", specs.gpu, args.gpu)
-    for model_id in args.models or ():
+    models = list(dict.fromkeys(args.models)) if args.models else None  # a repeated --model gives one row
+    for model_id in models or ():
         _check_id("--model", specs.model, model_id)
-    rows = decode_prefill_rows(specs, args.gpu, args.models, precisions=args.precisions, prompt=args.prompt)
-    table = decode_prefill_table(rows)
+    try:
+        table = decode_prefill_table(
+            decode_prefill_rows(specs, args.gpu, models, precisions=args.precisions, prompt=args.prompt)
+        )
+    except SpecError as error:
+        if error.field != "dense_flops_per_s":
+            raise
+        # The table multiplies in bf16 (weight-only quantization); `estimate` can pick another precision.
+        raise SpecError(
+            f"{error.message}, which roofline table computes in",
+            hint=f"{error.hint}; for this GPU use roofline estimate --compute-precision",
+        ) from None
     return {"markdown": table.markdown, "csv": table.csv, "text": table.text}[args.format]()
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; return the exit status (0, or 2 for bad input)."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
+def _run(args: argparse.Namespace) -> int:
     try:
         if args.command == "validate":
             return _run_validate(args.files)
@@ -225,6 +332,40 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_BAD_INPUT
     sys.stdout.write(output)
     return 0
+
+
+def _stop_writing_stdout() -> None:
+    """Point stdout at the null device, so the interpreter's last flush at exit cannot fail again."""
+    try:
+        sys.stdout.flush()
+    except OSError:
+        pass
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.stdout.fileno())
+        os.close(null)
+    except (OSError, ValueError, AttributeError):  # no real descriptor (a test's capture, Pyodide)
+        pass
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; return the exit status (see the module docstring)."""
+    try:
+        args = build_parser().parse_args(argv)
+        status = _run(args)
+        sys.stdout.flush()
+        return status
+    except KeyboardInterrupt:
+        _stop_writing_stdout()
+        return EXIT_INTERRUPTED
+    except OSError as error:
+        if error.errno not in _WRITE_FAILURES:
+            raise
+        # A closed pipe (| head) is the reader's choice; say nothing. A full disk is worth one line.
+        if error.errno != errno.EPIPE:
+            sys.stderr.write(f"roofline: error: cannot write the output: {os.strerror(error.errno)}\n")
+        _stop_writing_stdout()
+        return EXIT_OUTPUT_FAILED
 
 
 if __name__ == "__main__":

@@ -7,8 +7,11 @@ entries or replace entries with the same id, which is how ``--specs`` works.
 
 from __future__ import annotations
 
+import codecs
 import functools
+import os
 import re
+import stat
 import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields
@@ -17,16 +20,15 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from .errors import SpecError, did_you_mean, unknown_name
+from .errors import SpecError, did_you_mean, entry_label, shown, unknown_name
 from .specs import GpuSpec, MlaSpec, ModelSpec, MoeSpec
 
 BUILTIN_FILES = ("gpus.toml", "models.toml")
-_ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
-
-
-def _entry_label(kind: str, entry_id: str) -> str:
-    """An entry named as its table header reads in the file, so a search finds it."""
-    return f'[{kind}."{entry_id}"]'
+#: Matched with ``fullmatch``: ``$`` in ``re.match`` would also accept an id ending in a newline.
+_ID_PATTERN = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
+#: Largest spec file read. The built-in ones are about 10 kB; this is a hundred times that,
+#: and it keeps a mistaken path (a log, a disk image, /dev/zero) from filling memory.
+MAX_FILE_BYTES = 1_000_000
 
 
 def _keys(record_type: type, *, leave_out: Iterable[str] = ()) -> tuple[str, ...]:
@@ -43,30 +45,51 @@ _MLA_KEYS = _keys(MlaSpec)
 
 @dataclass(frozen=True)
 class SpecSet:
-    """Every GPU and model known to one run, by id."""
+    """Every GPU and model known to one run, by id, and which file defined each entry."""
 
     gpus: Mapping[str, GpuSpec] = field(default_factory=lambda: MappingProxyType({}))
     models: Mapping[str, ModelSpec] = field(default_factory=lambda: MappingProxyType({}))
+    #: Entry label (``[gpu."h100-sxm"]``) -> the label of the file that defined it, for error messages.
+    origins: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
 
     def gpu(self, gpu_id: str) -> GpuSpec:
         """The GPU with ``gpu_id``; an unknown id raises SpecError naming the close match."""
         try:
             return self.gpus[gpu_id]
         except KeyError:
-            raise unknown_name("GPU", gpu_id, self.gpus) from None
+            raise self._unknown("gpu", "GPU", gpu_id, self.gpus) from None
 
     def model(self, model_id: str) -> ModelSpec:
         """The model with ``model_id``; an unknown id raises SpecError naming the close match."""
         try:
             return self.models[model_id]
         except KeyError:
-            raise unknown_name("model", model_id, self.models) from None
+            raise self._unknown("model", "model", model_id, self.models) from None
+
+    def _unknown(self, kind: str, noun: str, entry_id: str, known: Mapping[str, object]) -> SpecError:
+        error = unknown_name(noun, entry_id, known)
+        error.missing = (kind, entry_id)
+        return error
+
+    def locate(self, error: SpecError) -> SpecError:
+        """``error`` naming the file of its entry too: the file that defined the entry, or for an
+        unknown id the file(s) that hold that kind of entry, where it would go (the site build's
+        errors say which file to fix). A caller's own bad id is left unlocated by ``gpu``/``model``."""
+        if error.missing is not None:
+            kind, entry_id = error.missing
+            labels = (entry_label(kind, other) for other in (self.gpus if kind == "gpu" else self.models))
+            files = dict.fromkeys(self.origins[label] for label in labels if label in self.origins)
+            return error.located(file=", ".join(files) or None, entry=entry_label(kind, entry_id))
+        if error.file is None and error.entry in self.origins:
+            return error.located(file=self.origins[error.entry])
+        return error
 
     def merged(self, other: SpecSet) -> SpecSet:
         """This set with ``other``'s entries added, replacing any with the same id."""
         return SpecSet(
             gpus=MappingProxyType({**self.gpus, **other.gpus}),
             models=MappingProxyType({**self.models, **other.models}),
+            origins=MappingProxyType({**self.origins, **other.origins}),
         )
 
 
@@ -87,7 +110,7 @@ def _require_keys(table: Mapping[str, Any], allowed: tuple[str, ...], *, optiona
 def _subtable(table: Mapping[str, Any], key: str) -> Mapping[str, Any]:
     value = table[key]
     if not isinstance(value, dict):
-        raise SpecError(f"must be a table ([...{key}]), got {value!r}", field=key)
+        raise SpecError(f"must be a table ([...{key}]), got {shown(value)}", field=key)
     return value
 
 
@@ -131,10 +154,22 @@ def _model(entry_id: str, table: Mapping[str, Any]) -> ModelSpec:
 _BUILDERS = {"gpu": _gpu, "model": _model}
 
 
+def _suggested_id(entry_id: str) -> str:
+    """A valid id close to ``entry_id``: lower case, runs of other characters as one '-'."""
+    cleaned = re.sub(r"[^a-z0-9._-]+", "-", entry_id.lower()).strip("-._")[:64]
+    return cleaned or "my-entry"
+
+
 def _decode_toml(text: str, label: str) -> dict[str, Any]:
     try:
         return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as error:
+    except RecursionError:
+        # tomllib reads nested arrays and inline tables recursively; no spec needs more than 3 levels.
+        raise SpecError("nested too deeply (arrays or inline tables inside each other)", file=label) from None
+    except (ValueError, OverflowError) as error:
+        if not isinstance(error, tomllib.TOMLDecodeError):
+            # int() refuses more than 4,300 digits; no spec value comes near that.
+            raise SpecError(f"a value is out of range: {str(error).split(':')[0]}", file=label) from None
         message = str(error)
         twice = re.search(r"Cannot declare \('(\w+)', '([^']+)'\) twice", message)
         where = re.search(r"\(at line (\d+), column (\d+)\)", message)
@@ -143,7 +178,7 @@ def _decode_toml(text: str, label: str) -> dict[str, Any]:
             raise SpecError(
                 f"{line}duplicate id (an id may be defined once per file)",
                 file=label,
-                entry=_entry_label(twice.group(1), twice.group(2)),
+                entry=entry_label(twice.group(1), twice.group(2)),
                 hint="rename one of them or delete the copy",
             ) from None
         detail = re.sub(r"\s*\(at line \d+, column \d+\)", "", message)
@@ -166,13 +201,13 @@ def parse_specs(text: str, label: str) -> SpecSet:
         if not isinstance(entries, dict):
             raise SpecError(f"[{kind}] must hold [{kind}.ID] tables", file=label)
         for entry_id, table in entries.items():
-            entry = _entry_label(kind, entry_id)
-            if not _ID_PATTERN.match(entry_id):
+            entry = entry_label(kind, entry_id)
+            if not _ID_PATTERN.fullmatch(entry_id):
                 raise SpecError(
-                    "bad id: use lower-case letters, digits, '.', '-' and '_'",
+                    "bad id: use 1 to 64 lower-case letters, digits, '.', '-' and '_', starting with a letter or digit",
                     file=label,
                     entry=entry,
-                    hint=f"for example '{entry_id.lower().replace(' ', '-')}'",
+                    hint=f"for example '{_suggested_id(entry_id)}'",
                 )
             if not isinstance(table, dict):
                 raise SpecError(f"must be a table [{kind}.{entry_id}]", file=label, entry=entry)
@@ -180,19 +215,85 @@ def parse_specs(text: str, label: str) -> SpecSet:
                 found[kind][entry_id] = _BUILDERS[kind](entry_id, table)
             except SpecError as error:
                 raise error.located(file=label, entry=entry) from None
-    return SpecSet(gpus=MappingProxyType(found["gpu"]), models=MappingProxyType(found["model"]))
+    origins = {entry_label(kind, entry_id): label for kind in found for entry_id in found[kind]}
+    return SpecSet(
+        gpus=MappingProxyType(found["gpu"]),
+        models=MappingProxyType(found["model"]),
+        origins=MappingProxyType(origins),
+    )
+
+
+def _file_kind(mode: int) -> str:
+    for test, kind in (
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISFIFO, "a named pipe (FIFO)"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    ):
+        if test(mode):
+            return kind
+    return "not a regular file"
+
+
+def read_spec_bytes(path: str | Path, label: str) -> bytes:
+    """The bytes of one spec file, refusing anything that is not a regular file of at most ``MAX_FILE_BYTES``.
+
+    The file is opened without blocking and checked through its open handle, so
+    a FIFO cannot hang the read and ``/dev/zero`` cannot fill memory, and a
+    file swapped between a check and the read is still the file checked.
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    try:
+        descriptor = os.open(path, flags)
+    except FileNotFoundError:
+        raise SpecError("no such file", file=label) from None
+    except (OSError, ValueError) as error:  # ValueError: a NUL in the path
+        raise SpecError(f"cannot open: {getattr(error, 'strerror', None) or error}", file=label) from None
+    try:
+        mode = os.fstat(descriptor).st_mode
+        if not stat.S_ISREG(mode):
+            raise SpecError(f"is {_file_kind(mode)}, not a spec file", file=label, hint="give the path of a .toml file")
+        chunks, size = [], 0
+        while size <= MAX_FILE_BYTES:
+            chunk = os.read(descriptor, MAX_FILE_BYTES + 1 - size)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        data = b"".join(chunks)
+    except OSError as error:
+        raise SpecError(f"cannot read: {error.strerror or error}", file=label) from None
+    finally:
+        os.close(descriptor)
+    if len(data) > MAX_FILE_BYTES:
+        raise SpecError(
+            f"is larger than {MAX_FILE_BYTES / 1e6:g} MB, too large for a spec file",
+            file=label,
+            hint="a spec file lists GPUs and models; the built-in ones are about 10 kB",
+        )
+    return data
+
+
+def decode_spec_text(data: bytes, label: str) -> str:
+    """UTF-8 text of a spec file. A UTF-8 byte-order mark is dropped (editors on Windows write one);
+    other encodings are refused with the way out."""
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        raise SpecError("is UTF-16 text, not UTF-8", file=label, hint="save it as UTF-8; TOML files are UTF-8")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise SpecError(
+            f"is not UTF-8 text (byte 0x{data[error.start]:02x} at offset {error.start:,})",
+            file=label,
+            hint="save it as UTF-8; TOML files are UTF-8",
+        ) from None
 
 
 def read_spec_file(path: str | Path) -> SpecSet:
-    """Read one spec file from disk; an unreadable file is a SpecError too."""
+    """Read one spec file from disk; an unreadable, oversized or non-regular file is a SpecError too."""
     label = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise SpecError("no such file", file=label) from None
-    except (OSError, UnicodeDecodeError) as error:
-        raise SpecError(f"cannot read: {error}", file=label) from None
-    return parse_specs(text, label)
+    return parse_specs(decode_spec_text(read_spec_bytes(path, label), label), label)
 
 
 def builtin_specs(data_dir: str | Path | None = None) -> SpecSet:
@@ -207,9 +308,9 @@ def builtin_specs(data_dir: str | Path | None = None) -> SpecSet:
         location = Path(data_dir) / name if data_dir is not None else resources.files("roofline") / "data" / name
         label = f"roofline/data/{name}"
         try:
-            texts.append((location.read_text(encoding="utf-8"), label))
+            texts.append((decode_spec_text(location.read_bytes(), label), label))
         except OSError as error:
-            raise SpecError(f"cannot read: {error}", file=label) from None
+            raise SpecError(f"cannot read: {error.strerror or error}", file=label) from None
     return _parse_texts(tuple(texts))
 
 

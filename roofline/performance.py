@@ -262,7 +262,8 @@ def memory_use(hardware: Hardware, workload: Workload) -> MemoryUse:
     used = ``weights + batch * context * KV bytes per token``;
     usable = ``usable fraction * GPUs * memory per GPU``;
     largest batch = ``floor((usable - weights) / (context * KV bytes per token))``,
-    0 when the weights alone do not fit, None when the context is empty.
+    0 when not even one user fits (``fit.memory_shortfall`` says whether the weights or
+    the cache is to blame), None when the context is empty.
     """
     weights = arch.weight_bytes(workload.model, workload.weight_precision)
     per_user = workload.context * workload.kv_bytes_per_token

@@ -4,15 +4,19 @@ from __future__ import annotations
 
 from . import formatting as fmt
 from .estimate import Estimate
+from .fit import memory_shortfall
 
 
 def _rows(estimate: Estimate) -> list[tuple[str, str]]:
     workload, memory = estimate.workload, estimate.memory
     decode, prefill = estimate.decode, estimate.prefill
+    shortfall = memory_shortfall(estimate)
     if memory.max_batch is None:
         most_users = "no limit (nothing cached at context 0)"
-    elif memory.max_batch == 0:
+    elif memory.weights_bytes > memory.usable_bytes:
         most_users = "none: the weights alone do not fit"
+    elif memory.max_batch == 0:
+        most_users = f"none: one user's KV cache at {workload.context:,} tokens does not fit"
     else:
         most_users = f"{memory.max_batch:,} at {workload.context:,} tokens of context"
     rows = [
@@ -20,7 +24,7 @@ def _rows(estimate: Estimate) -> list[tuple[str, str]]:
         ("KV cache per token", f"{fmt.bytes_size(workload.kv_bytes_per_token)} ({workload.kv_precision})"),
         ("KV cache, all users", fmt.gigabytes(memory.kv_bytes)),
         ("memory in use", f"{fmt.gigabytes(memory.used_bytes)} of {fmt.gigabytes(memory.usable_bytes)} usable"),
-        ("fits", "yes" if memory.fits else "NO: does not fit; add GPUs or quantize"),
+        ("fits", "yes" if shortfall is None else f"NO: {shortfall.problem}"),
         ("most users that fit", most_users),
         ("decode, per user", f"{fmt.rate(estimate.decode_tokens_per_s_per_user)} tokens/s"),
         ("decode, all users", f"{fmt.rate(estimate.decode_tokens_per_s_total)} tokens/s"),
@@ -30,6 +34,8 @@ def _rows(estimate: Estimate) -> list[tuple[str, str]]:
             f" (memory {fmt.milliseconds(decode.memory_s)}, compute {fmt.milliseconds(decode.compute_s)})",
         ),
     ]
+    if shortfall is not None and shortfall.remedies:
+        rows.insert(5, ("to fit", "; or ".join(shortfall.remedies)))
     if workload.prompt:
         rows.append(
             (

@@ -8,59 +8,96 @@ a record that exists is a valid record, whoever built it.
 from __future__ import annotations
 
 import math
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from types import MappingProxyType
 from typing import Any
 
-from .errors import SpecError, unknown_name
+from .errors import SpecError, entry_label, shown, unknown_name
 from .precisions import PRECISIONS
 
 
-def _count(minimum: int = 1) -> Any:
-    return field(metadata={"kind": "count", "minimum": minimum})
+def _count(minimum: int = 1, maximum: int = 1_000_000) -> Any:
+    return field(metadata={"kind": "count", "minimum": minimum, "maximum": maximum})
 
 
-def _quantity() -> Any:
-    return field(metadata={"kind": "quantity"})
+def _quantity(minimum: float, maximum: float) -> Any:
+    return field(metadata={"kind": "quantity", "minimum": minimum, "maximum": maximum})
 
 
-def _text() -> Any:
-    return field(metadata={"kind": "text"})
+def _text(maximum: int = 200) -> Any:
+    return field(metadata={"kind": "text", "maximum": maximum})
 
 
 def _flag() -> Any:
     return field(metadata={"kind": "flag"})
 
 
-def _check_field(name: str, kind: str, value: Any, minimum: int = 1) -> None:
-    """Raise SpecError (naming ``name``) unless ``value`` is a valid ``kind``."""
-    if kind == "count":
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise SpecError(f"must be a whole number, got {value!r}", field=name)
-        if value < minimum:
-            raise SpecError(f"must be at least {minimum}, got {value}", field=name)
-    elif kind == "quantity":
+# Physically sensible ranges. They are wide enough for any real chip or model
+# and narrow enough that no formula downstream overflows a float or divides by
+# a subnormal: every estimate of specs inside them is a finite number. The data
+# files' headers state the same ranges (a test keeps the two in step).
+#: Memory of one chip: 100 MB (an SRAM inference chip) to 10 TB.
+MEMORY_BYTES = (1e8, 1e13)
+#: Memory bandwidth of one chip: 1 GB/s to 1 PB/s.
+BANDWIDTH_BYTES_PER_S = (1e9, 1e15)
+#: Dense peak math rate of one chip at one precision: 1 GFLOP/s to 1 EFLOP/s.
+FLOPS_PER_S = (1e9, 1e18)
+#: Longest name and source text, in characters.
+NAME_LENGTH, SOURCE_LENGTH = 200, 2000
+
+
+def _bad_characters(text: str) -> str | None:
+    """The first control, format or line-separator character in ``text``, escaped; None if clean."""
+    for char in text:
+        if unicodedata.category(char) in ("Cc", "Cf", "Cs", "Zl", "Zp"):
+            return char.encode("unicode_escape").decode("ascii")
+    return None
+
+
+def _plain(value: float | None) -> str:
+    """A range bound as the data files write it: ``1e9``, ``1.5e12``."""
+    return "" if value is None else f"{value:g}".replace("e+0", "e").replace("e+", "e")
+
+
+def _check_field(name: str, kind: str, value: Any, minimum: float = 1, maximum: float | None = None) -> None:
+    """Raise SpecError (naming ``name``) unless ``value`` is a valid ``kind`` within [minimum, maximum]."""
+    if kind in ("count", "quantity"):
+        if kind == "count" and (isinstance(value, bool) or not isinstance(value, int)):
+            raise SpecError(f"must be a whole number, got {shown(value)}", field=name)
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise SpecError(f"must be a number, got {value!r}", field=name)
-        if not math.isfinite(value):
+            raise SpecError(f"must be a number, got {shown(value)}", field=name)
+        if isinstance(value, float) and not math.isfinite(value):
             raise SpecError(f"must be a finite number, got {value}", field=name)
-        if value <= 0:
-            raise SpecError(f"must be positive, got {value}", field=name)
+        # Compared before any float arithmetic: a 400-digit integer is simply too large.
+        if kind == "quantity" and value <= 0:
+            raise SpecError(f"must be positive, got {shown(value)}", field=name)
+        low, high = (_plain(minimum), _plain(maximum)) if kind == "quantity" else (f"{minimum:,}", f"{maximum or 0:,}")
+        if value < minimum:
+            raise SpecError(f"must be at least {low}, got {shown(value)}", field=name)
+        if maximum is not None and value > maximum:
+            raise SpecError(f"must be at most {high}, got {shown(value)}", field=name)
     elif kind == "text":
         if not isinstance(value, str) or not value.strip():
-            raise SpecError(f"must be non-empty text, got {value!r}", field=name)
+            raise SpecError(f"must be non-empty text, got {shown(value)}", field=name)
+        bad = _bad_characters(value)
+        if bad:
+            raise SpecError(f"must be one line of printable text; it contains '{bad}'", field=name)
+        if maximum is not None and len(value) > maximum:
+            raise SpecError(f"must be at most {maximum:,} characters, got {len(value):,}", field=name)
     elif kind == "flag":
         if not isinstance(value, bool):
-            raise SpecError(f"must be true or false, got {value!r}", field=name)
+            raise SpecError(f"must be true or false, got {shown(value)}", field=name)
 
 
 def _validate(record: Any) -> None:
     for spec_field in fields(record):
         kind = spec_field.metadata.get("kind")
         if kind:
-            minimum = spec_field.metadata.get("minimum", 1)
-            _check_field(spec_field.name, kind, getattr(record, spec_field.name), minimum)
+            meta = spec_field.metadata
+            value = getattr(record, spec_field.name)
+            _check_field(spec_field.name, kind, value, meta.get("minimum", 1), meta.get("maximum"))
 
 
 @dataclass(frozen=True)
@@ -68,12 +105,12 @@ class GpuSpec:
     """One accelerator: memory, HBM bandwidth and dense peak math rate per precision."""
 
     id: str = _text()
-    name: str = _text()
-    memory_bytes: float = _quantity()
-    bandwidth_bytes_per_s: float = _quantity()
+    name: str = _text(NAME_LENGTH)
+    memory_bytes: float = _quantity(*MEMORY_BYTES)
+    bandwidth_bytes_per_s: float = _quantity(*BANDWIDTH_BYTES_PER_S)
     #: Dense (not 2:4 sparse) peak operations per second, by math precision.
     dense_flops_per_s: Mapping[str, float]
-    source: str = _text()
+    source: str = _text(SOURCE_LENGTH)
 
     def __post_init__(self) -> None:
         _validate(self)
@@ -82,7 +119,7 @@ class GpuSpec:
         for precision, value in self.dense_flops_per_s.items():
             if precision not in PRECISIONS:
                 raise unknown_name("precision", precision, PRECISIONS).located(field=f"dense_flops_per_s.{precision}")
-            _check_field(f"dense_flops_per_s.{precision}", "quantity", value)
+            _check_field(f"dense_flops_per_s.{precision}", "quantity", value, *FLOPS_PER_S)
         object.__setattr__(self, "dense_flops_per_s", MappingProxyType(dict(self.dense_flops_per_s)))
 
     def peak_flops_per_s(self, precision: str) -> float:
@@ -91,9 +128,12 @@ class GpuSpec:
             return self.dense_flops_per_s[precision]
         except KeyError:
             have = ", ".join(self.dense_flops_per_s)
+            # Located, so a build or a report can say which file and entry to fix.
             raise SpecError(
                 f"{self.id} has no {precision} math",
-                hint=f"it has {have}; pick one with --compute-precision",
+                entry=entry_label("gpu", self.id),
+                field="dense_flops_per_s",
+                hint=f"it has {have}",
             ) from None
 
 
@@ -105,11 +145,11 @@ class MoeSpec:
     model's plain FFN of ``ffn_size`` instead of experts.
     """
 
-    experts: int = _count()
-    experts_per_token: int = _count()
-    expert_ffn_size: int = _count()
-    shared_experts: int = _count(minimum=0)
-    dense_layers: int = _count(minimum=0)
+    experts: int = _count(maximum=100_000)
+    experts_per_token: int = _count(maximum=100_000)
+    expert_ffn_size: int = _count(maximum=10_000_000)
+    shared_experts: int = _count(minimum=0, maximum=1_000)
+    dense_layers: int = _count(minimum=0, maximum=10_000)
 
     def __post_init__(self) -> None:
         _validate(self)
@@ -144,16 +184,16 @@ class ModelSpec:
     """
 
     id: str = _text()
-    name: str = _text()
-    layers: int = _count()
+    name: str = _text(NAME_LENGTH)
+    layers: int = _count(maximum=10_000)
     hidden_size: int = _count()
-    attention_heads: int = _count()
-    kv_heads: int = _count(minimum=0)
-    head_dim: int = _count(minimum=0)
-    ffn_size: int = _count()
-    vocab_size: int = _count()
+    attention_heads: int = _count(maximum=100_000)
+    kv_heads: int = _count(minimum=0, maximum=100_000)
+    head_dim: int = _count(minimum=0, maximum=100_000)
+    ffn_size: int = _count(maximum=10_000_000)
+    vocab_size: int = _count(maximum=100_000_000)
     tied_embeddings: bool = _flag()
-    source: str = _text()
+    source: str = _text(SOURCE_LENGTH)
     moe: MoeSpec | None = None
     mla: MlaSpec | None = None
 

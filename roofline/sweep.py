@@ -26,11 +26,14 @@ class Table:
     rows: tuple[tuple[str, ...], ...]
 
     def markdown(self) -> str:
-        """A GitHub-flavoured Markdown table; numeric columns are right-aligned."""
+        """A GitHub-flavoured Markdown table; numeric columns are right-aligned.
+
+        A ``|`` in a cell (a model named "A | B") is written ``\\|``, so it stays in its column.
+        """
         numeric = [all(_looks_numeric(row[i]) for row in self.rows) for i in range(len(self.header))]
-        lines = ["| " + " | ".join(self.header) + " |"]
+        lines = ["| " + " | ".join(_cell(cell) for cell in self.header) + " |"]
         lines.append("|" + "|".join("---:" if right else "---" for right in numeric) + "|")
-        lines += ["| " + " | ".join(row) + " |" for row in self.rows]
+        lines += ["| " + " | ".join(_cell(cell) for cell in row) + " |" for row in self.rows]
         return "\n".join(lines) + "\n"
 
     def csv(self) -> str:
@@ -53,6 +56,10 @@ class Table:
             ).rstrip()
 
         return "\n".join([line(self.header), *(line(row) for row in self.rows)]) + "\n"
+
+
+def _cell(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("|", "\\|")
 
 
 def _looks_numeric(cell: str) -> bool:

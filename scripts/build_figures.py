@@ -58,6 +58,10 @@ def main(argv: list[str] | None = None) -> int:
     except (roofline.SpecError, PageModuleError) as error:
         print(f"build_figures.py: error: {error}", file=sys.stderr)
         return 2
+    except OSError as error:  # a full disk or a read-only checkout: figures/ is left as it was
+        where = f" {error.filename}" if error.filename else ""
+        print(f"build_figures.py: error: cannot write{where}: {error.strerror or error}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

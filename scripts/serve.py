@@ -24,6 +24,8 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.parse
+from http import HTTPStatus
 from pathlib import Path
 from typing import ClassVar
 
@@ -33,7 +35,13 @@ WATCHED = ("docs", "roofline", "hooks", "scripts/sitegen", "scripts/build_figure
 
 
 class IsolatedHandler(http.server.SimpleHTTPRequestHandler):
-    """Static files plus the cross-origin isolation headers."""
+    """Static files plus the cross-origin isolation headers.
+
+    Only files inside the site folder are served: a path with a NUL or another
+    control character is a 400, a path that resolves (through a symlink or
+    ``..``) outside the folder is a 404, and a folder without ``index.html``
+    is a 404 rather than a listing of its files.
+    """
 
     extensions_map: ClassVar[dict[str, str]] = {
         **http.server.SimpleHTTPRequestHandler.extensions_map,
@@ -53,6 +61,31 @@ class IsolatedHandler(http.server.SimpleHTTPRequestHandler):
         # Revalidate every time: after a rebuild the browser must not reuse a stale wheel or script.
         self.send_header("Cache-Control", "no-cache")
         super().end_headers()
+
+    def parse_request(self) -> bool:
+        if not super().parse_request():
+            return False
+        path = urllib.parse.unquote(self.path.split("?", 1)[0].split("#", 1)[0], errors="surrogatepass")
+        if any(ord(char) < 0x20 or ord(char) == 0x7F for char in path):
+            self.send_error(HTTPStatus.BAD_REQUEST, "Control character in path")
+            return False
+        if not self._inside_root(self.translate_path(self.path)):
+            self.send_error(HTTPStatus.NOT_FOUND, "File not found")
+            return False
+        return True
+
+    def _inside_root(self, path: str) -> bool:
+        """Whether ``path``, with every symlink resolved, is the site folder or inside it."""
+        root = os.path.realpath(self.directory)
+        try:
+            real = os.path.realpath(path)
+        except (OSError, ValueError):
+            return False
+        return real == root or real.startswith(root + os.sep)
+
+    def list_directory(self, path: str | os.PathLike[str]) -> None:
+        """No listings: a folder without an index is simply not found."""
+        self.send_error(HTTPStatus.NOT_FOUND, "File not found")
 
     def log_message(self, format: str, *args: object) -> None:
         if not self.quiet:

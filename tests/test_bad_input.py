@@ -196,7 +196,7 @@ BAD_ARGUMENTS = {
         ["--gpu", "a100-80gb", "--compute-precision", "fp8"],
         ["a100-80gb has no fp8 math", "bf16, fp16, int8"],
     ),
-    "usable fraction over one": (["--usable-fraction", "2"], ["must be above 0 and at most 1"]),
+    "usable fraction over one": (["--usable-fraction", "2"], ["must be between 0.01 and 1, got '2'"]),
 }
 
 
@@ -218,7 +218,8 @@ def test_bad_table_precision_list(capsys: pytest.CaptureFixture[str]) -> None:
 def test_does_not_fit_is_a_result_not_an_error(capsys: pytest.CaptureFixture[str]) -> None:
     status, out, err = run_cli(capsys, "estimate", "--gpu", "h100-sxm", "--model", "llama-3.1-405b")
     assert status == 0 and err == ""
-    assert "does not fit" in out
+    assert "NO: The weights alone need 811.7 GB at bf16, more than the 72.0 GB usable on 1 GPU." in out
+    assert "to fit               use 12 GPUs of this kind" in out
 
 
 @pytest.mark.slow

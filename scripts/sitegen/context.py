@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from roofline import GpuSpec, ModelSpec, SpecError, SpecSet, builtin_specs
+from roofline.errors import shown
 from roofline.loader import BUILTIN_FILES
 
 #: Measured figures the prose compares with the ceilings; see the file's header.
@@ -40,14 +41,34 @@ class Measured:
 
 
 def read_measured(path: Path = MEASURED_FILE) -> dict[str, Measured]:
-    """The measurements in ``measured.toml``, by key; each needs a ``source``."""
-    document = tomllib.loads(path.read_text(encoding="utf-8"))
+    """The measurements in ``measured.toml``, by key; each needs a ``source`` and finite positive figures.
+
+    A bad file is a SpecError naming the file, the entry and the field, like a bad spec.
+    """
+    label = f"scripts/sitegen/{path.name}"
+    try:
+        document = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError) as error:
+        raise SpecError(f"cannot read: {str(error).splitlines()[0][:200]}", file=label) from None
     found = {}
     for key, table in document.items():
+        if not isinstance(table, dict):
+            raise SpecError("must be a table [KEY] of figures and a source", file=label, entry=f"[{key}]")
         source = table.get("source")
         if not isinstance(source, str) or not source.strip():
-            raise SpecError("missing field", file=path.name, entry=key, field="source")
-        values = {name: float(value) for name, value in table.items() if name != "source"}
+            raise SpecError("missing field", file=label, entry=f"[{key}]", field="source")
+        values = {}
+        for name, value in table.items():
+            if name == "source":
+                continue
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1e18:
+                raise SpecError(
+                    f"must be a positive number below 1e18, got {shown(value)}",
+                    file=label,
+                    entry=f"[{key}]",
+                    field=name,
+                )
+            values[name] = float(value)
         found[key] = Measured(key, values, source)
     return found
 

@@ -1,22 +1,31 @@
 """One generator run: compute every output in memory, then write only what changed.
 
 Order matters for "a failed build leaves the last good output": the spec files
-are parsed and every table, value and chart is computed before the first byte
-is written, so a bad spec raises SpecError while ``figures/`` is untouched.
+are parsed, every table, value and chart is computed, and every generated text
+is checked (``check_outputs``) before the first byte is written, so a bad spec
+raises SpecError while ``figures/`` is untouched. A SpecError raised while
+computing names the spec file and entry it came from (``SpecSet.locate``).
 """
 
 from __future__ import annotations
 
 import json
+import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from roofline import SpecError
+
 from . import render
 from .context import load_context
-from .output import is_generated, json_file, markdown_file, svg_file, write_if_changed
+from .output import is_generated, json_file, markdown_file, svg_file, write_all_if_changed
 from .page import PageContent, PageModuleError
 from .pages import page_modules
+
+#: What must never appear in generated Markdown: a shortcode or template tag
+#: (pages expand ``{{ … }}`` after this file is written) or active HTML.
+_FORBIDDEN = re.compile(r"\{\{|\}\}|\{%|%\}|<\s*script|javascript:", re.IGNORECASE)
 
 
 @dataclass
@@ -45,7 +54,38 @@ def page_contents(root: Path) -> dict[str, PageContent]:
             contents[module.PAGE] = module.build(ctx)
         except PageModuleError as error:
             raise PageModuleError(f"{module.__name__.replace('.', '/')}.py: {error}") from None
+        except SpecError as error:
+            raise ctx.specs.locate(error) from None
     return contents
+
+
+def check_outputs(outputs: dict[str, bytes]) -> None:
+    """Raise SpecError naming the file if any generated Markdown or prose value could act as markup.
+
+    Spec text is escaped where it is written (``escape``); this is the last
+    check before anything reaches ``figures/``, so a slip fails the build
+    here, with ``figures/`` untouched, not later on a page.
+    """
+    for name, content in outputs.items():
+        if name.endswith(".md"):
+            texts = {"": content.decode("utf-8")}
+        elif name == "values.json":
+            texts = {
+                f"docs/{page} value '{key}'": value
+                for page, values in json.loads(content)["pages"].items()
+                for key, value in values.items()
+            }
+        else:
+            continue
+        for where, text in texts.items():
+            found = _FORBIDDEN.search(text)
+            if found:
+                raise SpecError(
+                    f"generated text holds {found.group(0)!r}, which a page would read as markup",
+                    file=f"figures/{name}",
+                    entry=where or None,
+                    hint="pass spec text through sitegen.escape.text",
+                )
 
 
 def build_outputs(root: Path, figures: Path, *, rerender: bool, run: Run) -> dict[str, bytes]:
@@ -84,6 +124,7 @@ def build_outputs(root: Path, figures: Path, *, rerender: bool, run: Run) -> dic
             add(f"{figure.name}.vl.json", page, spec_bytes)
             add(f"{figure.name}.svg", page, svg_bytes)
             add(f"figure-{figure.name}.md", page, markdown_file(render.snippet(figure, image)))
+    check_outputs(outputs)
     return outputs
 
 
@@ -115,8 +156,11 @@ def generate(root: Path, *, rerender: bool = False) -> Run:
     run = Run()
     figures = root / "figures"
     outputs = build_outputs(root, figures, rerender=rerender, run=run)
-    for name, content in outputs.items():
-        (run.written if write_if_changed(figures / name, content) else run.unchanged).append(name)
+    written = {
+        path.name for path in write_all_if_changed({figures / name: content for name, content in outputs.items()})
+    }
+    for name in outputs:
+        (run.written if name in written else run.unchanged).append(name)
     for path in _stale(figures, outputs):
         path.unlink(missing_ok=True)
         run.removed.append(path.name)

@@ -90,3 +90,39 @@ def write_if_changed(path: Path, content: bytes) -> bool:
         Path(temporary).unlink(missing_ok=True)
         raise
     return True
+
+
+def write_all_if_changed(files: Mapping[Path, bytes]) -> list[Path]:
+    """Replace every file whose bytes differ, all or none: return the paths written.
+
+    Every new file is first written in full to a temporary file beside its
+    target; only when all of them are on disk are they renamed into place. A
+    write that fails (a full disk) removes the temporary files and leaves every
+    target as it was. The renames themselves do not allocate space.
+    """
+    changed = {path: content for path, content in files.items() if not _holds(path, content)}
+    staged: list[tuple[str, Path]] = []
+    try:
+        for path, content in changed.items():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+            staged.append((temporary, path))
+            with os.fdopen(handle, "wb") as out:
+                out.write(content)
+                out.flush()
+                os.fsync(out.fileno())
+            os.chmod(temporary, 0o644)
+    except BaseException:
+        for temporary, _ in staged:
+            Path(temporary).unlink(missing_ok=True)
+        raise
+    for temporary, path in staged:
+        os.replace(temporary, path)
+    return list(changed)
+
+
+def _holds(path: Path, content: bytes) -> bool:
+    try:
+        return path.read_bytes() == content
+    except FileNotFoundError:
+        return False

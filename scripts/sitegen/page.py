@@ -7,7 +7,8 @@ from the package::
 
     def build(ctx: Context) -> PageContent:
         content = PageContent()
-        content.put("decode_bf16", fmt.rate(...))          # {{ n.decode_bf16 }} on that page
+        content.put("decode_bf16", fmt.rate(...))          # {{ n.decode_bf16 }} on that page, as literal text
+        content.put_markdown("source", escape.linked(url))  # already Markdown: a link
         content.table("my-table", table.markdown())        # {{ md.my-table }} on any page
         content.figure("my-chart", spec, "What it shows.")  # {{ md.figure-my-chart }}
         return content
@@ -20,6 +21,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
+
+from . import escape
 
 #: Where a figure snippet's letter goes; the page that embeds it fills it in, in reading order (``shortcodes``).
 LETTER = "@figure-letter@"
@@ -47,10 +50,17 @@ class PageContent:
     figures: list[Figure] = field(default_factory=list)
 
     def put(self, name: str, value: str) -> None:
-        """A prose value; each name once, since a second ``put`` would silently win."""
+        """A prose value, shown as literal text: a spec name such as ``<b>8B`` prints its characters.
+
+        Each name once, since a second ``put`` would silently win.
+        """
+        self.put_markdown(name, escape.text(value))
+
+    def put_markdown(self, name: str, markdown: str) -> None:
+        """A prose value that is already Markdown (a link from ``escape.linked``): the caller escaped it."""
         if name in self.values:
             raise PageModuleError(f"value {name!r} is computed twice")
-        self.values[name] = value
+        self.values[name] = markdown
 
     def table(self, name: str, markdown: str) -> None:
         if name in self.tables:

@@ -11,6 +11,7 @@ from typing import Any
 
 import vl_convert
 
+from . import escape
 from .page import LETTER, Figure
 
 #: vl-convert's name for the Vega-Lite version Altair 6.3 writes (its schema is v6.4.1).
@@ -38,7 +39,7 @@ def alt_text(spec: dict[str, Any]) -> str:
     title = spec.get("title", {})
     subtitle = title.get("subtitle", [])
     lines = [title.get("text", ""), *([subtitle] if isinstance(subtitle, str) else subtitle)]
-    return " ".join(part if part.endswith(".") else part + "." for part in lines if part).replace('"', "'")
+    return " ".join(part if part.endswith(".") else part + "." for part in lines if part)
 
 
 def snippet(figure: Figure, image: str) -> str:
@@ -49,7 +50,7 @@ def snippet(figure: Figure, image: str) -> str:
     snippet works on any page.
     """
     width, height = svg_size(image)
-    alt = alt_text(figure.spec).replace("[", "(").replace("]", ")")
+    alt = escape.text(alt_text(figure.spec))
     return (
         f'<figure class="roofline-figure" id="figure-{figure.name}" markdown="1">\n'
         f'<div class="roofline-chart" data-figure="{figure.name}" markdown="1">\n'

@@ -6,30 +6,18 @@ come from its page module, such as the package's ``decode_prefill_table``.)
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 
 from roofline import GpuSpec, ModelSpec, active_parameters, kv_cache_bytes_per_token, total_parameters
 from roofline import formatting as fmt
 from roofline.precisions import BYTES_PER_VALUE, PRECISIONS
 
+from . import escape
 from .context import Context
 
-_URL = re.compile(r"https?://\S+")
-
-
-def linked(source: str) -> str:
-    """A source text with its URLs as Markdown links, labelled short enough to read at a glance."""
-
-    def link(match: re.Match[str]) -> str:
-        url = match.group(0).rstrip(").,")
-        label = url.split("://", 1)[1].rstrip("/")
-        parts = label.split("/")
-        if len(label) > 60 and len(parts) > 4:
-            label = "/".join([*parts[:3], "…", parts[-1]])
-        return f"[{label}]({url})" + match.group(0)[len(url) :]
-
-    return _URL.sub(link, source).replace("|", "\\|")
+#: Sources become links through ``escape.linked``: http(s) URLs only, the rest literal text.
+linked = escape.linked
+_URL = escape.URL
 
 
 def _cells(header: tuple[str, ...], rows: list[tuple[str, ...]], right: set[int]) -> str:
@@ -52,7 +40,7 @@ def hardware_table(ctx: Context) -> str:
     for gpu in ctx.specs.gpus.values():
         rows.append(
             (
-                gpu.name,
+                escape.text(gpu.name),
                 f"`{gpu.id}`",
                 fmt.gigabytes(gpu.memory_bytes, 0),
                 f"{gpu.bandwidth_bytes_per_s / 1e9:,.0f} GB/s",
@@ -69,7 +57,7 @@ def _sources(entries: Iterable[tuple[str, str, str]]) -> str:
     Sources are long; in a column they squeeze every other column on a laptop screen.
     """
     lines = ["", "**Sources**", ""]
-    lines += [f"- **{name}** (`{entry_id}`): {linked(source)}" for name, entry_id, source in entries]
+    lines += [f"- **{escape.text(name)}** (`{entry_id}`): {linked(source)}" for name, entry_id, source in entries]
     return "\n".join(lines) + "\n"
 
 
@@ -98,7 +86,7 @@ def models_table(ctx: Context) -> str:
     for model in ctx.specs.models.values():
         rows.append(
             (
-                model.name,
+                escape.text(model.name),
                 f"`{model.id}`",
                 _architecture(model),
                 f"{model.vocab_size:,}",

@@ -27,7 +27,7 @@ from roofline import (
 from roofline import formatting as fmt
 from roofline.sweep import decode_prefill_rows, decode_prefill_table, gpus_to_fit
 
-from .. import charts
+from .. import charts, escape
 from ..context import Context, Focus
 from ..page import PageContent
 from ..tables import linked
@@ -76,7 +76,7 @@ def build(ctx: Context) -> PageContent:
     compute_values(ctx, content)
     focus = focus_of(ctx)
     rows = decode_prefill_rows(ctx.specs, GPU, precisions=PRECISIONS, prompt=PROMPT_TOKENS)
-    content.table("h100-decode-prefill", decode_prefill_table(rows).markdown())
+    content.table("h100-decode-prefill", escape.table(decode_prefill_table(rows)))
     content.figure(
         "decode-by-precision",
         charts.decode_by_precision(focus),
@@ -218,12 +218,13 @@ def compute_values(ctx: Context, content: PageContent) -> None:
     put("capacity_per_user_tps", fmt.rate(1 / full.seconds))
     put("capacity_bound", full.bound)
 
-    _measured(ctx, focus, put, at)
+    _measured(ctx, focus, content, at)
     _self_check(ctx, focus, put, at)
 
 
-def _measured(ctx: Context, focus: Focus, put: Callable[[str, str], None], at: Callable[..., Estimate]) -> None:
+def _measured(ctx: Context, focus: Focus, content: PageContent, at: Callable[..., Estimate]) -> None:
     """Published measurements, set against the package's ceilings for the same hardware."""
+    put, put_markdown = content.put, content.put_markdown
     gpt_fast, nim = (ctx.measured[k] for k in ("gpt_fast", "nim_llama_8b"))
     a100 = ctx.specs.gpu(MEASURED_A100)
     put("a100_name", a100.name)
@@ -235,14 +236,14 @@ def _measured(ctx: Context, focus: Focus, put: Callable[[str, str], None], at: C
     put("gptfast_practical_gbps", whole(practical / 1e9))
     put("gptfast_practical_share", percent(practical / a100.bandwidth_bytes_per_s))
     put("gptfast_share_of_practical", percent(gpt_fast.values["achieved_bandwidth_bytes_per_s"] / practical))
-    put("gptfast_source", linked(gpt_fast.source))
+    put_markdown("gptfast_source", linked(gpt_fast.source))
     itl = nim.values["inter_token_latency_s"]
     put("nim_itl_ms", f"{itl * 1e3:.2f}")
     put("nim_tps", fmt.rate(1 / itl))
     put("nim_ttft_ms", f"{nim.values['time_to_first_token_s'] * 1e3:.2f}")
     fp8 = at(focus.small.id, precision="fp8")
     put("nim_share_of_fp8", percent((1 / itl) / fp8.decode_tokens_per_s_per_user))
-    put("nim_source", linked(nim.source))
+    put_markdown("nim_source", linked(nim.source))
 
 
 def _self_check(ctx: Context, focus: Focus, put: Callable[[str, str], None], at: Callable[..., Estimate]) -> None:

@@ -1,0 +1,83 @@
+"""Spec text is data, never markup: how a name or a source enters generated Markdown.
+
+A spec file is input from whoever edits it. A GPU named ``<img src=x onerror=…>``
+must show those characters, not run them; a model named ``8B {{ draft }}`` must
+not look like a shortcode; a ``|`` must not start a new table column; a ``$``
+must not open a formula. So every character that means something to
+Python-Markdown, its extensions (tables, attr_list, arithmatex, footnotes,
+inlinehilite) or HTML is written as a numeric character reference, which the
+browser shows as the character itself and no Markdown rule reads.
+
+A source becomes a link only where it holds an http(s) URL with a host; any
+other scheme (``javascript:``, ``data:``) stays text.
+"""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import quote, urlsplit
+
+from roofline.sweep import Table
+
+#: Characters with a meaning in Markdown, its extensions or HTML. ``(``, ``!`` and ``:``
+#: mean something only next to ``[`` or ``{``, which are escaped, so they stay readable.
+_MARKUP = frozenset("&<>\"'`*_[]{}|\\$#")
+
+#: An http(s) URL that starts a word: ``x:https://…`` or ``a.https://…`` is not one.
+URL = re.compile(r"(?<![\w:/.])https?://[^\s<>\"']+", re.IGNORECASE)
+#: What may stay as it is in a link target; everything else is percent-encoded.
+_URL_SAFE = "/:?#@!$&'*+,;=%-._~"
+
+
+def text(value: str) -> str:
+    """``value`` as literal text in Markdown (a table cell, a list item, prose, an image's alt)."""
+    return "".join(f"&#{ord(char)};" if char in _MARKUP else char for char in value)
+
+
+def table(rows: Table) -> str:
+    """The package's table as Markdown with every cell literal text (model names come from spec files)."""
+    cells = tuple(tuple(text(cell) for cell in row) for row in rows.rows)
+    return Table(rows.header, cells).markdown()
+
+
+def http_url(candidate: str) -> str | None:
+    """``candidate`` as a safe link target if it is an http(s) URL with a host, else None.
+
+    Characters that could end the Markdown link or break out of the ``href``
+    (``( ) < > " { } |`` and spaces) are percent-encoded.
+    """
+    try:
+        parts = urlsplit(candidate)
+    except ValueError:
+        return None
+    if parts.scheme.lower() not in ("http", "https") or not parts.netloc:
+        return None
+    return quote(candidate, safe=_URL_SAFE)
+
+
+def _label(url: str) -> str:
+    """A short label for a long URL: host and path, the middle elided past 60 characters."""
+    label = url.split("://", 1)[1].rstrip("/")
+    parts = label.split("/")
+    if len(label) > 60 and len(parts) > 4:
+        label = "/".join([*parts[:3], "…", parts[-1]])
+    return label
+
+
+def linked(source: str) -> str:
+    """A source text with each http(s) URL in it as a Markdown link and the rest as literal text.
+
+    Trailing ``).,`` belong to the sentence, not the URL.
+    """
+    pieces = []
+    position = 0
+    for match in URL.finditer(source):
+        raw = match.group(0).rstrip(").,;")
+        target = http_url(raw)
+        if target is None:
+            continue
+        pieces.append(text(source[position : match.start()]))
+        pieces.append(f"[{text(_label(raw))}]({target})")
+        position = match.start() + len(raw)
+    pieces.append(text(source[position:]))
+    return "".join(pieces)

@@ -1,0 +1,357 @@
+"""Spec text is data, never markup (issue 8): every generated table, list, prose value and chart
+shows a hostile name or source as the characters it holds; a failed build leaves figures/
+byte-identical and names the spec file and entry; the dev server stays inside the site folder."""
+
+from __future__ import annotations
+
+import http.client
+import os
+import shutil
+from pathlib import Path
+
+import markdown
+import pytest
+import serve
+from bs4 import BeautifulSoup
+from sitegen import escape, render, tables
+from sitegen.context import load_context
+from sitegen.generate import generate, page_contents
+from sitegen.output import strip_notice
+from sitegen.shortcodes import Shortcodes
+
+import roofline
+
+ROOT = Path(__file__).resolve().parent.parent
+CHAPTER = "chapters/prefill-vs-decode.md"
+
+#: The Markdown extensions mkdocs.yml turns on, so a snippet renders as the page would.
+EXTENSIONS = [
+    "abbr",
+    "admonition",
+    "attr_list",
+    "footnotes",
+    "md_in_html",
+    "tables",
+    "toc",
+    "pymdownx.arithmatex",
+    "pymdownx.details",
+    "pymdownx.highlight",
+    "pymdownx.inlinehilite",
+    "pymdownx.superfences",
+]
+
+HOSTILE_NAMES = [
+    "<img src=x onerror=alert(document.domain)>",
+    "<b>Bold</b> model",
+    "<script>alert(1)</script>",
+    "Llama 3.1 8B {{ draft }}",
+    "A | B | C",
+    "Cost $x^2$ and \\(y\\)",
+    "*em* _em_ **strong** `code`",
+    "[click](javascript:alert(1))",
+    'Name { onclick="alert(1)" }',
+    "x &amp; y &lt;z&gt;",
+    "back\\slash \\| pipe",
+    "note[^1] and *[HTML]: x",
+    "<!-- comment -->",
+]
+
+
+def html(text: str) -> BeautifulSoup:
+    rendered = markdown.Markdown(
+        extensions=EXTENSIONS, extension_configs={"pymdownx.arithmatex": {"generic": True}}
+    ).convert(text)
+    return BeautifulSoup(rendered, "html.parser")
+
+
+def repo_with(tmp_path: Path, gpu_name: str | None = None, model_name: str | None = None, **sources: str) -> Path:
+    """A root holding this repo's spec files (and figures), with the chapter GPU's and model's names or
+    sources replaced."""
+    root = tmp_path / "repo"
+    shutil.copytree(ROOT / "roofline" / "data", root / "roofline" / "data")
+    shutil.copytree(ROOT / "figures", root / "figures")
+    gpus, models = root / "roofline/data/gpus.toml", root / "roofline/data/models.toml"
+
+    def toml_string(text: str) -> str:
+        return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+    if gpu_name is not None:
+        gpus.write_text(gpus.read_text().replace('"NVIDIA H100 SXM"', toml_string(gpu_name), 1))
+    if model_name is not None:
+        models.write_text(models.read_text().replace('"Llama 3.1 8B"', toml_string(model_name), 1))
+    if "gpu_source" in sources:
+        text = gpus.read_text()
+        start = text.index("source = ", text.index('[gpu."h100-sxm"]'))
+        end = text.index("\n", start)
+        gpus.write_text(text[:start] + "source = " + toml_string(sources["gpu_source"]) + text[end:])
+    return root
+
+
+def cells(row) -> list[str]:
+    return [cell.get_text() for cell in row.find_all(["td", "th"])]
+
+
+def assert_plain_text(element, expected: str) -> None:
+    """``element`` shows exactly ``expected`` and holds no element of its own (nothing was parsed as markup)."""
+    assert element.get_text() == expected
+    assert element.find(True) is None, element
+
+
+@pytest.mark.parametrize("name", HOSTILE_NAMES)
+def test_a_hostile_gpu_name_is_text_in_the_hardware_table_and_sources(name: str, tmp_path: Path) -> None:
+    ctx = load_context(repo_with(tmp_path, gpu_name=name))
+    page = html(tables.hardware_table(ctx))
+    table = page.find("table")
+    width = len(cells(table.find("tr")))
+    assert all(len(cells(row)) == width for row in table.find_all("tr"))
+    row = next(row for row in table.find_all("tr") if "h100-sxm" in cells(row))
+    assert_plain_text(row.find("td"), name)
+    item = next(item for item in page.find_all("li") if item.find("code").get_text() == "h100-sxm")
+    assert_plain_text(item.find("strong"), name)
+    assert not page.find_all(["img", "script", "b", "em", "sup"]) and not page.find(class_="arithmatex")
+
+
+@pytest.mark.parametrize("name", HOSTILE_NAMES)
+def test_a_hostile_model_name_is_text_in_the_chapter_table_models_table_and_prose(name: str, tmp_path: Path) -> None:
+    root = repo_with(tmp_path, model_name=name)
+    ctx = load_context(root)
+    chapter = page_contents(root)[CHAPTER]
+    for table_text in (chapter.tables["h100-decode-prefill"], tables.models_table(ctx)):
+        table = html(table_text).find("table")
+        width = len(cells(table.find("tr")))
+        assert all(len(cells(row)) == width for row in table.find_all("tr"))
+        rows = [row for row in table.find_all("tr") if row.find("td") and row.find("td").get_text() == name]
+        assert rows, table_text
+        for row in rows:
+            assert_plain_text(row.find("td"), name)
+    value = chapter.values["small_name"]
+    assert_plain_text(html(f"The model is {value}.").find("p"), f"The model is {name}.")
+
+
+def test_shortcode_syntax_in_a_name_builds_and_shows_literally(tmp_path: Path) -> None:
+    """The model once named ``Llama 3.1 8B {{ draft }}`` failed the build on the chapter page after
+    figures/ was rewritten; now the chapter expands and shows the name as written."""
+    name = "Llama 3.1 8B {{ draft }}"
+    root = repo_with(tmp_path, model_name=name)
+    generate(root)
+    chapter = (ROOT / "docs" / "chapters" / "prefill-vs-decode.md").read_text()
+    expanded = Shortcodes(root / "figures").expand(chapter, "chapters/prefill-vs-decode.md")
+    assert name in html(expanded).get_text()
+
+
+SOURCES = {
+    "script around a URL": (
+        "<script>alert(1)</script> see https://ok.example/spec.pdf",
+        ["https://ok.example/spec.pdf"],
+    ),
+    "javascript: link": ("javascript:alert(document.domain)", []),
+    "data: link": ("data:text/html,<b>x</b>", []),
+    "ftp link": ("ftp://files.example/spec.pdf", []),
+    "markdown link to javascript": ("[datasheet](javascript:alert(1))", []),
+    "braces, pipe and parentheses in a URL; a quote ends it": (
+        'https://a.example/p_(1)?y={{z}}|w"onmouseover="alert(1)',
+        ["https://a.example/p_%281%29?y=%7B%7Bz%7D%7D%7Cw"],
+    ),
+    "two URLs, trailing punctuation": (
+        "Datasheet (https://a.example/x), and https://b.example/y.",
+        ["https://a.example/x", "https://b.example/y"],
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(SOURCES))
+def test_a_source_links_only_http_urls_and_shows_the_rest_as_text(case: str, tmp_path: Path) -> None:
+    source, hrefs = SOURCES[case]
+    ctx = load_context(repo_with(tmp_path, gpu_source=source))
+    page = html(tables.hardware_table(ctx))
+    item = next(item for item in page.find_all("li") if item.find("code").get_text() == "h100-sxm")
+    assert [a["href"] for a in item.find_all("a")] == hrefs
+    assert not item.find_all(["script", "img", "b"])
+    shown = item.get_text().split(": ", 1)[1]
+    if not hrefs:
+        assert shown == source
+    assert "{{" not in tables.hardware_table(ctx)
+
+
+def test_escape_text_leaves_ordinary_names_readable() -> None:
+    for name in ("NVIDIA H100 SXM", "NVIDIA B200 (HGX)", "Llama 3.1 8B", "DeepSeek-V3", "Mixtral 8x7B"):
+        assert escape.text(name) == name
+
+
+def test_chart_svg_and_alt_text_escape_a_hostile_name(tmp_path: Path) -> None:
+    name = "<img src=x onerror=alert(document.domain)>"
+    chapter = page_contents(repo_with(tmp_path, gpu_name=name))[CHAPTER]
+    figure = next(figure for figure in chapter.figures if figure.name == "roofline")
+    image = render.svg(figure.spec)
+    assert "<img" not in image and "&lt;img src=x onerror" in image
+    snippet = html(render.snippet(figure, image))
+    (img,) = snippet.find_all("img")
+    assert name in img["alt"]
+    assert not snippet.find_all("script")
+
+
+# --- A failed build -----------------------------------------------------------------------------
+
+
+def snapshot(root: Path) -> dict[str, bytes]:
+    return {path.name: path.read_bytes() for path in sorted((root / "figures").iterdir())}
+
+
+BUILD_ERRORS = {
+    "chapter GPU missing": (
+        "gpus.toml",
+        lambda text: text.replace('[gpu."h100-sxm"', '[gpu."h100-sxm5"'),
+        "roofline/data/gpus.toml: [gpu.\"h100-sxm\"]: unknown GPU 'h100-sxm' (did you mean 'h100-sxm5'?)",
+    ),
+    "chapter GPU without bf16 math": (
+        "gpus.toml",
+        lambda text: text.replace("bf16 = 989.4e12\nfp16", "fp16", 1),
+        "roofline/data/gpus.toml: [gpu.\"h100-sxm\"]: field 'dense_flops_per_s':"
+        " h100-sxm has no bf16 math (it has fp16, fp8, int8)",
+    ),
+    "chapter model missing": (
+        "models.toml",
+        lambda text: text.replace('[model."llama-3.1-8b"]', '[model."llama-3.1-8b-instruct"]'),
+        "roofline/data/models.toml: [model.\"llama-3.1-8b\"]: unknown model 'llama-3.1-8b'",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(BUILD_ERRORS))
+def test_a_build_error_names_file_and_entry_and_leaves_figures_byte_identical(case: str, tmp_path: Path) -> None:
+    file, edit, message = BUILD_ERRORS[case]
+    root = repo_with(tmp_path)
+    path = root / "roofline" / "data" / file
+    path.write_text(edit(path.read_text()))
+    before = snapshot(root)
+    with pytest.raises(roofline.SpecError) as raised:
+        generate(root)
+    assert str(raised.value).startswith(message)
+    assert snapshot(root) == before
+
+
+def test_generated_text_is_checked_before_anything_is_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A generator slip that lets markup through fails the build naming the generated file, before any write."""
+    root = repo_with(tmp_path, model_name="Llama 3.1 8B v2")  # a change, so other files would be rewritten
+    from sitegen.pages import formulas
+
+    monkeypatch.setattr(formulas, "precisions_table", lambda: "| a |\n|---|\n| {{ n.oops }} |\n")
+    before = snapshot(root)
+    with pytest.raises(roofline.SpecError) as raised:
+        generate(root)
+    assert str(raised.value).startswith("figures/precisions.md: generated text holds '{{'")
+    assert snapshot(root) == before
+
+
+def test_committed_generated_markdown_holds_no_markup_from_specs() -> None:
+    for path in (ROOT / "figures").glob("*.md"):
+        body = strip_notice(path.read_text())
+        assert "{{" not in body and "<script" not in body.lower(), path.name
+
+
+# --- scripts/serve.py -----------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory):
+    base = tmp_path_factory.mktemp("serve")
+    site, outside = base / "site", base / "outside"
+    (site / "docs").mkdir(parents=True)
+    (site / "empty").mkdir()
+    outside.mkdir()
+    (site / "index.html").write_text("home")
+    (site / "docs" / "index.html").write_text("docs")
+    (outside / "secret.txt").write_text("secret")
+    os.symlink(outside / "secret.txt", site / "leak.txt")
+    os.symlink(outside, site / "leakdir")
+    os.symlink("index.html", site / "alias.html")  # a link that stays inside is fine
+    server = serve.make_server(site, quiet=True)
+    serve.serve_in_background(server)
+    yield server.server_port
+    server.shutdown()
+    server.server_close()
+
+
+def get(port: int, path: str, method: str = "GET") -> tuple[int, bytes]:
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    connection.request(method, path)
+    response = connection.getresponse()
+    return response.status, response.read()
+
+
+@pytest.mark.parametrize(
+    ("path", "status", "body"),
+    [
+        ("/", 200, b"home"),
+        ("/docs/", 200, b"docs"),
+        ("/alias.html", 200, b"home"),
+        ("/leak.txt", 404, None),
+        ("/leakdir/secret.txt", 404, None),
+        ("/empty/", 404, None),
+        ("/leakdir/", 404, None),
+        ("/a%00b", 400, None),
+        ("/index.html%00.js", 400, None),
+        ("/x%0d%0aSet-Cookie:%20a=b", 400, None),
+        ("/..%2f..%2foutside%2fsecret.txt", 404, None),
+    ],
+)
+def test_serve_stays_inside_the_site_folder(served: int, path: str, status: int, body: bytes | None) -> None:
+    got_status, got_body = get(served, path)
+    assert got_status == status, (path, got_status)
+    if body is not None:
+        assert got_body == body
+    else:
+        assert b"secret" not in got_body and b"Directory listing" not in got_body
+
+
+def test_serve_head_requests_are_checked_too(served: int) -> None:
+    assert get(served, "/leak.txt", "HEAD")[0] == 404
+    assert get(served, "/a%00b", "HEAD")[0] == 400
+
+
+def test_a_full_disk_mid_write_leaves_figures_byte_identical(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Files are staged in full before any is renamed into place: a write that fails changes nothing."""
+    import errno
+
+    from sitegen import output
+
+    root = repo_with(tmp_path, model_name="Llama 3.1 8B v2")  # changes several generated files
+    calls = []
+
+    def fsync(descriptor: int) -> None:
+        calls.append(descriptor)
+        if len(calls) == 3:
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(output.os, "fsync", fsync)
+    before = snapshot(root)
+    with pytest.raises(OSError, match="No space left"):
+        generate(root)
+    assert len(calls) == 3
+    assert snapshot(root) == before  # no target replaced, no temporary file left behind
+
+
+@pytest.mark.parametrize(
+    ("text", "fragment"),
+    [
+        (
+            '[m]\ntokens_per_s = nan\nsource = "s"\n',
+            "[m]: field 'tokens_per_s': must be a positive number below 1e18, got nan",
+        ),
+        ('[m]\ntokens_per_s = "fast"\nsource = "s"\n', "field 'tokens_per_s': must be a positive number"),
+        ('[m]\ntokens_per_s = 1e400\nsource = "s"\n', "got inf"),
+        ('[m]\ntokens_per_s = -1\nsource = "s"\n', "got -1"),
+        ("[m]\ntokens_per_s = 1\n", "[m]: field 'source': missing field"),
+        ("m = 1\n", "measured.toml: [m]: must be a table"),
+        ("[m\n", "cannot read: "),
+    ],
+)
+def test_a_bad_measurement_is_one_located_error(text: str, fragment: str, tmp_path: Path) -> None:
+    from sitegen.context import read_measured
+
+    path = tmp_path / "measured.toml"
+    path.write_text(text)
+    with pytest.raises(roofline.SpecError) as raised:
+        read_measured(path)
+    message = str(raised.value)
+    assert message.startswith("scripts/sitegen/measured.toml: ") and fragment in message and "\n" not in message
