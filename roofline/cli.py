@@ -19,7 +19,7 @@ from . import formatting as fmt
 from .errors import SpecError, did_you_mean
 from .estimate import estimate
 from .loader import SpecSet, load_specs, read_spec_file
-from .precisions import BYTES_PER_VALUE, DEFAULT_COMPUTE_PRECISION, PRECISIONS
+from .precisions import AUTO, DEFAULT_COMPUTE_PRECISION, FORMATS, PRECISIONS
 from .report import text_report
 from .sweep import CHAPTER_PRECISIONS, CHAPTER_PROMPT_TOKENS, Table, decode_prefill_rows, decode_prefill_table
 
@@ -51,6 +51,10 @@ def _precision(text: str) -> str:
         hint = did_you_mean(text, PRECISIONS) or "choose one of " + ", ".join(PRECISIONS)
         raise argparse.ArgumentTypeError(f"unknown precision '{text}' ({hint})")
     return text
+
+
+def _compute_precision(text: str) -> str:
+    return AUTO if text == AUTO else _precision(text)
 
 
 def _precision_list(text: str) -> tuple[str, ...]:
@@ -89,9 +93,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--kv-precision", type=_precision, default="bf16", help="KV-cache precision (default bf16)")
     run.add_argument(
         "--compute-precision",
-        type=_precision,
+        type=_compute_precision,
         default=DEFAULT_COMPUTE_PRECISION,
-        help="math precision that sets the peak FLOP/s (default bf16: weight-only quantization)",
+        help="math precision that sets the peak FLOP/s (default auto: fp8 weights run fp8 math"
+        " where the GPU has it, every other format is weight-only at 16 bits)",
     )
     run.add_argument("--gpus", type=_whole_number(1), default=1, help="GPUs, ideal tensor parallelism (default 1)")
     run.add_argument("--batch", type=_whole_number(1), default=1, help="users decoding together (default 1)")
@@ -176,8 +181,11 @@ def _run_list(what: str, specs: SpecSet) -> str:
             for model in specs.models.values()
         ]
         return Table(("id", "name", "parameters", "active", "KV per token (bf16)"), tuple(rows)).text()
-    rows = [(name, f"{size:g}") for name, size in BYTES_PER_VALUE.items()]
-    return Table(("precision", "bytes per value"), tuple(rows)).text()
+    rows = [
+        (name, f"{number.value_bits:g}", f"{number.bits_per_weight:g}", f"{number.bytes_per_weight:g}")
+        for name, number in FORMATS.items()
+    ]
+    return Table(("precision", "value bits", "bits per weight", "bytes per weight"), tuple(rows)).text()
 
 
 def _run_validate(files: Sequence[str]) -> int:
