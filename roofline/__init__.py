@@ -64,11 +64,11 @@ from .rule import (
     rule_of_thumb,
     rule_prefill_seconds,
 )
+from .specs import GpuSpec, MlaSpec, ModelSpec, MoeSpec
 
 #: The rule-of-thumb functions under the names the package used before the rule had its own module.
 simple_crossover_batch = rule_crossover_batch
 simple_prefill_seconds = rule_prefill_seconds
-from .specs import GpuSpec, MlaSpec, ModelSpec, MoeSpec
 
 __all__ = [
     "BYTES_PER_VALUE",
