@@ -74,9 +74,13 @@ class GpuSpec:
     #: Dense (not 2:4 sparse) peak operations per second, by math precision.
     dense_flops_per_s: Mapping[str, float]
     source: str = _text()
+    #: What the memory figure means: nameplate against what software can address (optional).
+    memory_note: str = ""
 
     def __post_init__(self) -> None:
         _validate(self)
+        if not isinstance(self.memory_note, str):
+            raise SpecError(f"must be text, got {self.memory_note!r}", field="memory_note")
         if not self.dense_flops_per_s:
             raise SpecError("needs at least one precision", field="dense_flops_per_s")
         for precision, value in self.dense_flops_per_s.items():

@@ -263,3 +263,21 @@ def test_kv_cache_bytes_per_token(model_id: str, expected_bytes: int) -> None:
     """KV bytes per token, worked by hand from each config.json; exact."""
     result = estimate("h100-sxm", model_id)
     assert result.workload.kv_bytes_per_token == expected_bytes
+
+
+def test_b200_bandwidth_is_the_drivers_7_7_tb_per_s() -> None:
+    """Issue 9, section 5: a 7,680-bit bus at 3,996 MHz, double data rate: 960 B × 7.992e9 = 7.67e12 B/s,
+    which NVIDIA's HGX B200 specifications round to 7.7 TB/s per GPU (8 TB/s was the early figure)."""
+    assert SPECS.gpu("b200").bandwidth_bytes_per_s == pytest.approx(7680 / 8 * 3996e6 * 2, rel=0.01)
+
+
+def test_tpu_v5e_bandwidth_is_819_gb_per_s() -> None:
+    """Issue 9, section 5: Google's v5e page gives "16 GB, 819 GBps"; its newer "800 GiBps" is the same
+    819.2e9 B/s written with a mixed unit (800 × 1.024e9), not 800 × 2^30 = 859e9."""
+    assert SPECS.gpu("tpu-v5e").bandwidth_bytes_per_s == pytest.approx(800 * 1.024e9, rel=0.001)
+
+
+def test_nameplate_memory_is_explained() -> None:
+    """Issue 9, section 5: the hardware reference can print what "80 GB" assumes."""
+    note = SPECS.gpu("h100-sxm").memory_note
+    assert "nameplate" in note and "80e9" in note
