@@ -66,8 +66,8 @@ def decode_steps(hardware: Hardware, workload: Workload) -> tuple[Step, ...]:
         )
     step = decode_step(hardware, workload)
     if workload.context:
-        whose = "this user's context" if users == 1 else f"{users:,} users' contexts"
-        steps.append(Step(f"{whose} brings it to", 1.0 / step.memory_s))
+        whose = "this user's context brings" if users == 1 else f"the {users:,} users' contexts bring"
+        steps.append(Step(f"{whose} it to", 1.0 / step.memory_s))
     if step.bound == "compute":
         math = resolved(hardware, workload).compute_precision
         steps.append(Step(f"at {users:,} users the {math} math takes longer than the reads, so", 1.0 / step.seconds))
