@@ -12,6 +12,7 @@ import argparse
 import json
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import NoReturn
 
 from . import architecture as arch
@@ -19,6 +20,7 @@ from . import formatting as fmt
 from .errors import SpecError, did_you_mean
 from .estimate import estimate
 from .loader import SpecSet, load_specs, read_spec_file
+from .measured import load_measurements
 from .precisions import AUTO, DEFAULT_COMPUTE_PRECISION, FORMATS, PRECISIONS
 from .report import text_report
 from .sweep import CHAPTER_PRECISIONS, CHAPTER_PROMPT_TOKENS, Table, decode_prefill_rows, decode_prefill_table
@@ -193,6 +195,11 @@ def _run_validate(files: Sequence[str]) -> int:
     status = 0
     for path in files:
         try:
+            if Path(path).name == "measurements.toml":
+                # A measurements file (roofline/data/measurements.toml's layout), checked against the built-in specs.
+                measurements = load_measurements(path)
+                sys.stdout.write(f"{path}: ok ({len(measurements)} measurements)\n")
+                continue
             found = read_spec_file(path)
         except SpecError as error:
             sys.stderr.write(f"roofline validate: error: {error}\n")

@@ -123,7 +123,8 @@ class Comparison:
 
 
 def _fail(message: str, entry: str, field: str | None = None, hint: str | None = None) -> SpecError:
-    return SpecError(message, file=MEASUREMENTS_FILE, entry=f'[measurement."{entry}"]', field=field, hint=hint)
+    # The file is named by parse_measurements, which knows it.
+    return SpecError(message, entry=f'[measurement."{entry}"]', field=field, hint=hint)
 
 
 def _whole(entry: str, key: str, value: Any, minimum: int) -> int:
@@ -190,34 +191,41 @@ def _lookup(entry: str, key: str, value: Any, check) -> None:
         raise _fail(error.message, entry, key, error.hint) from None
 
 
-def parse_measurements(text: str, specs: SpecSet | None = None) -> tuple[Measurement, ...]:
-    """Parse the measurements file's TOML ``text``; the first bad entry raises a one-line SpecError."""
+def parse_measurements(
+    text: str, specs: SpecSet | None = None, label: str = MEASUREMENTS_FILE
+) -> tuple[Measurement, ...]:
+    """Parse a measurements file's TOML ``text`` (``label`` names it in errors); the first bad
+    entry raises a one-line SpecError naming file, entry and field."""
     specs = specs or load_specs()
     try:
         document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
-        raise SpecError(f"TOML syntax error: {error}", file=MEASUREMENTS_FILE) from None
+        raise SpecError(f"TOML syntax error: {error}", file=label) from None
     for key in document:
         if key != "measurement":
-            raise SpecError(f"unknown table [{key}]", file=MEASUREMENTS_FILE, hint="the file holds [measurement.ID]")
+            raise SpecError(f"unknown table [{key}]", file=label, hint="the file holds [measurement.ID]")
     found = []
     for entry, table in document.get("measurement", {}).items():
-        if not _ID_PATTERN.match(entry):
-            raise _fail("bad id: use lower-case letters, digits, '.', '-' and '_'", entry)
-        if not isinstance(table, dict):
-            raise _fail("must be a table", entry)
-        found.append(_measurement(entry, table, specs))
+        try:
+            if not _ID_PATTERN.match(entry):
+                raise _fail("bad id: use lower-case letters, digits, '.', '-' and '_'", entry)
+            if not isinstance(table, dict):
+                raise _fail("must be a table", entry)
+            found.append(_measurement(entry, table, specs))
+        except SpecError as error:
+            raise error.located(file=label) from None
     return tuple(found)
 
 
 def load_measurements(path: str | Path | None = None, specs: SpecSet | None = None) -> tuple[Measurement, ...]:
     """The built-in measurements (or those in ``path``), validated against the spec files."""
     location = Path(path) if path is not None else resources.files("roofline") / "data" / "measurements.toml"
+    label = str(path) if path is not None else MEASUREMENTS_FILE
     try:
         text = location.read_text(encoding="utf-8")
     except OSError as error:
-        raise SpecError(f"cannot read: {error}", file=str(path or MEASUREMENTS_FILE)) from None
-    return parse_measurements(text, specs)
+        raise SpecError(f"cannot read: {error}", file=label) from None
+    return parse_measurements(text, specs, label)
 
 
 def max_output_throughput(hardware: Hardware, workload: Workload, input_tokens: int, output_tokens: int) -> float:
@@ -304,7 +312,7 @@ def well_tuned_decode_range(comparisons: list[Comparison] | None = None) -> Expe
     comparisons = comparisons if comparisons is not None else compare_all()
     chosen = [c for c in comparisons if c.measurement.kind == "single-GPU decode" and not c.measurement.speculative]
     if not chosen:
-        raise SpecError("no single-GPU decode measurement to derive a range from", file=MEASUREMENTS_FILE)
+        raise SpecError("no single-GPU decode measurement to derive a range from")
     ratios = [c.ratio for c in chosen]
     engines = sorted({c.measurement.software for c in chosen})
     gpus = sorted({c.measurement.gpu for c in chosen})

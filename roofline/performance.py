@@ -345,18 +345,19 @@ def tensor_parallel_degrees(model: ModelSpec, limit: int = 1024) -> tuple[int, .
 
 
 def gpus_to_fit(hardware: Hardware, workload: Workload) -> int:
-    """Fewest GPUs of this kind, at a usable tensor-parallel degree, whose usable memory holds
-    the weights and every user's cache: the smallest degree g of ``tensor_parallel_degrees`` with
-    ``weights + batch * context * KV bytes <= g * usable fraction * memory per GPU``.
-    ``hardware.count`` is ignored. SpecError when no degree the heads allow is enough."""
+    """Fewest GPUs of this kind, in a usable tensor-parallel layout, whose usable memory holds
+    the weights and every user's cache: the smallest degree g of ``tensor_parallel_degrees``
+    with ``weights + batch * context * KV bytes <= g * usable fraction * memory per GPU``.
+
+    Past the largest degree the heads allow, G, GPUs come in whole groups of G
+    (pipeline stages of one tensor-parallel group): ``ceil(needed / (G * per GPU)) * G``.
+    ``hardware.count`` is ignored.
+    """
     needed = memory_use(hardware, workload).used_bytes
     per_gpu = hardware.usable_fraction * hardware.gpu.memory_bytes
     degrees = tensor_parallel_degrees(workload.model)
     for degree in degrees:
         if needed <= degree * per_gpu:
             return degree
-    raise SpecError(
-        f"{workload.model.id} does not fit on {degrees[-1]} {hardware.gpu.id} GPUs,"
-        f" the most its {workload.model.attention_heads} heads can be split over",
-        hint="quantize the weights or pick a GPU with more memory",
-    )
+    largest = degrees[-1]
+    return math.ceil(needed / (largest * per_gpu)) * largest

@@ -131,3 +131,17 @@ def test_bad_entries_are_one_line_errors(change: tuple[str, str], message: str) 
 def test_builtin_file_loads() -> None:
     ids = [measurement.id for measurement in load_measurements()]
     assert len(ids) == len(set(ids)) == len(COMPARISONS)
+
+
+def test_roofline_validate_checks_a_measurements_file(tmp_path, capsys) -> None:
+    from roofline.cli import main
+
+    good = tmp_path / "measurements.toml"
+    good.write_text(GOOD)
+    assert main(["validate", str(good)]) == 0
+    assert capsys.readouterr().out == f"{good}: ok (1 measurements)\n"
+    good.write_text(GOOD.replace('source = "https://example.org/bench"', 'source = "a blog"'))
+    assert main(["validate", str(good)]) == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1
+    assert error.startswith(f"roofline validate: error: {good}: [measurement.\"x\"]: field 'source'")

@@ -233,10 +233,10 @@ def test_tensor_parallel_degrees_divide_the_heads() -> None:
     assert tensor_parallel_degrees(six_kv) == (1, 2)
 
 
-def test_no_degree_big_enough_is_one_line_error() -> None:
-    tiny = dataclasses.replace(H100, memory_bytes=0.5e9)  # 16.06 GB needs 36 of 0.45 GB
-    with pytest.raises(SpecError, match="does not fit on 32 h100-sxm GPUs"):
-        gpus_to_fit(Hardware(tiny), Workload(LLAMA_8B))
+def test_past_the_largest_degree_gpus_come_in_whole_groups() -> None:
+    """16.06 GB on GPUs of 0.45 GB usable needs 35.7; the 8B's heads allow TP 32 at most, so two groups: 64."""
+    tiny = dataclasses.replace(H100, memory_bytes=0.5e9)
+    assert gpus_to_fit(Hardware(tiny), Workload(LLAMA_8B)) == 64
 
 
 def test_builtin_specs_follow_an_edited_file(tmp_path) -> None:
