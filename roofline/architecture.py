@@ -110,6 +110,7 @@ def output_head_parameters(model: ModelSpec) -> int:
     return model.vocab_size * model.hidden_size
 
 
+@functools.cache
 def multiplied_parameters(model: ModelSpec) -> int:
     """Parameters one token multiplies in decode: ``active - lookup-only`` (an untied
     embedding row is copied, not multiplied; a tied table is multiplied as the head)."""
@@ -126,14 +127,23 @@ def parameters_read(model: ModelSpec, tokens: float) -> float:
     reads every other weight; a mixture of experts reads only the experts its
     tokens touch.
     """
-    embedding_rows = 0.0
-    if not model.tied_embeddings:
-        embedding_rows = min(tokens, model.vocab_size) * model.hidden_size
-    shared = always_used_parameters(model) - lookup_only_parameters(model) + embedding_rows
+    shared, row, vocab, experts, per_token, expert_block = _read_terms(model)
+    read = shared + min(tokens, vocab) * row
+    if experts:
+        read += expected_distinct_experts(experts, per_token, tokens) * expert_block
+    return read
+
+
+@functools.cache  # the crossover solver calls parameters_read dozens of times per estimate
+def _read_terms(model: ModelSpec) -> tuple[int, int, int, int, int, int]:
+    """``parameters_read``'s constants: always-used parameters less the lookup-only table,
+    the row a token reads (0 if tied), V, E, k, and one expert across the MoE layers."""
+    shared = always_used_parameters(model) - lookup_only_parameters(model)
+    row = 0 if model.tied_embeddings else model.hidden_size
     if model.moe is None:
-        return shared
-    touched = expected_distinct_experts(model.moe.experts, model.moe.experts_per_token, tokens)
-    return shared + moe_layers(model) * touched * expert_parameters(model)
+        return shared, row, model.vocab_size, 0, 0, 0
+    block = moe_layers(model) * expert_parameters(model)
+    return shared, row, model.vocab_size, model.moe.experts, model.moe.experts_per_token, block
 
 
 def weight_bytes(model: ModelSpec, precision: str) -> float:

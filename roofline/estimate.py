@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from . import architecture as arch
@@ -21,7 +21,7 @@ from .performance import (
     resolved,
 )
 from .precisions import DEFAULT_COMPUTE_PRECISION, number_format
-from .rule import RuleOfThumb, rule_of_thumb
+from .rule import RuleOfThumb, rule_crossover_batch, rule_of_thumb
 
 
 @dataclass(frozen=True)
@@ -39,15 +39,40 @@ class Estimate:
     prefill: Pass
     memory: MemoryUse
     crossover_batch: float | None
-    rule: RuleOfThumb
-    math: str
-    decode_vs_rule: str
-    prefill_vs_rule: str
+    #: The math precision the caller asked for: ``"auto"`` or a precision.
+    requested_compute_precision: str = DEFAULT_COMPUTE_PRECISION
+
+    # The rule and the sentences are computed when asked for: a sweep of thousands of
+    # estimates needs neither.
+
+    @property
+    def _requested_hardware(self) -> Hardware:
+        return replace(self.hardware, compute_precision=self.requested_compute_precision)
+
+    @property
+    def rule(self) -> RuleOfThumb:
+        """The seed's rule of thumb for the same inputs (see ``rule``)."""
+        return rule_of_thumb(self.hardware, self.workload)
+
+    @property
+    def math(self) -> str:
+        """Which math the ceilings used and how it was chosen, in words."""
+        return math_choice(self._requested_hardware, self.workload)
+
+    @property
+    def decode_vs_rule(self) -> str:
+        """Why the decode ceiling differs from the rule, one cause at a time."""
+        return explain_decode(self._requested_hardware, self.workload)
+
+    @property
+    def prefill_vs_rule(self) -> str:
+        """Why the prefill ceiling differs from the rule ("" for an empty prompt)."""
+        return explain_prefill(self._requested_hardware, self.workload)
 
     @property
     def simple_crossover_batch(self) -> float:
         """The rule of thumb's crossover, ``16-bit peak / bandwidth * value bytes / 2``."""
-        return self.rule.crossover_batch
+        return rule_crossover_batch(self.hardware, self.workload.weight_precision)
 
     @property
     def decode_tokens_per_s_per_user(self) -> float:
@@ -102,17 +127,15 @@ class Estimate:
 def evaluate(hardware: Hardware, workload: Workload) -> Estimate:
     """Every estimate for ``workload`` on ``hardware`` (see ``performance`` for the formulas,
     ``rule`` for the rule of thumb, ``explain`` for the sentences)."""
+    engine = resolved(hardware, workload)  # resolve "auto" once, not in every pass
     return Estimate(
-        hardware=resolved(hardware, workload),
+        hardware=engine,
         workload=workload,
-        decode=decode_step(hardware, workload),
-        prefill=prefill_pass(hardware, workload),
-        memory=memory_use(hardware, workload),
-        crossover_batch=crossover_batch(hardware, workload),
-        rule=rule_of_thumb(hardware, workload),
-        math=math_choice(hardware, workload),
-        decode_vs_rule=explain_decode(hardware, workload),
-        prefill_vs_rule=explain_prefill(hardware, workload),
+        decode=decode_step(engine, workload),
+        prefill=prefill_pass(engine, workload),
+        memory=memory_use(engine, workload),
+        crossover_batch=crossover_batch(engine, workload),
+        requested_compute_precision=hardware.compute_precision,
     )
 
 

@@ -255,9 +255,16 @@ def _solve_crossover(hardware: Hardware, workload: Workload) -> float:
     """Root of the convex gap ``compute_s - memory_s``: bracketed by doubling the batch, then
     narrowed by false position with the Illinois fix (a few steps instead of bisection's forty)."""
 
+    # decode_pass's times with its per-user terms worked out once: the solver calls this
+    # a dozen times or more, and a sweep calls the solver thousands of times.
+    model = workload.model
+    weight_size_s = bytes_per_value(workload.weight_precision) / hardware.bandwidth_bytes_per_s
+    cache_s = workload.context * workload.kv_bytes_per_token / hardware.bandwidth_bytes_per_s
+    compute_s = arch.decode_flops_per_token(model, workload.context) / hardware.peak_flops_per_s
+
     def gap(batch: float) -> tuple[float, float]:
-        step = decode_pass(hardware, workload, batch)
-        return step.compute_s - step.memory_s, step.memory_s
+        memory_s = arch.parameters_read(model, batch) * weight_size_s + batch * cache_s
+        return batch * compute_s - memory_s, memory_s
 
     low, high = 0.0, 1.0
     gap_low, _ = gap(low)

@@ -130,7 +130,10 @@ def number_format(precision: str) -> NumberFormat:
 
 def bytes_per_value(precision: str) -> float:
     """Bytes one weight occupies at ``precision``, scales included (bf16 -> 2, int4 -> 0.515625)."""
-    return number_format(precision).bytes_per_weight
+    try:
+        return BYTES_PER_VALUE[precision]  # a plain lookup: the sweep asks this a hundred thousand times
+    except KeyError:
+        raise unknown_name("precision", precision, PRECISIONS) from None
 
 
 def value_bytes(precision: str) -> float:
