@@ -322,3 +322,15 @@ def well_tuned_decode_range(comparisons: list[Comparison] | None = None) -> Expe
         " other engines, GPUs and batch sizes may land outside this range."
     )
     return ExpectedRange(min(ratios), max(ratios), tuple(c.measurement.id for c in chosen), note)
+
+
+def ratio_range_by_kind(comparisons: list[Comparison] | None = None) -> dict[str, tuple[float, float]]:
+    """Lowest and highest ratio for each kind in ``KINDS`` that has measurements (speculative runs
+    left out): the gap a page quotes beside, say, ideal multi-GPU scaling."""
+    comparisons = comparisons if comparisons is not None else compare_all()
+    ranges: dict[str, tuple[float, float]] = {}
+    for kind in KINDS:
+        ratios = [c.ratio for c in comparisons if c.measurement.kind == kind and not c.measurement.speculative]
+        if ratios:
+            ranges[kind] = (min(ratios), max(ratios))
+    return ranges

@@ -13,6 +13,7 @@ from roofline.measured import (
     compare_all,
     load_measurements,
     parse_measurements,
+    ratio_range_by_kind,
     well_tuned_decode_range,
 )
 
@@ -145,3 +146,12 @@ def test_roofline_validate_checks_a_measurements_file(tmp_path, capsys) -> None:
     error = capsys.readouterr().err
     assert error.count("\n") == 1
     assert error.startswith(f"roofline validate: error: {good}: [measurement.\"x\"]: field 'source'")
+
+
+def test_multi_gpu_decode_falls_further_below_its_ideal_ceiling() -> None:
+    """The multi-GPU ceilings take the interconnect as free; gpt-fast's 8B on 8 A100s reaches a quarter
+    of 8 × 2.039 TB/s, so the lowest multi-GPU ratio sits below every single-GPU one."""
+    ranges = ratio_range_by_kind(COMPARISONS)
+    assert set(ranges) == set(KINDS)
+    assert ranges["multi-GPU decode"][0] < ranges["single-GPU decode"][0]
+    assert all(0 < low <= high <= 1 for low, high in ranges.values())
