@@ -14,8 +14,12 @@ Layout, lowest layer first. A module imports only from modules above it:
                    A new per-model formula goes here.
 - ``performance``  the roofline itself: Hardware, Workload, decode step, prefill,
                    memory, crossover. A new per-deployment formula goes here.
+- ``rule``         the seed's rule of thumb by name: every weight byte per step, 2·N FLOPs
+                   per token at the 16-bit peak, crossover = peak ÷ bandwidth · bytes ÷ 2.
+- ``explain``      why the ceiling differs from the rule, one cause at a time, in words.
 - ``estimate``     one call combining them into an Estimate (what the CLI prints).
 - ``fit``          why an estimate does not fit in memory, and changes checked to make it fit.
+- ``measured``     published measurements (``data/measurements.toml``) beside their ceilings.
 - ``sweep``        grids of estimates as rows, Markdown and CSV (tables, figures, bench).
 - ``report``       human-readable text for one estimate.
 - ``cli``          the ``roofline`` command; the only module that prints or exits.
@@ -24,6 +28,8 @@ Quick start::
 
     >>> from roofline import estimate
     >>> round(estimate("h100-sxm", "llama-3.1-8b").decode_tokens_per_s_per_user)
+    223
+    >>> round(estimate("h100-sxm", "llama-3.1-8b").rule.decode_tokens_per_s_per_user)
     209
 """
 
@@ -35,6 +41,7 @@ from .architecture import (
 )
 from .errors import SpecError
 from .estimate import Estimate, estimate, evaluate
+from .explain import decode_steps, explain_decode, explain_prefill, prefill_steps
 from .fit import Shortfall, memory_shortfall
 from .loader import SpecSet, builtin_specs, load_specs, parse_specs, read_spec_file
 from .performance import (
@@ -46,16 +53,28 @@ from .performance import (
     decode_pass,
     decode_step,
     gpus_to_fit,
+    math_precision,
     memory_use,
     prefill_pass,
-    simple_crossover_batch,
-    simple_prefill_seconds,
+    tensor_parallel_degrees,
 )
-from .precisions import BYTES_PER_VALUE, PRECISIONS, bytes_per_value
+from .precisions import BYTES_PER_VALUE, FORMATS, PRECISIONS, NumberFormat, bytes_per_value
+from .rule import (
+    RuleOfThumb,
+    rule_crossover_batch,
+    rule_decode_tokens_per_s_per_user,
+    rule_of_thumb,
+    rule_prefill_seconds,
+)
 from .specs import GpuSpec, MlaSpec, ModelSpec, MoeSpec
+
+#: The rule-of-thumb functions under the names the package used before the rule had its own module.
+simple_crossover_batch = rule_crossover_batch
+simple_prefill_seconds = rule_prefill_seconds
 
 __all__ = [
     "BYTES_PER_VALUE",
+    "FORMATS",
     "PRECISIONS",
     "Estimate",
     "GpuSpec",
@@ -64,7 +83,9 @@ __all__ = [
     "MlaSpec",
     "ModelSpec",
     "MoeSpec",
+    "NumberFormat",
     "Pass",
+    "RuleOfThumb",
     "Shortfall",
     "SpecError",
     "SpecSet",
@@ -75,18 +96,28 @@ __all__ = [
     "crossover_batch",
     "decode_pass",
     "decode_step",
+    "decode_steps",
     "estimate",
     "evaluate",
+    "explain_decode",
+    "explain_prefill",
     "gpus_to_fit",
     "kv_cache_bytes_per_token",
     "load_specs",
+    "math_precision",
     "memory_shortfall",
     "memory_use",
     "parse_specs",
     "prefill_pass",
+    "prefill_steps",
     "read_spec_file",
+    "rule_crossover_batch",
+    "rule_decode_tokens_per_s_per_user",
+    "rule_of_thumb",
+    "rule_prefill_seconds",
     "simple_crossover_batch",
     "simple_prefill_seconds",
+    "tensor_parallel_degrees",
     "total_parameters",
     "weight_bytes",
 ]

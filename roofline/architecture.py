@@ -99,16 +99,51 @@ def expected_distinct_experts(experts: int, experts_per_token: int, tokens: floa
     return experts * (1.0 - (1.0 - experts_per_token / experts) ** tokens)
 
 
-def parameters_read(model: ModelSpec, tokens: float) -> float:
-    """Parameters a forward pass over ``tokens`` tokens must read from memory.
+def lookup_only_parameters(model: ModelSpec) -> int:
+    """Parameters that are only looked up, never multiplied: the input embedding ``V*d``
+    when it is its own table, 0 when it is tied to the output head (which is multiplied)."""
+    return 0 if model.tied_embeddings else model.vocab_size * model.hidden_size
 
-    ``always used + L_moe * E_touched(n) * 3*d*f_e``: a dense model reads every
-    weight; a mixture of experts reads only the experts its tokens touch.
+
+def output_head_parameters(model: ModelSpec) -> int:
+    """The output head, ``V*d``: it turns the last hidden state into one logit per token."""
+    return model.vocab_size * model.hidden_size
+
+
+@functools.cache
+def multiplied_parameters(model: ModelSpec) -> int:
+    """Parameters one token multiplies in decode: ``active - lookup-only`` (an untied
+    embedding row is copied, not multiplied; a tied table is multiplied as the head)."""
+    return active_parameters(model) - lookup_only_parameters(model)
+
+
+def parameters_read(model: ModelSpec, tokens: float) -> float:
+    """Parameters an inference engine reads from memory for a pass over ``tokens`` tokens.
+
+    ``always used - lookup-only + min(n, V)*d + L_moe * E_touched(n) * 3*d*f_e``.
+    An untied input embedding is indexed: each token copies its one row of d
+    values, so n tokens read at most n rows, not the whole V*d table. A tied
+    table is read whole, because it is also the output head. A dense model
+    reads every other weight; a mixture of experts reads only the experts its
+    tokens touch.
     """
+    shared, row, vocab, experts, per_token, expert_block = _read_terms(model)
+    read = shared + min(tokens, vocab) * row
+    if experts:
+        read += expected_distinct_experts(experts, per_token, tokens) * expert_block
+    return read
+
+
+@functools.cache  # the crossover solver calls parameters_read dozens of times per estimate
+def _read_terms(model: ModelSpec) -> tuple[int, int, int, int, int, int]:
+    """``parameters_read``'s constants: always-used parameters less the lookup-only table,
+    the row a token reads (0 if tied), V, E, k, and one expert across the MoE layers."""
+    shared = always_used_parameters(model) - lookup_only_parameters(model)
+    row = 0 if model.tied_embeddings else model.hidden_size
     if model.moe is None:
-        return float(total_parameters(model))
-    touched = expected_distinct_experts(model.moe.experts, model.moe.experts_per_token, tokens)
-    return always_used_parameters(model) + moe_layers(model) * touched * expert_parameters(model)
+        return shared, row, model.vocab_size, 0, 0, 0
+    block = moe_layers(model) * expert_parameters(model)
+    return shared, row, model.vocab_size, model.moe.experts, model.moe.experts_per_token, block
 
 
 def weight_bytes(model: ModelSpec, precision: str) -> float:
@@ -149,10 +184,25 @@ def attention_flops_per_cached_token(model: ModelSpec, *, latent: bool) -> float
 def decode_flops_per_token(model: ModelSpec, context: float) -> float:
     """FLOPs to generate one token with ``context`` tokens cached.
 
-    ``2 * active parameters`` (one multiply and one add per weight) plus
+    ``2 * multiplied parameters`` (one multiply and one add per weight the token
+    passes through, the output head included, the embedding lookup not) plus
     attention over the cache, ``context * attention FLOPs per cached token``.
     """
-    return 2.0 * active_parameters(model) + context * attention_flops_per_cached_token(model, latent=True)
+    return 2.0 * multiplied_parameters(model) + context * attention_flops_per_cached_token(model, latent=True)
+
+
+def prefill_flops(model: ModelSpec, prompt: int) -> float:
+    """FLOPs of a prefill of ``prompt`` tokens, as an inference engine runs it.
+
+    ``2 * (multiplied - head) * P + 2 * head + causal attention``: every prompt
+    token goes through the layers, but only the last one's hidden state goes
+    through the output head (the next token is predicted once), and the
+    embedding lookups cost no FLOPs. A prompt of 0 costs nothing.
+    """
+    if prompt <= 0:
+        return 0.0
+    body = multiplied_parameters(model) - output_head_parameters(model)
+    return 2.0 * body * prompt + 2.0 * output_head_parameters(model) + prefill_attention_flops(model, prompt)
 
 
 def prefill_attention_flops(model: ModelSpec, prompt: int) -> float:

@@ -20,6 +20,7 @@ import os
 import re
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import NoReturn
 
 from . import architecture as arch
@@ -27,7 +28,8 @@ from . import formatting as fmt
 from .errors import SpecError, did_you_mean, one_line, shown
 from .estimate import estimate
 from .loader import SpecSet, load_specs, read_spec_file
-from .precisions import BYTES_PER_VALUE, DEFAULT_COMPUTE_PRECISION, PRECISIONS
+from .measured import load_measurements
+from .precisions import AUTO, DEFAULT_COMPUTE_PRECISION, FORMATS, PRECISIONS
 from .report import text_report
 from .sweep import Table, decode_prefill_rows, decode_prefill_table
 
@@ -103,6 +105,10 @@ def _precision(text: str) -> str:
     return text
 
 
+def _compute_precision(text: str) -> str:
+    return AUTO if text == AUTO else _precision(text)
+
+
 def _precision_list(text: str) -> tuple[str, ...]:
     """``"bf16, int4"`` -> ``("bf16", "int4")``; repeats are dropped, and an empty list is an error."""
     chosen = tuple(dict.fromkeys(_precision(part.strip()) for part in text.split(",") if part.strip()))
@@ -144,9 +150,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--kv-precision", type=_precision, default="bf16", help="KV-cache precision (default bf16)")
     run.add_argument(
         "--compute-precision",
-        type=_precision,
+        type=_compute_precision,
         default=DEFAULT_COMPUTE_PRECISION,
-        help="math precision that sets the peak FLOP/s (default bf16: weight-only quantization)",
+        help="math precision that sets the peak FLOP/s (default auto: fp8 weights run fp8 math"
+        " where the GPU has it, every other format is weight-only at 16 bits)",
     )
     run.add_argument(
         "--gpus",
@@ -278,8 +285,11 @@ def _run_list(what: str, specs: SpecSet) -> str:
             for model in specs.models.values()
         ]
         return Table(("id", "name", "parameters", "active", "KV per token (bf16)"), tuple(rows)).text()
-    rows = [(name, f"{size:g}") for name, size in BYTES_PER_VALUE.items()]
-    return Table(("precision", "bytes per value"), tuple(rows)).text()
+    rows = [
+        (name, f"{number.value_bits:g}", f"{number.bits_per_weight:g}", f"{number.bytes_per_weight:g}")
+        for name, number in FORMATS.items()
+    ]
+    return Table(("precision", "value bits", "bits per weight", "bytes per weight"), tuple(rows)).text()
 
 
 def _run_validate(files: Sequence[str]) -> int:
@@ -287,6 +297,11 @@ def _run_validate(files: Sequence[str]) -> int:
     status = 0
     for path in files:
         try:
+            if Path(path).name == "measurements.toml":
+                # A measurements file (roofline/data/measurements.toml's layout), checked against the built-in specs.
+                measurements = load_measurements(path)
+                sys.stdout.write(f"{path}: ok ({len(measurements)} measurements)\n")
+                continue
             found = read_spec_file(path)
         except SpecError as error:
             sys.stderr.write(f"roofline validate: error: {error}\n")
@@ -301,18 +316,8 @@ def _run_table(args: argparse.Namespace, specs: SpecSet) -> str:
     models = list(dict.fromkeys(args.models)) if args.models else None  # a repeated --model gives one row
     for model_id in models or ():
         _check_id("--model", specs.model, model_id)
-    try:
-        table = decode_prefill_table(
-            decode_prefill_rows(specs, args.gpu, models, precisions=args.precisions, prompt=args.prompt)
-        )
-    except SpecError as error:
-        if error.field != "dense_flops_per_s":
-            raise
-        # The table multiplies in bf16 (weight-only quantization); `estimate` can pick another precision.
-        raise SpecError(
-            f"{error.message}, which roofline table computes in",
-            hint=f"{error.hint}; for this GPU use roofline estimate --compute-precision",
-        ) from None
+    rows = decode_prefill_rows(specs, args.gpu, models, precisions=args.precisions, prompt=args.prompt)
+    table = decode_prefill_table(rows)
     return {"markdown": table.markdown, "csv": table.csv, "text": table.text}[args.format]()
 
 

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from . import architecture as arch
+from .explain import explain_decode, explain_prefill, math_choice
 from .loader import SpecSet, load_specs
 from .performance import (
     DEFAULT_USABLE_FRACTION,
@@ -17,14 +18,20 @@ from .performance import (
     decode_step,
     memory_use,
     prefill_pass,
-    simple_crossover_batch,
+    resolved,
 )
-from .precisions import DEFAULT_COMPUTE_PRECISION
+from .precisions import DEFAULT_COMPUTE_PRECISION, number_format
+from .rule import RuleOfThumb, rule_crossover_batch, rule_of_thumb
 
 
 @dataclass(frozen=True)
 class Estimate:
-    """Decode, prefill, memory and crossover for one hardware and workload."""
+    """Decode, prefill, memory and crossover for one hardware and workload, the rule of
+    thumb's figures beside them, and why the two differ.
+
+    ``hardware.compute_precision`` is the math the ceilings used ("auto" resolved);
+    ``math`` says how it was chosen.
+    """
 
     hardware: Hardware
     workload: Workload
@@ -32,7 +39,40 @@ class Estimate:
     prefill: Pass
     memory: MemoryUse
     crossover_batch: float | None
-    simple_crossover_batch: float
+    #: The math precision the caller asked for: ``"auto"`` or a precision.
+    requested_compute_precision: str = DEFAULT_COMPUTE_PRECISION
+
+    # The rule and the sentences are computed when asked for: a sweep of thousands of
+    # estimates needs neither.
+
+    @property
+    def _requested_hardware(self) -> Hardware:
+        return replace(self.hardware, compute_precision=self.requested_compute_precision)
+
+    @property
+    def rule(self) -> RuleOfThumb:
+        """The seed's rule of thumb for the same inputs (see ``rule``)."""
+        return rule_of_thumb(self.hardware, self.workload)
+
+    @property
+    def math(self) -> str:
+        """Which math the ceilings used and how it was chosen, in words."""
+        return math_choice(self._requested_hardware, self.workload)
+
+    @property
+    def decode_vs_rule(self) -> str:
+        """Why the decode ceiling differs from the rule, one cause at a time."""
+        return explain_decode(self._requested_hardware, self.workload)
+
+    @property
+    def prefill_vs_rule(self) -> str:
+        """Why the prefill ceiling differs from the rule ("" for an empty prompt)."""
+        return explain_prefill(self._requested_hardware, self.workload)
+
+    @property
+    def simple_crossover_batch(self) -> float:
+        """The rule of thumb's crossover, ``16-bit peak / bandwidth * value bytes / 2``."""
+        return rule_crossover_batch(self.hardware, self.workload.weight_precision)
 
     @property
     def decode_tokens_per_s_per_user(self) -> float:
@@ -54,6 +94,8 @@ class Estimate:
             "weight_precision": workload.weight_precision,
             "kv_precision": workload.kv_precision,
             "compute_precision": hardware.compute_precision,
+            "math": self.math,
+            "weight_bits_per_weight": number_format(workload.weight_precision).bits_per_weight,
             "batch": workload.batch,
             "context": workload.context,
             "prompt": workload.prompt,
@@ -76,19 +118,24 @@ class Estimate:
             "prefill_bound": self.prefill.bound if workload.prompt else None,
             "crossover_batch": self.crossover_batch,
             "simple_crossover_batch": self.simple_crossover_batch,
+            "rule_of_thumb": self.rule.to_dict(),
+            "decode_vs_rule": self.decode_vs_rule,
+            "prefill_vs_rule": self.prefill_vs_rule or None,
         }
 
 
 def evaluate(hardware: Hardware, workload: Workload) -> Estimate:
-    """Every estimate for ``workload`` on ``hardware`` (see ``performance`` for the formulas)."""
+    """Every estimate for ``workload`` on ``hardware`` (see ``performance`` for the formulas,
+    ``rule`` for the rule of thumb, ``explain`` for the sentences)."""
+    engine = resolved(hardware, workload)  # resolve "auto" once, not in every pass
     return Estimate(
-        hardware=hardware,
+        hardware=engine,
         workload=workload,
-        decode=decode_step(hardware, workload),
-        prefill=prefill_pass(hardware, workload),
-        memory=memory_use(hardware, workload),
-        crossover_batch=crossover_batch(hardware, workload),
-        simple_crossover_batch=simple_crossover_batch(hardware, workload.weight_precision),
+        decode=decode_step(engine, workload),
+        prefill=prefill_pass(engine, workload),
+        memory=memory_use(engine, workload),
+        crossover_batch=crossover_batch(engine, workload),
+        requested_compute_precision=hardware.compute_precision,
     )
 
 
@@ -107,6 +154,9 @@ def estimate(
     specs: SpecSet | None = None,
 ) -> Estimate:
     """Estimate by ids, as the CLI and the calculator ask: ``estimate("h100-sxm", "llama-3.1-8b")``.
+
+    ``compute_precision="auto"`` (the default) lets the weights pick the math: fp8 runs
+    W8A8 on a GPU with fp8 math, every other format multiplies at 16 bits.
 
     ``specs`` defaults to the built-in spec files. Bad ids or values raise SpecError.
     """

@@ -36,7 +36,7 @@ def _keys(record_type: type, *, leave_out: Iterable[str] = ()) -> tuple[str, ...
     return tuple(f.name for f in fields(record_type) if f.name not in skip)
 
 
-_GPU_KEYS = _keys(GpuSpec)
+_GPU_KEYS = _keys(GpuSpec, leave_out=("memory_note",))
 _MODEL_KEYS = _keys(ModelSpec, leave_out=("moe", "mla"))
 _MLA_MODEL_KEYS = tuple(key for key in _MODEL_KEYS if key not in ("kv_heads", "head_dim"))
 _MOE_KEYS = _keys(MoeSpec)
@@ -124,7 +124,7 @@ def _nested(record_type: type, table: Mapping[str, Any], key: str, allowed: tupl
 
 
 def _gpu(entry_id: str, table: Mapping[str, Any]) -> GpuSpec:
-    _require_keys(table, _GPU_KEYS)
+    _require_keys(table, _GPU_KEYS, optional=("memory_note",))
     values = dict(table)
     values["dense_flops_per_s"] = _subtable(table, "dense_flops_per_s")
     return GpuSpec(id=entry_id, **values)

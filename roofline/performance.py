@@ -4,17 +4,22 @@ Every estimate is a ceiling. A pass over the model takes the longer of two
 times: the bytes it moves divided by memory bandwidth, and the FLOPs it does
 divided by peak math rate. Several GPUs are taken as ideal tensor
 parallelism: bandwidth, peak and memory add up and the interconnect is free.
+
+The math precision follows the weights unless the caller fixes it
+(``math_precision``): fp8 weights on a GPU with fp8 math run W8A8 at the fp8
+peak, as TensorRT-LLM and vLLM serve fp8 on Hopper; every other format,
+int8 and 4-bit included, is weight-only and multiplies at 16 bits.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from . import architecture as arch
 from .errors import SpecError
-from .precisions import DEFAULT_COMPUTE_PRECISION, bytes_per_value, check_precision
+from .precisions import AUTO, DEFAULT_COMPUTE_PRECISION, SIXTEEN_BIT, bytes_per_value, check_precision
 from .specs import GpuSpec, ModelSpec
 
 Bound = Literal["memory", "compute"]
@@ -33,7 +38,10 @@ def _at_least(name: str, value: int, minimum: int) -> None:
 class Hardware:
     """``count`` identical GPUs computing at ``compute_precision``, with ``usable_fraction``
     of their memory available to weights and KV cache (the rest goes to activations,
-    the CUDA context and fragmentation)."""
+    the CUDA context and fragmentation).
+
+    ``compute_precision`` may be ``"auto"``: every pass then picks its math from the
+    workload's weights (``math_precision``)."""
 
     gpu: GpuSpec
     count: int = 1
@@ -42,8 +50,11 @@ class Hardware:
 
     def __post_init__(self) -> None:
         _at_least("gpus", self.count, 1)
-        check_precision(self.compute_precision)
-        self.gpu.peak_flops_per_s(self.compute_precision)
+        if self.compute_precision == AUTO:
+            sixteen_bit_math(self.gpu)
+        else:
+            check_precision(self.compute_precision)
+            self.gpu.peak_flops_per_s(self.compute_precision)
         fraction = self.usable_fraction
         if isinstance(fraction, bool) or not isinstance(fraction, (int, float)) or not 0 < fraction <= 1:
             raise SpecError(f"must be above 0 and at most 1, got {fraction!r}", field="usable_fraction")
@@ -55,8 +66,20 @@ class Hardware:
 
     @property
     def peak_flops_per_s(self) -> float:
-        """Aggregate dense peak at the compute precision: ``GPUs * peak per GPU``."""
-        return self.count * self.gpu.peak_flops_per_s(self.compute_precision)
+        """Aggregate dense peak at the compute precision: ``GPUs * peak per GPU``.
+
+        For ``"auto"`` this is the 16-bit peak, the math of every format but fp8;
+        the passes below resolve ``"auto"`` against the weights first.
+        """
+        precision = self.compute_precision
+        if precision == AUTO:
+            precision = sixteen_bit_math(self.gpu)
+        return self.count * self.gpu.peak_flops_per_s(precision)
+
+    @property
+    def sixteen_bit_peak_flops_per_s(self) -> float:
+        """Aggregate dense 16-bit peak, whatever the compute precision: the rule of thumb's peak."""
+        return self.count * self.gpu.peak_flops_per_s(sixteen_bit_math(self.gpu))
 
     @property
     def memory_bytes(self) -> float:
@@ -67,6 +90,39 @@ class Hardware:
     def usable_memory_bytes(self) -> float:
         """Memory for weights and cache: ``usable fraction * GPUs * memory per GPU``."""
         return self.usable_fraction * self.memory_bytes
+
+
+def sixteen_bit_math(gpu: GpuSpec) -> str:
+    """The GPU's 16-bit math precision: bf16, else fp16; SpecError when it has neither."""
+    for precision in SIXTEEN_BIT:
+        if precision in gpu.dense_flops_per_s:
+            return precision
+    raise SpecError(
+        f"{gpu.id} has no 16-bit math",
+        field="dense_flops_per_s",
+        hint="add its bf16 or fp16 peak; weight-only formats multiply at 16 bits",
+    )
+
+
+def math_precision(gpu: GpuSpec, weight_precision: str) -> str:
+    """The math an engine uses for ``weight_precision`` on ``gpu`` (what ``"auto"`` picks).
+
+    fp8 weights on a GPU with fp8 math -> ``"fp8"`` (W8A8: activations are cast
+    to fp8 too). Everything else -> the 16-bit math: int8 and 4-bit formats are
+    weight-only, dequantized to 16 bits in the kernel, and fp32 or 16-bit
+    weights run at 16 bits (fp32 when that is the format and the GPU lists it).
+    """
+    check_precision(weight_precision)
+    if weight_precision in ("fp8", "fp32") and weight_precision in gpu.dense_flops_per_s:
+        return weight_precision
+    return sixteen_bit_math(gpu)
+
+
+def resolved(hardware: Hardware, workload: Workload) -> Hardware:
+    """``hardware`` with ``"auto"`` math replaced by the precision the workload's weights call for."""
+    if hardware.compute_precision != AUTO:
+        return hardware
+    return replace(hardware, compute_precision=math_precision(hardware.gpu, workload.weight_precision))
 
 
 @dataclass(frozen=True)
@@ -126,6 +182,7 @@ def _timed(hardware: Hardware, bytes_moved: float, flops: float) -> Pass:
 def decode_pass(hardware: Hardware, workload: Workload, batch: float) -> Pass:
     """``decode_step`` at a real-valued ``batch`` (ignoring ``workload.batch``), so the
     crossover can be solved, and checked, on a continuous batch axis."""
+    hardware = resolved(hardware, workload)
     weights = arch.parameters_read(workload.model, batch) * bytes_per_value(workload.weight_precision)
     cache = batch * workload.context * workload.kv_bytes_per_token
     flops = batch * arch.decode_flops_per_token(workload.model, workload.context)
@@ -135,9 +192,11 @@ def decode_pass(hardware: Hardware, workload: Workload, batch: float) -> Pass:
 def decode_step(hardware: Hardware, workload: Workload) -> Pass:
     """One decode step for the whole batch, which yields one token per user.
 
-    bytes = weights read (all of a dense model; for a mixture of experts, the
-    experts the batch touches) + ``batch * context * KV bytes per token``;
-    FLOPs = ``batch * (2 * active parameters + attention over the context)``;
+    bytes = weights read (all of a dense model but an untied input embedding,
+    of which each user's token reads one row; for a mixture of experts, only the
+    experts the batch touches), block scales included, + ``batch * context * KV
+    bytes per token``;
+    FLOPs = ``batch * (2 * multiplied parameters + attention over the context)``;
     time = ``max(bytes / (GPUs * bandwidth), FLOPs / (GPUs * peak))``.
     Tokens/s per user = ``1 / time``; for all users, ``batch / time``.
     """
@@ -147,7 +206,8 @@ def decode_step(hardware: Hardware, workload: Workload) -> Pass:
 def prefill_pass(hardware: Hardware, workload: Workload) -> Pass:
     """Prefill of one prompt of P tokens, which yields the first token.
 
-    FLOPs = ``2 * active parameters * P`` + causal attention, ``P(P+1)/2`` token
+    FLOPs = ``architecture.prefill_flops``: the layers for all P tokens, the
+    output head for the last one only, causal attention over ``P(P+1)/2`` token
     pairs; bytes = the weights those P tokens touch + the ``P`` tokens of KV
     cache written. time = ``max(FLOPs / peak, bytes / bandwidth)``, so a prefill
     is never faster than one read of the weights. A prompt of 0 takes 0 s.
@@ -155,27 +215,11 @@ def prefill_pass(hardware: Hardware, workload: Workload) -> Pass:
     prompt = workload.prompt
     if prompt == 0:
         return _timed(hardware, 0.0, 0.0)
+    hardware = resolved(hardware, workload)
     model = workload.model
     weights = arch.parameters_read(model, prompt) * bytes_per_value(workload.weight_precision)
     cache = prompt * workload.kv_bytes_per_token
-    flops = 2.0 * arch.active_parameters(model) * prompt + arch.prefill_attention_flops(model, prompt)
-    return _timed(hardware, weights + cache, flops)
-
-
-def simple_prefill_seconds(hardware: Hardware, workload: Workload) -> float:
-    """The rule of thumb for prefill: ``2 * active parameters * P / peak``, with no
-    attention and no memory term (``prefill_pass`` adds both)."""
-    return 2.0 * arch.active_parameters(workload.model) * workload.prompt / hardware.peak_flops_per_s
-
-
-def simple_crossover_batch(hardware: Hardware, weight_precision: str) -> float:
-    """The rule of thumb for a dense model with no KV cache.
-
-    Reading W weights of b bytes takes ``W*b / bandwidth``; the math for B users
-    takes ``2*W*B / peak``. They are equal at ``B = peak / bandwidth * b / 2``,
-    about 295 for 16-bit weights on an H100.
-    """
-    return hardware.peak_flops_per_s / hardware.bandwidth_bytes_per_s * bytes_per_value(weight_precision) / 2
+    return _timed(hardware, weights + cache, arch.prefill_flops(model, prompt))
 
 
 def crossover_batch(hardware: Hardware, workload: Workload) -> float | None:
@@ -183,21 +227,27 @@ def crossover_batch(hardware: Hardware, workload: Workload) -> float | None:
 
     Solves ``compute_s(B) = memory_s(B)`` for real B using ``decode_step``'s
     model. Compute grows as ``c*B``; memory grows as weights touched (concave in
-    B) plus ``B * context * KV bytes``, so the gap is convex and crosses zero at
-    most once. When each extra user adds at least as much memory time as compute
-    time, ``context * KV bytes / bandwidth >= c``, decode never turns
-    compute-bound and the answer is None. For a dense model with no cache it
-    equals ``simple_crossover_batch``.
+    B: embedding rows and experts) plus ``B * context * KV bytes``, so the gap
+    is convex and crosses zero at most once. When each extra user adds at least
+    as much memory time as compute time, decode never turns compute-bound and
+    the answer is None.
     """
-    per_user_compute = arch.decode_flops_per_token(workload.model, workload.context) / hardware.peak_flops_per_s
-    per_user_cache = workload.context * workload.kv_bytes_per_token / hardware.bandwidth_bytes_per_s
-    if per_user_cache >= per_user_compute:
+    hardware = resolved(hardware, workload)
+    model = workload.model
+    weight_size = bytes_per_value(workload.weight_precision)
+    bandwidth = hardware.bandwidth_bytes_per_s
+    per_user_compute = arch.decode_flops_per_token(model, workload.context) / hardware.peak_flops_per_s
+    per_user_cache = workload.context * workload.kv_bytes_per_token / bandwidth
+    # An untied embedding adds one row per user; count it with the cache.
+    row_s = 0.0 if model.tied_embeddings else model.hidden_size * weight_size / bandwidth
+    if per_user_cache + row_s >= per_user_compute:
         return None
-    if workload.model.moe is None:
-        # Weights read are the same at every batch, so the equation is linear:
-        # W/BW + B*cache = B*compute.
-        weights_s = arch.weight_bytes(workload.model, workload.weight_precision) / hardware.bandwidth_bytes_per_s
-        return weights_s / (per_user_compute - per_user_cache)
+    if model.moe is None:
+        # Weights read grow only by the rows: W0/BW + B*(row + cache) = B*compute, linear in B.
+        fixed_s = arch.parameters_read(model, 0) * weight_size / bandwidth
+        batch = fixed_s / (per_user_compute - per_user_cache - row_s)
+        if batch <= model.vocab_size:
+            return batch
     return _solve_crossover(hardware, workload)
 
 
@@ -205,9 +255,16 @@ def _solve_crossover(hardware: Hardware, workload: Workload) -> float:
     """Root of the convex gap ``compute_s - memory_s``: bracketed by doubling the batch, then
     narrowed by false position with the Illinois fix (a few steps instead of bisection's forty)."""
 
+    # decode_pass's times with its per-user terms worked out once: the solver calls this
+    # a dozen times or more, and a sweep calls the solver thousands of times.
+    model = workload.model
+    weight_size_s = bytes_per_value(workload.weight_precision) / hardware.bandwidth_bytes_per_s
+    cache_s = workload.context * workload.kv_bytes_per_token / hardware.bandwidth_bytes_per_s
+    compute_s = arch.decode_flops_per_token(model, workload.context) / hardware.peak_flops_per_s
+
     def gap(batch: float) -> tuple[float, float]:
-        step = decode_pass(hardware, workload, batch)
-        return step.compute_s - step.memory_s, step.memory_s
+        memory_s = arch.parameters_read(model, batch) * weight_size_s + batch * cache_s
+        return batch * compute_s - memory_s, memory_s
 
     low, high = 0.0, 1.0
     gap_low, _ = gap(low)
@@ -277,9 +334,38 @@ def memory_use(hardware: Hardware, workload: Workload) -> MemoryUse:
     return MemoryUse(weights, workload.batch * per_user, usable, max_batch)
 
 
+def tensor_parallel_degrees(model: ModelSpec, limit: int = 1024) -> tuple[int, ...]:
+    """GPU counts a model can be split over by tensor parallelism, up to ``limit``.
+
+    Powers of two (1, 2, 4, 8 ...) that divide the attention heads, so each GPU
+    holds whole heads. With grouped-query attention the degree must also divide
+    the KV heads, or be a multiple of them: then each KV head is copied to
+    ``degree / K`` GPUs, as vLLM and TensorRT-LLM do (the copies' cache is not
+    counted here). Latent attention (MLA) has no KV heads to split.
+    """
+    degrees = []
+    degree = 1
+    while degree <= limit and model.attention_heads % degree == 0:
+        if model.mla is not None or model.kv_heads % degree == 0 or degree % model.kv_heads == 0:
+            degrees.append(degree)
+        degree *= 2
+    return tuple(degrees)
+
+
 def gpus_to_fit(hardware: Hardware, workload: Workload) -> int:
-    """Fewest GPUs of this kind whose usable memory holds the weights and every user's cache:
-    ``ceil((weights + batch * context * KV bytes) / (usable fraction * memory per GPU))``, at least 1.
-    ``hardware.count`` is ignored."""
-    needed = memory_use(hardware, workload).used_bytes / (hardware.usable_fraction * hardware.gpu.memory_bytes)
-    return max(1, math.ceil(needed))
+    """Fewest GPUs of this kind, in a usable tensor-parallel layout, whose usable memory holds
+    the weights and every user's cache: the smallest degree g of ``tensor_parallel_degrees``
+    with ``weights + batch * context * KV bytes <= g * usable fraction * memory per GPU``.
+
+    Past the largest degree the heads allow, G, GPUs come in whole groups of G
+    (pipeline stages of one tensor-parallel group): ``ceil(needed / (G * per GPU)) * G``.
+    ``hardware.count`` is ignored.
+    """
+    needed = memory_use(hardware, workload).used_bytes
+    per_gpu = hardware.usable_fraction * hardware.gpu.memory_bytes
+    degrees = tensor_parallel_degrees(workload.model)
+    for degree in degrees:
+        if needed <= degree * per_gpu:
+            return degree
+    largest = degrees[-1]
+    return math.ceil(needed / (largest * per_gpu)) * largest

@@ -50,7 +50,19 @@ def _rows(estimate: Estimate) -> list[tuple[str, str]]:
             "never at this context" if crossover is None else f"{fmt.users(crossover)} users",
         )
     )
-    rows.append(("rule of thumb", f"{fmt.users(estimate.simple_crossover_batch)} users (no KV cache)"))
+    rule = estimate.rule
+    rows.append(("math", estimate.math))
+    rows.append(
+        (
+            "rule of thumb",
+            f"{fmt.rate(rule.decode_tokens_per_s_per_user)} tokens/s per user; compute-bound from"
+            f" {fmt.users(rule.crossover_batch)} users (no KV cache)"
+            + (f"; prefill {fmt.milliseconds(rule.prefill_s)}" if workload.prompt else ""),
+        )
+    )
+    rows.append(("decode vs rule", estimate.decode_vs_rule))
+    if workload.prompt:
+        rows.append(("prefill vs rule", estimate.prefill_vs_rule))
     return rows
 
 

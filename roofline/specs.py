@@ -15,7 +15,7 @@ from types import MappingProxyType
 from typing import Any
 
 from .errors import SpecError, entry_label, shown, unknown_name
-from .precisions import PRECISIONS
+from .precisions import PRECISIONS, SIXTEEN_BIT
 
 
 def _count(minimum: int = 1, maximum: int = 1_000_000) -> Any:
@@ -111,11 +111,20 @@ class GpuSpec:
     #: Dense (not 2:4 sparse) peak operations per second, by math precision.
     dense_flops_per_s: Mapping[str, float]
     source: str = _text(SOURCE_LENGTH)
+    #: What the memory figure means: nameplate against what software can address (optional).
+    memory_note: str = ""
 
     def __post_init__(self) -> None:
         _validate(self)
-        if not self.dense_flops_per_s:
-            raise SpecError("needs at least one precision", field="dense_flops_per_s")
+        if self.memory_note != "":  # optional, but when given it is one printable line like a source
+            _check_field("memory_note", "text", self.memory_note, 1, SOURCE_LENGTH)
+        if not any(precision in self.dense_flops_per_s for precision in SIXTEEN_BIT):
+            # Weight-only formats and the rule of thumb multiply at 16 bits; every real GPU lists it.
+            raise SpecError(
+                "needs a 16-bit peak (bf16 or fp16)",
+                field="dense_flops_per_s",
+                hint="add the chip's dense bf16 or fp16 figure from its datasheet",
+            )
         for precision, value in self.dense_flops_per_s.items():
             if precision not in PRECISIONS:
                 raise unknown_name("precision", precision, PRECISIONS).located(field=f"dense_flops_per_s.{precision}")

@@ -27,9 +27,38 @@ def test_estimate_text_reads_like_the_readme(capsys: pytest.CaptureFixture[str])
         "Llama 3.1 8B on 1 × NVIDIA H100 SXM (80 GB), bf16 math; 1 user, 4,096 tokens of context"
     )
     assert "memory in use        16.6 GB of 72.0 GB usable" in out
-    assert "decode, per user     202 tokens/s" in out
-    assert "prefill              33.5 ms for 2,000 tokens, compute-bound" in out
+    assert "decode, per user     215 tokens/s" in out
+    assert "prefill              29.3 ms for 2,000 tokens, compute-bound" in out
     assert "compute-bound from   never at this context" in out
+    assert "math                 bf16 (auto: the weights' own bf16)" in out
+    assert (
+        "rule of thumb        202 tokens/s per user; compute-bound from 295 users (no KV cache); prefill 32.5 ms" in out
+    )
+    assert "decode vs rule       the rule gives 209; an engine reads one row of the embedding" in out
+
+
+def test_estimate_says_which_math_it_used(capsys: pytest.CaptureFixture[str]) -> None:
+    out = run(capsys, "estimate", "--gpu", "h100-sxm", "--model", "llama-3.1-8b", "--precision", "fp8")
+    assert out.splitlines()[0].startswith("Llama 3.1 8B on 1 × NVIDIA H100 SXM (80 GB), fp8 math;")
+    assert "math                 fp8 (auto: W8A8 for fp8 weights)" in out
+    data = json.loads(
+        run(capsys, "estimate", "--gpu", "h100-sxm", "--model", "llama-3.1-8b", "--precision", "int4", "--json")
+    )
+    assert data["compute_precision"] == "bf16"
+    assert data["math"] == "bf16 (auto: weight-only int4, multiplied at 16 bits)"
+    fixed = json.loads(
+        run(capsys, "estimate", "--gpu", "h100-sxm", "--model", "llama-3.1-8b", "--precision", "int8",
+            "--compute-precision", "int8", "--json")
+    )  # fmt: skip
+    assert fixed["math"] == "int8 (set by the caller)"
+
+
+def test_json_has_the_rule_of_thumb(capsys: pytest.CaptureFixture[str]) -> None:
+    out = run(capsys, "estimate", "--gpu", "h100-sxm", "--model", "llama-3.1-8b", "--context", "4096", "--json")
+    rule = json.loads(out)["rule_of_thumb"]
+    assert set(rule) == {"decode_tokens_per_s_per_user", "prefill_s", "crossover_batch"}
+    assert rule["decode_tokens_per_s_per_user"] == pytest.approx(202.5, rel=0.01)
+    assert rule["crossover_batch"] == pytest.approx(295.3, rel=0.001)
 
 
 def test_estimate_json_matches_the_package(capsys: pytest.CaptureFixture[str]) -> None:
@@ -41,7 +70,10 @@ def test_estimate_json_matches_the_package(capsys: pytest.CaptureFixture[str]) -
     expected = estimate(
         "h200", "mixtral-8x7b", precision="fp8", compute_precision="fp8", gpus=2, batch=64, context=1024
     ).to_dict()
-    assert data == pytest.approx(expected)
+    numbers = {key: value for key, value in expected.items() if not isinstance(value, (str, dict))}
+    assert {key: data[key] for key in numbers} == pytest.approx(numbers)
+    assert data["rule_of_thumb"] == pytest.approx(expected["rule_of_thumb"])
+    assert data["decode_vs_rule"] == expected["decode_vs_rule"]
     assert data["decode_bound"] in ("memory", "compute")
 
 
@@ -58,7 +90,8 @@ def test_list_gpus_models_precisions(capsys: pytest.CaptureFixture[str]) -> None
     models = run(capsys, "list", "models")
     assert "mixtral-8x7b    Mixtral 8x7B     46.7B       12.9B" in models
     precisions = run(capsys, "list", "precisions")
-    assert "int4                   0.5" in precisions
+    assert "int4                4            4.125          0.515625" in precisions
+    assert "nvfp4               4              4.5            0.5625" in precisions
 
 
 def test_table_markdown_has_every_model_and_precision(capsys: pytest.CaptureFixture[str]) -> None:
@@ -66,8 +99,10 @@ def test_table_markdown_has_every_model_and_precision(capsys: pytest.CaptureFixt
     lines = out.splitlines()
     assert lines[0] == "| Model | Weights | Size | GPUs | Decode tok/s | Prefill ms (2,000 tok) |"
     assert len(lines) == 2 + len(builtin_specs().models) * 3
-    assert "| Llama 3.1 8B | bf16 | 16.1 GB | 1 | 209 | 33.5 |" in lines
-    assert "| Llama 3.1 70B | bf16 | 141.1 GB | 2 | 47 | 145.3 |" in lines
+    assert "| Llama 3.1 8B | bf16 | 16.1 GB | 1 | 223 | 29.3 |" in lines
+    assert "| Llama 3.1 8B | fp8 | 8.0 GB | 1 | 446 | 14.6 |" in lines
+    assert "| Llama 3.1 70B | bf16 | 141.1 GB | 2 | 48 | 141.0 |" in lines
+    assert "| Llama 3.1 405B | bf16 | 811.7 GB | 16 | 66 | 102.5 |" in lines
 
 
 def test_table_csv_parses(capsys: pytest.CaptureFixture[str]) -> None:

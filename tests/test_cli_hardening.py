@@ -332,9 +332,9 @@ def test_every_remedy_offered_actually_fits() -> None:
 def test_the_70b_int4_long_context_case_points_at_the_cache() -> None:
     shortfall = memory_shortfall(estimate("h100-sxm", "llama-3.1-70b", precision="int4", context=131_072))
     assert shortfall.what == "one user's KV cache"
-    assert round(shortfall.needed_bytes / 1e9, 1) == 42.9 and round(shortfall.available_bytes / 1e9, 1) == 36.7
+    assert round(shortfall.needed_bytes / 1e9, 1) == 42.9 and round(shortfall.available_bytes / 1e9, 1) == 35.6
     assert not any("weights in" in remedy for remedy in shortfall.remedies)  # already int4; fp4 would not help
-    assert shortfall.remedies[0] == "shorten the context to 112,070 tokens or fewer"
+    assert shortfall.remedies[0] == "shorten the context to 108,705 tokens or fewer"
 
 
 def test_weights_that_do_not_fit_are_reported_as_such() -> None:
@@ -342,7 +342,7 @@ def test_weights_that_do_not_fit_are_reported_as_such() -> None:
     assert shortfall.what == "weights"
     assert shortfall.sentence() == (
         "The weights alone need 811.7 GB at bf16, more than the 72.0 GB usable on 1 GPU."
-        " To fit: use 12 GPUs of this kind."
+        " To fit: use 16 GPUs of this kind."
     )
     assert memory_shortfall(estimate("h100-sxm", "llama-3.1-8b")) is None
 
@@ -362,19 +362,19 @@ def test_a_repeated_precision_gives_one_row(capsys: pytest.CaptureFixture[str]) 
     assert status == 0 and len(out.splitlines()) == 2
 
 
-def test_table_on_a_gpu_without_bf16_suggests_a_command_that_exists(
+def test_a_gpu_without_16_bit_math_is_refused_where_it_is_defined(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    path = write(tmp_path, GOOD_GPU.replace("bf16 = 1e15", "fp16 = 1e15"))
-    status, _, err = run_cli(capsys, "table", "--gpu", "my-gpu", "--specs", path)
-    assert_one_line_error(
-        status, err, "my-gpu has no bf16 math", "it has fp16, fp8", "roofline estimate --compute-precision"
-    )
-    suggested = ["estimate", "--gpu", "my-gpu", "--model", "llama-3.1-8b", "--compute-precision", "fp16"]
-    status, out, _ = run_cli(capsys, *suggested, "--specs", path)
-    assert status == 0 and "fp16 math" in out
-    status, _, err = run_cli(capsys, "table", "--gpu", "my-gpu", "--compute-precision", "fp16", "--specs", path)
-    assert status == 2 and "unrecognized arguments: --compute-precision" in err
+    """A GPU with fp16 but no bf16 math tables at fp16 (``auto`` takes either 16-bit math). One with
+    neither is refused when its file is read, naming the field: no command could use it (weight-only
+    formats and the rule of thumb multiply at 16 bits), so no command should suggest another."""
+    fp16_only = write(tmp_path, GOOD_GPU.replace("bf16 = 1e15", "fp16 = 1e15"))
+    status, out, _ = run_cli(capsys, "table", "--gpu", "my-gpu", "--specs", fp16_only)
+    assert status == 0 and "Llama 3.1 8B" in out
+    path = write(tmp_path, GOOD_GPU.replace("bf16 = 1e15\n", ""))
+    for command in (["table", "--gpu", "my-gpu"], ["estimate", "--gpu", "my-gpu", "--model", "llama-3.1-8b"]):
+        status, _, err = run_cli(capsys, *command, "--specs", path)
+        assert_one_line_error(status, err, '[gpu."my-gpu"]', "dense_flops_per_s", "needs a 16-bit peak (bf16 or fp16)")
 
 
 def test_a_pipe_in_a_name_does_not_shift_the_cli_markdown_columns(

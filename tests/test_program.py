@@ -71,9 +71,11 @@ def test_program_prints_the_chapter_table_row_for_row(output: str) -> None:
 
 
 def test_program_prints_the_issue_numbers(output: str) -> None:
-    """Issue 3's worked numbers: 8B at 16-bit ≈209 tokens/s, 70B needs 2 GPUs, crossover ≈295."""
+    """Issue 3's worked numbers, with issue 9's ceiling: the table holds the engine's ceiling, 223 tokens/s
+    for the 8B at 16-bit (the rule's 209 reads the whole embedding table), 70B needs 2 GPUs, and the
+    rule's crossover stays ≈295."""
     rows = {(row[0], row[1]): row for row in text_rows(output)}
-    assert rows[("Llama 3.1 8B", "bf16")][4] == "209"
+    assert rows[("Llama 3.1 8B", "bf16")][4] == "223"
     assert rows[("Llama 3.1 70B", "bf16")][3] == "2"
     assert output.rstrip().endswith("At 16-bit, decode turns compute-bound near 295 users.")
 

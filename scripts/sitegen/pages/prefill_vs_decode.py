@@ -20,11 +20,14 @@ from roofline import (
     estimate,
     kv_cache_bytes_per_token,
     memory_use,
+    rule_decode_tokens_per_s_per_user,
     simple_crossover_batch,
     simple_prefill_seconds,
     total_parameters,
 )
 from roofline import formatting as fmt
+from roofline.architecture import prefill_attention_flops, prefill_flops
+from roofline.rule import rule_weight_bytes
 from roofline.sweep import decode_prefill_rows, decode_prefill_table, gpus_to_fit
 
 from .. import charts, escape
@@ -141,18 +144,22 @@ def compute_values(ctx: Context, content: PageContent) -> None:
     put("usable_fraction", percent(one.usable_fraction))
     put("ridge_flops_per_byte", whole(gpu.peak_flops_per_s("bf16") / gpu.bandwidth_bytes_per_s))
 
-    # The small model, decode at each chapter precision.
+    # The small model, decode at each chapter precision: the rule of thumb, which the chapter
+    # teaches first (every weight byte per step, at the width the format's name says).
     put("small_name", small.name)
     put("small_params", fmt.parameters(total_parameters(small)))
     for precision in PRECISIONS:
         result = at(small.id, precision=precision)
-        put(f"small_weights_{precision}", fmt.gigabytes(result.memory.weights_bytes))
-        put(f"decode_small_{precision}", fmt.rate(result.decode_tokens_per_s_per_user))
-        put(f"step_small_{precision}_ms", ms(result.decode.seconds))
-    base = at(small.id)
-    put("small_step_flops_g", f"{base.decode.flops / 1e9:,.0f}")
-    put("small_step_compute_us", f"{base.decode.compute_s * 1e6:,.0f}")
-    put("batch1_math_use", percent(base.decode.compute_s / base.decode.seconds, 1))
+        rule_tps = rule_decode_tokens_per_s_per_user(one, result.workload)
+        put(f"small_weights_{precision}", fmt.gigabytes(rule_weight_bytes(result.workload)))
+        put(f"decode_small_{precision}", fmt.rate(rule_tps))
+        put(f"step_small_{precision}_ms", ms(1 / rule_tps))
+    # The rule's math for one user: 2 FLOPs per parameter.
+    rule_flops = 2.0 * total_parameters(small)
+    rule_step_s = 1 / rule_decode_tokens_per_s_per_user(one, Workload(small))
+    put("small_step_flops_g", f"{rule_flops / 1e9:,.0f}")
+    put("small_step_compute_us", f"{rule_flops / one.peak_flops_per_s * 1e6:,.0f}")
+    put("batch1_math_use", percent(rule_flops / one.peak_flops_per_s / rule_step_s, 1))
 
     # The large model: how many GPUs its weights need, and what decode gets.
     large_bf16 = Workload(large, "bf16")
@@ -162,7 +169,7 @@ def compute_values(ctx: Context, content: PageContent) -> None:
     put("large_weights_bf16", fmt.gigabytes(large_result.memory.weights_bytes))
     put("large_gpus_bf16", str(large_gpus))
     put("large_usable_gb", fmt.gigabytes(large_result.hardware.usable_memory_bytes, 0).removesuffix(" GB"))
-    put("decode_large_bf16", fmt.rate(large_result.decode_tokens_per_s_per_user))
+    put("decode_large_bf16", fmt.rate(large_result.rule.decode_tokens_per_s_per_user))
     put("large_bandwidth_tb", tera(large_result.hardware.bandwidth_bytes_per_s, 1))
 
     # Prefill: the full estimate, the 2·N·P/peak rule, and what attention adds.
@@ -175,7 +182,7 @@ def compute_values(ctx: Context, content: PageContent) -> None:
     put("prefill_small_int4_ms", ms(at(small.id, precision="int4", prompt=prompt).prefill.seconds))
     put("prefill_rule_tflop", f"{rule_flops / 1e12:,.1f}")
     put("prefill_rule_ms", ms(rule_s))
-    put("prefill_attention_share", percent(1 - rule_s / pre.prefill.seconds))
+    put("prefill_attention_share", percent(prefill_attention_flops(small, prompt) / prefill_flops(small, prompt)))
     put("prefill_bound", pre.prefill.bound)
     put("prefill_weights_read_ms", ms(pre.prefill.memory_s))
     put("prefill_tokens_per_read", whole(prompt))
@@ -242,7 +249,7 @@ def _measured(ctx: Context, focus: Focus, content: PageContent, at: Callable[...
     put("nim_tps", fmt.rate(1 / itl))
     put("nim_ttft_ms", f"{nim.values['time_to_first_token_s'] * 1e3:.2f}")
     fp8 = at(focus.small.id, precision="fp8")
-    put("nim_share_of_fp8", percent((1 / itl) / fp8.decode_tokens_per_s_per_user))
+    put("nim_share_of_fp8", percent((1 / itl) / fp8.rule.decode_tokens_per_s_per_user))
     put_markdown("nim_source", linked(nim.source))
 
 
@@ -253,8 +260,8 @@ def _self_check(ctx: Context, focus: Focus, put: Callable[[str, str], None], at:
     other = estimate(quiz_gpu.id, small.id, specs=ctx.specs)
     put("quiz_gpu_name", quiz_gpu.name)
     put("quiz_gpu_bandwidth_tb", tera(quiz_gpu.bandwidth_bytes_per_s, 1))
-    put("quiz_decode", fmt.rate(other.decode_tokens_per_s_per_user))
-    put("quiz_step_ms", ms(other.decode.seconds))
+    put("quiz_decode", fmt.rate(other.rule.decode_tokens_per_s_per_user))
+    put("quiz_step_ms", ms(1 / other.rule.decode_tokens_per_s_per_user))
 
     put("quiz_context", whole(QUIZ_CONTEXT))
     fit = at(small.id, context=QUIZ_CONTEXT)
@@ -266,12 +273,14 @@ def _self_check(ctx: Context, focus: Focus, put: Callable[[str, str], None], at:
     rule_s = simple_prefill_seconds(long.hardware, long.workload)
     put("quiz_prefill_ms", ms(long.prefill.seconds))
     put("quiz_prefill_rule_ms", ms(rule_s))
-    put("quiz_attention_share", percent(1 - rule_s / long.prefill.seconds))
+    put(
+        "quiz_attention_share", percent(prefill_attention_flops(small, QUIZ_PROMPT) / prefill_flops(small, QUIZ_PROMPT))
+    )
 
     large = focus.large
     int4 = at(large.id, precision="int4")
-    put("quiz_large_int4_weights", fmt.gigabytes(int4.memory.weights_bytes))
-    put("quiz_large_int4_decode", fmt.rate(int4.decode_tokens_per_s_per_user))
+    put("quiz_large_int4_weights", fmt.gigabytes(rule_weight_bytes(int4.workload)))
+    put("quiz_large_int4_decode", fmt.rate(int4.rule.decode_tokens_per_s_per_user))
     put("quiz_large_int4_fits", "yes" if int4.memory.fits else "no")
     put("quiz_large_int4_prefill_ms", ms(at(large.id, precision="int4", prompt=PROMPT_TOKENS).prefill.seconds))
     large_gpus = gpus_to_fit(Hardware(focus.gpu), Workload(large))
