@@ -1,7 +1,7 @@
 """The ``roofline`` command. Bad input ends with one line on stderr and exit status 2.
 
 roofline estimate --gpu h100-sxm --model llama-3.1-8b [--json]
-roofline list gpus|models|precisions
+roofline list gpus|models|precisions|kv-precisions
 roofline validate FILE...
 roofline table [--gpu ID] [--model ID ...] [--precisions P,P] [--format markdown|csv|text]
 """
@@ -18,6 +18,7 @@ from . import architecture as arch
 from . import formatting as fmt
 from .errors import SpecError, did_you_mean
 from .estimate import estimate
+from .kvformats import KV_FORMAT_NAMES, KV_FORMATS
 from .loader import SpecSet, load_specs, read_spec_file
 from .precisions import BYTES_PER_VALUE, DEFAULT_COMPUTE_PRECISION, PRECISIONS
 from .report import text_report
@@ -50,6 +51,13 @@ def _precision(text: str) -> str:
     if text not in PRECISIONS:
         hint = did_you_mean(text, PRECISIONS) or "choose one of " + ", ".join(PRECISIONS)
         raise argparse.ArgumentTypeError(f"unknown precision '{text}' ({hint})")
+    return text
+
+
+def _kv_precision(text: str) -> str:
+    if text not in KV_FORMAT_NAMES:
+        hint = did_you_mean(text, KV_FORMAT_NAMES) or "choose one of " + ", ".join(KV_FORMAT_NAMES)
+        raise argparse.ArgumentTypeError(f"unknown precision '{text}' for the KV cache ({hint})")
     return text
 
 
@@ -86,7 +94,12 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--gpu", required=True, help="GPU id (see: roofline list gpus)")
     run.add_argument("--model", required=True, help="model id (see: roofline list models)")
     run.add_argument("--precision", type=_precision, default="bf16", help="weight precision (default bf16)")
-    run.add_argument("--kv-precision", type=_precision, default="bf16", help="KV-cache precision (default bf16)")
+    run.add_argument(
+        "--kv-precision",
+        type=_kv_precision,
+        default="bf16",
+        help="KV-cache format, scales counted (default bf16; see: roofline list kv-precisions)",
+    )
     run.add_argument(
         "--compute-precision",
         type=_precision,
@@ -97,12 +110,19 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--batch", type=_whole_number(1), default=1, help="users decoding together (default 1)")
     run.add_argument("--context", type=_whole_number(0), default=0, help="tokens cached per user (default 0)")
     run.add_argument("--prompt", type=_whole_number(0), default=0, help="prompt tokens to prefill (default 0)")
+    run.add_argument(
+        "--shared-prefix",
+        type=_whole_number(0),
+        default=0,
+        metavar="T",
+        help="first T tokens of every context are shared, stored and read once (default 0)",
+    )
     run.add_argument("--usable-fraction", type=_fraction, default=0.9, help="share of memory usable (default 0.9)")
     run.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     _add_specs_option(run)
 
     listing = commands.add_parser("list", help="list known GPUs, models or precisions")
-    listing.add_argument("what", choices=("gpus", "models", "precisions"))
+    listing.add_argument("what", choices=("gpus", "models", "precisions", "kv-precisions"))
     _add_specs_option(listing)
 
     validate = commands.add_parser("validate", help="check spec files and report the first error in each")
@@ -136,6 +156,7 @@ def _run_estimate(args: argparse.Namespace, specs: SpecSet) -> str:
         batch=args.batch,
         context=args.context,
         prompt=args.prompt,
+        shared_prefix=args.shared_prefix,
         usable_fraction=args.usable_fraction,
         specs=specs,
     )
@@ -176,6 +197,9 @@ def _run_list(what: str, specs: SpecSet) -> str:
             for model in specs.models.values()
         ]
         return Table(("id", "name", "parameters", "active", "KV per token (bf16)"), tuple(rows)).text()
+    if what == "kv-precisions":
+        kv_rows = [(name, f"{kv.effective_bytes:g}", kv.description) for name, kv in KV_FORMATS.items()]
+        return Table(("KV precision", "bytes per value", "layout"), tuple(kv_rows)).text()
     rows = [(name, f"{size:g}") for name, size in BYTES_PER_VALUE.items()]
     return Table(("precision", "bytes per value"), tuple(rows)).text()
 

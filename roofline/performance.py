@@ -14,6 +14,7 @@ from typing import Literal
 
 from . import architecture as arch
 from .errors import SpecError
+from .kvformats import kv_format
 from .precisions import DEFAULT_COMPUTE_PRECISION, bytes_per_value, check_precision
 from .specs import GpuSpec, ModelSpec
 
@@ -72,7 +73,15 @@ class Hardware:
 @dataclass(frozen=True)
 class Workload:
     """A model served at given precisions to ``batch`` users, each with ``context``
-    tokens already cached, plus one prompt of ``prompt`` tokens to prefill."""
+    tokens already cached, plus one prompt of ``prompt`` tokens to prefill.
+
+    The first ``shared_prefix`` tokens of every user's context are the same (a
+    system prompt) and are stored once for the whole batch. They are also read
+    once per step: a prefix-aware attention kernel (FlashInfer's cascade
+    attention, Hydragen) loads the shared blocks once and applies them to every
+    query, so memory and read stay one number. A kernel without it re-reads the
+    prefix for each user; this ceiling does not model that.
+    """
 
     model: ModelSpec
     weight_precision: str = "bf16"
@@ -80,18 +89,47 @@ class Workload:
     batch: int = 1
     context: int = 0
     prompt: int = 0
+    shared_prefix: int = 0
 
     def __post_init__(self) -> None:
         check_precision(self.weight_precision)
-        check_precision(self.kv_precision)
+        kv_format(self.kv_precision)
         _at_least("batch", self.batch, 1)
         _at_least("context", self.context, 0)
         _at_least("prompt", self.prompt, 0)
+        _at_least("shared_prefix", self.shared_prefix, 0)
+        if self.shared_prefix > self.context:
+            raise SpecError(
+                f"must not exceed the context ({self.context:,} tokens), got {self.shared_prefix:,}",
+                field="shared_prefix",
+                hint="the shared prefix is the first tokens of each user's context",
+            )
 
     @property
     def kv_bytes_per_token(self) -> float:
         """KV-cache bytes per cached token at the KV precision (see architecture)."""
         return arch.kv_cache_bytes_per_token(self.model, self.kv_precision)
+
+    @property
+    def kv_bytes_per_user(self) -> float:
+        """Cache one user attends to: ``KV bytes per token * effective context`` (windows capped)."""
+        return arch.kv_cache_bytes(self.model, self.context, self.kv_precision)
+
+    @property
+    def kv_bytes_shared(self) -> float:
+        """The shared prefix's bytes, held once for the batch (0 without a shared prefix)."""
+        if not self.shared_prefix:
+            return 0.0
+        return arch.shared_prefix_cache_bytes(self.model, self.context, self.shared_prefix, self.kv_precision)
+
+    @property
+    def kv_bytes_private(self) -> float:
+        """What each user holds alone: ``KV bytes per user - shared prefix bytes``."""
+        return self.kv_bytes_per_user - self.kv_bytes_shared
+
+    def kv_bytes_for(self, batch: float) -> float:
+        """Cache of ``batch`` users, in memory and read each step: ``shared + batch * private``."""
+        return self.kv_bytes_shared + batch * self.kv_bytes_private
 
 
 @dataclass(frozen=True)
@@ -127,7 +165,7 @@ def decode_pass(hardware: Hardware, workload: Workload, batch: float) -> Pass:
     """``decode_step`` at a real-valued ``batch`` (ignoring ``workload.batch``), so the
     crossover can be solved, and checked, on a continuous batch axis."""
     weights = arch.parameters_read(workload.model, batch) * bytes_per_value(workload.weight_precision)
-    cache = batch * workload.context * workload.kv_bytes_per_token
+    cache = workload.kv_bytes_for(batch)
     flops = batch * arch.decode_flops_per_token(workload.model, workload.context)
     return _timed(hardware, weights + cache, flops)
 
@@ -136,7 +174,8 @@ def decode_step(hardware: Hardware, workload: Workload) -> Pass:
     """One decode step for the whole batch, which yields one token per user.
 
     bytes = weights read (all of a dense model; for a mixture of experts, the
-    experts the batch touches) + ``batch * context * KV bytes per token``;
+    experts the batch touches) + the cache, ``shared prefix + batch * private``
+    (``batch * context * KV bytes per token`` without windows or a shared prefix);
     FLOPs = ``batch * (2 * active parameters + attention over the context)``;
     time = ``max(bytes / (GPUs * bandwidth), FLOPs / (GPUs * peak))``.
     Tokens/s per user = ``1 / time``; for all users, ``batch / time``.
@@ -157,7 +196,7 @@ def prefill_pass(hardware: Hardware, workload: Workload) -> Pass:
         return _timed(hardware, 0.0, 0.0)
     model = workload.model
     weights = arch.parameters_read(model, prompt) * bytes_per_value(workload.weight_precision)
-    cache = prompt * workload.kv_bytes_per_token
+    cache = arch.kv_cache_bytes(model, prompt, workload.kv_precision)
     flops = 2.0 * arch.active_parameters(model) * prompt + arch.prefill_attention_flops(model, prompt)
     return _timed(hardware, weights + cache, flops)
 
@@ -190,14 +229,14 @@ def crossover_batch(hardware: Hardware, workload: Workload) -> float | None:
     equals ``simple_crossover_batch``.
     """
     per_user_compute = arch.decode_flops_per_token(workload.model, workload.context) / hardware.peak_flops_per_s
-    per_user_cache = workload.context * workload.kv_bytes_per_token / hardware.bandwidth_bytes_per_s
+    per_user_cache = workload.kv_bytes_private / hardware.bandwidth_bytes_per_s
     if per_user_cache >= per_user_compute:
         return None
     if workload.model.moe is None:
-        # Weights read are the same at every batch, so the equation is linear:
-        # W/BW + B*cache = B*compute.
-        weights_s = arch.weight_bytes(workload.model, workload.weight_precision) / hardware.bandwidth_bytes_per_s
-        return weights_s / (per_user_compute - per_user_cache)
+        # Weights read (and a shared prefix) are the same at every batch, so the
+        # equation is linear: (W + shared)/BW + B*cache = B*compute.
+        fixed = arch.weight_bytes(workload.model, workload.weight_precision) + workload.kv_bytes_shared
+        return fixed / hardware.bandwidth_bytes_per_s / (per_user_compute - per_user_cache)
     return _solve_crossover(hardware, workload)
 
 
@@ -247,7 +286,7 @@ class MemoryUse:
 
     @property
     def used_bytes(self) -> float:
-        """``weights + batch * context * KV bytes per token``."""
+        """``weights + KV bytes`` (``KV = shared prefix + batch * private``)."""
         return self.weights_bytes + self.kv_bytes
 
     @property
@@ -259,26 +298,29 @@ class MemoryUse:
 def memory_use(hardware: Hardware, workload: Workload) -> MemoryUse:
     """Memory in use and the largest batch that fits.
 
-    used = ``weights + batch * context * KV bytes per token``;
+    used = ``weights + shared prefix + batch * private KV``, where private =
+    ``KV bytes per user - shared prefix`` (without a shared prefix, ``batch *
+    context * KV bytes per token``, local layers capped at their window);
     usable = ``usable fraction * GPUs * memory per GPU``;
-    largest batch = ``floor((usable - weights) / (context * KV bytes per token))``,
-    0 when the weights alone do not fit, None when the context is empty.
+    largest batch = ``floor((usable - weights - shared) / private)``,
+    0 when the weights and the shared prefix alone do not fit, None when no user
+    holds anything of their own (an empty context, or one that is all shared prefix).
     """
     weights = arch.weight_bytes(workload.model, workload.weight_precision)
-    per_user = workload.context * workload.kv_bytes_per_token
+    shared, private = workload.kv_bytes_shared, workload.kv_bytes_private
     usable = hardware.usable_memory_bytes
-    if weights > usable:
+    if weights + shared > usable:
         max_batch: int | None = 0
-    elif per_user == 0:
+    elif private <= 0:
         max_batch = None
     else:
-        max_batch = math.floor((usable - weights) / per_user)
-    return MemoryUse(weights, workload.batch * per_user, usable, max_batch)
+        max_batch = math.floor((usable - weights - shared) / private)
+    return MemoryUse(weights, workload.kv_bytes_for(workload.batch), usable, max_batch)
 
 
 def gpus_to_fit(hardware: Hardware, workload: Workload) -> int:
     """Fewest GPUs of this kind whose usable memory holds the weights and every user's cache:
-    ``ceil((weights + batch * context * KV bytes) / (usable fraction * memory per GPU))``, at least 1.
+    ``ceil((weights + KV bytes of the batch) / (usable fraction * memory per GPU))``, at least 1.
     ``hardware.count`` is ignored."""
     needed = memory_use(hardware, workload).used_bytes / (hardware.usable_fraction * hardware.gpu.memory_bytes)
     return max(1, math.ceil(needed))
