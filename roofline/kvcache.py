@@ -279,7 +279,9 @@ def paging_use(lengths: Iterable[int], max_context: int, block_tokens: int = PAG
     A contiguous allocator must reserve each request's maximum possible length
     up front, ``max_context``, and wastes ``max context - l``. A paged one
     hands out ``block_tokens`` at a time and wastes less than one block per
-    request, ``ceil(l / block) * block - l``.
+    request, ``ceil(l / block) * block - l``. When ``max_context`` is a whole
+    number of blocks, as real ones are (2,048 = 128 blocks of 16), paging
+    therefore never uses a smaller share of what it reserves.
     """
     for name, value in (("max_context", max_context), ("block_tokens", block_tokens)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
