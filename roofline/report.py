@@ -22,13 +22,13 @@ def _rows(estimate: Estimate) -> list[tuple[str, str]]:
         shared = [
             (
                 "shared prefix",
-                f"{workload.shared_prefix:,} tokens, {fmt.gigabytes(workload.kv_bytes_shared)} stored once",
+                f"{workload.shared_prefix:,} tokens, {fmt.bytes_size(workload.kv_bytes_shared)} stored once"
+                f" (each user adds {fmt.bytes_size(workload.kv_bytes_private)})",
             )
         ]
     rows = [
         ("weights", f"{fmt.gigabytes(memory.weights_bytes)} ({workload.weight_precision})"),
         ("KV cache per token", f"{fmt.bytes_size(workload.kv_bytes_per_token)} ({workload.kv_precision})"),
-        ("KV cache per user", fmt.gigabytes(workload.kv_bytes_per_user)),
         *shared,
         ("KV cache, all users", fmt.gigabytes(memory.kv_bytes)),
         ("memory in use", f"{fmt.gigabytes(memory.used_bytes)} of {fmt.gigabytes(memory.usable_bytes)} usable"),

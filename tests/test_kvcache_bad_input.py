@@ -169,7 +169,7 @@ def test_shared_prefix_equal_to_the_context_is_no_limit(capsys: pytest.CaptureFi
     )
     assert status == 0 and err == ""
     assert "no limit (every cached token is shared)" in out
-    assert "512 tokens, 0.1 GB stored once" in out
+    assert "512 tokens, 67.1 MB stored once (each user adds 0 B)" in out
 
 
 def test_list_kv_precisions_shows_effective_bytes(capsys: pytest.CaptureFixture[str]) -> None:
