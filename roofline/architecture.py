@@ -140,7 +140,8 @@ def local_layers(model: ModelSpec) -> int:
     pattern = model.layer_pattern
     if not pattern:
         return 0
-    return sum(1 for layer in range(model.layers) if pattern[layer % len(pattern)] == "local")
+    cycles, rest = divmod(model.layers, len(pattern))
+    return cycles * pattern.count("local") + pattern[:rest].count("local")
 
 
 def effective_context(model: ModelSpec, context: float) -> float:

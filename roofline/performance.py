@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Literal
 
 from . import architecture as arch
@@ -110,19 +111,19 @@ class Workload:
         """KV-cache bytes per cached token at the KV precision (see architecture)."""
         return arch.kv_cache_bytes_per_token(self.model, self.kv_precision)
 
-    @property
+    @cached_property  # these three are asked for several times per estimate; the record is frozen
     def kv_bytes_per_user(self) -> float:
         """Cache one user attends to: ``KV bytes per token * effective context`` (windows capped)."""
         return arch.kv_cache_bytes(self.model, self.context, self.kv_precision)
 
-    @property
+    @cached_property
     def kv_bytes_shared(self) -> float:
         """The shared prefix's bytes, held once for the batch (0 without a shared prefix)."""
         if not self.shared_prefix:
             return 0.0
         return arch.shared_prefix_cache_bytes(self.model, self.context, self.shared_prefix, self.kv_precision)
 
-    @property
+    @cached_property
     def kv_bytes_private(self) -> float:
         """What each user holds alone: ``KV bytes per user - shared prefix bytes``."""
         return self.kv_bytes_per_user - self.kv_bytes_shared
