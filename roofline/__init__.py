@@ -7,6 +7,7 @@ Layout, lowest layer first. A module imports only from modules above it:
 
 - ``errors``       SpecError, the one error for bad input, and "did you mean" hints.
 - ``precisions``   number formats and their bytes per value.
+- ``kvformats``    KV-cache formats: bytes per value plus their scales' share (KvFormat).
 - ``formatting``   how numbers print (decimal SI units), for tables and reports.
 - ``specs``        frozen, validated records: GpuSpec, ModelSpec, MoeSpec, MlaSpec.
 - ``loader``       TOML spec files (``data/*.toml``) -> SpecSet, with located errors.
@@ -17,6 +18,9 @@ Layout, lowest layer first. A module imports only from modules above it:
 - ``rule``         the seed's rule of thumb by name: every weight byte per step, 2·N FLOPs
                    per token at the 16-bit peak, crossover = peak ÷ bandwidth · bytes ÷ 2.
 - ``explain``      why the ceiling differs from the rule, one cause at a time, in words.
+- ``kvcache``      the KV-cache chapter's answers, from architecture and performance:
+                   cache by attention type, users that fit, the read cost, work saved,
+                   paging, prefix sharing, swap against recompute.
 - ``estimate``     one call combining them into an Estimate (what the CLI prints).
 - ``fit``          why an estimate does not fit in memory, and changes checked to make it fit.
 - ``measured``     published measurements (``data/measurements.toml``) beside their ceilings.
@@ -35,6 +39,7 @@ Quick start::
 
 from .architecture import (
     active_parameters,
+    kv_cache_bytes,
     kv_cache_bytes_per_token,
     total_parameters,
     weight_bytes,
@@ -43,6 +48,25 @@ from .errors import SpecError
 from .estimate import Estimate, estimate, evaluate
 from .explain import decode_steps, explain_decode, explain_prefill, prefill_steps
 from .fit import Shortfall, memory_shortfall
+from .kvcache import (
+    AttentionCache,
+    GenerationWork,
+    PagingUse,
+    StepSplit,
+    SwapOrRecompute,
+    attention_cache,
+    generation_work,
+    kv_equals_weights_context,
+    kv_read_asymptote,
+    lognormal_lengths,
+    paging_use,
+    prefix_sharing_savings,
+    recompute_wins_between,
+    step_split,
+    swap_or_recompute,
+    users_that_fit,
+)
+from .kvformats import KV_FORMATS, KvFormat, kv_bytes_per_value
 from .loader import SpecSet, builtin_specs, load_specs, parse_specs, read_spec_file
 from .performance import (
     Hardware,
@@ -75,22 +99,30 @@ simple_prefill_seconds = rule_prefill_seconds
 __all__ = [
     "BYTES_PER_VALUE",
     "FORMATS",
+    "KV_FORMATS",
     "PRECISIONS",
+    "AttentionCache",
     "Estimate",
+    "GenerationWork",
     "GpuSpec",
     "Hardware",
+    "KvFormat",
     "MemoryUse",
     "MlaSpec",
     "ModelSpec",
     "MoeSpec",
     "NumberFormat",
+    "PagingUse",
     "Pass",
     "RuleOfThumb",
     "Shortfall",
     "SpecError",
     "SpecSet",
+    "StepSplit",
+    "SwapOrRecompute",
     "Workload",
     "active_parameters",
+    "attention_cache",
     "builtin_specs",
     "bytes_per_value",
     "crossover_batch",
@@ -101,23 +133,35 @@ __all__ = [
     "evaluate",
     "explain_decode",
     "explain_prefill",
+    "generation_work",
     "gpus_to_fit",
+    "kv_bytes_per_value",
+    "kv_cache_bytes",
     "kv_cache_bytes_per_token",
+    "kv_equals_weights_context",
+    "kv_read_asymptote",
     "load_specs",
+    "lognormal_lengths",
     "math_precision",
     "memory_shortfall",
     "memory_use",
+    "paging_use",
     "parse_specs",
     "prefill_pass",
     "prefill_steps",
+    "prefix_sharing_savings",
     "read_spec_file",
+    "recompute_wins_between",
     "rule_crossover_batch",
     "rule_decode_tokens_per_s_per_user",
     "rule_of_thumb",
     "rule_prefill_seconds",
     "simple_crossover_batch",
     "simple_prefill_seconds",
+    "step_split",
+    "swap_or_recompute",
     "tensor_parallel_degrees",
     "total_parameters",
+    "users_that_fit",
     "weight_bytes",
 ]

@@ -2,7 +2,8 @@
 
 Symbols used in the docstrings: L layers, d hidden size, H attention heads,
 K KV heads, h head dim, f FFN size, V vocabulary, E routed experts, k experts
-per token, S shared experts, f_e expert FFN size, L_d leading dense layers.
+per token, S shared experts, f_e expert FFN size, L_d leading dense layers,
+W sliding window, c context (tokens cached per user).
 Biases are absent in every supported model and are not counted.
 """
 
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import functools
 
+from .kvformats import kv_bytes_per_value
 from .precisions import bytes_per_value
 from .specs import ModelSpec
 
@@ -152,16 +154,87 @@ def weight_bytes(model: ModelSpec, precision: str) -> float:
 
 
 def kv_cache_bytes_per_token(model: ModelSpec, precision: str = "bf16") -> float:
-    """KV-cache bytes one token adds across all layers.
+    """KV-cache bytes one token adds across all layers, while the context is within every window.
 
     Grouped-query attention caches a key and a value per KV head (not per query
     head): ``2 * L * K * h * bytes``. Latent attention caches the compressed
-    latent and the shared RoPE key: ``L * (r_kv + h_rope) * bytes``.
+    latent and the shared RoPE key: ``L * (r_kv + h_rope) * bytes``. ``bytes``
+    is the KV format's effective bytes per value, scales included (see
+    ``kvformats``). Past a sliding window, a local layer stops growing: see
+    ``kv_cache_bytes``.
     """
-    size = bytes_per_value(precision)
+    size = kv_bytes_per_value(precision)
     if model.mla is not None:
         return model.layers * (model.mla.kv_lora_rank + model.mla.qk_rope_head_dim) * size
     return 2 * model.layers * model.kv_heads * model.head_dim * size
+
+
+def local_layers(model: ModelSpec) -> int:
+    """Layers that keep only a sliding window: the "local" entries of ``layer_pattern``
+    repeated over the L layers (0 for a model without windows)."""
+    pattern = model.layer_pattern
+    if not pattern:
+        return 0
+    cycles, rest = divmod(model.layers, len(pattern))
+    return cycles * pattern.count("local") + pattern[:rest].count("local")
+
+
+def effective_context(model: ModelSpec, context: float) -> float:
+    """Tokens an average layer holds at ``context``: ``(L_g * c + L_loc * min(c, W)) / L``.
+
+    A global layer keeps every token, a local layer the last W. Without windows
+    this is ``c`` itself, so ``effective_context * KV bytes per token`` is the
+    cache of one user in every case.
+    """
+    local = local_layers(model)
+    if not local or context <= model.sliding_window:
+        return float(context)
+    return ((model.layers - local) * context + local * model.sliding_window) / model.layers
+
+
+def kv_cache_bytes(model: ModelSpec, context: float, precision: str = "bf16") -> float:
+    """KV-cache bytes of one user with ``context`` tokens: ``KV bytes per token * effective context``.
+
+    The sum over layers of ``min(c, window of that layer)`` tokens, each costing
+    one layer's share of the KV bytes per token. A decode step reads all of it.
+    """
+    return kv_cache_bytes_per_token(model, precision) * effective_context(model, context)
+
+
+def shared_prefix_cache_bytes(model: ModelSpec, context: float, prefix: float, precision: str = "bf16") -> float:
+    """Bytes of a ``prefix`` shared by every user that each user's cache at ``context`` still holds.
+
+    A global layer holds the whole prefix T. A local layer holds tokens
+    ``(c - W, c]``, so only ``max(0, T - max(0, c - W))`` of the prefix is left
+    in it. Averaged over layers like ``effective_context``, times the KV bytes
+    per token. What each user holds alone is ``kv_cache_bytes - this``.
+    """
+    local = local_layers(model)
+    if local:
+        in_window = max(0.0, prefix - max(0.0, context - model.sliding_window))
+        held = ((model.layers - local) * prefix + local * in_window) / model.layers
+    else:
+        held = prefix
+    return kv_cache_bytes_per_token(model, precision) * held
+
+
+def context_for_cache_bytes(model: ModelSpec, cache_bytes: float, precision: str = "bf16") -> float | None:
+    """The context whose cache is ``cache_bytes`` (the inverse of ``kv_cache_bytes``), or None.
+
+    Below the window the cache grows by the full KV bytes per token; past it,
+    only global layers grow, by ``L_g / L`` of that. A model whose every layer
+    is local stops growing at the window, so a larger ``cache_bytes`` is never
+    reached and the answer is None.
+    """
+    per_token = kv_cache_bytes_per_token(model, precision)
+    local = local_layers(model)
+    tokens = cache_bytes / per_token
+    if not local or tokens <= model.sliding_window:
+        return tokens
+    global_layers = model.layers - local
+    if global_layers == 0:
+        return None
+    return model.sliding_window + (tokens - model.sliding_window) * model.layers / global_layers
 
 
 def attention_flops_per_cached_token(model: ModelSpec, *, latent: bool) -> float:
@@ -186,9 +259,11 @@ def decode_flops_per_token(model: ModelSpec, context: float) -> float:
 
     ``2 * multiplied parameters`` (one multiply and one add per weight the token
     passes through, the output head included, the embedding lookup not) plus
-    attention over the cache, ``context * attention FLOPs per cached token``.
+    attention over the cache, ``effective context * attention FLOPs per cached
+    token``: a local layer attends to its window only.
     """
-    return 2.0 * multiplied_parameters(model) + context * attention_flops_per_cached_token(model, latent=True)
+    attended = effective_context(model, context)
+    return 2.0 * multiplied_parameters(model) + attended * attention_flops_per_cached_token(model, latent=True)
 
 
 def prefill_flops(model: ModelSpec, prompt: int) -> float:
@@ -209,6 +284,23 @@ def prefill_attention_flops(model: ModelSpec, prompt: int) -> float:
     """Attention FLOPs of a causal prefill of ``prompt`` tokens.
 
     Token i attends to the i tokens up to itself, so the pairs sum to
-    ``P * (P + 1) / 2``, each costing the attention FLOPs per cached token.
+    ``P * (P + 1) / 2``, each costing the attention FLOPs per cached token. In
+    a local layer token i attends to ``min(i, W)`` tokens; the layers' pairs are
+    averaged as in ``effective_context``.
     """
-    return prompt * (prompt + 1) / 2 * attention_flops_per_cached_token(model, latent=False)
+    return causal_pairs(model, prompt) * attention_flops_per_cached_token(model, latent=False)
+
+
+def causal_pairs(model: ModelSpec, tokens: int) -> float:
+    """Query-key pairs of a causal pass over ``tokens``, averaged over layers.
+
+    Global layer: ``sum(i for i in 1..n) = n(n+1)/2``. Local layer:
+    ``sum(min(i, W))`` = ``W(W+1)/2 + (n - W) * W`` once n passes W.
+    """
+    full = tokens * (tokens + 1) / 2
+    local = local_layers(model)
+    window = model.sliding_window
+    if not local or tokens <= window:
+        return full
+    windowed = window * (window + 1) / 2 + (tokens - window) * window
+    return ((model.layers - local) * full + local * windowed) / model.layers

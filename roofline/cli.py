@@ -1,7 +1,7 @@
 """The ``roofline`` command. Bad input ends with one line on stderr and exit status 2.
 
 roofline estimate --gpu h100-sxm --model llama-3.1-8b [--json]
-roofline list gpus|models|precisions
+roofline list gpus|models|precisions|kv-precisions
 roofline validate FILE...
 roofline table [--gpu ID] [--model ID ...] [--precisions P,P] [--format markdown|csv|text]
 
@@ -27,6 +27,7 @@ from . import architecture as arch
 from . import formatting as fmt
 from .errors import SpecError, did_you_mean, one_line, shown
 from .estimate import estimate
+from .kvformats import KV_FORMAT_NAMES, KV_FORMATS
 from .loader import SpecSet, load_specs, read_spec_file
 from .measured import load_measurements
 from .precisions import AUTO, DEFAULT_COMPUTE_PRECISION, FORMATS, PRECISIONS
@@ -109,6 +110,13 @@ def _compute_precision(text: str) -> str:
     return AUTO if text == AUTO else _precision(text)
 
 
+def _kv_precision(text: str) -> str:
+    if text not in KV_FORMAT_NAMES:
+        hint = did_you_mean(text[:40], KV_FORMAT_NAMES) or "choose one of " + ", ".join(KV_FORMAT_NAMES)
+        raise argparse.ArgumentTypeError(f"unknown precision {shown(text)} for the KV cache ({hint})")
+    return text
+
+
 def _precision_list(text: str) -> tuple[str, ...]:
     """``"bf16, int4"`` -> ``("bf16", "int4")``; repeats are dropped, and an empty list is an error."""
     chosen = tuple(dict.fromkeys(_precision(part.strip()) for part in text.split(",") if part.strip()))
@@ -147,7 +155,12 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--gpu", required=True, help="GPU id (see: roofline list gpus)")
     run.add_argument("--model", required=True, help="model id (see: roofline list models)")
     run.add_argument("--precision", type=_precision, default="bf16", help="weight precision (default bf16)")
-    run.add_argument("--kv-precision", type=_precision, default="bf16", help="KV-cache precision (default bf16)")
+    run.add_argument(
+        "--kv-precision",
+        type=_kv_precision,
+        default="bf16",
+        help="KV-cache format, scales counted (default bf16; see: roofline list kv-precisions)",
+    )
     run.add_argument(
         "--compute-precision",
         type=_compute_precision,
@@ -185,11 +198,18 @@ def build_parser() -> argparse.ArgumentParser:
         default=0.9,
         help=f"share of memory usable, {USABLE_FRACTION_RANGE[0]:g} to {USABLE_FRACTION_RANGE[1]:g} (default 0.9)",
     )
+    run.add_argument(
+        "--shared-prefix",
+        type=_whole_number(CONTEXT_RANGE),
+        default=0,
+        metavar="T",
+        help=f"first T tokens of every context are shared, stored and read once, {_span(CONTEXT_RANGE)} (default 0)",
+    )
     run.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     _add_specs_option(run)
 
     listing = commands.add_parser("list", help="list known GPUs, models or precisions")
-    listing.add_argument("what", choices=("gpus", "models", "precisions"))
+    listing.add_argument("what", choices=("gpus", "models", "precisions", "kv-precisions"))
     _add_specs_option(listing)
 
     validate = commands.add_parser("validate", help="check spec files and report the first error in each")
@@ -229,6 +249,7 @@ def _run_estimate(args: argparse.Namespace, specs: SpecSet) -> str:
             batch=args.batch,
             context=args.context,
             prompt=args.prompt,
+            shared_prefix=args.shared_prefix,
             usable_fraction=args.usable_fraction,
             specs=specs,
         )
@@ -243,12 +264,15 @@ def _run_estimate(args: argparse.Namespace, specs: SpecSet) -> str:
     return text_report(result)
 
 
-def _check_finite(figures: dict[str, object]) -> None:
-    """Refuse to print inf or NaN. Inside the documented ranges this never fires; it is the backstop."""
+def _check_finite(figures: dict[str, object], prefix: str = "") -> None:
+    """Refuse to print inf or NaN, nested objects included. Inside the documented ranges this
+    never fires; it is the backstop that keeps ``--json`` valid JSON."""
     for key, value in figures.items():
-        if isinstance(value, float) and not math.isfinite(value):
+        if isinstance(value, dict):
+            _check_finite(value, f"{prefix}{key}.")
+        elif isinstance(value, float) and not math.isfinite(value):
             raise SpecError(
-                f"the result '{key}' is {value}, out of a float's range",
+                f"the result '{prefix}{key}' is {value}, out of a float's range",
                 hint="bring the inputs nearer real hardware and models",
             )
 
@@ -285,6 +309,9 @@ def _run_list(what: str, specs: SpecSet) -> str:
             for model in specs.models.values()
         ]
         return Table(("id", "name", "parameters", "active", "KV per token (bf16)"), tuple(rows)).text()
+    if what == "kv-precisions":
+        kv_rows = [(name, f"{kv.effective_bytes:g}", kv.description) for name, kv in KV_FORMATS.items()]
+        return Table(("KV precision", "bytes per value", "layout"), tuple(kv_rows)).text()
     rows = [
         (name, f"{number.value_bits:g}", f"{number.bits_per_weight:g}", f"{number.bytes_per_weight:g}")
         for name, number in FORMATS.items()

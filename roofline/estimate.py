@@ -99,10 +99,13 @@ class Estimate:
             "batch": workload.batch,
             "context": workload.context,
             "prompt": workload.prompt,
+            "shared_prefix": workload.shared_prefix,
             "total_parameters": arch.total_parameters(model),
             "active_parameters": arch.active_parameters(model),
             "weights_bytes": self.memory.weights_bytes,
             "kv_bytes_per_token": workload.kv_bytes_per_token,
+            "kv_bytes_per_user": workload.kv_bytes_per_user,
+            "kv_bytes_shared": workload.kv_bytes_shared,
             "kv_bytes": self.memory.kv_bytes,
             "memory_used_bytes": self.memory.used_bytes,
             "memory_usable_bytes": self.memory.usable_bytes,
@@ -150,6 +153,7 @@ def estimate(
     batch: int = 1,
     context: int = 0,
     prompt: int = 0,
+    shared_prefix: int = 0,
     usable_fraction: float = DEFAULT_USABLE_FRACTION,
     specs: SpecSet | None = None,
 ) -> Estimate:
@@ -162,5 +166,5 @@ def estimate(
     """
     specs = specs or load_specs()
     hardware = Hardware(specs.gpu(gpu), gpus, compute_precision, usable_fraction)
-    workload = Workload(specs.model(model), precision, kv_precision, batch, context, prompt)
+    workload = Workload(specs.model(model), precision, kv_precision, batch, context, prompt, shared_prefix)
     return evaluate(hardware, workload)

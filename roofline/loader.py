@@ -36,8 +36,11 @@ def _keys(record_type: type, *, leave_out: Iterable[str] = ()) -> tuple[str, ...
     return tuple(f.name for f in fields(record_type) if f.name not in skip)
 
 
-_GPU_KEYS = _keys(GpuSpec, leave_out=("memory_note",))
-_MODEL_KEYS = _keys(ModelSpec, leave_out=("moe", "mla"))
+#: Keys an entry may leave out; without them the record takes its default.
+_GPU_OPTIONAL = ("memory_note", "host_link_bytes_per_s", "host_link_source")
+_WINDOW_KEYS = ("sliding_window", "layer_pattern")
+_GPU_KEYS = _keys(GpuSpec, leave_out=_GPU_OPTIONAL)
+_MODEL_KEYS = _keys(ModelSpec, leave_out=("moe", "mla", *_WINDOW_KEYS))
 _MLA_MODEL_KEYS = tuple(key for key in _MODEL_KEYS if key not in ("kv_heads", "head_dim"))
 _MOE_KEYS = _keys(MoeSpec)
 _MLA_KEYS = _keys(MlaSpec)
@@ -124,7 +127,7 @@ def _nested(record_type: type, table: Mapping[str, Any], key: str, allowed: tupl
 
 
 def _gpu(entry_id: str, table: Mapping[str, Any]) -> GpuSpec:
-    _require_keys(table, _GPU_KEYS, optional=("memory_note",))
+    _require_keys(table, _GPU_KEYS, optional=_GPU_OPTIONAL)
     values = dict(table)
     values["dense_flops_per_s"] = _subtable(table, "dense_flops_per_s")
     return GpuSpec(id=entry_id, **values)
@@ -141,8 +144,8 @@ def _model(entry_id: str, table: Mapping[str, Any]) -> ModelSpec:
                     field=key,
                     hint="the latent's size is set by mla.kv_lora_rank; remove this key",
                 )
-    _require_keys(table, base_keys, optional=("moe", "mla"))
-    values = {key: table[key] for key in base_keys}
+    _require_keys(table, base_keys, optional=("moe", "mla", *_WINDOW_KEYS))
+    values = {key: table[key] for key in (*base_keys, *_WINDOW_KEYS) if key in table}
     if "moe" in table:
         values["moe"] = _nested(MoeSpec, table, "moe", _MOE_KEYS)
     if uses_mla:

@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import Literal
 
 from . import architecture as arch
 from .errors import SpecError
+from .kvformats import kv_format
 from .precisions import AUTO, DEFAULT_COMPUTE_PRECISION, SIXTEEN_BIT, bytes_per_value, check_precision
 from .specs import GpuSpec, ModelSpec
 
@@ -128,7 +130,15 @@ def resolved(hardware: Hardware, workload: Workload) -> Hardware:
 @dataclass(frozen=True)
 class Workload:
     """A model served at given precisions to ``batch`` users, each with ``context``
-    tokens already cached, plus one prompt of ``prompt`` tokens to prefill."""
+    tokens already cached, plus one prompt of ``prompt`` tokens to prefill.
+
+    The first ``shared_prefix`` tokens of every user's context are the same (a
+    system prompt) and are stored once for the whole batch. They are also read
+    once per step: a prefix-aware attention kernel (FlashInfer's cascade
+    attention, Hydragen) loads the shared blocks once and applies them to every
+    query, so memory and read stay one number. A kernel without it re-reads the
+    prefix for each user; this ceiling does not model that.
+    """
 
     model: ModelSpec
     weight_precision: str = "bf16"
@@ -136,18 +146,47 @@ class Workload:
     batch: int = 1
     context: int = 0
     prompt: int = 0
+    shared_prefix: int = 0
 
     def __post_init__(self) -> None:
         check_precision(self.weight_precision)
-        check_precision(self.kv_precision)
+        kv_format(self.kv_precision)
         _at_least("batch", self.batch, 1)
         _at_least("context", self.context, 0)
         _at_least("prompt", self.prompt, 0)
+        _at_least("shared_prefix", self.shared_prefix, 0)
+        if self.shared_prefix > self.context:
+            raise SpecError(
+                f"must not exceed the context ({self.context:,} tokens), got {self.shared_prefix:,}",
+                field="shared_prefix",
+                hint="the shared prefix is the first tokens of each user's context",
+            )
 
     @property
     def kv_bytes_per_token(self) -> float:
         """KV-cache bytes per cached token at the KV precision (see architecture)."""
         return arch.kv_cache_bytes_per_token(self.model, self.kv_precision)
+
+    @cached_property  # these three are asked for several times per estimate; the record is frozen
+    def kv_bytes_per_user(self) -> float:
+        """Cache one user attends to: ``KV bytes per token * effective context`` (windows capped)."""
+        return arch.kv_cache_bytes(self.model, self.context, self.kv_precision)
+
+    @cached_property
+    def kv_bytes_shared(self) -> float:
+        """The shared prefix's bytes, held once for the batch (0 without a shared prefix)."""
+        if not self.shared_prefix:
+            return 0.0
+        return arch.shared_prefix_cache_bytes(self.model, self.context, self.shared_prefix, self.kv_precision)
+
+    @cached_property
+    def kv_bytes_private(self) -> float:
+        """What each user holds alone: ``KV bytes per user - shared prefix bytes``."""
+        return self.kv_bytes_per_user - self.kv_bytes_shared
+
+    def kv_bytes_for(self, batch: float) -> float:
+        """Cache of ``batch`` users, in memory and read each step: ``shared + batch * private``."""
+        return self.kv_bytes_shared + batch * self.kv_bytes_private
 
 
 @dataclass(frozen=True)
@@ -184,7 +223,7 @@ def decode_pass(hardware: Hardware, workload: Workload, batch: float) -> Pass:
     crossover can be solved, and checked, on a continuous batch axis."""
     hardware = resolved(hardware, workload)
     weights = arch.parameters_read(workload.model, batch) * bytes_per_value(workload.weight_precision)
-    cache = batch * workload.context * workload.kv_bytes_per_token
+    cache = workload.kv_bytes_for(batch)
     flops = batch * arch.decode_flops_per_token(workload.model, workload.context)
     return _timed(hardware, weights + cache, flops)
 
@@ -194,8 +233,9 @@ def decode_step(hardware: Hardware, workload: Workload) -> Pass:
 
     bytes = weights read (all of a dense model but an untied input embedding,
     of which each user's token reads one row; for a mixture of experts, only the
-    experts the batch touches), block scales included, + ``batch * context * KV
-    bytes per token``;
+    experts the batch touches), block scales included, + the cache, ``shared
+    prefix + batch * private`` (``batch * context * KV bytes per token`` without
+    windows or a shared prefix);
     FLOPs = ``batch * (2 * multiplied parameters + attention over the context)``;
     time = ``max(bytes / (GPUs * bandwidth), FLOPs / (GPUs * peak))``.
     Tokens/s per user = ``1 / time``; for all users, ``batch / time``.
@@ -218,7 +258,7 @@ def prefill_pass(hardware: Hardware, workload: Workload) -> Pass:
     hardware = resolved(hardware, workload)
     model = workload.model
     weights = arch.parameters_read(model, prompt) * bytes_per_value(workload.weight_precision)
-    cache = prompt * workload.kv_bytes_per_token
+    cache = arch.kv_cache_bytes(model, prompt, workload.kv_precision)
     return _timed(hardware, weights + cache, arch.prefill_flops(model, prompt))
 
 
@@ -228,26 +268,32 @@ def crossover_batch(hardware: Hardware, workload: Workload) -> float | None:
     Solves ``compute_s(B) = memory_s(B)`` for real B using ``decode_step``'s
     model. Compute grows as ``c*B``; memory grows as weights touched (concave in
     B: embedding rows and experts) plus ``B * context * KV bytes``, so the gap
-    is convex and crosses zero at most once. When each extra user adds at least
-    as much memory time as compute time, decode never turns compute-bound and
-    the answer is None.
+    is convex and crosses zero at most once. Once every embedding row and expert
+    is read, each extra user adds only its cache read, so when that costs at
+    least as much time as its math, decode never turns compute-bound and the
+    answer is None.
     """
     hardware = resolved(hardware, workload)
     model = workload.model
     weight_size = bytes_per_value(workload.weight_precision)
     bandwidth = hardware.bandwidth_bytes_per_s
     per_user_compute = arch.decode_flops_per_token(model, workload.context) / hardware.peak_flops_per_s
-    per_user_cache = workload.context * workload.kv_bytes_per_token / bandwidth
-    # An untied embedding adds one row per user; count it with the cache.
-    row_s = 0.0 if model.tied_embeddings else model.hidden_size * weight_size / bandwidth
-    if per_user_cache + row_s >= per_user_compute:
+    per_user_cache = workload.kv_bytes_private / bandwidth
+    # Past the crossover the gap grows at (compute - cache) per user once the weights read
+    # stops growing (every embedding row and expert read), so it exists exactly when that is positive.
+    if per_user_cache >= per_user_compute:
         return None
     if model.moe is None:
-        # Weights read grow only by the rows: W0/BW + B*(row + cache) = B*compute, linear in B.
-        fixed_s = arch.parameters_read(model, 0) * weight_size / bandwidth
-        batch = fixed_s / (per_user_compute - per_user_cache - row_s)
-        if batch <= model.vocab_size:
-            return batch
+        # Weights read (and a shared prefix) are the same at every batch but for the untied
+        # embedding's rows, one per user up to V: (W0 + shared)/BW + B*(row + cache) = B*compute.
+        fixed_s = (arch.parameters_read(model, 0) * weight_size + workload.kv_bytes_shared) / bandwidth
+        row_s = 0.0 if model.tied_embeddings else model.hidden_size * weight_size / bandwidth
+        if per_user_cache + row_s < per_user_compute:
+            batch = fixed_s / (per_user_compute - per_user_cache - row_s)
+            if batch <= model.vocab_size:
+                return batch
+        # Beyond V users every row is read: (W0 + V*row + shared)/BW + B*cache = B*compute.
+        return (fixed_s + model.vocab_size * row_s) / (per_user_compute - per_user_cache)
     return _solve_crossover(hardware, workload)
 
 
@@ -259,11 +305,12 @@ def _solve_crossover(hardware: Hardware, workload: Workload) -> float:
     # a dozen times or more, and a sweep calls the solver thousands of times.
     model = workload.model
     weight_size_s = bytes_per_value(workload.weight_precision) / hardware.bandwidth_bytes_per_s
-    cache_s = workload.context * workload.kv_bytes_per_token / hardware.bandwidth_bytes_per_s
+    shared_s = workload.kv_bytes_shared / hardware.bandwidth_bytes_per_s
+    cache_s = workload.kv_bytes_private / hardware.bandwidth_bytes_per_s
     compute_s = arch.decode_flops_per_token(model, workload.context) / hardware.peak_flops_per_s
 
     def gap(batch: float) -> tuple[float, float]:
-        memory_s = arch.parameters_read(model, batch) * weight_size_s + batch * cache_s
+        memory_s = arch.parameters_read(model, batch) * weight_size_s + shared_s + batch * cache_s
         return batch * compute_s - memory_s, memory_s
 
     low, high = 0.0, 1.0
@@ -304,7 +351,7 @@ class MemoryUse:
 
     @property
     def used_bytes(self) -> float:
-        """``weights + batch * context * KV bytes per token``."""
+        """``weights + KV bytes`` (``KV = shared prefix + batch * private``)."""
         return self.weights_bytes + self.kv_bytes
 
     @property
@@ -316,22 +363,25 @@ class MemoryUse:
 def memory_use(hardware: Hardware, workload: Workload) -> MemoryUse:
     """Memory in use and the largest batch that fits.
 
-    used = ``weights + batch * context * KV bytes per token``;
+    used = ``weights + shared prefix + batch * private KV``, where private =
+    ``KV bytes per user - shared prefix`` (without a shared prefix, ``batch *
+    context * KV bytes per token``, local layers capped at their window);
     usable = ``usable fraction * GPUs * memory per GPU``;
-    largest batch = ``floor((usable - weights) / (context * KV bytes per token))``,
-    0 when not even one user fits (``fit.memory_shortfall`` says whether the weights or
-    the cache is to blame), None when the context is empty.
+    largest batch = ``floor((usable - weights - shared) / private)``,
+    0 when not even one user fits (``fit.memory_shortfall`` says whether the weights,
+    the shared prefix or the cache is to blame), None when no user holds anything of
+    their own (an empty context, or one that is all shared prefix).
     """
     weights = arch.weight_bytes(workload.model, workload.weight_precision)
-    per_user = workload.context * workload.kv_bytes_per_token
+    shared, private = workload.kv_bytes_shared, workload.kv_bytes_private
     usable = hardware.usable_memory_bytes
-    if weights > usable:
+    if weights + shared > usable:
         max_batch: int | None = 0
-    elif per_user == 0:
+    elif private <= 0:
         max_batch = None
     else:
-        max_batch = math.floor((usable - weights) / per_user)
-    return MemoryUse(weights, workload.batch * per_user, usable, max_batch)
+        max_batch = math.floor((usable - weights - shared) / private)
+    return MemoryUse(weights, workload.kv_bytes_for(workload.batch), usable, max_batch)
 
 
 def tensor_parallel_degrees(model: ModelSpec, limit: int = 1024) -> tuple[int, ...]:

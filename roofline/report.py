@@ -12,16 +12,28 @@ def _rows(estimate: Estimate) -> list[tuple[str, str]]:
     decode, prefill = estimate.decode, estimate.prefill
     shortfall = memory_shortfall(estimate)
     if memory.max_batch is None:
-        most_users = "no limit (nothing cached at context 0)"
-    elif memory.weights_bytes > memory.usable_bytes:
-        most_users = "none: the weights alone do not fit"
+        reason = "nothing cached at context 0" if workload.context == 0 else "every cached token is shared"
+        most_users = f"no limit ({reason})"
+    elif memory.weights_bytes + workload.kv_bytes_shared > memory.usable_bytes:
+        alone = "the weights and the shared prefix" if workload.shared_prefix else "the weights"
+        most_users = f"none: {alone} alone do not fit"
     elif memory.max_batch == 0:
         most_users = f"none: one user's KV cache at {workload.context:,} tokens does not fit"
     else:
         most_users = f"{memory.max_batch:,} at {workload.context:,} tokens of context"
+    shared = []
+    if workload.shared_prefix:
+        shared = [
+            (
+                "shared prefix",
+                f"{workload.shared_prefix:,} tokens, {fmt.bytes_size(workload.kv_bytes_shared)} stored once"
+                f" (each user adds {fmt.bytes_size(workload.kv_bytes_private)})",
+            )
+        ]
     rows = [
         ("weights", f"{fmt.gigabytes(memory.weights_bytes)} ({workload.weight_precision})"),
         ("KV cache per token", f"{fmt.bytes_size(workload.kv_bytes_per_token)} ({workload.kv_precision})"),
+        *shared,
         ("KV cache, all users", fmt.gigabytes(memory.kv_bytes)),
         ("memory in use", f"{fmt.gigabytes(memory.used_bytes)} of {fmt.gigabytes(memory.usable_bytes)} usable"),
         ("fits", "yes" if shortfall is None else f"NO: {shortfall.problem}"),

@@ -14,8 +14,12 @@ from dataclasses import dataclass, field, fields
 from types import MappingProxyType
 from typing import Any
 
-from .errors import SpecError, entry_label, shown, unknown_name
+from .errors import SpecError, did_you_mean, entry_label, shown, unknown_name
 from .precisions import PRECISIONS, SIXTEEN_BIT
+
+#: The kinds of attention layer a ``layer_pattern`` may name: a local layer sees
+#: only the last ``sliding_window`` tokens, a global layer sees them all.
+LAYER_KINDS = ("local", "global")
 
 
 def _count(minimum: int = 1, maximum: int = 1_000_000) -> Any:
@@ -44,6 +48,8 @@ MEMORY_BYTES = (1e8, 1e13)
 BANDWIDTH_BYTES_PER_S = (1e9, 1e15)
 #: Dense peak math rate of one chip at one precision: 1 GFLOP/s to 1 EFLOP/s.
 FLOPS_PER_S = (1e9, 1e18)
+#: One direction of a chip's link to host memory: 100 MB/s to 10 TB/s.
+HOST_LINK_BYTES_PER_S = (1e8, 1e13)
 #: Longest name and source text, in characters.
 NAME_LENGTH, SOURCE_LENGTH = 200, 2000
 
@@ -113,11 +119,23 @@ class GpuSpec:
     source: str = _text(SOURCE_LENGTH)
     #: What the memory figure means: nameplate against what software can address (optional).
     memory_note: str = ""
+    #: Bandwidth of one direction of the GPU's link to host memory (PCIe), or None
+    #: when not given; swapping the KV cache out and back in moves bytes over it.
+    host_link_bytes_per_s: float | None = None
+    #: Where the host-link figure comes from; required with it.
+    host_link_source: str | None = None
 
     def __post_init__(self) -> None:
         _validate(self)
         if self.memory_note != "":  # optional, but when given it is one printable line like a source
             _check_field("memory_note", "text", self.memory_note, 1, SOURCE_LENGTH)
+        given = {name: getattr(self, name) is not None for name in ("host_link_bytes_per_s", "host_link_source")}
+        if any(given.values()) and not all(given.values()):
+            missing = next(name for name, present in given.items() if not present)
+            raise SpecError("is missing (the host link needs both a figure and its source)", field=missing)
+        if self.host_link_bytes_per_s is not None:
+            _check_field("host_link_bytes_per_s", "quantity", self.host_link_bytes_per_s, *HOST_LINK_BYTES_PER_S)
+            _check_field("host_link_source", "text", self.host_link_source, 1, SOURCE_LENGTH)
         if not any(precision in self.dense_flops_per_s for precision in SIXTEEN_BIT):
             # Weight-only formats and the rule of thumb multiply at 16 bits; every real GPU lists it.
             raise SpecError(
@@ -144,6 +162,16 @@ class GpuSpec:
                 field="dense_flops_per_s",
                 hint=f"it has {have}",
             ) from None
+
+    def host_link(self) -> float:
+        """One direction of the link to host memory, bytes/s; SpecError when the entry has none."""
+        if self.host_link_bytes_per_s is None:
+            raise SpecError(
+                f"{self.id} has no host link bandwidth",
+                field="host_link_bytes_per_s",
+                hint="add host_link_bytes_per_s and host_link_source to its entry",
+            )
+        return self.host_link_bytes_per_s
 
 
 @dataclass(frozen=True)
@@ -190,6 +218,9 @@ class ModelSpec:
 
     ``kv_heads`` and ``head_dim`` describe grouped-query attention; a model with
     ``mla`` set caches a latent instead and leaves them at 0 (not applicable).
+    A model with sliding-window layers sets ``sliding_window`` (tokens a local
+    layer keeps) and ``layer_pattern``, the kinds of layer ("local" or "global")
+    repeated from the first layer on; without them every layer is global.
     """
 
     id: str = _text()
@@ -205,9 +236,12 @@ class ModelSpec:
     source: str = _text(SOURCE_LENGTH)
     moe: MoeSpec | None = None
     mla: MlaSpec | None = None
+    sliding_window: int = 0
+    layer_pattern: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         _validate(self)
+        self._check_windows()
         if self.mla is None:
             for name in ("kv_heads", "head_dim"):
                 if getattr(self, name) < 1:
@@ -221,4 +255,40 @@ class ModelSpec:
             raise SpecError(
                 f"must not exceed layers ({self.layers}), got {self.moe.dense_layers}",
                 field="moe.dense_layers",
+            )
+
+    def _check_windows(self) -> None:
+        """Both window fields or neither; the pattern names known kinds and has a local layer."""
+        pattern = self.layer_pattern
+        if isinstance(pattern, list):
+            pattern = tuple(pattern)
+            object.__setattr__(self, "layer_pattern", pattern)
+        if not isinstance(pattern, tuple):
+            raise SpecError(f'must be a list such as ["local", "global"], got {pattern!r}', field="layer_pattern")
+        if not self.sliding_window and not pattern:
+            return
+        if not pattern:
+            raise SpecError(
+                "a sliding_window needs a layer_pattern",
+                field="layer_pattern",
+                hint='say which layers are local, for example layer_pattern = ["local", "global"]',
+            )
+        if self.sliding_window == 0 and not isinstance(self.sliding_window, bool):
+            raise SpecError(
+                "a layer_pattern needs a sliding_window of at least 1 token",
+                field="sliding_window",
+                hint="copy sliding_window from the model's config.json",
+            )
+        _check_field("sliding_window", "count", self.sliding_window, 1, 100_000_000)  # tokens, as --context
+        for kind in pattern:
+            if kind not in LAYER_KINDS:
+                hint = did_you_mean(str(kind), LAYER_KINDS) or "use " + " or ".join(f'"{k}"' for k in LAYER_KINDS)
+                raise SpecError(f"unknown layer kind {shown(kind)}", field="layer_pattern", hint=hint)
+        if len(pattern) > self.layers:
+            raise SpecError(f"has {len(pattern)} entries, more than the {self.layers} layers", field="layer_pattern")
+        if "local" not in pattern:
+            raise SpecError(
+                "names no local layer, so the window would apply nowhere",
+                field="layer_pattern",
+                hint="remove sliding_window and layer_pattern, or mark the windowed layers local",
             )

@@ -44,6 +44,16 @@ CASES = [
     {"gpu": "h200", "model": "mixtral-8x7b", "precision": "fp8", "batch": 32, "context": 8192, "prompt": 4000},
     {"gpu": "b200", "model": "deepseek-v3", "precision": "fp4", "gpus": 8, "batch": 64, "context": 32768},
     {"gpu": "mi300x", "model": "llama-3.1-405b", "precision": "fp8", "gpus": 4, "compute_precision": "fp8"},
+    # Windowed layers, a shared prefix and a KV format with group scales.
+    {
+        "gpu": "h100-sxm",
+        "model": "gemma-2-9b",
+        "kv_precision": "int4",
+        "batch": 16,
+        "context": 32768,
+        "shared_prefix": 2048,
+        "prompt": 8192,
+    },
 ]
 VIEWS = [
     {"gpu": "h100-sxm", "model": "llama-3.1-8b", "precision": "bf16", "gpus": 1, "users": 1, "context": 4096},

@@ -84,6 +84,11 @@ def repo_with(tmp_path: Path, gpu_name: str | None = None, model_name: str | Non
         start = text.index("source = ", text.index('[gpu."h100-sxm"]'))
         end = text.index("\n", start)
         gpus.write_text(text[:start] + "source = " + toml_string(sources["gpu_source"]) + text[end:])
+        # The host link's source follows the chip's in the same item; keep it link-free here.
+        text = gpus.read_text()
+        start = text.index("host_link_source = ", text.index('[gpu."h100-sxm"]'))
+        end = text.index("\n", start)
+        gpus.write_text(text[:start] + 'host_link_source = "PCIe Gen5 x16"' + text[end:])
     return root
 
 
@@ -167,7 +172,7 @@ def test_a_source_links_only_http_urls_and_shows_the_rest_as_text(case: str, tmp
     item = next(item for item in page.find_all("li") if item.find("code").get_text() == "h100-sxm")
     assert [a["href"] for a in item.find_all("a")] == hrefs
     assert not item.find_all(["script", "img", "b"])
-    shown = item.get_text().split(": ", 1)[1]
+    shown = item.get_text().split(": ", 1)[1].removesuffix(" · host link, one direction: PCIe Gen5 x16")
     if not hrefs:
         assert shown == source
     assert "{{" not in tables.hardware_table(ctx)

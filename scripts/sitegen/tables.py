@@ -10,6 +10,7 @@ from collections.abc import Iterable
 
 from roofline import GpuSpec, ModelSpec, active_parameters, kv_cache_bytes_per_token, total_parameters
 from roofline import formatting as fmt
+from roofline.kvcache import attention_kind
 from roofline.precisions import BYTES_PER_VALUE, PRECISIONS
 
 from . import escape
@@ -35,7 +36,7 @@ def _peak(gpu: GpuSpec, precision: str) -> str:
 def hardware_table(ctx: Context) -> str:
     """Every GPU: memory, bandwidth, dense peak per math precision it has, and its source."""
     precisions = [p for p in PRECISIONS if any(p in gpu.dense_flops_per_s for gpu in ctx.specs.gpus.values())]
-    header = ("GPU", "id", "Memory", "Bandwidth", *(f"{p} TFLOP/s" for p in precisions))
+    header = ("GPU", "id", "Memory", "Bandwidth", "Host link", *(f"{p} TFLOP/s" for p in precisions))
     rows = []
     for gpu in ctx.specs.gpus.values():
         rows.append(
@@ -44,11 +45,19 @@ def hardware_table(ctx: Context) -> str:
                 f"`{gpu.id}`",
                 fmt.gigabytes(gpu.memory_bytes, 0),
                 f"{gpu.bandwidth_bytes_per_s / 1e9:,.0f} GB/s",
+                "—" if gpu.host_link_bytes_per_s is None else f"{gpu.host_link_bytes_per_s / 1e9:,.0f} GB/s",
                 *(_peak(gpu, p) for p in precisions),
             )
         )
-    table = _cells(header, rows, right=set(range(2, 4 + len(precisions))))
-    return table + _sources((gpu.name, gpu.id, gpu.source) for gpu in ctx.specs.gpus.values())
+    table = _cells(header, rows, right=set(range(2, 5 + len(precisions))))
+    return table + _sources((gpu.name, gpu.id, _gpu_sources(gpu)) for gpu in ctx.specs.gpus.values())
+
+
+def _gpu_sources(gpu: GpuSpec) -> str:
+    """The chip's source, then its host link's (one direction of its PCIe link) when it has one."""
+    if gpu.host_link_source is None:
+        return gpu.source
+    return f"{gpu.source} · host link, one direction: {gpu.host_link_source}"
 
 
 def _sources(entries: Iterable[tuple[str, str, str]]) -> str:
@@ -67,7 +76,11 @@ def _architecture(model: ModelSpec) -> str:
         mla = model.mla
         attention = f"MLA, {model.attention_heads} heads, latent {mla.kv_lora_rank} + RoPE {mla.qk_rope_head_dim}"
     else:
-        attention = f"GQA, {model.attention_heads} heads / {model.kv_heads} KV × {model.head_dim}"
+        kind = attention_kind(model)
+        attention = f"{kind}, {model.attention_heads} heads / {model.kv_heads} KV × {model.head_dim}"
+    if model.layer_pattern:
+        pattern = "/".join(model.layer_pattern)
+        attention += f", layers {pattern} (local window {model.sliding_window:,})"
     if model.moe is None:
         mlp = f"FFN {model.ffn_size:,}"
     else:

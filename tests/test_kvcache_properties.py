@@ -1,0 +1,180 @@
+"""Invariants of the KV-cache model, checked with hypothesis over made-up chips, models and lengths."""
+
+from __future__ import annotations
+
+import dataclasses
+from types import MappingProxyType
+
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from roofline import (
+    GpuSpec,
+    Hardware,
+    ModelSpec,
+    Workload,
+    architecture,
+    decode_step,
+    evaluate,
+    generation_work,
+    kv_cache_bytes,
+    kv_equals_weights_context,
+    kv_read_asymptote,
+    paging_use,
+    users_that_fit,
+)
+from roofline.kvcache import weights_read_bytes
+from roofline.kvformats import KV_FORMAT_NAMES
+
+settings.register_profile("roofline-kv", max_examples=150, deadline=None)
+settings.load_profile("roofline-kv")
+
+
+@st.composite
+def gpus(draw: st.DrawFn) -> GpuSpec:
+    return GpuSpec(
+        id="made-up",
+        name="Made-up GPU",
+        memory_bytes=draw(st.floats(8e9, 512e9)),
+        bandwidth_bytes_per_s=draw(st.floats(100e9, 20e12)),
+        dense_flops_per_s=MappingProxyType({"bf16": draw(st.floats(50e12, 5e15))}),
+        source="test",
+        host_link_bytes_per_s=draw(st.floats(1e9, 200e9)),
+        host_link_source="test",
+    )
+
+
+@st.composite
+def models(draw: st.DrawFn, *, windowed: bool | None = None) -> ModelSpec:
+    kv_heads = draw(st.sampled_from([1, 2, 4, 8]))
+    layers = draw(st.integers(1, 64))
+    with_window = draw(st.booleans()) if windowed is None else windowed
+    window, pattern = 0, ()
+    if with_window:
+        window = draw(st.integers(1, 8192))
+        kinds = draw(st.lists(st.sampled_from(["local", "global"]), min_size=1, max_size=min(layers, 6)))
+        assume("local" in kinds)
+        pattern = tuple(kinds)
+    return ModelSpec(
+        id="made-up",
+        name="Made-up model",
+        layers=layers,
+        hidden_size=draw(st.integers(64, 8192)),
+        attention_heads=kv_heads * draw(st.integers(1, 16)),
+        kv_heads=kv_heads,
+        head_dim=draw(st.sampled_from([64, 128, 256])),
+        ffn_size=draw(st.integers(64, 32768)),
+        vocab_size=draw(st.integers(1000, 256000)),
+        tied_embeddings=draw(st.booleans()),
+        source="test",
+        sliding_window=window,
+        layer_pattern=pattern,
+    )
+
+
+kv_formats = st.sampled_from(KV_FORMAT_NAMES)
+contexts = st.integers(0, 262144)
+
+
+@given(gpus(), models(), kv_formats, contexts, contexts)
+def test_users_that_fit_never_rise_with_context(gpu, model, kv_format, context_a, context_b) -> None:
+    short, long = sorted((context_a, context_b))
+    hardware = Hardware(gpu)
+    at_short = users_that_fit(hardware, Workload(model, kv_precision=kv_format, context=short))
+    at_long = users_that_fit(hardware, Workload(model, kv_precision=kv_format, context=long))
+    # None means no limit (nothing cached), which only an empty context gives.
+    assert (at_short is None) == (short == 0)
+    if at_short is not None:
+        assert at_long <= at_short
+
+
+@given(models(windowed=True), kv_formats, contexts)
+def test_a_window_never_increases_the_cache(model, kv_format, context) -> None:
+    unwindowed = dataclasses.replace(model, sliding_window=0, layer_pattern=())
+    assert kv_cache_bytes(model, context, kv_format) <= kv_cache_bytes(unwindowed, context, kv_format)
+    if context <= model.sliding_window:
+        assert kv_cache_bytes(model, context, kv_format) == kv_cache_bytes(unwindowed, context, kv_format)
+
+
+@given(models(), kv_formats, contexts, contexts)
+def test_the_cache_never_shrinks_as_the_context_grows(model, kv_format, context_a, context_b) -> None:
+    short, long = sorted((context_a, context_b))
+    assert kv_cache_bytes(model, short, kv_format) <= kv_cache_bytes(model, long, kv_format)
+
+
+@given(models(), kv_formats, contexts)
+def test_the_cache_is_the_sum_over_layers_of_the_tokens_each_keeps(model, kv_format, context) -> None:
+    per_layer_token = architecture.kv_cache_bytes_per_token(model, kv_format) / model.layers
+    kinds = model.layer_pattern or ("global",)
+    kept = sum(
+        min(context, model.sliding_window) if kinds[layer % len(kinds)] == "local" else context
+        for layer in range(model.layers)
+    )
+    assert kv_cache_bytes(model, context, kv_format) == pytest.approx(kept * per_layer_token, rel=1e-12)
+
+
+@given(
+    st.lists(st.integers(1, 32768), min_size=1, max_size=200),
+    st.integers(1, 512),
+    st.integers(1, 512),
+)
+def test_paged_utilization_is_at_least_contiguous(lengths, blocks_per_request, block) -> None:
+    # A maximum context that is a whole number of blocks, as real ones are (2,048 = 128 x 16);
+    # otherwise the last block of the longest request can overshoot the contiguous reservation.
+    max_context = blocks_per_request * block
+    assume(max(lengths) <= max_context)
+    use = paging_use(lengths, max_context, block)
+    assert use.paged_utilization >= use.contiguous_utilization
+    assert use.paged_utilization <= 1.0
+    # Each request wastes less than one block.
+    assert use.paged_reserved - use.tokens < len(lengths) * block
+
+
+@given(models(), st.integers(1, 300), st.integers(1, 300))
+def test_generation_work_closed_forms_match_a_step_by_step_sum(model, prompt, output) -> None:
+    def forward(tokens: int) -> float:  # a pass over the sequence that predicts its next token
+        return architecture.prefill_flops(model, tokens)
+
+    cached = forward(prompt) + sum(
+        architecture.decode_flops_per_token(model, prompt + step) for step in range(1, output)
+    )
+    uncached = sum(forward(prompt + step) for step in range(output))
+    work = generation_work(model, prompt, output)
+    assert work.cached_flops == pytest.approx(cached, rel=1e-9)
+    assert work.uncached_flops == pytest.approx(uncached, rel=1e-9)
+    assert work.uncached_flops >= work.cached_flops * (1 - 1e-12)
+
+
+@given(models(), kv_formats, st.integers(1, 512))
+def test_kv_equals_weights_context_is_where_the_reads_match(model, kv_format, batch) -> None:
+    workload = Workload(model, kv_precision=kv_format, batch=batch)
+    context = kv_equals_weights_context(workload)
+    weights = weights_read_bytes(workload)  # what one step reads: an untied embedding gives one row a user
+    if context is None:  # every layer local: the cache stops growing below the weights
+        assert batch * kv_cache_bytes(model, 10**12, kv_format) < weights
+    else:
+        assert batch * kv_cache_bytes(model, context, kv_format) == pytest.approx(weights, rel=1e-9)
+
+
+@given(gpus(), models(), kv_formats, st.integers(1, 131072), st.integers(1, 1 << 16))
+def test_total_tokens_per_s_stay_below_the_kv_read_asymptote(gpu, model, kv_format, context, batch) -> None:
+    hardware = Hardware(gpu)
+    workload = Workload(model, kv_precision=kv_format, batch=batch, context=context)
+    assert batch / decode_step(hardware, workload).seconds < kv_read_asymptote(hardware, workload)
+
+
+@given(gpus(), models(), kv_formats, st.integers(1, 65536), st.integers(1, 256), st.data())
+def test_a_shared_prefix_never_costs_memory_or_reads(gpu, model, kv_format, context, batch, data) -> None:
+    prefix = data.draw(st.integers(0, context))
+    hardware = Hardware(gpu)
+    plain = evaluate(hardware, Workload(model, kv_precision=kv_format, batch=batch, context=context))
+    shared = evaluate(
+        hardware, Workload(model, kv_precision=kv_format, batch=batch, context=context, shared_prefix=prefix)
+    )
+    assert shared.memory.kv_bytes <= plain.memory.kv_bytes * (1 + 1e-12)
+    assert shared.decode.bytes_moved <= plain.decode.bytes_moved * (1 + 1e-12)
+    if batch == 1:
+        assert shared.memory.kv_bytes == pytest.approx(plain.memory.kv_bytes, rel=1e-12)
+    if plain.memory.max_batch is not None and shared.memory.max_batch is not None:
+        assert shared.memory.max_batch >= plain.memory.max_batch
