@@ -13,10 +13,14 @@ Layout, lowest layer first. A module imports only from modules above it:
 - ``architecture`` what a model implies: parameters, KV bytes per token, FLOPs per token.
                    A new per-model formula goes here.
 - ``performance``  the roofline itself: Hardware, Workload, decode step, prefill,
-                   memory, crossover. A new per-deployment formula goes here.
+                   memory, crossover, the cost of one serving iteration.
+                   A new per-deployment formula goes here.
 - ``estimate``     one call combining them into an Estimate (what the CLI prints).
 - ``sweep``        grids of estimates as rows, Markdown and CSV (tables, figures, bench).
-- ``report``       human-readable text for one estimate.
+- ``serving``      a deterministic discrete-event simulator of a server: Poisson
+                   arrivals, static / continuous / chunked batching, paged KV
+                   admission; TTFT, TPOT, throughput, goodput. Times from performance.
+- ``report``       human-readable text for one estimate or one simulation.
 - ``cli``          the ``roofline`` command; the only module that prints or exits.
 
 Quick start::
@@ -37,6 +41,7 @@ from .estimate import Estimate, estimate, evaluate
 from .loader import SpecSet, builtin_specs, load_specs, parse_specs, read_spec_file
 from .performance import (
     Hardware,
+    IterationCosts,
     MemoryUse,
     Pass,
     Workload,
@@ -44,12 +49,14 @@ from .performance import (
     decode_pass,
     decode_step,
     gpus_to_fit,
+    iteration_costs,
     memory_use,
     prefill_pass,
     simple_crossover_batch,
     simple_prefill_seconds,
 )
 from .precisions import BYTES_PER_VALUE, PRECISIONS, bytes_per_value
+from .serving import Lengths, ServingConfig, SimulationResult, parse_lengths, simulate
 from .specs import GpuSpec, MlaSpec, ModelSpec, MoeSpec
 
 __all__ = [
@@ -58,11 +65,15 @@ __all__ = [
     "Estimate",
     "GpuSpec",
     "Hardware",
+    "IterationCosts",
+    "Lengths",
     "MemoryUse",
     "MlaSpec",
     "ModelSpec",
     "MoeSpec",
     "Pass",
+    "ServingConfig",
+    "SimulationResult",
     "SpecError",
     "SpecSet",
     "Workload",
@@ -75,14 +86,17 @@ __all__ = [
     "estimate",
     "evaluate",
     "gpus_to_fit",
+    "iteration_costs",
     "kv_cache_bytes_per_token",
     "load_specs",
     "memory_use",
+    "parse_lengths",
     "parse_specs",
     "prefill_pass",
     "read_spec_file",
     "simple_crossover_batch",
     "simple_prefill_seconds",
+    "simulate",
     "total_parameters",
     "weight_bytes",
 ]

@@ -4,6 +4,7 @@ roofline estimate --gpu h100-sxm --model llama-3.1-8b [--json]
 roofline list gpus|models|precisions
 roofline validate FILE...
 roofline table [--gpu ID] [--model ID ...] [--precisions P,P] [--format markdown|csv|text]
+roofline simulate --gpu ID --model ID [--policy static|continuous|chunked] [--rate R] ... [--json]
 """
 
 from __future__ import annotations
@@ -19,8 +20,10 @@ from . import formatting as fmt
 from .errors import SpecError, did_you_mean
 from .estimate import estimate
 from .loader import SpecSet, load_specs, read_spec_file
+from .performance import Hardware, Workload
 from .precisions import BYTES_PER_VALUE, DEFAULT_COMPUTE_PRECISION, PRECISIONS
-from .report import text_report
+from .report import simulation_report, text_report
+from .serving import POLICIES, ServingConfig, parse_lengths, simulate
 from .sweep import CHAPTER_PRECISIONS, CHAPTER_PROMPT_TOKENS, Table, decode_prefill_rows, decode_prefill_table
 
 EXIT_BAD_INPUT = 2
@@ -65,6 +68,26 @@ def _fraction(text: str) -> float:
     if not 0 < value <= 1:
         raise argparse.ArgumentTypeError(f"must be above 0 and at most 1, got {text}")
     return value
+
+
+def _positive_number(text: str) -> float:
+    try:
+        value = float(text.replace("_", "").replace(",", ""))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number, got '{text}'") from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be above 0, got {text}")
+    return value
+
+
+def _lengths(option: str) -> Callable[[str], object]:
+    def parse(text: str) -> object:
+        try:
+            return parse_lengths(text, option)
+        except SpecError as error:
+            raise argparse.ArgumentTypeError(f"{error.message}" + (f" ({error.hint})" if error.hint else "")) from None
+
+    return parse
 
 
 def _add_specs_option(parser: argparse.ArgumentParser) -> None:
@@ -120,7 +143,32 @@ def build_parser() -> argparse.ArgumentParser:
     table.add_argument("--prompt", type=_whole_number(1), default=CHAPTER_PROMPT_TOKENS, help="prompt tokens")
     table.add_argument("--format", choices=("markdown", "csv", "text"), default="markdown")
     _add_specs_option(table)
+    _add_simulate_parser(commands)
     return parser
+
+
+def _add_simulate_parser(commands: argparse._SubParsersAction) -> None:
+    defaults = ServingConfig()
+    run = commands.add_parser("simulate", help="serve a stream of requests and report latency and throughput")
+    run.add_argument("--gpu", required=True, help="GPU id (see: roofline list gpus)")
+    run.add_argument("--model", required=True, help="model id (see: roofline list models)")
+    run.add_argument("--gpus", type=_whole_number(1), default=1, help="GPUs, ideal tensor parallelism (default 1)")
+    run.add_argument("--precision", type=_precision, default="bf16", help="weight precision (default bf16)")
+    run.add_argument("--kv-precision", type=_precision, default="bf16", help="KV-cache precision (default bf16)")
+    run.add_argument("--policy", choices=POLICIES, default=defaults.policy, help="scheduler (default continuous)")
+    run.add_argument("--rate", type=_positive_number, default=defaults.rate, help="arrivals per second (Poisson)")
+    run.add_argument("--requests", type=_whole_number(1), default=defaults.requests, help="requests to serve")
+    run.add_argument("--prompt", type=_lengths("--prompt"), default=defaults.prompt, help="prompt tokens: N or LO:HI")
+    run.add_argument("--output", type=_lengths("--output"), default=defaults.output, help="output tokens: N or LO:HI")
+    run.add_argument("--max-batch", type=_whole_number(1), default=defaults.max_batch, help="most requests running")
+    run.add_argument(
+        "--token-budget", type=_whole_number(1), default=defaults.token_budget, help="tokens per iteration (chunked)"
+    )
+    run.add_argument("--ttft-slo", type=_positive_number, default=defaults.ttft_slo_s, help="TTFT target, seconds")
+    run.add_argument("--tpot-slo", type=_positive_number, default=defaults.tpot_slo_s, help="TPOT target, seconds")
+    run.add_argument("--seed", type=_whole_number(0), default=defaults.seed, help="random seed (default 0)")
+    run.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    _add_specs_option(run)
 
 
 def _run_estimate(args: argparse.Namespace, specs: SpecSet) -> str:
@@ -203,6 +251,47 @@ def _run_table(args: argparse.Namespace, specs: SpecSet) -> str:
     return {"markdown": table.markdown, "csv": table.csv, "text": table.text}[args.format]()
 
 
+#: ServingConfig fields named as the options that set them, for error messages.
+_SIMULATE_OPTIONS = {
+    "rate": "--rate",
+    "requests": "--requests",
+    "prompt": "--prompt",
+    "output": "--output",
+    "max_batch": "--max-batch",
+    "token_budget": "--token-budget",
+    "ttft_slo_s": "--ttft-slo",
+    "tpot_slo_s": "--tpot-slo",
+    "seed": "--seed",
+}
+
+
+def _run_simulate(args: argparse.Namespace, specs: SpecSet) -> str:
+    _check_id("--gpu", specs.gpu, args.gpu)
+    _check_id("--model", specs.model, args.model)
+    hardware = Hardware(specs.gpu(args.gpu), args.gpus)
+    workload = Workload(specs.model(args.model), args.precision, args.kv_precision)
+    try:
+        config = ServingConfig(
+            policy=args.policy,
+            rate=args.rate,
+            requests=args.requests,
+            prompt=args.prompt,
+            output=args.output,
+            max_batch=args.max_batch,
+            token_budget=args.token_budget,
+            ttft_slo_s=args.ttft_slo,
+            tpot_slo_s=args.tpot_slo,
+            seed=args.seed,
+        )
+        result = simulate(hardware, workload, config)
+    except SpecError as error:
+        option = _SIMULATE_OPTIONS.get(error.field or "", "--" + (error.field or "").replace("_", "-"))
+        raise SpecError(f"{option}: {error.message}", hint=error.hint) from None
+    if args.json:
+        return json.dumps(result.to_dict(), indent=2) + "\n"
+    return simulation_report(result, hardware, workload)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status (0, or 2 for bad input)."""
     parser = build_parser()
@@ -215,6 +304,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             output = _run_estimate(args, specs)
         elif args.command == "list":
             output = _run_list(args.what, specs)
+        elif args.command == "simulate":
+            output = _run_simulate(args, specs)
         else:
             output = _run_table(args, specs)
     except SpecError as error:

@@ -111,10 +111,10 @@ def parse_lengths(text: str, field: str) -> Lengths:
             return Lengths(int(parts[0]), int(parts[0]))
         if len(parts) == 2:
             return Lengths(int(parts[0]), int(parts[1]))
+    except SpecError as error:  # a SpecError is a ValueError too, so it is caught first
+        raise error.located(field=field) from None
     except ValueError:
         pass
-    except SpecError as error:
-        raise error.located(field=field) from None
     raise SpecError(f"must be N or LO:HI in tokens, got '{text}'", field=field, hint="e.g. 512 or 128:2048")
 
 
@@ -157,7 +157,7 @@ class ServingConfig:
         _check_number("token_budget", self.token_budget, minimum=1, whole=True)
         if self.policy == "chunked" and self.token_budget <= self.max_batch:
             raise SpecError(
-                f"must exceed max_batch ({self.max_batch}) so a prefill chunk always fits, got {self.token_budget}",
+                f"must exceed the max batch ({self.max_batch}) so a prefill chunk always fits, got {self.token_budget}",
                 field="token_budget",
             )
         _check_number("ttft_slo_s", self.ttft_slo_s, minimum=0, whole=False, inclusive=False)
