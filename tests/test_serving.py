@@ -43,6 +43,8 @@ DEPLOYMENTS = [
     for model in SPECS.models.values()
 ]
 SIMULATION = settings(max_examples=12, deadline=None)
+#: Cheap properties: more examples; no deadline, as the machines running them are shared.
+QUICK = settings(max_examples=60, deadline=None)
 POLICY = st.sampled_from(("static", "continuous", "chunked"))
 
 
@@ -53,6 +55,7 @@ def run(config: ServingConfig, hardware: Hardware = H100, workload: Workload = L
 # -- one package, one answer --------------------------------------------------------------------
 
 
+@QUICK
 @given(
     deployment=st.sampled_from(DEPLOYMENTS),
     batch=st.integers(1, 512),
@@ -108,6 +111,41 @@ def test_at_a_low_rate_ttft_is_the_prefill_and_tpot_the_batch_1_decode_step(
         assert result.ttft_s[p] == pytest.approx(prefill_s, rel=1e-9)
         assert result.tpot_s[p] == pytest.approx(sum(steps) / len(steps), rel=1e-9)
     assert result.latency_mean_s == pytest.approx(alone_s, rel=1e-9)
+
+
+@SIMULATION
+@given(
+    deployment=st.sampled_from(DEPLOYMENTS),
+    prompt=st.integers(2, 20000),
+    budget=st.integers(2, 3000),
+)
+def test_a_chunked_prompt_costs_one_iteration_per_budgetful(
+    deployment: tuple[Hardware, Workload], prompt: int, budget: int
+) -> None:
+    """Alone, a prompt is prefilled in budget-sized chunks, each reading the chunks before it
+    (``cached``) and attending over ``chunk * cached + chunk * (chunk + 1) / 2`` token pairs."""
+    hardware, workload = deployment
+    costs = iteration_costs(hardware, workload)
+    chunk_s, cached = 0.0, 0
+    while cached < prompt:
+        chunk = min(budget, prompt - cached)
+        pairs = chunk * cached + chunk * (chunk + 1) / 2
+        chunk_s += costs.iteration(0, 0, prefill_tokens=chunk, prefill_cached=cached, prefill_pairs=pairs).seconds
+        cached += chunk
+    config = ServingConfig(
+        policy="chunked",
+        rate=1e-3 / chunk_s,
+        requests=3,
+        prompt=Lengths(prompt, prompt),
+        output=Lengths(1, 1),
+        max_batch=1,
+        token_budget=budget,
+    )
+    result = run(config, hardware, workload)
+    assert result.ttft_s[50] == pytest.approx(chunk_s, rel=1e-9)
+    assert result.iterations == 3 * math.ceil(prompt / budget)
+    whole = prefill_pass(hardware, Workload(workload.model, prompt=prompt)).seconds
+    assert result.ttft_s[50] >= whole * (1 - 1e-9)  # chunks re-read the weights and the prefix
 
 
 @SIMULATION
@@ -309,6 +347,7 @@ def test_the_same_inputs_and_seed_give_byte_identical_json(policy: str, seed: in
     assert json.dumps(run(other).to_dict(trace=True)) != first
 
 
+@QUICK
 @given(low=st.integers(1, 10_000), width=st.integers(0, 10_000), seed=st.integers(0, 2**32))
 def test_lengths_are_drawn_from_their_whole_range(low: int, width: int, seed: int) -> None:
     lengths = parse_lengths(f"{low}:{low + width}", "prompt")
@@ -318,6 +357,7 @@ def test_lengths_are_drawn_from_their_whole_range(low: int, width: int, seed: in
     assert parse_lengths(str(lengths), "prompt") == lengths
 
 
+@QUICK
 @given(values=st.lists(st.floats(0, 1e6), min_size=1, max_size=300), p=st.sampled_from((50, 90, 99)))
 def test_percentile_is_the_nearest_rank(values: list[float], p: int) -> None:
     """At least p% of values are at or below it, and fewer than p% are strictly below it."""
