@@ -312,6 +312,46 @@ def blocks_for(tokens: int) -> int:
     return -(-tokens // BLOCK_TOKENS)
 
 
+def _steady_run(
+    memory0: float, memory_slope: float, compute0: float, compute_slope: float, steps: int
+) -> tuple[float, float] | None:
+    """Decode steps whose context grows by the same amount each step have memory and compute
+    times linear in the step number, ``memory0 + memory_slope * i`` and the like. When one of
+    the two is the larger at both the first and the last of ``steps`` steps, it is the larger
+    throughout: return its (first step's time, growth per step). None when they cross."""
+    last = steps - 1
+    memory_last, compute_last = memory0 + memory_slope * last, compute0 + compute_slope * last
+    if memory0 >= compute0 and memory_last >= compute_last:
+        return memory0, memory_slope
+    if memory0 <= compute0 and memory_last <= compute_last:
+        return compute0, compute_slope
+    return None
+
+
+def _run_seconds(first: float, slope: float, steps: int) -> float:
+    """Total time of ``steps`` steps taking ``first + slope * i``: ``k*first + slope*k*(k-1)/2``."""
+    return steps * first + slope * (steps * (steps - 1) / 2)
+
+
+def _steps_to_reach(first: float, slope: float, gap: float, most: int) -> int:
+    """Fewest steps, from 1 to ``most``, whose total time reaches ``gap`` (``most`` if none does):
+    the positive root of ``slope/2 k^2 + (first - slope/2) k = gap``, then nudged to the exact
+    integer against ``_run_seconds`` itself, so rounding in the root cannot shift it."""
+    if _run_seconds(first, slope, most) < gap:
+        return most
+    if slope > 0:
+        linear = first - slope / 2
+        steps = math.ceil((math.sqrt(linear * linear + 2 * slope * gap) - linear) / slope)
+    else:
+        steps = math.ceil(gap / first)
+    steps = min(max(steps, 1), most)
+    while steps > 1 and _run_seconds(first, slope, steps - 1) >= gap:
+        steps -= 1
+    while _run_seconds(first, slope, steps) < gap:
+        steps += 1
+    return steps
+
+
 class _Run:
     """The mutable state of one simulation; ``simulate`` is its only user."""
 
@@ -328,6 +368,8 @@ class _Run:
             prompt[index] = config.prompt.draw(rng)
             output[index] = config.output.draw(rng)
         self.arrival, self.prompt, self.output = arrival, prompt, output
+        #: KV blocks each request reserves: its whole prompt plus output.
+        self.blocks = [-(-(p + o) // BLOCK_TOKENS) for p, o in zip(prompt, output, strict=True)]
         self.admitted: list[float | None] = [None] * count
         self.first: list[float | None] = [None] * count
         self.finish: list[float | None] = [None] * count
@@ -374,7 +416,7 @@ class _Run:
         when its whole prompt plus output could never fit, even on an empty GPU."""
         arrival, index, count = self.arrival, self.next_arrival, self.config.requests
         while index < count and arrival[index] <= self.now:
-            if blocks_for(self.prompt[index] + self.output[index]) > self.capacity:
+            if self.blocks[index] > self.capacity:
                 self.rejected += 1
             else:
                 self.queue.append(index)
@@ -439,29 +481,42 @@ class _Run:
         self.run_iteration(self.iteration_s(0, 0, size * longest_prompt, 0, pairs))
         prefill_end = self.now
         # Token j (j >= 2) of every slot comes from decode step j - 1 at padded length P + j - 1.
-        token_times = [prefill_end]
+        steps = longest_output - 1
         context = size * (longest_prompt + 1)
         weights, kv_s, matmul = self.weights_s(size), self.kv_s, self.matmul_s * size
-        attention, now = self.decode_attention_s, prefill_end
-        for _ in range(longest_output - 1):  # iteration_s inlined: this loop is the hot one
-            memory = weights + kv_s * context
-            compute = matmul + attention * context
-            now += memory if memory >= compute else compute
-            token_times.append(now)
-            context += size
-        self.iterations += longest_output - 1
-        self.busy += now - prefill_end
-        self.now = end = now
+        attention = self.decode_attention_s
+        memory0, compute0 = weights + kv_s * context, matmul + attention * context
+        steady = _steady_run(memory0, kv_s * size, compute0, attention * size, steps)
+        if steady is not None:
+            token_times = None
+            end = prefill_end + _run_seconds(*steady, steps)
+        else:  # memory and compute cross within the batch: step by step
+            token_times = [prefill_end]
+            now = prefill_end
+            for _ in range(steps):
+                memory = weights + kv_s * context
+                compute = matmul + attention * context
+                now += memory if memory >= compute else compute
+                token_times.append(now)
+                context += size
+            end = now
+        self.iterations += steps
+        self.busy += end - prefill_end
+        self.now = end
         for index in members:
+            own_steps = self.output[index] - 1
             self.first[index] = prefill_end
-            self.finish[index] = token_times[self.output[index] - 1]
+            if token_times is None:
+                finish = end if own_steps == steps else prefill_end + _run_seconds(*steady, own_steps)
+            else:
+                finish = token_times[own_steps]
+            self.finish[index] = finish
             if index < self.traced:
-                own_steps = self.output[index] - 1
                 self.span(index, "prefill", start, prefill_end, 1)
                 if own_steps:
-                    self.span(index, "decode", prefill_end, self.finish[index], own_steps)
-                if self.finish[index] < end:
-                    self.span(index, "padding", self.finish[index], end, longest_output - 1 - own_steps)
+                    self.span(index, "decode", prefill_end, finish, own_steps)
+                if own_steps < steps:
+                    self.span(index, "padding", finish, end, steps - own_steps)
 
     # -- continuous and chunked -----------------------------------------------------------------
 
@@ -469,7 +524,7 @@ class _Run:
         """Iteration-level scheduling; ``chunked`` caps each iteration at the token budget."""
         config, queue = self.config, self.queue
         chunked = config.policy == "chunked"
-        prompt, output, traced = self.prompt, self.output, self.traced
+        prompt, output, blocks, traced = self.prompt, self.output, self.blocks, self.traced
         prefilling: deque[list[int]] = deque()  # [request, prompt tokens already cached]
         finishing: list[tuple[int, int]] = []  # (decode step at which it ends, request)
         decoders: list[int] = []  # traced requests now decoding
@@ -478,7 +533,7 @@ class _Run:
             # Between iterations: admit from the queue while the batch and the memory allow.
             self.enqueue_arrivals()
             while queue and running < config.max_batch:
-                need = blocks_for(prompt[queue[0]] + output[queue[0]])
+                need = blocks[queue[0]]
                 if need > self.free_blocks:
                     break  # first come first served: later requests wait behind it
                 index = queue.popleft()
@@ -525,7 +580,7 @@ class _Run:
                     self.first[index] = self.now
                     if output[index] == 1:
                         self.finish[index] = self.now
-                        self.free_blocks += blocks_for(prompt[index] + 1)
+                        self.free_blocks += blocks[index]
                         running -= 1
                         continue
                     decodes += 1
@@ -542,14 +597,24 @@ class _Run:
                 kv_s, matmul = self.kv_s, self.matmul_s * decodes
                 attention = self.decode_attention_s
                 now, first_step = self.now, step
-                while step < end_step:
-                    memory = weights + kv_s * decode_context
-                    compute = matmul + attention * decode_context
-                    now += memory if memory >= compute else compute
-                    decode_context += decodes
-                    step += 1
-                    if can_join and now >= next_arrival:
-                        break
+                memory0, compute0 = weights + kv_s * decode_context, matmul + attention * decode_context
+                steady = _steady_run(memory0, kv_s * decodes, compute0, attention * decodes, end_step - step)
+                if steady is not None:  # one side bounds every step: the times are an arithmetic series
+                    steps = end_step - step
+                    if can_join and next_arrival < math.inf:
+                        steps = _steps_to_reach(*steady, next_arrival - now, steps)
+                    now += _run_seconds(*steady, steps)
+                    decode_context += decodes * steps
+                    step += steps
+                else:
+                    while step < end_step:  # memory and compute cross within the run: step by step
+                        memory = weights + kv_s * decode_context
+                        compute = matmul + attention * decode_context
+                        now += memory if memory >= compute else compute
+                        decode_context += decodes
+                        step += 1
+                        if can_join and now >= next_arrival:
+                            break
                 self.iterations += step - first_step
                 self.busy += now - self.now
                 self.now = now
@@ -560,7 +625,7 @@ class _Run:
                 self.finish[index] = self.now
                 decodes -= 1
                 decode_context -= prompt[index] + output[index]
-                self.free_blocks += blocks_for(prompt[index] + output[index])
+                self.free_blocks += blocks[index]
                 running -= 1
                 if index < traced:
                     decoders.remove(index)
