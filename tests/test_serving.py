@@ -17,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from roofline import (
+    GpuSpec,
     Hardware,
     Lengths,
     ServingConfig,
@@ -27,6 +28,7 @@ from roofline import (
     iteration_costs,
     parse_lengths,
     prefill_pass,
+    serving,
     simulate,
     weight_bytes,
 )
@@ -292,6 +294,70 @@ def test_admitted_requests_never_hold_more_kv_blocks_than_fit(policy: str, block
     for _, starts, count in sorted(events):  # frees (0) sort before starts (1) at the same instant
         held += count if starts else -count
         assert held <= blocks
+
+
+#: A made-up chip with little math for its bandwidth: decode turns compute-bound from about
+#: batch 10, so runs of compute-bound decode steps are summed too.
+STARVED_GPU = Hardware(
+    GpuSpec(
+        id="starved",
+        name="Compute-starved test chip",
+        memory_bytes=80e9,
+        bandwidth_bytes_per_s=3.35e12,
+        dense_flops_per_s={"bf16": 3.35e13},
+        source="made up for this test",
+    )
+)
+
+
+@SIMULATION
+@given(
+    hardware=st.sampled_from((H100, STARVED_GPU)),
+    policy=POLICY,
+    rate=st.floats(0.2, 30),
+    max_batch=st.integers(1, 48),
+    seed=st.integers(0, 2**32),
+)
+def test_summing_runs_of_decode_steps_in_closed_form_changes_nothing(
+    hardware: Hardware, policy: str, rate: float, max_batch: int, seed: int
+) -> None:
+    """The simulator sums a run of decode steps as an arithmetic series when one side of the
+    roofline bounds all of them; stepping one iteration at a time must give the same run."""
+    config = ServingConfig(
+        policy=policy,
+        rate=rate,
+        requests=150,
+        prompt=Lengths(16, 2000),
+        output=Lengths(1, 300),
+        max_batch=max_batch,
+        token_budget=max_batch + 200,
+        seed=seed,
+        trace_requests=150,
+    )
+    fast = run(config, hardware)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(serving, "_steady_run", lambda *_: None)
+        stepped = run(config, hardware)
+    assert (fast.iterations, fast.completed) == (stepped.iterations, stepped.completed)
+    for mine, reference in zip(fast.trace, stepped.trace, strict=True):
+        assert mine.finish_s == pytest.approx(reference.finish_s, rel=1e-9)
+        assert mine.first_token_s == pytest.approx(reference.first_token_s, rel=1e-9)
+        assert [span[3] for span in mine.spans] == [span[3] for span in reference.spans]
+
+
+@QUICK
+@given(
+    first=st.floats(1e-4, 1e-1),
+    slope=st.floats(0, 1e-5),
+    gap=st.floats(-1.0, 100.0),
+    most=st.integers(1, 100_000),
+)
+def test_steps_to_reach_a_time_is_the_first_step_past_it(first: float, slope: float, gap: float, most: int) -> None:
+    steps = serving._steps_to_reach(first, slope, gap, most)
+    assert 1 <= steps <= most
+    total = serving._run_seconds
+    assert steps == most or total(first, slope, steps) >= gap
+    assert steps == 1 or total(first, slope, steps - 1) < gap
 
 
 # -- traces, determinism, lengths -------------------------------------------------------------
