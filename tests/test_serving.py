@@ -118,6 +118,45 @@ def test_at_a_low_rate_ttft_is_the_prefill_and_tpot_the_batch_1_decode_step(
 @SIMULATION
 @given(
     deployment=st.sampled_from(DEPLOYMENTS),
+    batch=st.integers(1, 64),
+    prompt=st.integers(1, 2048),
+    output=st.integers(1, 200),
+)
+def test_a_full_static_batch_is_one_prefill_then_chapter_1_decode_steps_at_that_batch(
+    deployment: tuple[Hardware, Workload], batch: int, prompt: int, output: int
+) -> None:
+    """``batch`` requests arrive together and wait to fill the batch; then one prefill of all their
+    prompts, and every later token one ``decode_step`` at that batch and the length so far."""
+    hardware, workload = deployment
+    model = workload.model
+    config = ServingConfig(
+        policy="static",
+        rate=1e9,
+        requests=batch,
+        prompt=Lengths(prompt, prompt),
+        output=Lengths(output, output),
+        max_batch=batch,
+        batch_wait_s=1.0,
+        trace_requests=batch,
+    )
+    result = run(config, hardware, workload)
+    start = result.trace[-1].arrival_s  # the batch is full when its last request arrives
+    prefill_s = iteration_costs(hardware, workload).iteration(
+        0, 0, prefill_tokens=batch * prompt, prefill_pairs=batch * prompt * (prompt + 1) / 2
+    )
+    steps = [
+        decode_step(hardware, Workload(model, batch=batch, context=prompt + made)).seconds for made in range(1, output)
+    ]
+    for request in result.trace:
+        assert request.admitted_s == start
+        assert request.first_token_s - start == pytest.approx(prefill_s.seconds, rel=1e-9)
+        assert request.finish_s - request.first_token_s == pytest.approx(sum(steps), rel=1e-9, abs=1e-15)
+    assert result.iterations == output
+
+
+@SIMULATION
+@given(
+    deployment=st.sampled_from(DEPLOYMENTS),
     prompt=st.integers(2, 20000),
     budget=st.integers(2, 3000),
 )
