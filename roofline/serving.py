@@ -337,6 +337,8 @@ def _steps_to_reach(first: float, slope: float, gap: float, most: int) -> int:
     """Fewest steps, from 1 to ``most``, whose total time reaches ``gap`` (``most`` if none does):
     the positive root of ``slope/2 k^2 + (first - slope/2) k = gap``, then nudged to the exact
     integer against ``_run_seconds`` itself, so rounding in the root cannot shift it."""
+    if gap <= first:
+        return 1
     if _run_seconds(first, slope, most) < gap:
         return most
     if slope > 0:
@@ -369,7 +371,7 @@ class _Run:
             output[index] = config.output.draw(rng)
         self.arrival, self.prompt, self.output = arrival, prompt, output
         #: KV blocks each request reserves: its whole prompt plus output.
-        self.blocks = [-(-(p + o) // BLOCK_TOKENS) for p, o in zip(prompt, output, strict=True)]
+        self.blocks = [blocks_for(p + o) for p, o in zip(prompt, output, strict=True)]
         self.admitted: list[float | None] = [None] * count
         self.first: list[float | None] = [None] * count
         self.finish: list[float | None] = [None] * count
