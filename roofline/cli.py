@@ -155,18 +155,55 @@ def _add_simulate_parser(commands: argparse._SubParsersAction) -> None:
     run.add_argument("--gpus", type=_whole_number(1), default=1, help="GPUs, ideal tensor parallelism (default 1)")
     run.add_argument("--precision", type=_precision, default="bf16", help="weight precision (default bf16)")
     run.add_argument("--kv-precision", type=_precision, default="bf16", help="KV-cache precision (default bf16)")
-    run.add_argument("--policy", choices=POLICIES, default=defaults.policy, help="scheduler (default continuous)")
-    run.add_argument("--rate", type=_positive_number, default=defaults.rate, help="arrivals per second (Poisson)")
-    run.add_argument("--requests", type=_whole_number(1), default=defaults.requests, help="requests to serve")
-    run.add_argument("--prompt", type=_lengths("--prompt"), default=defaults.prompt, help="prompt tokens: N or LO:HI")
-    run.add_argument("--output", type=_lengths("--output"), default=defaults.output, help="output tokens: N or LO:HI")
-    run.add_argument("--max-batch", type=_whole_number(1), default=defaults.max_batch, help="most requests running")
+    run.add_argument("--policy", choices=POLICIES, default=defaults.policy, help="scheduler (default %(default)s)")
     run.add_argument(
-        "--token-budget", type=_whole_number(1), default=defaults.token_budget, help="tokens per iteration (chunked)"
+        "--rate", type=_positive_number, default=defaults.rate, help="Poisson arrivals per second (default %(default)g)"
     )
-    run.add_argument("--ttft-slo", type=_positive_number, default=defaults.ttft_slo_s, help="TTFT target, seconds")
-    run.add_argument("--tpot-slo", type=_positive_number, default=defaults.tpot_slo_s, help="TPOT target, seconds")
-    run.add_argument("--seed", type=_whole_number(0), default=defaults.seed, help="random seed (default 0)")
+    run.add_argument(
+        "--requests", type=_whole_number(1), default=defaults.requests, help="requests to serve (default %(default)s)"
+    )
+    run.add_argument(
+        "--prompt",
+        type=_lengths("--prompt"),
+        default=defaults.prompt,
+        help="prompt tokens, N or uniform LO:HI (default %(default)s)",
+    )
+    run.add_argument(
+        "--output",
+        type=_lengths("--output"),
+        default=defaults.output,
+        help="output tokens, N or uniform LO:HI (default %(default)s)",
+    )
+    run.add_argument(
+        "--max-batch",
+        type=_whole_number(1),
+        default=defaults.max_batch,
+        help="most requests running at once (default %(default)s)",
+    )
+    run.add_argument(
+        "--token-budget",
+        type=_whole_number(1),
+        default=defaults.token_budget,
+        help="most tokens per iteration, chunked only (default %(default)s)",
+    )
+    run.add_argument(
+        "--ttft-slo",
+        type=_positive_number,
+        default=defaults.ttft_slo_s,
+        help="time-to-first-token target for goodput, s (default %(default)g)",
+    )
+    run.add_argument(
+        "--tpot-slo",
+        type=_positive_number,
+        default=defaults.tpot_slo_s,
+        help="time-per-output-token target for goodput, s (default %(default)g)",
+    )
+    run.add_argument(
+        "--seed",
+        type=_whole_number(0),
+        default=defaults.seed,
+        help="seed of the arrivals and lengths (default %(default)s)",
+    )
     run.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     _add_specs_option(run)
 
