@@ -100,6 +100,12 @@ def simulation_report(result: SimulationResult, hardware: Hardware, workload: Wo
         ("time to first token", spread(result.ttft_s)),
         ("time per output token", spread(result.tpot_s)),
         ("latency", latency),
+        (
+            "queueing",
+            "none"
+            if result.queue_wait_mean_s is None
+            else f"{fmt.milliseconds(result.queue_wait_mean_s)} mean wait for a batch slot and KV blocks",
+        ),
         ("requests in flight", f"{result.mean_in_flight:,.2f} (time-weighted mean)"),
         (
             "goodput",
