@@ -14,7 +14,8 @@ Layout, lowest layer first. A module imports only from modules above it:
 - ``architecture`` what a model implies: parameters, KV bytes per token, FLOPs per token.
                    A new per-model formula goes here.
 - ``performance``  the roofline itself: Hardware, Workload, decode step, prefill,
-                   memory, crossover. A new per-deployment formula goes here.
+                   memory, crossover, the cost of one serving iteration.
+                   A new per-deployment formula goes here.
 - ``rule``         the seed's rule of thumb by name: every weight byte per step, 2·N FLOPs
                    per token at the 16-bit peak, crossover = peak ÷ bandwidth · bytes ÷ 2.
 - ``explain``      why the ceiling differs from the rule, one cause at a time, in words.
@@ -25,7 +26,10 @@ Layout, lowest layer first. A module imports only from modules above it:
 - ``fit``          why an estimate does not fit in memory, and changes checked to make it fit.
 - ``measured``     published measurements (``data/measurements.toml``) beside their ceilings.
 - ``sweep``        grids of estimates as rows, Markdown and CSV (tables, figures, bench).
-- ``report``       human-readable text for one estimate.
+- ``serving``      a deterministic discrete-event simulator of a server: Poisson
+                   arrivals, static / continuous / chunked batching, paged KV
+                   admission; TTFT, TPOT, throughput, goodput. Times from performance.
+- ``report``       human-readable text for one estimate or one simulation.
 - ``cli``          the ``roofline`` command; the only module that prints or exits.
 
 Quick start::
@@ -70,6 +74,7 @@ from .kvformats import KV_FORMATS, KvFormat, kv_bytes_per_value
 from .loader import SpecSet, builtin_specs, load_specs, parse_specs, read_spec_file
 from .performance import (
     Hardware,
+    IterationCosts,
     MemoryUse,
     Pass,
     Workload,
@@ -77,6 +82,7 @@ from .performance import (
     decode_pass,
     decode_step,
     gpus_to_fit,
+    iteration_costs,
     math_precision,
     memory_use,
     prefill_pass,
@@ -90,6 +96,7 @@ from .rule import (
     rule_of_thumb,
     rule_prefill_seconds,
 )
+from .serving import Lengths, ServingConfig, SimulationResult, parse_lengths, simulate
 from .specs import GpuSpec, MlaSpec, ModelSpec, MoeSpec
 
 #: The rule-of-thumb functions under the names the package used before the rule had its own module.
@@ -106,7 +113,9 @@ __all__ = [
     "GenerationWork",
     "GpuSpec",
     "Hardware",
+    "IterationCosts",
     "KvFormat",
+    "Lengths",
     "MemoryUse",
     "MlaSpec",
     "ModelSpec",
@@ -115,7 +124,9 @@ __all__ = [
     "PagingUse",
     "Pass",
     "RuleOfThumb",
+    "ServingConfig",
     "Shortfall",
+    "SimulationResult",
     "SpecError",
     "SpecSet",
     "StepSplit",
@@ -135,6 +146,7 @@ __all__ = [
     "explain_prefill",
     "generation_work",
     "gpus_to_fit",
+    "iteration_costs",
     "kv_bytes_per_value",
     "kv_cache_bytes",
     "kv_cache_bytes_per_token",
@@ -146,6 +158,7 @@ __all__ = [
     "memory_shortfall",
     "memory_use",
     "paging_use",
+    "parse_lengths",
     "parse_specs",
     "prefill_pass",
     "prefill_steps",
@@ -158,6 +171,7 @@ __all__ = [
     "rule_prefill_seconds",
     "simple_crossover_batch",
     "simple_prefill_seconds",
+    "simulate",
     "step_split",
     "swap_or_recompute",
     "tensor_parallel_degrees",

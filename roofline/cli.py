@@ -4,6 +4,7 @@ roofline estimate --gpu h100-sxm --model llama-3.1-8b [--json]
 roofline list gpus|models|precisions|kv-precisions
 roofline validate FILE...
 roofline table [--gpu ID] [--model ID ...] [--precisions P,P] [--format markdown|csv|text]
+roofline simulate --gpu ID --model ID [--policy static|continuous|chunked] [--rate R] ... [--json]
 
 Exit status: 0 done; 1 the output could not be written (a full disk, a closed
 pipe), said in one line; 2 bad input; 130 interrupted (Ctrl-C), silently.
@@ -30,8 +31,21 @@ from .estimate import estimate
 from .kvformats import KV_FORMAT_NAMES, KV_FORMATS
 from .loader import SpecSet, load_specs, read_spec_file
 from .measured import load_measurements
+from .performance import Hardware, Workload
 from .precisions import AUTO, DEFAULT_COMPUTE_PRECISION, FORMATS, PRECISIONS
-from .report import text_report
+from .report import simulation_report, text_report
+from .serving import (
+    MAX_BATCH_RANGE,
+    MAX_REQUESTS,
+    POLICIES,
+    RATE_RANGE,
+    SEED_RANGE,
+    SLO_RANGE_S,
+    TOKEN_BUDGET_RANGE,
+    ServingConfig,
+    parse_lengths,
+    simulate,
+)
 from .sweep import Table, decode_prefill_rows, decode_prefill_table
 
 EXIT_OUTPUT_FAILED = 1
@@ -136,6 +150,32 @@ def _fraction(text: str) -> float:
     return value
 
 
+def _number_in(bounds: tuple[float, float]) -> Callable[[str], float]:
+    """A parser for a finite number within ``bounds`` (a rate, a latency target)."""
+    low, high = bounds
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text.replace("_", "").replace(",", ""))
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be a number, got {shown(text)}") from None
+        if not low <= value <= high:  # NaN and inf fail this too
+            raise argparse.ArgumentTypeError(f"must be between {low:g} and {high:g}, got {shown(text)}")
+        return value
+
+    return parse
+
+
+def _lengths(option: str) -> Callable[[str], object]:
+    def parse(text: str) -> object:
+        try:
+            return parse_lengths(text, option)
+        except SpecError as error:
+            raise argparse.ArgumentTypeError(f"{error.message}" + (f" ({error.hint})" if error.hint else "")) from None
+
+    return parse
+
+
 def _add_specs_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--specs",
@@ -232,7 +272,80 @@ def build_parser() -> argparse.ArgumentParser:
     )
     table.add_argument("--format", choices=("markdown", "csv", "text"), default="markdown")
     _add_specs_option(table)
+    _add_simulate_parser(commands)
     return parser
+
+
+def _add_simulate_parser(commands: argparse._SubParsersAction) -> None:
+    defaults = ServingConfig()
+    run = commands.add_parser("simulate", help="serve a stream of requests and report latency and throughput")
+    run.add_argument("--gpu", required=True, help="GPU id (see: roofline list gpus)")
+    run.add_argument("--model", required=True, help="model id (see: roofline list models)")
+    run.add_argument(
+        "--gpus",
+        type=_whole_number(GPUS_RANGE),
+        default=1,
+        help=f"GPUs, {_span(GPUS_RANGE)}, ideal tensor parallelism (default 1)",
+    )
+    run.add_argument("--precision", type=_precision, default="bf16", help="weight precision (default bf16)")
+    run.add_argument("--kv-precision", type=_kv_precision, default="bf16", help="KV-cache format (default bf16)")
+    run.add_argument("--policy", choices=POLICIES, default=defaults.policy, help="scheduler (default %(default)s)")
+    run.add_argument(
+        "--rate",
+        type=_number_in(RATE_RANGE),
+        default=defaults.rate,
+        help="Poisson arrivals per second (default %(default)g)",
+    )
+    run.add_argument(
+        "--requests",
+        type=_whole_number((1, MAX_REQUESTS)),
+        default=defaults.requests,
+        help="requests to serve (default %(default)s)",
+    )
+    run.add_argument(
+        "--prompt",
+        type=_lengths("--prompt"),
+        default=defaults.prompt,
+        help="prompt tokens, N or uniform LO:HI (default %(default)s)",
+    )
+    run.add_argument(
+        "--output",
+        type=_lengths("--output"),
+        default=defaults.output,
+        help="output tokens, N or uniform LO:HI (default %(default)s)",
+    )
+    run.add_argument(
+        "--max-batch",
+        type=_whole_number(MAX_BATCH_RANGE),
+        default=defaults.max_batch,
+        help="most requests running at once (default %(default)s)",
+    )
+    run.add_argument(
+        "--token-budget",
+        type=_whole_number(TOKEN_BUDGET_RANGE),
+        default=defaults.token_budget,
+        help="most tokens per iteration, chunked only (default %(default)s)",
+    )
+    run.add_argument(
+        "--ttft-slo",
+        type=_number_in(SLO_RANGE_S),
+        default=defaults.ttft_slo_s,
+        help="time-to-first-token target for goodput, s (default %(default)g)",
+    )
+    run.add_argument(
+        "--tpot-slo",
+        type=_number_in(SLO_RANGE_S),
+        default=defaults.tpot_slo_s,
+        help="time-per-output-token target for goodput, s (default %(default)g)",
+    )
+    run.add_argument(
+        "--seed",
+        type=_whole_number(SEED_RANGE),
+        default=defaults.seed,
+        help="seed of the arrivals and lengths (default %(default)s)",
+    )
+    run.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    _add_specs_option(run)
 
 
 def _run_estimate(args: argparse.Namespace, specs: SpecSet) -> str:
@@ -348,6 +461,49 @@ def _run_table(args: argparse.Namespace, specs: SpecSet) -> str:
     return {"markdown": table.markdown, "csv": table.csv, "text": table.text}[args.format]()
 
 
+#: ServingConfig fields named as the options that set them, for error messages.
+_SIMULATE_OPTIONS = {
+    "rate": "--rate",
+    "requests": "--requests",
+    "prompt": "--prompt",
+    "output": "--output",
+    "max_batch": "--max-batch",
+    "token_budget": "--token-budget",
+    "ttft_slo_s": "--ttft-slo",
+    "tpot_slo_s": "--tpot-slo",
+    "seed": "--seed",
+}
+
+
+def _run_simulate(args: argparse.Namespace, specs: SpecSet) -> str:
+    _check_id("--gpu", specs.gpu, args.gpu)
+    _check_id("--model", specs.model, args.model)
+    hardware = Hardware(specs.gpu(args.gpu), args.gpus)
+    workload = Workload(specs.model(args.model), args.precision, args.kv_precision)
+    try:
+        config = ServingConfig(
+            policy=args.policy,
+            rate=args.rate,
+            requests=args.requests,
+            prompt=args.prompt,
+            output=args.output,
+            max_batch=args.max_batch,
+            token_budget=args.token_budget,
+            ttft_slo_s=args.ttft_slo,
+            tpot_slo_s=args.tpot_slo,
+            seed=args.seed,
+        )
+        result = simulate(hardware, workload, config)
+    except SpecError as error:
+        option = _SIMULATE_OPTIONS.get(error.field or "", "--" + (error.field or "").replace("_", "-"))
+        raise SpecError(f"{option}: {error.message}", hint=error.hint) from None
+    figures = result.to_dict()
+    _check_finite(figures)
+    if args.json:
+        return json.dumps(figures, indent=2, allow_nan=False) + "\n"
+    return simulation_report(result, hardware, workload)
+
+
 def _run(args: argparse.Namespace) -> int:
     try:
         if args.command == "validate":
@@ -357,6 +513,8 @@ def _run(args: argparse.Namespace) -> int:
             output = _run_estimate(args, specs)
         elif args.command == "list":
             output = _run_list(args.what, specs)
+        elif args.command == "simulate":
+            output = _run_simulate(args, specs)
         else:
             output = _run_table(args, specs)
     except SpecError as error:

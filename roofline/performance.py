@@ -419,3 +419,83 @@ def gpus_to_fit(hardware: Hardware, workload: Workload) -> int:
             return degree
     largest = degrees[-1]
     return math.ceil(needed / (largest * per_gpu)) * largest
+
+
+@dataclass(frozen=True)
+class IterationCosts:
+    """What one iteration of a serving engine moves and computes, per unit of work.
+
+    An iteration runs ``n`` tokens through the model at once: ``decodes`` users each
+    generating one token, plus chunks of prompt tokens being prefilled. It is one pass,
+    on the same accounting as ``decode_step`` and ``prefill_pass`` (a batch of decodes
+    alone, or one whole prompt alone, gives exactly their ``Pass``):
+
+    bytes = weights read for ``n`` tokens + KV bytes per token * (``decode_context``
+    + ``prefill_cached`` + ``prefill_tokens``), where ``decode_context`` sums the
+    decoding users' current lengths, ``prefill_cached`` the prompt tokens already
+    cached for the prefilling ones, and ``prefill_tokens`` the new ones written;
+    FLOPs = ``2 * (multiplied parameters - head) * n`` for the layers, + ``2 * head``
+    for each token whose next token is predicted (every decode, and the last token of
+    each prompt that finishes in this iteration: ``heads``), + decode attention FLOPs
+    per cached token * ``decode_context`` + prefill attention FLOPs per token pair *
+    ``prefill_pairs``. A chunk of ``c`` new tokens after ``o`` cached ones has
+    ``c*o + c*(c+1)/2`` pairs. Every layer is counted as global: a sliding window's
+    cap is not applied per request here (exact for models without windows).
+    """
+
+    model: ModelSpec
+    weight_bytes_per_value: float
+    kv_bytes_per_token: float
+    layer_flops_per_token: float
+    head_flops_per_token: float
+    decode_attention_flops_per_cached_token: float
+    prefill_attention_flops_per_pair: float
+    bandwidth_bytes_per_s: float
+    peak_flops_per_s: float
+
+    def weights_bytes(self, tokens: float) -> float:
+        """Weight bytes a pass over ``tokens`` tokens reads (every weight if dense)."""
+        return arch.parameters_read(self.model, tokens) * self.weight_bytes_per_value
+
+    def iteration(
+        self,
+        decodes: int,
+        decode_context: float,
+        prefill_tokens: int = 0,
+        prefill_cached: float = 0,
+        prefill_pairs: float = 0,
+        prompts_finished: int = 0,
+    ) -> Pass:
+        """The iteration's ``Pass``; its time is ``max(bytes / bandwidth, FLOPs / peak)``."""
+        tokens = decodes + prefill_tokens
+        if tokens == 0:
+            return Pass(0.0, 0.0, 0.0, 0.0)
+        bytes_moved = self.weights_bytes(tokens) + self.kv_bytes_per_token * (
+            decode_context + prefill_cached + prefill_tokens
+        )
+        flops = (
+            self.layer_flops_per_token * tokens
+            + self.head_flops_per_token * (decodes + prompts_finished)
+            + self.decode_attention_flops_per_cached_token * decode_context
+            + self.prefill_attention_flops_per_pair * prefill_pairs
+        )
+        return Pass(bytes_moved, flops, bytes_moved / self.bandwidth_bytes_per_s, flops / self.peak_flops_per_s)
+
+
+def iteration_costs(hardware: Hardware, workload: Workload) -> IterationCosts:
+    """The per-unit costs of serving ``workload.model`` at its precisions on ``hardware``
+    (``workload``'s batch, context and prompt are not used)."""
+    model = workload.model
+    hardware = resolved(hardware, workload)
+    head = 2.0 * arch.output_head_parameters(model)
+    return IterationCosts(
+        model=model,
+        weight_bytes_per_value=bytes_per_value(workload.weight_precision),
+        kv_bytes_per_token=workload.kv_bytes_per_token,
+        layer_flops_per_token=2.0 * arch.multiplied_parameters(model) - head,
+        head_flops_per_token=head,
+        decode_attention_flops_per_cached_token=arch.attention_flops_per_cached_token(model, latent=True),
+        prefill_attention_flops_per_pair=arch.attention_flops_per_cached_token(model, latent=False),
+        bandwidth_bytes_per_s=hardware.bandwidth_bytes_per_s,
+        peak_flops_per_s=hardware.peak_flops_per_s,
+    )

@@ -1,10 +1,12 @@
-"""A readable, aligned text report of one estimate (what ``roofline estimate`` prints)."""
+"""Readable, aligned text reports: one estimate (``roofline estimate``) and one simulation (``roofline simulate``)."""
 
 from __future__ import annotations
 
 from . import formatting as fmt
 from .estimate import Estimate
 from .fit import memory_shortfall
+from .performance import Hardware, Workload
+from .serving import BLOCK_TOKENS, PERCENTILES, SimulationResult
 
 
 def _rows(estimate: Estimate) -> list[tuple[str, str]]:
@@ -88,5 +90,59 @@ def text_report(estimate: Estimate) -> str:
         f" {workload.context:,} tokens of context"
     )
     rows = _rows(estimate)
+    width = max(len(label) for label, _ in rows)
+    return "\n".join([heading, *(f"  {label:<{width}}  {value}" for label, value in rows)]) + "\n"
+
+
+def simulation_report(result: SimulationResult, hardware: Hardware, workload: Workload) -> str:
+    """What ``roofline simulate`` prints: the setup, then one labelled line per metric."""
+    config = result.config
+    heading = (
+        f"{workload.model.name} on {hardware.count} × {hardware.gpu.name}, {workload.weight_precision} weights,"
+        f" {workload.kv_precision} KV cache; {config.policy} batching, max batch {config.max_batch}"
+        + (f", token budget {config.token_budget:,}" if config.policy == "chunked" else "")
+        + f"\n{config.requests:,} requests at {config.rate:g}/s (seed {config.seed}),"
+        f" prompt {config.prompt} and output {config.output} tokens;"
+        f" KV cache {result.kv_blocks:,} blocks of {BLOCK_TOKENS} tokens"
+    )
+
+    def spread(values: dict[int, float | None]) -> str:
+        if values[PERCENTILES[0]] is None:
+            return "none"
+        return "  ".join(f"p{p} {fmt.milliseconds(value)}" for p, value in values.items() if value is not None)
+
+    def target(seconds: float) -> str:
+        return fmt.milliseconds(seconds) if seconds < 1 else f"{seconds:g} s"
+
+    rejected = (
+        (f"{result.rejected:,} rejected: longer than the whole KV cache, {result.kv_blocks * BLOCK_TOKENS:,} tokens")
+        if result.rejected
+        else "none rejected"
+    )
+    latency = "none" if result.latency_mean_s is None else f"{result.latency_mean_s:,.3f} s mean"
+    rows = [
+        ("completed", f"{result.completed:,} of {result.requests:,} ({rejected})"),
+        (
+            "throughput",
+            f"{fmt.rate(result.throughput_tokens_per_s)} output tokens/s,"
+            f" {result.throughput_requests_per_s:,.2f} requests/s",
+        ),
+        ("time to first token", spread(result.ttft_s)),
+        ("time per output token", spread(result.tpot_s)),
+        ("latency", latency),
+        (
+            "queueing",
+            "none"
+            if result.queue_wait_mean_s is None
+            else f"{fmt.milliseconds(result.queue_wait_mean_s)} mean wait for a batch slot and KV blocks",
+        ),
+        ("requests in flight", f"{result.mean_in_flight:,.2f} (time-weighted mean)"),
+        (
+            "goodput",
+            f"{result.goodput_requests_per_s:,.2f} requests/s within TTFT ≤ {target(config.ttft_slo_s)}"
+            f" and TPOT ≤ {target(config.tpot_slo_s)}",
+        ),
+        ("GPU busy", f"{result.busy_fraction:.1%} of {result.duration_s:,.1f} s ({result.iterations:,} iterations)"),
+    ]
     width = max(len(label) for label, _ in rows)
     return "\n".join([heading, *(f"  {label:<{width}}  {value}" for label, value in rows)]) + "\n"

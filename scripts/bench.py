@@ -1,6 +1,6 @@
-"""Benchmarks: the package's full sweep, the site build and the in-browser runtime.
+"""Benchmarks: the package's full sweep, the serving simulator, the site build and the in-browser runtime.
 
-Run: ``python scripts/bench.py [package] [site] [browser]`` (all three when none
+Run: ``python scripts/bench.py [package] [simulate] [site] [browser]`` (all when none
 is named), or ``make bench``. Prints one line per figure and writes nothing.
 
 These machines are shared and noisy, so each figure is also given as a ratio
@@ -10,6 +10,7 @@ to a baseline measured in the same process (or browser session) just before.
 from __future__ import annotations
 
 import argparse
+import functools
 import itertools
 import sys
 import time
@@ -92,6 +93,71 @@ def report_package() -> None:
     )
 
 
+#: The simulator's cases: chapter-3-like traffic (Llama 3.1 8B on one H100, prompts 128-2048 and
+#: outputs 16-512 tokens) per policy, and a light load, where most iterations are lone decodes.
+SIMULATE_REQUESTS = 10_000
+SIMULATE_CASES = (("continuous", 10.0), ("chunked", 10.0), ("static", 10.0), ("continuous", 1.0))
+
+
+def simulate_case(policy: str, rate: float, requests: int):
+    """One simulator run, as the chapter's widget would ask for it."""
+    from roofline import Hardware, ServingConfig, Workload, builtin_specs, parse_lengths, simulate
+
+    specs = builtin_specs()
+    config = ServingConfig(
+        policy=policy,
+        rate=rate,
+        requests=requests,
+        prompt=parse_lengths("128:2048", "prompt"),
+        output=parse_lengths("16:512", "output"),
+    )
+    return simulate(Hardware(specs.gpu("h100-sxm")), Workload(specs.model("llama-3.1-8b")), config)
+
+
+def bare_iteration_loop(iterations: int) -> float:
+    """The least any iteration-by-iteration simulator must do: per iteration, one roofline
+    ``max(memory, compute)`` on a growing context and a clock update. A yardstick for this
+    machine's Python speed over the same iteration count."""
+    now, context = 0.0, 1000
+    for _ in range(iterations):
+        memory = 4.8e-3 + 3.9e-8 * context
+        compute = 1.0e-3 + 1.0e-9 * context
+        now += memory if memory >= compute else compute
+        context += 8
+    return now
+
+
+def bench_simulate(repeats: int = 3) -> list[dict[str, float]]:
+    """Time 10,000 (and 1,000) simulated requests per case, against the bare loop over as many iterations."""
+    figures = []
+    for policy, rate in SIMULATE_CASES:
+        iterations = simulate_case(policy, rate, SIMULATE_REQUESTS).iterations
+        run_s = best_of(repeats, functools.partial(simulate_case, policy, rate, SIMULATE_REQUESTS))
+        small_s = best_of(repeats, functools.partial(simulate_case, policy, rate, SIMULATE_REQUESTS // 10))
+        baseline_s = best_of(repeats, functools.partial(bare_iteration_loop, iterations))
+        figures.append(
+            {
+                "policy": policy,
+                "rate": rate,
+                "iterations": iterations,
+                "run_s": run_s,
+                "run_1000_s": small_s,
+                "ratio_to_baseline": run_s / baseline_s,
+            }
+        )
+    return figures
+
+
+def report_simulate() -> None:
+    for figures in bench_simulate():
+        print(
+            f"simulate {figures['policy']} at {figures['rate']:g}/s: {SIMULATE_REQUESTS:,} requests"
+            f" ({figures['iterations']:,} iterations) in {figures['run_s']:.3f} s (goal ≤ 1 s),"
+            f" 1,000 in {figures['run_1000_s'] * 1e3:.0f} ms;"
+            f" {figures['ratio_to_baseline']:.2f}× a bare loop over as many iterations"
+        )
+
+
 def report_site() -> None:
     import bench_site
 
@@ -104,7 +170,12 @@ def report_browser() -> None:
     bench_browser.report()
 
 
-SECTIONS = {"package": report_package, "site": report_site, "browser": report_browser}
+SECTIONS = {
+    "package": report_package,
+    "simulate": report_simulate,
+    "site": report_site,
+    "browser": report_browser,
+}
 
 
 def main() -> None:

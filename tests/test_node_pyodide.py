@@ -55,12 +55,41 @@ CASES = [
         "prompt": 8192,
     },
 ]
+#: Serving simulations (roofline.serving): Pyodide must print byte-identical JSON, traces included.
+SIMULATIONS = [
+    {"gpu": "h100-sxm", "model": "llama-3.1-8b", "policy": "static", "rate": 10.0, "prompt": "128:2048"},
+    {"gpu": "h100-sxm", "model": "llama-3.1-8b", "policy": "continuous", "rate": 10.0, "output": "16:512"},
+    {"gpu": "h200", "model": "mixtral-8x7b", "policy": "chunked", "rate": 4.0, "prompt": "1000:8000"},
+]
 VIEWS = [
     {"gpu": "h100-sxm", "model": "llama-3.1-8b", "precision": "bf16", "gpus": 1, "users": 1, "context": 4096},
     {"gpu": "h100-sxm", "model": "llama-3.1-405b", "precision": "bf16", "gpus": 1, "users": 1, "context": 4096},
     {"gpu": "a100-80gb", "model": "mixtral-8x7b", "precision": "int4", "gpus": 2, "users": 300, "context": 0},
     {"gpu": "h100", "model": "llama-3.1-8b", "precision": "bf16", "gpus": 1, "users": 1, "context": 0},
 ]
+
+
+#: What both runtimes run for a simulation; ``call`` comes in as JSON text named ``call_json``.
+SIMULATION_PROGRAM = """
+import json, roofline
+call = json.loads(call_json)
+specs = roofline.builtin_specs()
+config = roofline.ServingConfig(
+    policy=call["policy"],
+    rate=call["rate"],
+    requests=300,
+    prompt=roofline.parse_lengths(call.get("prompt", "512"), "prompt"),
+    output=roofline.parse_lengths(call.get("output", "256"), "output"),
+)
+hardware, workload = roofline.Hardware(specs.gpu(call["gpu"])), roofline.Workload(specs.model(call["model"]))
+answer = json.dumps(roofline.simulate(hardware, workload, config).to_dict(trace=True))
+"""
+
+
+def simulation_json(call: dict) -> str:
+    scope = {"call_json": json.dumps(call)}
+    exec(SIMULATION_PROGRAM, scope)
+    return scope["answer"]
 
 
 @pytest.fixture(scope="module")
@@ -86,9 +115,11 @@ def test_pyodide_under_node_matches_cpython(node: str, tmp_path: Path) -> None:
         "wheel": str(build_wheel.build_wheel()),
         "pyodide": str(PYODIDE),
         "program": {"path": str(PROGRAM), "filename": PROGRAM.name, "output": program_output},
+        "simulation_program": SIMULATION_PROGRAM,
         "modules": [{"name": name, "path": str(path)} for name, path in MODULES.items()],
         "calculator": CALCULATOR,
         "cases": [{"call": call, "expected": estimate(**call).to_dict()} for call in CASES],
+        "simulations": [{"call": call, "expected": simulation_json(call)} for call in SIMULATIONS],
         "views": [
             {"params": view, "expected": json.loads(views.answer(CALCULATOR, json.dumps(view)))} for view in VIEWS
         ],
@@ -106,4 +137,4 @@ def test_pyodide_under_node_matches_cpython(node: str, tmp_path: Path) -> None:
     # Pyodide's minified runtime can end up in a stack trace; keep the report readable.
     report = "\n".join(line[:300] for line in (result.stdout + result.stderr).splitlines())
     assert result.returncode == 0, report
-    assert f"pass {len(CASES) + len(VIEWS) + 4}\n" in report, report
+    assert f"pass {len(CASES) + len(VIEWS) + len(SIMULATIONS) + 4}\n" in report, report

@@ -4,7 +4,8 @@
 // Run by tests/test_node_pyodide.py (pytest -m node), which builds the wheel, computes the
 // CPython answers and passes everything through one JSON file named by ROOFLINE_NODE_FIXTURE:
 //   {wheel, pyodide, program: {path, filename, output}, modules: [{name, path}], calculator,
-//    cases: [{call, expected}], views: [{params, expected}]}
+//    cases: [{call, expected}], views: [{params, expected}],
+//    simulation_program, simulations: [{call, expected}]}
 // Standalone: node --test tests/node/golden.test.mjs (with that variable set).
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
@@ -83,6 +84,14 @@ describe("roofline in Pyodide", () => {
     assert.match(answer.traceback, /roofline\/loader\.py/);
     assert.doesNotMatch(answer.traceback, /_pyodide|roofline_cell/);
   });
+
+  for (const { call, expected } of fixture.simulations) {
+    test(`simulation ${JSON.stringify(call)} gives byte-identical JSON`, () => {
+      pyodide.globals.set("call_json", JSON.stringify(call));
+      pyodide.runPython(fixture.simulation_program);
+      assert.equal(pyodide.globals.get("answer"), expected);
+    });
+  }
 
   for (const { params, expected } of fixture.views) {
     test(`calculator view ${JSON.stringify(params)}`, () => {
