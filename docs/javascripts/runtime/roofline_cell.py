@@ -120,6 +120,15 @@ def prepare() -> None:
         _swap_package(originals)
 
 
+def _put_back(namespace: dict[str, object], saved: dict[str, object]) -> None:
+    """Make ``namespace`` hold exactly ``saved`` again, using no builtin name (a program may delete any)."""
+    for name in [name for name in namespace if name not in saved]:
+        del namespace[name]
+    for name, value in saved.items():
+        if namespace.get(name, _MISSING) is not value:
+            namespace[name] = value
+
+
 class _Snapshot:
     """The top-level names of every loaded module, and the lists in ``sys`` a program may change."""
 
@@ -133,20 +142,16 @@ class _Snapshot:
             for module in self.modules.values()
             if isinstance(module, ModuleType) and module.__dict__ is not globals()
         ]
+        self.builtins = dict(builtins.__dict__)
         self.lists = {name: list(getattr(sys, name)) for name in self.LISTS}
 
     def restore(self) -> None:
-        for name in [name for name in sys.modules if name not in self.modules]:
-            del sys.modules[name]
-        sys.modules.update(self.modules)
+        _put_back(builtins.__dict__, self.builtins)  # first: what follows may use builtins
         for namespace, saved in self.namespaces:
             if len(namespace) == len(saved) and all(namespace.get(k, _MISSING) is v for k, v in saved.items()):
                 continue  # nearly always: a dict compared by identity, cheaper than rebuilding it
-            for name in [name for name in namespace if name not in saved]:
-                del namespace[name]
-            for name, value in saved.items():
-                if namespace.get(name, _MISSING) is not value:
-                    namespace[name] = value
+            _put_back(namespace, saved)
+        _put_back(sys.modules, self.modules)
         for name, saved_list in self.lists.items():
             getattr(sys, name)[:] = saved_list
 
