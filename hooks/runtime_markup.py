@@ -48,7 +48,7 @@ aria-label="Python program, editable" aria-describedby="{help_id}">
 {html.escape(source)}</textarea>
 </div>
 <p class="rf-cell__help" id="{help_id}">Edit the program, then press Run or Ctrl+Enter. It runs in your browser. \
-Tab indents; press Esc, then Tab, to leave the editor. Reset brings back the program and a fresh Python.</p>
+Tab indents; press Esc, then Tab, to leave the editor.</p>
 <p class="rf-status" role="status"></p>
 <pre class="rf-output" role="log" aria-live="polite" aria-label="Output" tabindex="0" \
 data-placeholder="Press Run: the output appears here."></pre>

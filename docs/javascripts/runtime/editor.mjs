@@ -137,8 +137,14 @@ export function createEditor(textarea, { onRun }) {
       return textarea.value;
     },
     reset() {
-      // defaultValue is the text the page was built with: the program file itself.
-      textarea.value = textarea.defaultValue;
+      // defaultValue is the text the page was built with: the program file itself. Replacing
+      // the whole text as one edit keeps the browser's undo history whole: Ctrl+Z after Reset
+      // brings back the edited program (assigning .value would leave undo a stale history).
+      if (textarea.value === textarea.defaultValue) return;
+      textarea.focus({ preventScroll: true });
+      textarea.setSelectionRange(0, textarea.value.length);
+      insertText(textarea, textarea.defaultValue);
+      textarea.setSelectionRange(0, 0);
       paint();
     },
   };

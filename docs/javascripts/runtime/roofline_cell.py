@@ -67,6 +67,24 @@ class _Stream(io.TextIOBase):
         self._emit(self._name, "")
 
 
+class _NoInput(io.TextIOBase):
+    """Standard input of a page: ``input()`` ends with EOFError that says why, instead of an OS error."""
+
+    MESSAGE = (
+        "input() has nothing to read: a program on this page gets no keyboard input."
+        " Set the value in the code instead, then press Run."
+    )
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int | None = -1) -> str:
+        raise EOFError(self.MESSAGE)
+
+    def readline(self, size: int | None = -1) -> str:
+        raise EOFError(self.MESSAGE)
+
+
 PACKAGE = "roofline"
 _spare: dict[str, ModuleType] | None = None
 
@@ -102,6 +120,15 @@ def prepare() -> None:
         _swap_package(originals)
 
 
+def _put_back(namespace: dict[str, object], saved: dict[str, object]) -> None:
+    """Make ``namespace`` hold exactly ``saved`` again, using no builtin name (a program may delete any)."""
+    for name in [name for name in namespace if name not in saved]:
+        del namespace[name]
+    for name, value in saved.items():
+        if namespace.get(name, _MISSING) is not value:
+            namespace[name] = value
+
+
 class _Snapshot:
     """The top-level names of every loaded module, and the lists in ``sys`` a program may change."""
 
@@ -115,20 +142,16 @@ class _Snapshot:
             for module in self.modules.values()
             if isinstance(module, ModuleType) and module.__dict__ is not globals()
         ]
+        self.builtins = dict(builtins.__dict__)
         self.lists = {name: list(getattr(sys, name)) for name in self.LISTS}
 
     def restore(self) -> None:
-        for name in [name for name in sys.modules if name not in self.modules]:
-            del sys.modules[name]
-        sys.modules.update(self.modules)
+        _put_back(builtins.__dict__, self.builtins)  # first: what follows may use builtins
         for namespace, saved in self.namespaces:
             if len(namespace) == len(saved) and all(namespace.get(k, _MISSING) is v for k, v in saved.items()):
                 continue  # nearly always: a dict compared by identity, cheaper than rebuilding it
-            for name in [name for name in namespace if name not in saved]:
-                del namespace[name]
-            for name, value in saved.items():
-                if namespace.get(name, _MISSING) is not value:
-                    namespace[name] = value
+            _put_back(namespace, saved)
+        _put_back(sys.modules, self.modules)
         for name, saved_list in self.lists.items():
             getattr(sys, name)[:] = saved_list
 
@@ -143,18 +166,30 @@ def _from_reader_frame(tb: TracebackType | None, filename: str) -> TracebackType
     return tb
 
 
+def _without_runtime_frames(tb: TracebackType | None) -> TracebackType | None:
+    """Cut the chain where it enters this module (the page's stdin raising EOFError for ``input()``)."""
+    head = tb
+    while tb is not None and tb.tb_next is not None:
+        if tb.tb_next.tb_frame.f_code.co_filename == __file__:
+            tb.tb_next = None
+        tb = tb.tb_next
+    return head
+
+
 def format_error(error: BaseException, filename: str) -> str:
     """The traceback of ``error`` as CPython prints it, from the reader's first frame on."""
-    error.__traceback__ = _from_reader_frame(error.__traceback__, filename)
+    error.__traceback__ = _without_runtime_frames(_from_reader_frame(error.__traceback__, filename))
     return "".join(traceback.format_exception(error))
 
 
-def run(source: str, filename: str, emit: Emit) -> str:
+def run(source: str, filename: str, emit: Emit, stop_pressed: Callable[[], bool] | None = None) -> str:
     """Execute ``source`` as a program named ``filename``; answer JSON ``{"status": ...}``.
 
-    status is ``ok``, ``error`` (with ``traceback``) or ``stopped`` (the reader
-    pressed Stop, which raises KeyboardInterrupt through Pyodide's interrupt buffer).
-    The traceback is formatted after the state is restored, with the runtime's own modules.
+    status is ``ok``, ``error`` (with ``traceback``) or ``stopped``: the reader
+    pressed Stop, which raises KeyboardInterrupt through Pyodide's interrupt buffer
+    and sets the flag ``stop_pressed`` reads. A KeyboardInterrupt the program
+    raises itself is an error like any other, with its traceback. The traceback
+    is formatted after the state is restored, with the runtime's own modules.
     """
     global _spare
     # Registering the source lets tracebacks quote the reader's lines, as they would from a file.
@@ -166,6 +201,7 @@ def run(source: str, filename: str, emit: Emit) -> str:
     namespace = {"__name__": "__main__", "__file__": filename, "__builtins__": builtins}
     failure: BaseException | None = None
     sys.stdout, sys.stderr = _Stream("stdout", emit), _Stream("stderr", emit)
+    sys.stdin = _NoInput()
     try:
         exec(compile(source, filename, "exec"), namespace)
     except BaseException as error:  # the reader's program may raise anything; report it, as python would
@@ -174,7 +210,7 @@ def run(source: str, filename: str, emit: Emit) -> str:
         snapshot.restore()  # sys.stdout and sys.stderr included
     if failure is None:
         return json.dumps({"status": "ok"})
-    if isinstance(failure, KeyboardInterrupt):
+    if isinstance(failure, KeyboardInterrupt) and stop_pressed is not None and stop_pressed():
         return json.dumps({"status": "stopped"})
     if isinstance(failure, SystemExit) and failure.code in (None, 0):
         return json.dumps({"status": "ok"})

@@ -9,7 +9,16 @@
 import { createEditor } from "./editor.mjs";
 import { runtime } from "./runtime.mjs";
 
-const MAX_OUTPUT_CHARS = 200_000; // a runaway print loop must not eat the tab's memory
+// What the output pane holds at most: the newest lines, as a terminal's scrollback would.
+// A runaway print loop must not eat the tab's memory or its main thread.
+const MAX_OUTPUT_LINES = 10_000;
+const MAX_OUTPUT_CHARS = 500_000;
+
+function countLines(text) {
+  let count = 0;
+  for (let index = text.indexOf("\n"); index !== -1; index = text.indexOf("\n", index + 1)) count += 1;
+  return count;
+}
 
 function seconds(ms) {
   return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(1)} s`;
@@ -29,6 +38,7 @@ class RunCell {
     };
     this.editor = createEditor(root.querySelector("textarea"), { onRun: () => this.run() });
     this.running = false;
+    this.clearOutput();
     this.buttons.run.addEventListener("click", () => this.run());
     this.buttons.stop.addEventListener("click", () => this.stop());
     this.buttons.reset.addEventListener("click", () => this.reset());
@@ -62,44 +72,189 @@ class RunCell {
     this.status.dataset.kind = kind;
   }
 
-  append(stream, text) {
-    this.outputLength += text.length;
-    const last = this.output.lastChild;
-    if (last && last.dataset.stream === stream) last.textContent += text;
+  /** Empty the output pane and its counters. */
+  clearOutput() {
+    if (this.frame) cancelAnimationFrame(this.frame);
+    this.frame = null;
+    this.output.replaceChildren();
+    this.queued = [];
+    this.chars = 0;
+    this.lines = 0;
+    this.dropped = { chars: 0, lines: 0 };
+    this.note = null;
+    this.open = null; // the last block, while its last line has no newline yet
+  }
+
+  /** Queue printed chunks ([[stream, text]]); the pane is updated once per frame, however fast they come. */
+  append(chunks, dropped = { chars: 0, lines: 0 }) {
+    this.queued.push(...chunks);
+    this.dropped.chars += dropped.chars;
+    this.dropped.lines += dropped.lines;
+    this.frame ??= requestAnimationFrame(() => this.paint());
+  }
+
+  /** Paint what is queued now, not at the next frame (a run has ended: its status follows its output). */
+  paintNow() {
+    if (this.frame) cancelAnimationFrame(this.frame);
+    this.paint();
+  }
+
+  /**
+   * Apply what was queued. The pane is a list of blocks, each a run of whole lines (the last
+   * may still be open), so that new output lays out only itself and old output leaves by whole
+   * blocks: one long text would be laid out again on every frame, which is what froze the page.
+   */
+  paint() {
+    this.frame = null;
+    this.dropQueuedPastCaps();
+    for (const [stream, text] of this.queued) {
+      let rest = text;
+      if (this.open) {
+        // Finish the open line in its own block, then start new blocks for what follows.
+        const end = rest.indexOf("\n") + 1 || rest.length;
+        this.write(this.open, stream, rest.slice(0, end));
+        rest = rest.slice(end);
+        if (this.open.rfText.endsWith("\n")) this.open = null;
+      }
+      if (rest) {
+        const block = document.createElement("div");
+        block.className = "rf-output__block";
+        block.rfText = "";
+        this.output.append(block);
+        this.write(block, stream, rest);
+        this.open = rest.endsWith("\n") ? null : block;
+      }
+    }
+    this.queued = [];
+    this.trimOutput();
+    if (this.dropped.chars) this.showDropped();
+  }
+
+  /**
+   * If the queue alone holds more than the pane keeps, everything older goes without
+   * touching the page: the shown output and the queue's oldest text. A flood then costs
+   * one pane of layout per frame at most, however much it printed.
+   */
+  dropQueuedPastCaps() {
+    let chars = 0;
+    let lines = 0;
+    let keepFrom = this.queued.length;
+    while (keepFrom > 0) {
+      const [, text] = this.queued[keepFrom - 1];
+      if (chars + text.length > MAX_OUTPUT_CHARS || lines + countLines(text) > MAX_OUTPUT_LINES) break;
+      chars += text.length;
+      lines += countLines(text);
+      keepFrom -= 1;
+    }
+    if (keepFrom === 0) return;
+    for (const block of [...this.output.getElementsByClassName("rf-output__block")]) {
+      this.forget(block.rfText);
+      block.remove();
+    }
+    this.open = null;
+    // Dropped chunks go whole except the newest of them, whose tail may still fit.
+    for (const [, text] of this.queued.slice(0, keepFrom - 1)) this.forget(text, false);
+    const [stream, text] = this.queued[keepFrom - 1];
+    let cut = Math.max(chars + text.length - MAX_OUTPUT_CHARS, 0);
+    for (let excess = lines + countLines(text) - MAX_OUTPUT_LINES, index = -1; excess > 0; excess -= 1) {
+      index = text.indexOf("\n", index + 1);
+      if (index === -1) break;
+      cut = Math.max(cut, index + 1);
+    }
+    this.forget(text.slice(0, cut), false);
+    this.queued = [[stream, text.slice(cut)], ...this.queued.slice(keepFrom)];
+  }
+
+  /** Append `text` of `stream` to `block`, in its last span when that span is of the same stream. */
+  write(block, stream, text) {
+    const last = block.lastElementChild;
+    if (last && last.dataset.stream === stream) last.firstChild.appendData(text);
     else {
       const span = document.createElement("span");
       span.dataset.stream = stream;
-      span.textContent = text;
-      this.output.append(span);
+      span.append(document.createTextNode(text));
+      block.append(span);
     }
-    if (this.outputLength > MAX_OUTPUT_CHARS) this.trimOutput();
+    block.rfText += text;
+    block.rfLines = (block.rfLines || 0) + countLines(text);
+    // Its height while skipped (content-visibility: auto), so the scrollbar stays honest.
+    block.style.containIntrinsicBlockSize = `auto ${Math.max(block.rfLines, 1) * 1.45}em`;
+    this.chars += text.length;
+    this.lines += countLines(text);
   }
 
-  /** Keep the newest half of a runaway output, and say that the rest was dropped. */
+  /** Drop the oldest output until the pane holds at most MAX_OUTPUT_LINES lines and MAX_OUTPUT_CHARS characters. */
   trimOutput() {
-    const kept = this.output.textContent.slice(-MAX_OUTPUT_CHARS / 2);
+    const blocks = () => this.output.getElementsByClassName("rf-output__block");
+    // Whole blocks first: removing one re-lays out nothing else.
+    while (blocks().length > 1 && (this.chars > MAX_OUTPUT_CHARS || this.lines > MAX_OUTPUT_LINES)) {
+      const first = blocks()[0];
+      this.forget(first.rfText);
+      first.remove();
+    }
+    // A single block over the caps (one huge print) is cut from its start.
+    const only = blocks()[0];
+    if (!only || (this.chars <= MAX_OUTPUT_CHARS && this.lines <= MAX_OUTPUT_LINES)) return;
+    const text = only.rfText;
+    let cut = Math.max(this.chars - MAX_OUTPUT_CHARS, 0);
+    for (let excess = this.lines - MAX_OUTPUT_LINES, index = -1; excess > 0; excess -= 1) {
+      index = text.indexOf("\n", index + 1);
+      if (index === -1) break;
+      cut = Math.max(cut, index + 1);
+    }
+    only.rfText = text.slice(cut);
+    only.replaceChildren();
+    const stream = only.lastElementChild?.dataset.stream || "stdout";
     const span = document.createElement("span");
-    span.dataset.stream = this.output.lastChild.dataset.stream;
-    span.textContent = "… earlier output dropped …\n" + kept;
-    this.output.replaceChildren(span);
-    this.outputLength = span.textContent.length;
+    span.dataset.stream = stream;
+    span.append(document.createTextNode(only.rfText));
+    only.append(span);
+    this.forget(text.slice(0, cut));
+  }
+
+  /** Count `text` as dropped; `shown`: it was on the page (and in the pane's counts). */
+  forget(text, shown = true) {
+    if (shown) {
+      this.chars -= text.length;
+      this.lines -= countLines(text);
+    }
+    this.dropped.chars += text.length;
+    this.dropped.lines += countLines(text);
+  }
+
+  /** Say, above the output, how much of it is no longer shown. */
+  showDropped() {
+    if (!this.note) {
+      this.note = document.createElement("div");
+      this.note.className = "rf-output__dropped";
+      this.output.prepend(this.note);
+    }
+    const { chars, lines } = this.dropped;
+    const size = chars >= 1e6 ? `${(chars / 1e6).toFixed(1)} MB` : `${Math.ceil(chars / 1e3).toLocaleString("en-US")} kB`;
+    this.note.textContent =
+      `… ${lines.toLocaleString("en-US")} earlier lines (${size}) not shown: the output keeps the last ` +
+      `${MAX_OUTPUT_LINES.toLocaleString("en-US")} lines or ${MAX_OUTPUT_CHARS / 1e3} kB …\n`;
   }
 
   async run() {
     if (this.running) return;
     this.running = true;
-    this.output.replaceChildren();
-    this.outputLength = 0;
+    this.clearOutput();
     this.setState("running");
     this.setStatus(runtime.state === "ready" ? "Running…" : "Starting Python (the first run takes a few seconds)…");
     const started = performance.now();
-    const result = await runtime.run(this.editor.value, this.filename, (s, t) => this.append(s, t), this.root);
+    const result = await runtime.run(this.editor.value, this.filename, (c, d) => this.append(c, d), this.root);
     this.running = false;
+    if (result.status === "error") this.append([["stderr", result.traceback]]);
+    this.paintNow();
     const took = seconds(performance.now() - started);
-    if (result.status === "ok") this.setStatus(`Finished in ${took}.`);
+    const memory = result.restartedForMemory
+      ? ` It left Python holding ${Math.round(result.memoryGrowth / 2 ** 20).toLocaleString("en-US")} MB more` +
+        " than it started with, so a fresh Python replaces it."
+      : "";
+    if (result.status === "ok") this.setStatus(`Finished in ${took}.${memory}`);
     else if (result.status === "error") {
-      this.append("stderr", result.traceback);
-      this.setStatus(`Stopped with an error after ${took}.`);
+      this.setStatus(`Stopped with an error after ${took}.${memory}`);
     } else if (result.status === "stopped") {
       this.setStatus(
         result.restarted ? "Stopped. Python is restarting (a few seconds); Run waits for it." : "Stopped.",
@@ -113,7 +268,7 @@ class RunCell {
   reset() {
     if (this.running) return;
     this.editor.reset();
-    this.output.replaceChildren();
+    this.clearOutput();
     this.setStatus("");
     runtime.resetPython();
   }

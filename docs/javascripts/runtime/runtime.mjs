@@ -24,6 +24,9 @@ const INDEX_URL = new URL("../../assets/runtime/pyodide/", import.meta.url);
 const MODULES = ["roofline_cell.py", "roofline_views.py"];
 const SIGINT = 2;
 const INTERRUPT_GRACE_MS = 1500;
+// A run that leaves the worker's memory this far above a fresh worker's gets a new worker:
+// wasm memory never shrinks, and after a MemoryError the tab would keep gigabytes.
+const MEMORY_HEADROOM_BYTES = 512 * 1024 * 1024;
 
 /** Why this browser cannot run Python here, or null if it can. */
 export function unsupportedReason() {
@@ -50,7 +53,11 @@ class PythonRuntime extends EventTarget {
     this.boots = 0; // workers started in this tab; the tests check that widgets share one
     this.ranSinceBoot = false;
     this.isolated = globalThis.crossOriginIsolated === true && typeof SharedArrayBuffer === "function";
-    this.interrupt = this.isolated ? new Int32Array(new SharedArrayBuffer(4)) : null;
+    // [0]: the signal Pyodide polls; [1]: set when Stop is pressed, so that a KeyboardInterrupt
+    // the program raises itself is told apart from Stop.
+    this.shared = this.isolated ? new SharedArrayBuffer(8) : null;
+    this.interrupt = this.shared ? new Int32Array(this.shared, 0, 1) : null;
+    this.stopFlag = this.shared ? new Int32Array(this.shared, 4, 1) : null;
   }
 
   /** Where the package wheel is (from the widget markup); the first widget to ask sets it. */
@@ -101,7 +108,7 @@ class PythonRuntime extends EventTarget {
       indexURL: INDEX_URL.href,
       wheelURL: this.wheelURL,
       modules: MODULES.map((name) => ({ name, url: this.withVersion(new URL(name, WORKER_URL)) })),
-      interrupt: this.interrupt ? this.interrupt.buffer : null,
+      interrupt: this.shared,
     });
     // Anything asked for while the worker was away is asked again.
     for (const [id, job] of this.pending) worker.postMessage({ ...job.message, id });
@@ -132,13 +139,15 @@ class PythonRuntime extends EventTarget {
     } else if (data.type === "boot-failed") {
       this.fail(`Python could not start: ${data.message}`);
     } else if (data.type === "out") {
-      this.pending.get(data.id)?.onOutput?.(data.stream, data.text);
+      this.pending.get(data.id)?.onOutput?.(data.chunks, data.dropped);
     } else if (data.type === "done" || data.type === "calc") {
       const job = this.pending.get(data.id);
       if (!job) return;
       this.pending.delete(data.id);
       if (data.id === this.runningId) this.finishRun();
-      job.resolve(data.type === "done" ? data : { ...JSON.parse(data.response), ms: data.ms });
+      const restartForMemory = data.type === "done" && data.memoryGrowth > MEMORY_HEADROOM_BYTES;
+      job.resolve(data.type === "done" ? { ...data, restartedForMemory: restartForMemory } : { ...JSON.parse(data.response), ms: data.ms });
+      if (restartForMemory) this.restart();
     }
   }
 
@@ -156,7 +165,8 @@ class PythonRuntime extends EventTarget {
   }
 
   /**
-   * Run a program; `onOutput(stream, text)` gets what it prints as it prints it.
+   * Run a program; `onOutput(chunks, dropped)` gets what it prints as it prints it: [[stream, text]]
+   * and how many characters and lines of a flood the worker dropped.
    * Resolves with {status: "ok" | "error" | "stopped" | "failed", traceback?, ms?}.
    * `owner` is the element that asked, so a run left behind by navigation can be stopped.
    */
@@ -190,6 +200,7 @@ class PythonRuntime extends EventTarget {
   stop() {
     if (this.runningId === null) return;
     if (this.interrupt && this.state === "ready") {
+      Atomics.store(this.stopFlag, 0, 1);
       Atomics.store(this.interrupt, 0, SIGINT);
       clearTimeout(this.stopTimer);
       this.stopTimer = setTimeout(() => this.restart(), INTERRUPT_GRACE_MS);

@@ -12,8 +12,11 @@
 //   worker -> page
 //     {type: "booted", timings}              ready; timings in ms
 //     {type: "boot-failed", message}         a readable reason; the page offers Retry
-//     {type: "out", id, stream, text}        printed text, batched to at most one message per ~16 ms
-//     {type: "done", id, status, traceback?, ms}
+//     {type: "out", id, chunks: [[stream, text]], dropped: {chars, lines}}
+//                                            printed text, batched (see OutputBatcher); `dropped`
+//                                            is what a flood printed that was never sent
+//     {type: "done", id, status, traceback?, ms, memoryGrowth}
+//                                            memoryGrowth: bytes of wasm memory above the booted worker's
 //     {type: "calc", id, response, ms}       `response` is a JSON string
 // Messages that arrive during boot wait for it; after that each is handled in
 // order, one at a time, so a run and a calculation never interleave.
@@ -21,7 +24,9 @@
 const PAGE_DIRECTORY = "/home/pyodide/roofline_page";
 let pyodide = null;
 let booting = null;
-let interrupt = null;
+let interrupt = null; // Int32Array [signal] that Pyodide polls; the page writes SIGINT (2) for Stop
+let stopFlag = null; // Int32Array [1 once Stop was pressed], beside it in the same shared buffer
+let baselineMemory = 0; // bytes of wasm memory once booted: what a run is compared with
 let runCell = null;
 let prepareRun = null;
 let answerCalculator = null;
@@ -34,46 +39,89 @@ function enqueue(task) {
 }
 
 /**
- * Send printed text to the page as a terminal would show it: each finished line at
- * once, a partial line when the program flushes or ends. A program that prints in a
- * tight loop would send thousands of messages a second, so past a budget per window
- * lines are batched and go out with the next print (or at the end). No timer can
- * help here: the worker is busy running Python until the program returns.
+ * Send printed text to the page without flooding it. The worker is busy running Python
+ * while a program prints, so no timer can fire: every decision is made inside write().
+ *
+ * - By time: a message costs a token; tokens come back one per INTERVAL_MS, up to BURST.
+ *   A program that prints a few lines and then computes shows them at once; one that
+ *   prints in a tight loop sends 1000 / INTERVAL_MS messages a second, each holding
+ *   everything since the last.
+ * - By size: what waits is capped at MAX_PENDING characters, the newest kept, whether or
+ *   not it ends in a newline (sys.stdout.write in a loop never does). What is cut is
+ *   counted and sent as `dropped`, so the page can say how much it never received.
  */
 class OutputBatcher {
-  static WINDOW_MS = 50;
-  static MESSAGES_PER_WINDOW = 16;
+  static INTERVAL_MS = 50;
+  static BURST = 4;
+  static MAX_PENDING = 64 * 1024;
 
   constructor(id) {
     this.id = id;
-    this.stream = null;
-    this.text = "";
-    this.windowStart = -Infinity;
-    this.sent = 0;
+    this.parts = []; // [stream, text] as written; parts[0 .. head) are already dropped
+    this.head = 0;
+    this.pending = 0;
+    this.dropped = { chars: 0, lines: 0 };
+    this.tokens = OutputBatcher.BURST;
+    this.refilled = performance.now();
   }
 
   write(stream, text) {
-    if (stream !== this.stream) this.flush();
-    this.stream = stream;
-    this.text += text;
-    if (text === "" || text.includes("\n")) this.lineDone();
-  }
-
-  lineDone() {
-    const now = performance.now();
-    if (now - this.windowStart >= OutputBatcher.WINDOW_MS) {
-      this.windowStart = now;
-      this.sent = 0;
+    if (text) {
+      this.parts.push([stream, text]);
+      this.pending += text.length;
+      if (this.pending > OutputBatcher.MAX_PENDING) this.trim();
     }
-    if (this.sent < OutputBatcher.MESSAGES_PER_WINDOW || this.text.length > 65536) this.flush();
+    const now = performance.now();
+    const earned = Math.floor((now - this.refilled) / OutputBatcher.INTERVAL_MS);
+    if (earned > 0) {
+      this.tokens = Math.min(OutputBatcher.BURST, this.tokens + earned);
+      this.refilled += earned * OutputBatcher.INTERVAL_MS;
+    }
+    if (this.tokens > 0 && this.flush()) this.tokens -= 1;
   }
 
-  flush() {
-    if (!this.text) return;
-    postMessage({ type: "out", id: this.id, stream: this.stream, text: this.text });
-    this.text = "";
-    this.sent += 1;
+  /** Keep the newest MAX_PENDING characters; count the lines and characters cut. Whole writes go first. */
+  trim() {
+    while (this.pending > OutputBatcher.MAX_PENDING) {
+      const [stream, text] = this.parts[this.head];
+      const excess = this.pending - OutputBatcher.MAX_PENDING;
+      const cut = excess >= text.length ? text : text.slice(0, excess);
+      this.dropped.chars += cut.length;
+      this.dropped.lines += countLines(cut);
+      this.pending -= cut.length;
+      if (cut === text) this.head += 1;
+      else this.parts[this.head] = [stream, text.slice(cut.length)];
+    }
+    if (this.head > 1024 && this.head * 2 > this.parts.length) {
+      this.parts = this.parts.slice(this.head);
+      this.head = 0;
+    }
   }
+
+  /** Send what waits, if anything, each stream's run of writes joined; returns whether a message went. */
+  flush() {
+    if (this.head === this.parts.length && !this.dropped.chars) return false;
+    const chunks = [];
+    for (let index = this.head; index < this.parts.length; index += 1) {
+      const [stream, text] = this.parts[index];
+      const last = chunks[chunks.length - 1];
+      if (last && last[0] === stream) last[1].push(text);
+      else chunks.push([stream, [text]]);
+    }
+    const joined = chunks.map(([stream, texts]) => [stream, texts.join("")]);
+    postMessage({ type: "out", id: this.id, chunks: joined, dropped: this.dropped });
+    this.parts = [];
+    this.head = 0;
+    this.pending = 0;
+    this.dropped = { chars: 0, lines: 0 };
+    return true;
+  }
+}
+
+function countLines(text) {
+  let count = 0;
+  for (let index = text.indexOf("\n"); index !== -1; index = text.indexOf("\n", index + 1)) count += 1;
+  return count;
 }
 
 async function fetchText(url) {
@@ -143,15 +191,28 @@ async function boot({ indexURL, wheelURL, modules, interrupt: buffer }) {
   answerCalculator = pyodide.pyimport("roofline_views").answer;
   pyodide.runPython("import roofline, roofline.sweep; roofline.builtin_specs()");
   if (buffer) {
-    interrupt = new Int32Array(buffer);
+    interrupt = new Int32Array(buffer, 0, 1);
+    stopFlag = new Int32Array(buffer, 4, 1);
     pyodide.setInterruptBuffer(interrupt);
   }
+  baselineMemory = wasmMemory();
   const done = performance.now();
   return { ...booted.timings, imports: done - wheelReady, total: done - started };
 }
 
 function clearInterrupt() {
   if (interrupt) Atomics.store(interrupt, 0, 0);
+  if (stopFlag) Atomics.store(stopFlag, 0, 0);
+}
+
+/** Whether the reader pressed Stop during this run (a program may raise KeyboardInterrupt itself). */
+function stopPressed() {
+  return stopFlag !== null && Atomics.load(stopFlag, 0) === 1;
+}
+
+/** Bytes of wasm memory: it grows when a program allocates and never shrinks. */
+function wasmMemory() {
+  return pyodide._module.HEAP8.buffer.byteLength;
 }
 
 function run({ id, code, filename }) {
@@ -161,14 +222,16 @@ function run({ id, code, filename }) {
   clearInterrupt();
   let answer;
   try {
-    answer = JSON.parse(runCell(code, filename, emit));
+    answer = JSON.parse(runCell(code, filename, emit, stopPressed));
   } catch (error) {
     // Only an interrupt landing outside the reader's code gets here (or a runtime fault).
     const stopped = String(error && error.message).includes("KeyboardInterrupt");
     answer = stopped ? { status: "stopped" } : { status: "error", traceback: String(error && error.message) };
   }
   output.flush();
-  postMessage({ type: "done", id, ...answer, ms: performance.now() - started });
+  // The page restarts a worker whose memory a program left far above where it started.
+  const grown = wasmMemory() - baselineMemory;
+  postMessage({ type: "done", id, ...answer, ms: performance.now() - started, memoryGrowth: grown });
 }
 
 /** Write calculator `name`'s module (from `url`) into Python's path and import it, once. */

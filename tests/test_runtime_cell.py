@@ -1,0 +1,91 @@
+"""The worker's Python side of a Run, in CPython: isolation between Runs, stdin, KeyboardInterrupt.
+
+The same module runs in Pyodide (tests/node/golden.test.mjs repeats the isolation case
+there, and tests/test_browser.py through the page); here each case is quick to check.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from support import load_script
+
+ROOT = Path(__file__).resolve().parent.parent
+cell = load_script("roofline_cell", ROOT / "docs" / "javascripts" / "runtime" / "roofline_cell.py")
+
+
+def run(source: str, stop_pressed=None) -> tuple[dict, str]:
+    printed: list[str] = []
+    answer = json.loads(cell.run(source, "cell.py", lambda _stream, text: printed.append(text), stop_pressed))
+    return answer, "".join(printed)
+
+
+@pytest.mark.parametrize(
+    "hostile",
+    [
+        "from roofline.precisions import BYTES_PER_VALUE; BYTES_PER_VALUE['bf16'] = 1.0",
+        "import roofline.precisions as p; p.BYTES_PER_VALUE = {'bf16': 1.0}",
+        "import builtins; builtins.print = lambda *a, **k: None",
+        "import builtins; del builtins.len",
+        "import json; json.dumps = None",
+        "import sys; sys.path.insert(0, '/nowhere'); sys.modules['json'] = None",
+    ],
+)
+def test_a_run_cannot_change_later_runs_or_the_calculator(hostile: str) -> None:
+    from roofline.precisions import BYTES_PER_VALUE
+
+    path = list(sys.path)
+    assert run(hostile)[0] == {"status": "ok"}
+    assert BYTES_PER_VALUE["bf16"] == 2.0 and json.dumps(1) == "1" and sys.path == path
+    probe = (
+        "import json\nfrom roofline.precisions import BYTES_PER_VALUE\nprint(len(json.dumps(BYTES_PER_VALUE['bf16'])))"
+    )
+    assert run(probe) == ({"status": "ok"}, "3\n")
+
+
+def test_each_run_gets_its_own_copy_of_the_package() -> None:
+    import roofline
+
+    answer, printed = run("import roofline\nprint(id(roofline))\n")
+    assert answer == {"status": "ok"} and printed != f"{id(roofline)}\n"
+    assert sys.modules["roofline"] is roofline
+
+
+def test_a_module_a_run_imports_is_gone_after_it() -> None:
+    sys.modules.pop("colorsys", None)
+    assert run("import colorsys")[0] == {"status": "ok"}
+    assert "colorsys" not in sys.modules
+
+
+@pytest.mark.parametrize(
+    "call", ["input('Your name? ')", "import sys; sys.stdin.read()", "import sys; sys.stdin.readline()"]
+)
+def test_reading_stdin_ends_with_an_eoferror_that_says_why(call: str) -> None:
+    answer, _ = run(call)
+    assert answer["status"] == "error"
+    assert (
+        answer["traceback"]
+        .rstrip()
+        .endswith(
+            "EOFError: input() has nothing to read: a program on this page gets no keyboard input."
+            " Set the value in the code instead, then press Run."
+        )
+    )
+    assert "roofline_cell" not in answer["traceback"]
+
+
+def test_keyboard_interrupt_is_stop_only_when_stop_was_pressed() -> None:
+    raised = "raise KeyboardInterrupt('by hand')"
+    answer, _ = run(raised, stop_pressed=lambda: False)
+    assert answer["status"] == "error" and answer["traceback"].endswith("KeyboardInterrupt: by hand\n")
+    assert run(raised, stop_pressed=lambda: True)[0] == {"status": "stopped"}
+
+
+@pytest.mark.parametrize(
+    ("code", "status"), [("raise SystemExit", "ok"), ("raise SystemExit(0)", "ok"), ("raise SystemExit(3)", "error")]
+)
+def test_system_exit_ends_the_program_as_python_would(code: str, status: str) -> None:
+    assert run(code)[0]["status"] == status
