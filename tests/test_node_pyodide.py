@@ -1,8 +1,10 @@
 """The browser's runtime without a browser: the wheel in Pyodide under Node 20 must agree with CPython.
 
-Builds the wheel as the site does, computes every answer here in CPython, then
-runs ``tests/node/golden.test.mjs`` with Node's own test runner, which loads the
-wheel into the npm ``pyodide`` package and compares. The golden cases are the
+Builds the wheel and the memory snapshot as the site does, computes every answer
+here in CPython, then runs ``tests/node/golden.test.mjs`` with Node's own test
+runner, which boots the npm ``pyodide`` package through the page's boot module
+twice (restored from the snapshot, and plainly) and compares; it also checks that
+three kinds of broken snapshot fall back to a plain boot that prints the same. The golden cases are the
 issue's reference deployments (see tests/test_golden.py for their sources) plus
 a mixture-of-experts and a latent-attention model, so every formula runs.
 """
@@ -25,6 +27,9 @@ RUNTIME = ROOT / "docs" / "javascripts" / "runtime"
 PROGRAM = ROOT / "docs" / "programs" / "h100_decode_prefill.py"
 PYODIDE = ROOT / "node_modules" / "pyodide"
 MODULES = ("roofline_cell.py", "roofline_calculator.py")
+#: Per boot: how it started, the package's whereabouts, the program, the traceback.
+CHECKS_PER_BOOT = 4
+BROKEN_SNAPSHOTS = 3
 
 CASES = [
     {"gpu": "h100-sxm", "model": "llama-3.1-8b", "precision": "bf16"},
@@ -61,12 +66,15 @@ def test_pyodide_under_node_matches_cpython(node: str, tmp_path: Path) -> None:
     from roofline import estimate
 
     build_wheel = load_script("build_wheel", ROOT / "scripts" / "build_wheel.py")
+    build_snapshot = load_script("build_snapshot", ROOT / "scripts" / "build_snapshot.py")
     calculator = load_script("roofline_calculator", RUNTIME / "roofline_calculator.py")
     program_output = subprocess.run(
         [sys.executable, str(PROGRAM)], capture_output=True, text=True, check=True, cwd=ROOT
     ).stdout
+    wheel = build_wheel.build_wheel()
     fixture = {
-        "wheel": str(build_wheel.build_wheel()),
+        "wheel": str(wheel),
+        "snapshot": str(build_snapshot.build_snapshot(wheel)),
         "pyodide": str(PYODIDE),
         "program": {"path": str(PROGRAM), "filename": PROGRAM.name, "output": program_output},
         "modules": [{"name": name, "path": str(RUNTIME / name)} for name in MODULES],
@@ -86,4 +94,5 @@ def test_pyodide_under_node_matches_cpython(node: str, tmp_path: Path) -> None:
     # Pyodide's minified runtime can end up in a stack trace; keep the report readable.
     report = "\n".join(line[:300] for line in (result.stdout + result.stderr).splitlines())
     assert result.returncode == 0, report
-    assert f"pass {len(CASES) + len(VIEWS) + 3}\n" in report, report
+    per_boot = len(CASES) + len(VIEWS) + CHECKS_PER_BOOT
+    assert f"pass {2 * per_boot + BROKEN_SNAPSHOTS}\n" in report, report

@@ -50,7 +50,8 @@ class RunCell {
       this.status.textContent = `${failure} The rest of the page works without it.`;
     } else if (state === "ready") {
       this.setState("ready");
-      if (this.status.dataset.kind === "runtime") this.status.textContent = "";
+      // Clears a "restarting" note, or says that Python started without its snapshot.
+      if (this.status.dataset.kind === "runtime" || !this.status.textContent) this.setStatus(runtime.notice, "runtime");
     } else {
       this.setState("starting");
     }
@@ -95,7 +96,7 @@ class RunCell {
     const result = await runtime.run(this.editor.value, this.filename, (s, t) => this.append(s, t), this.root);
     this.running = false;
     const took = seconds(performance.now() - started);
-    if (result.status === "ok") this.setStatus(`Finished in ${took}.`);
+    if (result.status === "ok") this.setStatus(`Finished in ${took}.${runtime.notice ? ` ${runtime.notice}` : ""}`);
     else if (result.status === "error") {
       this.append("stderr", result.traceback);
       this.setStatus(`Stopped with an error after ${took}.`);
@@ -119,7 +120,11 @@ class RunCell {
 export function mountRunCells(container, signal) {
   for (const root of container.querySelectorAll("[data-rf-cell]:not([data-rf-mounted])")) {
     root.dataset.rfMounted = "";
-    runtime.configure({ wheelURL: new URL(root.dataset.rfWheel, location.href).href, version: root.dataset.rfVersion });
+    runtime.configure({
+      wheelURL: new URL(root.dataset.rfWheel, location.href).href,
+      version: root.dataset.rfVersion,
+      snapshotURL: root.dataset.rfSnapshot ? new URL(root.dataset.rfSnapshot, location.href).href : null,
+    });
     new RunCell(root, signal);
   }
 }

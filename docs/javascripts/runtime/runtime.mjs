@@ -33,6 +33,7 @@ class PythonRuntime extends EventTarget {
     this.state = "idle";
     this.failure = null;
     this.wheelURL = null;
+    this.snapshotURL = null;
     this.version = "";
     this.worker = null;
     this.pending = new Map();
@@ -41,13 +42,15 @@ class PythonRuntime extends EventTarget {
     this.runningOwner = null;
     this.stopTimer = null;
     this.timings = null;
+    this.notice = "";
     this.isolated = globalThis.crossOriginIsolated === true && typeof SharedArrayBuffer === "function";
     this.interrupt = this.isolated ? new Int32Array(new SharedArrayBuffer(4)) : null;
   }
 
-  /** Where the package wheel is (from the widget markup); the first widget to ask sets it. */
-  configure({ wheelURL, version }) {
+  /** Where the package wheel and the snapshot are (from the widget markup); the first widget sets them. */
+  configure({ wheelURL, version, snapshotURL = null }) {
     this.wheelURL ??= wheelURL;
+    this.snapshotURL ??= snapshotURL;
     this.version ||= version || "";
   }
 
@@ -89,6 +92,7 @@ class PythonRuntime extends EventTarget {
       type: "boot",
       indexURL: INDEX_URL.href,
       wheelURL: this.wheelURL,
+      snapshotURL: this.snapshotURL,
       modules: MODULES.map((name) => ({ name, url: this.withVersion(new URL(name, WORKER_URL)) })),
       interrupt: this.interrupt ? this.interrupt.buffer : null,
     });
@@ -117,6 +121,8 @@ class PythonRuntime extends EventTarget {
     if (worker !== this.worker) return; // a message from a worker we already replaced
     if (data.type === "booted") {
       this.timings = { ...data.timings, sinceStart: performance.now() - this.startedAt };
+      // Said in the Run cell's status line: a plain boot is correct, only slower.
+      this.notice = data.timings.fallback ? `Python started without its snapshot (${data.timings.fallback}).` : "";
       this.setState("ready");
     } else if (data.type === "boot-failed") {
       this.fail(`Python could not start: ${data.message}`);

@@ -3,17 +3,19 @@
 //
 // Protocol (every message is a plain object with a `type`):
 //   page -> worker
-//     {type: "boot", indexURL, wheelURL, modules: [{name, url}], interrupt: SharedArrayBuffer | null}
+//     {type: "boot", indexURL, wheelURL, snapshotURL, modules: [{name, url}], interrupt: SharedArrayBuffer | null}
 //     {type: "run", id, code, filename}      run a reader's program
 //     {type: "calc", id, request}            calculator view; `request` is a JSON string
 //   worker -> page
-//     {type: "booted", timings}              ready; timings in ms
+//     {type: "booted", timings}              ready; timings in ms, and `fallback` if the snapshot failed
 //     {type: "boot-failed", message}         a readable reason; the page offers Retry
 //     {type: "out", id, stream, text}        printed text, batched to at most one message per ~16 ms
 //     {type: "done", id, status, traceback?, ms}
 //     {type: "calc", id, response, ms}       `response` is a JSON string
 // Messages that arrive during boot wait for it; after that each is handled in
 // order, synchronously, so a run and a calculation never interleave.
+
+import { bootPython } from "./boot.mjs";
 
 let pyodide = null;
 let booting = null;
@@ -64,68 +66,19 @@ class OutputBatcher {
   }
 }
 
-async function fetchText(url) {
-  const response = await fetch(url);
-  if (!response.ok) throw new Error(`${new URL(url).pathname}: HTTP ${response.status}`);
-  return response.text();
-}
-
-/**
- * Reject, naming the file, if one of Pyodide's own files is missing. loadPyodide does not
- * fail when its .wasm or stdlib cannot be fetched: it logs and waits forever. These HEAD
- * requests run beside it, so they cost nothing when all is well.
- */
-async function missingRuntimeFile(indexURL) {
-  const files = ["pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json"];
-  const answers = await Promise.all(
-    files.map(async (name) => {
-      const url = new URL(name, indexURL);
-      const response = await fetch(url, { method: "HEAD" });
-      // 405/501: a host that does not answer HEAD; let the real request decide.
-      return response.ok || response.status === 405 || response.status === 501 ? null : `${name}: HTTP ${response.status}`;
-    }),
-  );
-  const missing = answers.filter(Boolean);
-  if (missing.length) throw new Error(`a runtime file is missing (${missing.join(", ")})`);
-  return new Promise(() => {}); // all present: never settles, so the race is loadPyodide's
-}
-
-async function boot({ indexURL, wheelURL, modules, interrupt: buffer }) {
-  const started = performance.now();
-  // Fetch the helper modules while Pyodide starts; they are small and independent of it.
-  const sources = Promise.all(modules.map(async ({ name, url }) => ({ name, text: await fetchText(url) })));
-  const { loadPyodide } = await import(new URL("pyodide.mjs", indexURL).href);
-  // packageBaseUrl: without it Pyodide would fall back to its CDN for anything it looks up.
-  const loading = loadPyodide({ indexURL, packageBaseUrl: indexURL, stdout: () => {}, stderr: () => {} });
-  pyodide = await Promise.race([loading, missingRuntimeFile(indexURL)]);
+async function boot({ indexURL, wheelURL, snapshotURL, modules, interrupt: buffer }) {
+  // boot.mjs restores Python from the build's snapshot, or boots it plainly if it cannot.
+  const booted = await bootPython({ indexURL, wheelURL, snapshotURL, modules });
+  pyodide = booted.pyodide;
   // A program that calls input() gets EOFError at once: a worker has no prompt() to wait on.
   pyodide.setStdin({ error: true });
-  const runtimeReady = performance.now();
-  const loaded = await pyodide.loadPackage(wheelURL, { messageCallback: () => {}, errorCallback: () => {} });
-  // loadPackage resolves with [] rather than failing when nothing was loaded.
-  if (!Array.isArray(loaded) || !loaded.some((pkg) => pkg.name === "roofline")) {
-    throw new Error(`the roofline package did not load from ${new URL(wheelURL).pathname}`);
-  }
-  const wheelReady = performance.now();
-  const directory = "/home/pyodide/roofline_page";
-  pyodide.FS.mkdirTree(directory);
-  for (const { name, text } of await sources) pyodide.FS.writeFile(`${directory}/${name}`, text);
-  pyodide.runPython(`import sys; sys.path.insert(0, ${JSON.stringify(directory)})`);
-  // Import the package and read its spec files now, so the first Run pays nothing for them.
   // The calculator's module waits until the runs queued during boot are done (see onmessage).
   runCell = pyodide.pyimport("roofline_cell").run;
-  pyodide.runPython("import roofline, roofline.sweep; roofline.builtin_specs()");
   if (buffer) {
     interrupt = new Int32Array(buffer);
     pyodide.setInterruptBuffer(interrupt);
   }
-  const done = performance.now();
-  return {
-    pyodide: runtimeReady - started,
-    wheel: wheelReady - runtimeReady,
-    imports: done - wheelReady,
-    total: done - started,
-  };
+  return booted.timings;
 }
 
 function clearInterrupt() {
