@@ -98,8 +98,10 @@ function installPage(pyodide, wheel, sources) {
 /**
  * Boot Python with the roofline package and the page's helper modules ready to import.
  * `modules`: [{name, url}] of the helper .py files; `snapshotURL` may be null.
- * Resolves {pyodide, timings}; timings (ms) name how Python started: `snapshot: true`,
- * or `fallback: "<why the snapshot was not used>"` when a snapshot was offered but failed.
+ * Resolves {pyodide, timings}: ms until Pyodide was up (`pyodide`; `snapshotRead`, until
+ * the snapshot was downloaded and unpacked), then until the package was ready
+ * (`wheelAndImports`), and how Python started: `snapshot: true`, or
+ * `fallback: "<why the snapshot was not used>"` when a snapshot was offered but failed.
  */
 export async function bootPython({ indexURL, wheelURL, snapshotURL = null, modules, fetch: get = fetch }) {
   const started = performance.now();
@@ -124,6 +126,7 @@ export async function bootPython({ indexURL, wheelURL, snapshotURL = null, modul
     try {
       // Pyodide compiles its wasm while the snapshot downloads: it takes the promise.
       const snapshot = readSnapshot(get, snapshotURL, version);
+      snapshot.then(() => (timings.snapshotRead = performance.now() - started)).catch(() => {});
       pyodide = await Promise.race([loadPyodide({ ...options, _loadSnapshot: snapshot }), missing]);
       timings.snapshot = true;
     } catch (error) {
