@@ -5,8 +5,8 @@ the page's helper modules (``docs/javascripts/runtime/*.py``) imported and the s
 files parsed; the worker restores it instead of booting Python (see
 ``docs/javascripts/runtime/boot.mjs``). Making one takes Node about 5–10 s, so it is
 kept in ``build/snapshot-cache/`` under a name that is a digest of everything it is
-made from: the Pyodide version, the wheel's bytes, the helper modules and the maker
-script. An unchanged rebuild finds it there; a changed input gives a new name, so a
+made from: the Pyodide version, the wheel's bytes, the helper modules and the
+scripts that write and read it. An unchanged rebuild finds it there; a changed input gives a new name, so a
 browser never mixes a cached snapshot with a newer wheel.
 
 Run: ``python scripts/build_snapshot.py WHEEL`` prints the snapshot's path. The MkDocs
@@ -27,10 +27,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 CACHE = ROOT / "build" / "snapshot-cache"
 MAKER = ROOT / "scripts" / "make_snapshot.mjs"
-BOOT = ROOT / "docs" / "javascripts" / "runtime" / "boot.mjs"
+#: The JavaScript that makes and reads the snapshot: a change to it is a new snapshot.
+CODE = tuple(ROOT / "docs" / "javascripts" / "runtime" / name for name in ("boot.mjs", "snapshot_codec.mjs"))
 PYODIDE = ROOT / "node_modules" / "pyodide"
 HELPERS = ROOT / "docs" / "javascripts" / "runtime"
-#: Snapshots older than the newest few are deleted: each is about 6.6 MB.
+#: Snapshots older than the newest few are deleted: each is about 5 MB.
 KEEP = 3
 
 
@@ -51,7 +52,7 @@ def snapshot_name(wheel: Path, modules: list[Path], pyodide: Path = PYODIDE) -> 
     """``roofline-pyodide<version>-<digest>.snapshot.gz``: digest = SHA-256 of every input."""
     version = pyodide_version(pyodide)
     digest = hashlib.sha256(version.encode() + b"\0")
-    for path in (wheel, MAKER, BOOT, *modules):
+    for path in (wheel, MAKER, *CODE, *modules):
         digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
     return f"roofline-pyodide{version}-{digest.hexdigest()[:16]}.snapshot.gz"
 

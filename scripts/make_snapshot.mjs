@@ -9,56 +9,42 @@
 // not Emscripten's file system: docs/javascripts/runtime/boot.mjs unpacks the wheel
 // and writes the helper modules again after a restore, at the same paths as here.
 //
-// The file written is the snapshot in the container that boot.mjs reads (see
-// encodeSnapshot): a one-line JSON header, then the memory with its zero runs
-// squeezed out, all gzipped so that a browser undoes it natively (DecompressionStream).
+// The file written is the snapshot in the container of snapshot_codec.mjs (zero runs
+// squeezed out, far repeats made copies), gzipped so that a browser undoes it natively
+// (DecompressionStream).
 import { readFileSync, writeFileSync } from "node:fs";
 import { basename, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { gzipSync } from "node:zlib";
-// The paths and the container format are boot.mjs's: it must find what this leaves.
-import { MODULE_DIR, SNAPSHOT_FORMAT } from "../docs/javascripts/runtime/boot.mjs";
+// The paths and the container are boot.mjs's: it must find what this leaves.
+import { MODULE_DIR } from "../docs/javascripts/runtime/boot.mjs";
+import { encodeSnapshot } from "../docs/javascripts/runtime/snapshot_codec.mjs";
 
 const SITE_PACKAGES = "/lib/python3.14/site-packages";
-/** Runs of zeros shorter than this stay literal: a record costs 8 bytes. */
-const MIN_ZERO_RUN = 32;
 
 /**
- * The container: `SNAPSHOT_FORMAT + "\n" + JSON header + "\n"`, then records
- * `[u32 zeros][u32 n][n literal bytes]` that rebuild the raw snapshot of
- * `header.rawBytes` bytes. Pyodide's 31 MB snapshot is two-thirds zeros; gzip
- * alone spends ~1 bit per 258 zero bytes on them and, worse, lets them push the
- * useful bytes apart beyond its 32 KB window. The decoder is a dozen lines of JS.
+ * Zero the heap's free chunks, so that the snapshot carries no stale bytes of freed
+ * objects: they compress badly, and nothing reads them. Takes every free chunk with
+ * malloc (largest first, and never one that would move the heap's break, which
+ * would grow the memory and the snapshot), zeroes it, and frees it all again.
+ * Here this cut the non-zero bytes from 10.0 to 8.1 MB, and the gzipped file by 1 MB.
  */
-export function encodeSnapshot(raw, header) {
-  const parts = [];
-  let literalStart = 0;
-  let i = 0;
-  const push = (zeros, from, to) => {
-    const record = new Uint8Array(8);
-    const view = new DataView(record.buffer);
-    view.setUint32(0, zeros, true);
-    view.setUint32(4, to - from, true);
-    parts.push(record, raw.subarray(from, to));
-  };
-  let pendingZeros = 0;
-  while (i < raw.length) {
-    if (raw[i] !== 0) {
-      i += 1;
-      continue;
+function zeroFreeMemory(module) {
+  const memoryBytes = module.HEAP8.length;
+  const taken = [];
+  for (const size of [1 << 20, 1 << 16, 1 << 12, 1 << 9, 64]) {
+    for (;;) {
+      const brk = module._sbrk(0);
+      const pointer = module._malloc(size);
+      if (!pointer || module._sbrk(0) !== brk || module.HEAP8.length !== memoryBytes) {
+        if (pointer) module._free(pointer);
+        break;
+      }
+      module.HEAP8.fill(0, pointer, pointer + size);
+      taken.push(pointer);
     }
-    let end = i;
-    while (end < raw.length && raw[end] === 0) end += 1;
-    if (end - i >= MIN_ZERO_RUN || end === raw.length) {
-      push(pendingZeros, literalStart, i);
-      pendingZeros = end - i;
-      literalStart = end;
-    }
-    i = end;
   }
-  push(pendingZeros, literalStart, raw.length);
-  const head = new TextEncoder().encode(`${SNAPSHOT_FORMAT}\n${JSON.stringify({ ...header, rawBytes: raw.length })}\n`);
-  return Buffer.concat([head, ...parts]);
+  for (const pointer of taken) module._free(pointer);
 }
 
 async function main() {
@@ -91,10 +77,13 @@ roofline.builtin_specs()
 import gc
 gc.collect()
 `);
+  zeroFreeMemory(pyodide._module);
   const raw = pyodide.makeMemorySnapshot();
   const encoded = encodeSnapshot(raw, { pyodide: version, wheel: basename(wheelPath), modules: names });
-  writeFileSync(outFile, gzipSync(encoded, { level: 9 }));
-  console.log(`snapshot: ${(raw.length / 1e6).toFixed(1)} MB raw, ${(encoded.length / 1e6).toFixed(1)} MB without zero runs`);
+  const zipped = gzipSync(encoded, { level: 9 });
+  writeFileSync(outFile, zipped);
+  const mb = (bytes) => `${(bytes / 1e6).toFixed(1)} MB`;
+  console.log(`snapshot: ${mb(raw.length)} raw, ${mb(encoded.length)} encoded, ${mb(zipped.length)} gzipped`);
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1]).href) await main();

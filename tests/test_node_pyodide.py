@@ -96,3 +96,17 @@ def test_pyodide_under_node_matches_cpython(node: str, tmp_path: Path) -> None:
     assert result.returncode == 0, report
     per_boot = len(CASES) + len(VIEWS) + CHECKS_PER_BOOT
     assert f"pass {2 * per_boot + BROKEN_SNAPSHOTS}\n" in report, report
+
+
+def test_snapshot_container_round_trips(node: str) -> None:
+    """The container the snapshot travels in gives back every byte (tests/node/snapshot_codec.test.mjs)."""
+    result = subprocess.run(
+        [node, "--test", "--test-reporter=spec", str(ROOT / "tests" / "node" / "snapshot_codec.test.mjs")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    report = result.stdout + result.stderr
+    assert result.returncode == 0, report
+    assert "pass 4\n" in report, report

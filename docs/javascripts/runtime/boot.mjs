@@ -15,11 +15,11 @@
 // Also runs under Node (tests/node/golden.test.mjs): `indexURL` may then be a file
 // path, and `fetch` a stand-in that reads files.
 
+import { decodeSnapshot, readContainer } from "./snapshot_codec.mjs";
+
 /** Where the helper modules live in Pyodide's file system; make_snapshot.mjs uses the same. */
 export const MODULE_DIR = "/home/pyodide/roofline_page";
 const SITE_PACKAGES = "/lib/python3.14/site-packages";
-/** The container's first line; make_snapshot.mjs writes it. */
-export const SNAPSHOT_FORMAT = "roofline-pyodide-snapshot/1";
 const PYODIDE_FILES = ["pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json"];
 
 async function fetchOk(get, url, what) {
@@ -47,10 +47,9 @@ async function missingRuntimeFile(get, base) {
 }
 
 /**
- * The raw Pyodide snapshot from the served container: gzip (undone by the browser's
- * DecompressionStream), then `FORMAT\n{json header}\n`, then records
- * `[u32 zeros][u32 n][n bytes]` (little-endian) that rebuild `header.rawBytes` bytes.
- * Throws a short reason if the file is not a complete snapshot for Pyodide `version`.
+ * The raw Pyodide snapshot from the served file: gzip, undone by the browser's
+ * DecompressionStream, around the container of snapshot_codec.mjs. Throws a short
+ * reason if the file is not a complete snapshot for Pyodide `version`.
  */
 export async function readSnapshot(get, url, version) {
   if (typeof DecompressionStream !== "function") throw new Error("this browser has no DecompressionStream");
@@ -62,31 +61,11 @@ export async function readSnapshot(get, url, version) {
   } catch {
     throw new Error("the snapshot download is truncated or corrupted");
   }
-  const firstEnd = bytes.indexOf(10);
-  const headerEnd = bytes.indexOf(10, firstEnd + 1);
-  const text = new TextDecoder();
-  if (firstEnd < 0 || headerEnd < 0 || text.decode(bytes.subarray(0, firstEnd)) !== SNAPSHOT_FORMAT) {
-    throw new Error("the snapshot file is not one this page can read");
-  }
-  const header = JSON.parse(text.decode(bytes.subarray(firstEnd + 1, headerEnd)));
+  const { header } = readContainer(bytes);
   if (header.pyodide !== version) {
     throw new Error(`the snapshot was made for Pyodide ${header.pyodide}, and this is ${version}`);
   }
-  const raw = new Uint8Array(header.rawBytes); // zero-filled: only the literals need copying
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  let at = headerEnd + 1;
-  let out = 0;
-  while (at + 8 <= bytes.length) {
-    out += view.getUint32(at, true);
-    const length = view.getUint32(at + 4, true);
-    at += 8;
-    if (at + length > bytes.length || out + length > raw.length) break;
-    raw.set(bytes.subarray(at, at + length), out);
-    at += length;
-    out += length;
-  }
-  if (at !== bytes.length || out !== raw.length) throw new Error("the snapshot file is incomplete");
-  return raw;
+  return decodeSnapshot(bytes);
 }
 
 function installPage(pyodide, wheel, sources) {
