@@ -225,6 +225,7 @@ def test_stop_restarts_python_without_isolation(browser, site) -> None:
     stop_a_runaway_loop(page)
     expect(cell.locator(".rf-status")).to_contain_text("Python is restarting", timeout=STEP_MS)
     expect(cell).to_have_attribute("data-state", "ready", timeout=BOOT_MS)
+    assert boot_timings(page).get("snapshot") is True  # the new worker restored the snapshot too
     assert run(page) == cpython_output()
     recorded.assert_only(site.plain)
     recorded.context.close()

@@ -133,6 +133,16 @@ function goldenSuite(title, start, expectSnapshot) {
 goldenSuite("roofline in Pyodide, plain boot", () => boot(null), false);
 goldenSuite("roofline in Pyodide, restored from the snapshot", () => boot(fixture.snapshot), true);
 
+test("a snapshot the host sent with Content-Encoding: gzip (so it arrives unzipped) restores too", async () => {
+  const path = join(mkdtempSync(join(tmpdir(), "roofline-snapshot-")), "unzipped.snapshot.gz");
+  writeFileSync(path, gunzipSync(readFileSync(fixture.snapshot)));
+  const { pyodide, timings } = await boot(path);
+  assert.equal(timings.snapshot, true, JSON.stringify(timings));
+  const { answer, output } = runProgram(pyodide);
+  assert.deepEqual(answer, { status: "ok" });
+  assert.equal(output, fixture.program.output);
+});
+
 /** The served container with its raw snapshot's first byte (Pyodide's magic number) changed. */
 function wrongMagic(container) {
   const bytes = gunzipSync(container);

@@ -48,18 +48,27 @@ async function missingRuntimeFile(get, base) {
 
 /**
  * The raw Pyodide snapshot from the served file: gzip, undone by the browser's
- * DecompressionStream, around the container of snapshot_codec.mjs. Throws a short
+ * DecompressionStream (or already by the browser, when a host sends the file with
+ * Content-Encoding: gzip), around the container of snapshot_codec.mjs. Throws a short
  * reason if the file is not a complete snapshot for Pyodide `version`.
  */
 export async function readSnapshot(get, url, version) {
-  if (typeof DecompressionStream !== "function") throw new Error("this browser has no DecompressionStream");
   const response = await fetchOk(get, url, "the snapshot");
-  const unzipped = response.body.pipeThrough(new DecompressionStream("gzip"));
   let bytes;
   try {
-    bytes = new Uint8Array(await new Response(unzipped).arrayBuffer());
+    bytes = new Uint8Array(await response.arrayBuffer());
   } catch {
-    throw new Error("the snapshot download is truncated or corrupted");
+    throw new Error("the snapshot download was cut off");
+  }
+  // A host that labels the .gz file Content-Encoding: gzip has had the browser unzip it.
+  if (bytes[0] === 0x1f && bytes[1] === 0x8b) {
+    if (typeof DecompressionStream !== "function") throw new Error("this browser has no DecompressionStream");
+    try {
+      const unzipped = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+      bytes = new Uint8Array(await new Response(unzipped).arrayBuffer());
+    } catch {
+      throw new Error("the snapshot download is truncated or corrupted");
+    }
   }
   const { header } = readContainer(bytes);
   if (header.pyodide !== version) {
