@@ -17,10 +17,8 @@ import { basename, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { gzipSync } from "node:zlib";
 // The paths and the container are boot.mjs's: it must find what this leaves.
-import { MODULE_DIR } from "../docs/javascripts/runtime/boot.mjs";
+import { MODULE_DIR, SITE_PACKAGES } from "../docs/javascripts/runtime/boot.mjs";
 import { encodeSnapshot } from "../docs/javascripts/runtime/snapshot_codec.mjs";
-
-const SITE_PACKAGES = "/lib/python3.14/site-packages";
 
 /**
  * Zero the heap's free chunks, so that the snapshot carries no stale bytes of freed

@@ -19,7 +19,8 @@ import { decodeSnapshot, readContainer } from "./snapshot_codec.mjs";
 
 /** Where the helper modules live in Pyodide's file system; make_snapshot.mjs uses the same. */
 export const MODULE_DIR = "/home/pyodide/roofline_page";
-const SITE_PACKAGES = "/lib/python3.14/site-packages";
+/** Where Pyodide 314 installs wheels; make_snapshot.mjs unpacks the wheel there too. */
+export const SITE_PACKAGES = "/lib/python3.14/site-packages";
 const PYODIDE_FILES = ["pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json"];
 
 async function fetchOk(get, url, what) {
