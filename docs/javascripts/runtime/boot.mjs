@@ -54,22 +54,30 @@ async function missingRuntimeFile(get, base) {
  * reason if the file is not a complete snapshot for Pyodide `version`.
  */
 export async function readSnapshot(get, url, version) {
+  if (typeof DecompressionStream !== "function") throw new Error("this browser has no DecompressionStream");
   const response = await fetchOk(get, url, "the snapshot");
   let bytes;
   try {
-    bytes = new Uint8Array(await response.arrayBuffer());
+    // Unzipped while it downloads. A host that labels the .gz file Content-Encoding:
+    // gzip has had the browser unzip it already: the first bytes tell.
+    const reader = response.body.getReader();
+    const first = await reader.read();
+    const gzipped = !first.done && first.value[0] === 0x1f && first.value[1] === 0x8b;
+    const body = new ReadableStream({
+      start(controller) {
+        if (first.done) controller.close();
+        else controller.enqueue(first.value);
+      },
+      async pull(controller) {
+        const { done, value } = await reader.read();
+        if (done) controller.close();
+        else controller.enqueue(value);
+      },
+    });
+    const unzipped = gzipped ? body.pipeThrough(new DecompressionStream("gzip")) : body;
+    bytes = new Uint8Array(await new Response(unzipped).arrayBuffer());
   } catch {
-    throw new Error("the snapshot download was cut off");
-  }
-  // A host that labels the .gz file Content-Encoding: gzip has had the browser unzip it.
-  if (bytes[0] === 0x1f && bytes[1] === 0x8b) {
-    if (typeof DecompressionStream !== "function") throw new Error("this browser has no DecompressionStream");
-    try {
-      const unzipped = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
-      bytes = new Uint8Array(await new Response(unzipped).arrayBuffer());
-    } catch {
-      throw new Error("the snapshot download is truncated or corrupted");
-    }
+    throw new Error("the snapshot download is truncated or corrupted");
   }
   const { header } = readContainer(bytes);
   if (header.pyodide !== version) {
