@@ -143,6 +143,11 @@ test("a snapshot the host sent with Content-Encoding: gzip (so it arrives unzipp
   assert.equal(output, fixture.program.output);
 });
 
+test("two restores of one snapshot draw different random numbers", async () => {
+  const draw = async () => (await boot(fixture.snapshot)).pyodide.runPython("import random; random.random()");
+  assert.notEqual(await draw(), await draw());
+});
+
 /** The served container with its raw snapshot's first byte (Pyodide's magic number) changed. */
 function wrongMagic(container) {
   const bytes = gunzipSync(container);

@@ -135,7 +135,11 @@ export async function bootPython({ indexURL, wheelURL, snapshotURL = null, modul
   pyodide ??= await Promise.race([loadPyodide(options), missing]);
   timings.pyodide = performance.now() - started;
   installPage(pyodide, await wheel, await sources);
-  if (!timings.snapshot) {
+  if (timings.snapshot) {
+    // Every restore starts from the same memory, the random module's state included:
+    // reseed it from the system's entropy, or every visit would draw the same numbers.
+    pyodide.runPython("import sys\nif 'random' in sys.modules: sys.modules['random'].seed()");
+  } else {
     // What the snapshot already holds: the package imported, its spec files parsed,
     // so that the first Run pays nothing for them.
     pyodide.runPython(`import sys; sys.path.insert(0, ${JSON.stringify(MODULE_DIR)})`);
