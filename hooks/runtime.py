@@ -60,14 +60,14 @@ def on_config(config: Any) -> None:
     except build_wheel.WheelError as error:
         raise PluginError(f"runtime hook: {error}") from None
     digest = build_wheel.source_digest()[:12]
+    missing = [name for name in PYODIDE_FILES if not (PYODIDE / name).is_file()]
+    if missing:
+        raise PluginError(f"node_modules/pyodide lacks {', '.join(missing)}; run `make setup` (npm ci)")
     build_snapshot = _load("build_snapshot", ROOT / "scripts" / "build_snapshot.py")
     try:
         snapshot = build_snapshot.build_snapshot(wheel)
     except build_snapshot.SnapshotError as error:
         raise PluginError(f"runtime hook: {error}") from None
-    missing = [name for name in PYODIDE_FILES if not (PYODIDE / name).is_file()]
-    if missing:
-        raise PluginError(f"node_modules/pyodide lacks {', '.join(missing)}; run `make setup` (npm ci)")
     calculator = _load("roofline_calculator", CALCULATOR_MODULE)
     options = calculator.form_options()
     _state.update(

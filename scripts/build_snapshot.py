@@ -45,7 +45,10 @@ def helper_modules() -> list[Path]:
 
 
 def pyodide_version(pyodide: Path = PYODIDE) -> str:
-    return json.loads((pyodide / "package.json").read_text(encoding="utf-8"))["version"]
+    try:
+        return json.loads((pyodide / "package.json").read_text(encoding="utf-8"))["version"]
+    except (OSError, ValueError, KeyError):
+        raise SnapshotError(f"{pyodide / 'package.json'} has no Pyodide version; run `make setup` (npm ci)") from None
 
 
 def snapshot_name(wheel: Path, modules: list[Path], pyodide: Path = PYODIDE) -> str:

@@ -78,3 +78,9 @@ def test_a_failing_maker_is_one_line_and_leaves_no_file(inputs, tmp_path, monkey
     assert "\n" not in message
     assert message.startswith("making the Pyodide snapshot failed (node make_snapshot.mjs): ")
     assert list(cache.iterdir()) == []
+
+
+def test_a_pyodide_without_its_package_json_is_one_line(inputs) -> None:
+    (inputs["pyodide"] / "package.json").unlink()
+    with pytest.raises(build_snapshot.SnapshotError, match=r"package\.json has no Pyodide version; run `make setup`"):
+        name(inputs)
