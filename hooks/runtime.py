@@ -1,9 +1,10 @@
 """MkDocs hook for the in-page Python runtime: Run cells and calculators, on any page.
 
 - on_config:       build the package's pure wheel (scripts/build_wheel.py; cached by
-                   source digest).
-- on_files:        serve the wheel and Pyodide's runtime files (from node_modules,
-                   pinned by package-lock.json) under ``assets/runtime/``.
+                   source digest) and the Pyodide memory snapshot the worker starts from
+                   (scripts/build_snapshot.py; cached by input digest).
+- on_files:        serve the wheel, the snapshot and Pyodide's runtime files (from
+                   node_modules, pinned by package-lock.json) under ``assets/runtime/``.
 - on_page_content: replace each marker line with its widget:
 
     <!-- roofline:run-cell programs/NAME.py -->   a Run cell showing docs/programs/NAME.py
@@ -71,10 +72,17 @@ def on_config(config: Any) -> None:
     missing = [name for name in PYODIDE_FILES if not (PYODIDE / name).is_file()]
     if missing:
         raise PluginError(f"node_modules/pyodide lacks {', '.join(missing)}; run `make setup` (npm ci)")
+    build_snapshot = _load("build_snapshot", ROOT / "scripts" / "build_snapshot.py")
+    try:
+        snapshot = build_snapshot.build_snapshot(wheel)
+    except build_snapshot.SnapshotError as error:
+        raise PluginError(f"runtime hook: {error}") from None
     _state.clear()
     _state.update(
         wheel=wheel,
         wheel_uri=f"{RUNTIME_DIR}/wheels/{digest}/{wheel.name}",
+        snapshot=snapshot,
+        snapshot_uri=f"{RUNTIME_DIR}/snapshots/{snapshot.name}",  # the name is its inputs' digest
         version=digest,
         docs=Path(config["docs_dir"]) if config else DOCS,
         calculators={},  # name -> (form, initial view), computed once per build
@@ -83,7 +91,7 @@ def on_config(config: Any) -> None:
 
 
 def on_files(files: Files, config: Any) -> Files:
-    served = {_state["wheel_uri"]: _state["wheel"]}
+    served = {_state["wheel_uri"]: _state["wheel"], _state["snapshot_uri"]: _state["snapshot"]}
     served.update({f"{RUNTIME_DIR}/pyodide/{name}": PYODIDE / name for name in PYODIDE_FILES})
     for uri, path in served.items():
         files.append(File.generated(config, uri, abs_src_path=str(path)))
@@ -132,6 +140,7 @@ def replace_markers(html: str, page_uri: str, page_url: str) -> str:
     """``html`` with each marker replaced by its widget; a bad marker raises MarkerError."""
     links = runtime_markup.RuntimeLinks(
         wheel=get_relative_url(_state["wheel_uri"], page_url),
+        snapshot=get_relative_url(_state["snapshot_uri"], page_url),
         version=_state["version"],
     )
     docs: Path = _state["docs"]

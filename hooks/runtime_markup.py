@@ -20,13 +20,16 @@ from typing import Any
 
 @dataclass(frozen=True)
 class RuntimeLinks:
-    """Where a page finds the package wheel (relative to the page) and the asset version."""
+    """Where a page finds the package wheel and the Pyodide snapshot (relative to the page),
+    and the asset version."""
 
     wheel: str
     version: str
+    snapshot: str = ""
 
     def attributes(self) -> str:
-        return f'data-rf-wheel="{html.escape(self.wheel)}" data-rf-version="{html.escape(self.version)}"'
+        snapshot = f' data-rf-snapshot="{html.escape(self.snapshot)}"' if self.snapshot else ""
+        return f'data-rf-wheel="{html.escape(self.wheel)}" data-rf-version="{html.escape(self.version)}"{snapshot}'
 
 
 def run_cell(source: str, filename: str, links: RuntimeLinks, index: int = 1) -> str:

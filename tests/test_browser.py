@@ -259,8 +259,41 @@ def test_stop_restarts_python_without_isolation(browser, site) -> None:
     stop_a_runaway_loop(page)
     expect(cell.locator(".rf-status")).to_contain_text("Python is restarting", timeout=STEP_MS)
     expect(cell).to_have_attribute("data-state", "ready", timeout=BOOT_MS)
+    assert boot_timings(page).get("snapshot") is True  # the new worker restored the snapshot too
     assert run(page) == cpython_output()
     recorded.assert_only(site.plain)
+    recorded.context.close()
+
+
+def boot_timings(page: object) -> dict:
+    """How the page's Python started (runtime.mjs keeps the worker's boot report)."""
+    return page.evaluate("import('../../javascripts/runtime/runtime.mjs').then((m) => m.runtime.timings)")
+
+
+def test_python_starts_from_the_build_snapshot(chapter) -> None:
+    page, recorded = chapter
+    assert boot_timings(page).get("snapshot") is True
+    assert any(urlsplit(url).path.endswith(".snapshot.gz") for url in recorded.urls)
+
+
+def test_a_corrupted_snapshot_boots_plain_says_so_and_prints_the_same(browser, site) -> None:
+    recorded = _context(browser)
+    page = recorded.page()
+
+    def truncated(route: object) -> None:
+        whole = route.fetch().body()
+        route.fulfill(status=200, body=whole[: len(whole) // 2], content_type="application/gzip")
+
+    recorded.context.route("**/*.snapshot.gz", truncated)
+    page.goto(site.isolated + CHAPTER)
+    cell = page.locator("[data-rf-cell]")
+    expect(cell).to_have_attribute("data-state", "ready", timeout=BOOT_MS)
+    assert boot_timings(page).get("snapshot") is not True
+    assert run(page) == cpython_output()
+    expect(cell.locator(".rf-status")).to_contain_text(
+        "Python started without its snapshot (the snapshot download is truncated or corrupted)."
+    )
+    recorded.assert_only(site.isolated)
     recorded.context.close()
 
 

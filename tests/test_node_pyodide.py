@@ -1,8 +1,12 @@
 """The browser's runtime without a browser: the wheel in Pyodide under Node 20 must agree with CPython.
 
-Builds the wheel as the site does, computes every answer here in CPython, then
-runs ``tests/node/golden.test.mjs`` with Node's own test runner, which loads the
-wheel into the npm ``pyodide`` package and compares. The golden cases are the
+Builds the wheel and the memory snapshot as the site does, computes every answer
+here in CPython, then runs ``tests/node/golden.test.mjs`` with Node's own test
+runner, which boots the npm ``pyodide`` package through the page's boot module
+twice (restored from the snapshot, and plainly) and compares; it also checks that
+three kinds of broken snapshot fall back to a plain boot that prints the same,
+that a snapshot a host already unzipped still restores, and that two restores do
+not share the random module's state. The golden cases are the
 issue's reference deployments (see tests/test_golden.py for their sources) plus
 a mixture-of-experts and a latent-attention model, so every formula runs.
 """
@@ -31,6 +35,11 @@ MODULES = {
     "roofline_views.py": RUNTIME / "roofline_views.py",
     f"roofline_calculator_{CALCULATOR}.py": ROOT / "docs" / "calculators" / f"{CALCULATOR}.py",
 }
+#: Per boot: how it started, the package's whereabouts, the program, the traceback, isolation.
+CHECKS_PER_BOOT = 5
+BROKEN_SNAPSHOTS = 3
+UNZIPPED_SNAPSHOT = 1  # one sent with Content-Encoding: gzip, which the browser has undone
+FRESH_RANDOMNESS = 1  # two restores must not draw the same random numbers
 
 CASES = [
     {"gpu": "h100-sxm", "model": "llama-3.1-8b", "precision": "bf16"},
@@ -108,11 +117,14 @@ def test_pyodide_under_node_matches_cpython(node: str, tmp_path: Path) -> None:
     build_wheel = load_script("build_wheel", ROOT / "scripts" / "build_wheel.py")
     load_script(f"roofline_calculator_{CALCULATOR}", MODULES[f"roofline_calculator_{CALCULATOR}.py"])
     views = load_script("roofline_views", RUNTIME / "roofline_views.py")
+    build_snapshot = load_script("build_snapshot", ROOT / "scripts" / "build_snapshot.py")
     program_output = subprocess.run(
         [sys.executable, str(PROGRAM)], capture_output=True, text=True, check=True, cwd=ROOT
     ).stdout
+    wheel = build_wheel.build_wheel()
     fixture = {
-        "wheel": str(build_wheel.build_wheel()),
+        "wheel": str(wheel),
+        "snapshot": str(build_snapshot.build_snapshot(wheel)),
         "pyodide": str(PYODIDE),
         "program": {"path": str(PROGRAM), "filename": PROGRAM.name, "output": program_output},
         "simulation_program": SIMULATION_PROGRAM,
@@ -137,4 +149,20 @@ def test_pyodide_under_node_matches_cpython(node: str, tmp_path: Path) -> None:
     # Pyodide's minified runtime can end up in a stack trace; keep the report readable.
     report = "\n".join(line[:300] for line in (result.stdout + result.stderr).splitlines())
     assert result.returncode == 0, report
-    assert f"pass {len(CASES) + len(VIEWS) + len(SIMULATIONS) + 4}\n" in report, report
+    per_boot = len(CASES) + len(VIEWS) + len(SIMULATIONS) + CHECKS_PER_BOOT
+    expected = 2 * per_boot + BROKEN_SNAPSHOTS + UNZIPPED_SNAPSHOT + FRESH_RANDOMNESS
+    assert f"pass {expected}\n" in report, report
+
+
+def test_snapshot_container_round_trips(node: str) -> None:
+    """The container the snapshot travels in gives back every byte (tests/node/snapshot_codec.test.mjs)."""
+    result = subprocess.run(
+        [node, "--test", "--test-reporter=spec", str(ROOT / "tests" / "node" / "snapshot_codec.test.mjs")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    report = result.stdout + result.stderr
+    assert result.returncode == 0, report
+    assert "pass 4\n" in report, report

@@ -6,6 +6,7 @@ takes seconds). The two spec-edit tests build a temporary copy of the repo.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -328,6 +329,17 @@ def test_vendored_libraries_are_served_by_the_site(site):
     css = (site / "assets/vendor/katex/katex.min.css").read_text()
     for url in css_urls(css):
         assert (site / "assets/vendor/katex" / url).is_file(), url
+
+
+def test_the_widgets_name_the_served_snapshot_and_it_is_the_cached_one(site, chapter):
+    links = {widget["data-rf-snapshot"] for widget in chapter.select("[data-rf-cell], [data-rf-calc]")}
+    assert len(links) == 1, links
+    served = (site / "chapters" / "prefill-vs-decode" / links.pop()).resolve()
+    assert served.parent == (site / "assets" / "runtime" / "snapshots").resolve()
+    version = json.loads((ROOT / "node_modules" / "pyodide" / "package.json").read_text())["version"]
+    assert re.fullmatch(rf"roofline-pyodide{re.escape(version)}-[0-9a-f]{{16}}\.snapshot\.gz", served.name), served.name
+    assert served.read_bytes()[:2] == b"\x1f\x8b"  # gzip, which the worker's DecompressionStream undoes
+    assert served.read_bytes() == (ROOT / "build" / "snapshot-cache" / served.name).read_bytes()
 
 
 # Spec edits --------------------------------------------------------------------------

@@ -1,22 +1,54 @@
 // The roofline wheel inside Pyodide under Node: the package's golden cases, the Run cell's
-// program and the calculator's view must give exactly what CPython gives.
+// program and the calculator's view must give exactly what CPython gives, both when Python
+// is restored from the build's memory snapshot and when it boots plainly; and a broken
+// snapshot must fall back to a plain boot that prints the same.
 //
-// Run by tests/test_node_pyodide.py (pytest -m node), which builds the wheel, computes the
-// CPython answers and passes everything through one JSON file named by ROOFLINE_NODE_FIXTURE:
-//   {wheel, pyodide, program: {path, filename, output}, modules: [{name, path}], calculator,
+// Both boots go through the page's own docs/javascripts/runtime/boot.mjs, with a `fetch`
+// that reads files instead of a server.
+//
+// Run by tests/test_node_pyodide.py (pytest -m node), which builds the wheel and the
+// snapshot, computes the CPython answers and passes everything through one JSON file
+// named by ROOFLINE_NODE_FIXTURE:
+//   {wheel, snapshot, pyodide, program: {path, filename, output}, modules: [{name, path}], calculator,
 //    cases: [{call, expected}], views: [{params, expected}],
 //    simulation_program, simulations: [{call, expected}]}
 // Standalone: node --test tests/node/golden.test.mjs (with that variable set).
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { gunzipSync, gzipSync } from "node:zlib";
 import { after, before, describe, test } from "node:test";
+import { bootPython } from "../../docs/javascripts/runtime/boot.mjs";
+import { SNAPSHOT_FORMAT } from "../../docs/javascripts/runtime/snapshot_codec.mjs";
 
 const fixture = JSON.parse(readFileSync(process.env.ROOFLINE_NODE_FIXTURE, "utf8"));
 // Floats: the same IEEE arithmetic in both runtimes, but libm's pow/log may differ in the
 // last bit between glibc and Emscripten's musl; 1e-12 allows that and nothing more.
 const REL = 1e-12;
 
-let pyodide;
+/** fetch() for file paths and file: URLs, as the browser's fetch is for the served site. */
+async function readFile(url, init = {}) {
+  const path = url.startsWith("file:") ? fileURLToPath(url) : url;
+  let bytes;
+  try {
+    bytes = readFileSync(path);
+  } catch {
+    return new Response(null, { status: 404 });
+  }
+  return new Response(init.method === "HEAD" ? null : bytes, { status: 200 });
+}
+
+function boot(snapshotURL) {
+  return bootPython({
+    indexURL: `${fixture.pyodide}/`,
+    wheelURL: fixture.wheel,
+    snapshotURL,
+    modules: fixture.modules.map(({ name, path }) => ({ name, url: path })),
+    fetch: readFile,
+  });
+}
 
 function assertSame(actual, expected, where) {
   if (typeof expected === "number" && typeof actual === "number" && !Number.isInteger(expected)) {
@@ -30,90 +62,148 @@ function assertSame(actual, expected, where) {
   }
 }
 
-describe("roofline in Pyodide", () => {
-  before(async () => {
-    const { loadPyodide } = await import(new URL("pyodide.mjs", `file://${fixture.pyodide}/`).href);
-    pyodide = await loadPyodide({ indexURL: `${fixture.pyodide}/`, packageBaseUrl: `${fixture.pyodide}/` });
-    const loaded = await pyodide.loadPackage(fixture.wheel, { messageCallback: () => {} });
-    assert.deepEqual(
-      loaded.map((pkg) => pkg.name),
-      ["roofline"],
-      "loadPackage resolves [] when nothing loaded; the wheel must load",
-    );
-    pyodide.FS.mkdirTree("/home/pyodide/page");
-    for (const { name, path } of fixture.modules) {
-      pyodide.FS.writeFile(`/home/pyodide/page/${name}`, readFileSync(path, "utf8"));
+function runProgram(pyodide) {
+  const output = [];
+  const run = pyodide.pyimport("roofline_cell").run;
+  const answer = JSON.parse(
+    run(readFileSync(fixture.program.path, "utf8"), fixture.program.filename, (_stream, text) => output.push(text)),
+  );
+  return { answer, output: output.join("") };
+}
+
+/** Every golden check against a Python booted by `start()`, which must say how it started. */
+function goldenSuite(title, start, expectSnapshot) {
+  describe(title, () => {
+    let pyodide;
+    let timings;
+
+    before(async () => {
+      ({ pyodide, timings } = await start());
+    });
+
+    after(() => {
+      pyodide = null;
+    });
+
+    test("started the expected way", () => {
+      assert.equal(timings.snapshot === true, expectSnapshot, JSON.stringify(timings));
+      assert.equal(timings.fallback, undefined, JSON.stringify(timings));
+    });
+
+    test("runs Python 3.14 with the package from the wheel and its spec files on disk", () => {
+      const where = pyodide.runPython("import sys, roofline; f'{sys.version_info[:2]} {roofline.__file__}'");
+      assert.match(where, /^\(3, 14\) \/lib\/python3\.14\/site-packages\/roofline\/__init__\.py$/);
+      // The snapshot holds memory, not files: the data files must be there again.
+      assert.ok(pyodide.FS.analyzePath("/lib/python3.14/site-packages/roofline/data/gpus.toml").exists);
+    });
+
+    for (const { call, expected } of fixture.cases) {
+      test(`golden case ${JSON.stringify(call)}`, () => {
+        pyodide.globals.set("call_json", JSON.stringify(call));
+        const actual = JSON.parse(
+          pyodide.runPython("import json, roofline; json.dumps(roofline.estimate(**json.loads(call_json)).to_dict())"),
+        );
+        assertSame(actual, expected, call.model);
+      });
     }
-    pyodide.runPython("import sys; sys.path.insert(0, '/home/pyodide/page')");
-  });
 
-  after(() => {
-    pyodide = null;
-  });
-
-  test("runs Python 3.14 with the package from the wheel", () => {
-    const where = pyodide.runPython("import sys, roofline; f'{sys.version_info[:2]} {roofline.__file__}'");
-    assert.match(where, /^\(3, 14\) \/lib\/python3\.14\/site-packages\/roofline\/__init__\.py$/);
-  });
-
-  for (const { call, expected } of fixture.cases) {
-    test(`golden case ${JSON.stringify(call)}`, () => {
-      pyodide.globals.set("call_json", JSON.stringify(call));
-      const actual = JSON.parse(
-        pyodide.runPython("import json, roofline; json.dumps(roofline.estimate(**json.loads(call_json)).to_dict())"),
-      );
-      assertSame(actual, expected, call.model);
+    test("the Run cell's program prints what CPython prints", () => {
+      const { answer, output } = runProgram(pyodide);
+      assert.deepEqual(answer, { status: "ok" });
+      assert.equal(output, fixture.program.output);
     });
-  }
 
-  test("the Run cell's program prints what CPython prints", () => {
-    const output = [];
-    const run = pyodide.pyimport("roofline_cell").run;
-    const answer = JSON.parse(
-      run(readFileSync(fixture.program.path, "utf8"), fixture.program.filename, (_stream, text) => output.push(text)),
-    );
-    assert.deepEqual(answer, { status: "ok" });
-    assert.equal(output.join(""), fixture.program.output);
-  });
-
-  test("a reader's exception keeps its frames and drops the runtime's", () => {
-    const run = pyodide.pyimport("roofline_cell").run;
-    const answer = JSON.parse(run("import roofline\nroofline.estimate('h100', 'x')\n", "cell.py", () => {}));
-    assert.equal(answer.status, "error");
-    assert.match(answer.traceback, /^Traceback \(most recent call last\):\n {2}File "cell\.py", line 2, in <module>/);
-    assert.match(answer.traceback, /roofline\/loader\.py/);
-    assert.doesNotMatch(answer.traceback, /_pyodide|roofline_cell/);
-  });
-
-  for (const { call, expected } of fixture.simulations) {
-    test(`simulation ${JSON.stringify(call)} gives byte-identical JSON`, () => {
-      pyodide.globals.set("call_json", JSON.stringify(call));
-      pyodide.runPython(fixture.simulation_program);
-      assert.equal(pyodide.globals.get("answer"), expected);
+    test("a reader's exception keeps its frames and drops the runtime's", () => {
+      const run = pyodide.pyimport("roofline_cell").run;
+      const answer = JSON.parse(run("import roofline\nroofline.estimate('h100', 'x')\n", "cell.py", () => {}));
+      assert.equal(answer.status, "error");
+      assert.match(answer.traceback, /^Traceback \(most recent call last\):\n {2}File "cell\.py", line 2, in <module>/);
+      assert.match(answer.traceback, /roofline\/loader\.py/);
+      assert.doesNotMatch(answer.traceback, /_pyodide|roofline_cell/);
     });
-  }
 
-  for (const { params, expected } of fixture.views) {
-    test(`calculator view ${JSON.stringify(params)}`, () => {
+    for (const { call, expected } of fixture.simulations) {
+      test(`simulation ${JSON.stringify(call)} gives byte-identical JSON`, () => {
+        pyodide.globals.set("call_json", JSON.stringify(call));
+        pyodide.runPython(fixture.simulation_program);
+        assert.equal(pyodide.globals.get("answer"), expected);
+      });
+    }
+
+    for (const { params, expected } of fixture.views) {
+      test(`calculator view ${JSON.stringify(params)}`, () => {
+        const answer = pyodide.pyimport("roofline_views").answer;
+        assertSame(JSON.parse(answer(fixture.calculator, JSON.stringify(params))), expected, "view");
+      });
+    }
+
+    test("a Run cannot change what later Runs or the calculator compute", () => {
+      const run = pyodide.pyimport("roofline_cell").run;
       const answer = pyodide.pyimport("roofline_views").answer;
-      assertSame(JSON.parse(answer(fixture.calculator, JSON.stringify(params))), expected, "view");
+      const { params, expected } = fixture.views[0];
+      const hostile = [
+        "from roofline.precisions import BYTES_PER_VALUE; BYTES_PER_VALUE['bf16'] = 1.0",
+        "import builtins; builtins.print = lambda *a, **k: None",
+        "import json; json.dumps = None",
+      ].join("\n");
+      assert.deepEqual(JSON.parse(run(hostile, "cell.py", () => {})), { status: "ok" });
+      assertSame(JSON.parse(answer(fixture.calculator, JSON.stringify(params))), expected, "view after the Run");
+      const output = [];
+      const probe = "from roofline.precisions import BYTES_PER_VALUE\nprint(BYTES_PER_VALUE['bf16'])";
+      assert.deepEqual(JSON.parse(run(probe, "cell.py", (_stream, text) => output.push(text))), { status: "ok" });
+      assert.equal(output.join(""), "2.0\n");
+    });
+  });
+}
+
+goldenSuite("roofline in Pyodide, plain boot", () => boot(null), false);
+goldenSuite("roofline in Pyodide, restored from the snapshot", () => boot(fixture.snapshot), true);
+
+test("a snapshot the host sent with Content-Encoding: gzip (so it arrives unzipped) restores too", async () => {
+  const path = join(mkdtempSync(join(tmpdir(), "roofline-snapshot-")), "unzipped.snapshot.gz");
+  writeFileSync(path, gunzipSync(readFileSync(fixture.snapshot)));
+  const { pyodide, timings } = await boot(path);
+  assert.equal(timings.snapshot, true, JSON.stringify(timings));
+  const { answer, output } = runProgram(pyodide);
+  assert.deepEqual(answer, { status: "ok" });
+  assert.equal(output, fixture.program.output);
+});
+
+test("two restores of one snapshot draw different random numbers", async () => {
+  const draw = async () => (await boot(fixture.snapshot)).pyodide.runPython("import random; random.random()");
+  assert.notEqual(await draw(), await draw());
+});
+
+/** The served container with its raw snapshot's first byte (Pyodide's magic number) changed. */
+function wrongMagic(container) {
+  const bytes = gunzipSync(container);
+  const body = bytes.indexOf(10, bytes.indexOf(10) + 1) + 1;
+  assert.equal(bytes.readUInt32LE(body), 0, "the snapshot starts with a literal record");
+  bytes[body + 16] ^= 0xff; // after the first record's four words
+  return gzipSync(bytes);
+}
+
+describe("a broken snapshot falls back to a plain boot that prints the same", () => {
+  const container = readFileSync(fixture.snapshot);
+  const folder = mkdtempSync(join(tmpdir(), "roofline-snapshot-"));
+  const broken = {
+    "a truncated download": [container.subarray(0, container.length >> 1), /truncated or corrupted/],
+    "a snapshot made for another Pyodide": [
+      gzipSync(`${SNAPSHOT_FORMAT}\n${JSON.stringify({ pyodide: "0.27.0", rawBytes: 0 })}\n`),
+      /made for Pyodide 0\.27\.0, and this is 314\./,
+    ],
+    "memory Pyodide itself rejects": [wrongMagic(container), /invalid magic number/],
+  };
+  for (const [what, [bytes, reason]] of Object.entries(broken)) {
+    test(what, async () => {
+      const path = join(folder, `${what.replaceAll(" ", "-")}.snapshot.gz`);
+      writeFileSync(path, bytes);
+      const { pyodide, timings } = await boot(path);
+      assert.notEqual(timings.snapshot, true);
+      assert.match(timings.fallback, reason);
+      const { answer, output } = runProgram(pyodide);
+      assert.deepEqual(answer, { status: "ok" });
+      assert.equal(output, fixture.program.output);
     });
   }
-
-  test("a Run cannot change what later Runs or the calculator compute", () => {
-    const run = pyodide.pyimport("roofline_cell").run;
-    const answer = pyodide.pyimport("roofline_views").answer;
-    const { params, expected } = fixture.views[0];
-    const hostile = [
-      "from roofline.precisions import BYTES_PER_VALUE; BYTES_PER_VALUE['bf16'] = 1.0",
-      "import builtins; builtins.print = lambda *a, **k: None",
-      "import json; json.dumps = None",
-    ].join("\n");
-    assert.deepEqual(JSON.parse(run(hostile, "cell.py", () => {})), { status: "ok" });
-    assertSame(JSON.parse(answer(fixture.calculator, JSON.stringify(params))), expected, "view after the Run");
-    const output = [];
-    const probe = "from roofline.precisions import BYTES_PER_VALUE\nprint(BYTES_PER_VALUE['bf16'])";
-    assert.deepEqual(JSON.parse(run(probe, "cell.py", (_stream, text) => output.push(text))), { status: "ok" });
-    assert.equal(output.join(""), "2.0\n");
-  });
 });

@@ -251,7 +251,11 @@ class Calculator {
 export function mountCalculators(container, signal) {
   for (const form of container.querySelectorAll("[data-rf-calc]:not([data-rf-mounted])")) {
     form.dataset.rfMounted = "";
-    runtime.configure({ wheelURL: new URL(form.dataset.rfWheel, location.href).href, version: form.dataset.rfVersion });
+    runtime.configure({
+      wheelURL: new URL(form.dataset.rfWheel, location.href).href,
+      version: form.dataset.rfVersion,
+      snapshotURL: form.dataset.rfSnapshot ? new URL(form.dataset.rfSnapshot, location.href).href : null,
+    });
     new Calculator(form, signal);
   }
 }

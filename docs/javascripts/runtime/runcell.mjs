@@ -61,7 +61,8 @@ class RunCell {
       this.status.textContent = `${failure} The rest of the page works without it.`;
     } else if (state === "ready") {
       this.setState("ready");
-      if (this.status.dataset.kind === "runtime") this.status.textContent = "";
+      // Clears a "restarting" note, or says that Python started without its snapshot.
+      if (this.status.dataset.kind === "runtime" || !this.status.textContent) this.setStatus(runtime.notice, "runtime");
     } else {
       this.setState("starting");
     }
@@ -252,7 +253,8 @@ class RunCell {
       ? ` It left Python holding ${Math.round(result.memoryGrowth / 2 ** 20).toLocaleString("en-US")} MB more` +
         " than it started with, so a fresh Python replaces it."
       : "";
-    if (result.status === "ok") this.setStatus(`Finished in ${took}.${memory}`);
+    const notice = runtime.notice ? ` ${runtime.notice}` : "";
+    if (result.status === "ok") this.setStatus(`Finished in ${took}.${memory}${notice}`);
     else if (result.status === "error") {
       this.setStatus(`Stopped with an error after ${took}.${memory}`);
     } else if (result.status === "stopped") {
@@ -284,7 +286,11 @@ class RunCell {
 export function mountRunCells(container, signal) {
   for (const root of container.querySelectorAll("[data-rf-cell]:not([data-rf-mounted])")) {
     root.dataset.rfMounted = "";
-    runtime.configure({ wheelURL: new URL(root.dataset.rfWheel, location.href).href, version: root.dataset.rfVersion });
+    runtime.configure({
+      wheelURL: new URL(root.dataset.rfWheel, location.href).href,
+      version: root.dataset.rfVersion,
+      snapshotURL: root.dataset.rfSnapshot ? new URL(root.dataset.rfSnapshot, location.href).href : null,
+    });
     new RunCell(root, signal);
   }
 }

@@ -42,6 +42,7 @@ class PythonRuntime extends EventTarget {
     this.state = "idle";
     this.failure = null;
     this.wheelURL = null;
+    this.snapshotURL = null;
     this.version = "";
     this.worker = null;
     this.pending = new Map();
@@ -52,6 +53,7 @@ class PythonRuntime extends EventTarget {
     this.timings = null;
     this.boots = 0; // workers started in this tab; the tests check that widgets share one
     this.ranSinceBoot = false;
+    this.notice = "";
     this.isolated = globalThis.crossOriginIsolated === true && typeof SharedArrayBuffer === "function";
     // [0]: the signal Pyodide polls; [1]: set when Stop is pressed, so that a KeyboardInterrupt
     // the program raises itself is told apart from Stop.
@@ -60,9 +62,10 @@ class PythonRuntime extends EventTarget {
     this.stopFlag = this.shared ? new Int32Array(this.shared, 4, 1) : null;
   }
 
-  /** Where the package wheel is (from the widget markup); the first widget to ask sets it. */
-  configure({ wheelURL, version }) {
+  /** Where the package wheel and the snapshot are (from the widget markup); the first widget sets them. */
+  configure({ wheelURL, version, snapshotURL = null }) {
     this.wheelURL ??= wheelURL;
+    this.snapshotURL ??= snapshotURL;
     this.version ||= version || "";
   }
 
@@ -107,6 +110,7 @@ class PythonRuntime extends EventTarget {
       type: "boot",
       indexURL: INDEX_URL.href,
       wheelURL: this.wheelURL,
+      snapshotURL: this.snapshotURL,
       modules: MODULES.map((name) => ({ name, url: this.withVersion(new URL(name, WORKER_URL)) })),
       interrupt: this.shared,
     });
@@ -135,6 +139,8 @@ class PythonRuntime extends EventTarget {
     if (worker !== this.worker) return; // a message from a worker we already replaced
     if (data.type === "booted") {
       this.timings = { ...data.timings, sinceStart: performance.now() - this.startedAt };
+      // Said in the Run cell's status line: a plain boot is correct, only slower.
+      this.notice = data.timings.fallback ? `Python started without its snapshot (${data.timings.fallback}).` : "";
       this.setState("ready");
     } else if (data.type === "boot-failed") {
       this.fail(`Python could not start: ${data.message}`);

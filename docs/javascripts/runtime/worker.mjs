@@ -4,13 +4,13 @@
 //
 // Protocol (every message is a plain object with a `type`):
 //   page -> worker
-//     {type: "boot", indexURL, wheelURL, modules: [{name, url}], interrupt: SharedArrayBuffer | null}
+//     {type: "boot", indexURL, wheelURL, snapshotURL, modules: [{name, url}], interrupt: SharedArrayBuffer | null}
 //     {type: "run", id, code, filename}      run a reader's program
 //     {type: "calc", id, calculator, module, request}
 //                                            calculator `calculator`'s view, from its Python module at
 //                                            URL `module`; `request` is a JSON string
 //   worker -> page
-//     {type: "booted", timings}              ready; timings in ms
+//     {type: "booted", timings}              ready; timings in ms, and `fallback` if the snapshot failed
 //     {type: "boot-failed", message}         a readable reason; the page offers Retry
 //     {type: "out", id, chunks: [[stream, text]], dropped: {chars, lines}}
 //                                            printed text, batched (see OutputBatcher); `dropped`
@@ -21,7 +21,16 @@
 // Messages that arrive during boot wait for it; after that each is handled in
 // order, one at a time, so a run and a calculation never interleave.
 
-const PAGE_DIRECTORY = "/home/pyodide/roofline_page";
+import { bootPython, MODULE_DIR } from "./boot.mjs";
+
+/** Where the page's helper modules and calculators live in Pyodide's file system (boot.mjs writes them). */
+const PAGE_DIRECTORY = MODULE_DIR;
+
+async function fetchText(url) {
+  const response = await fetch(url);
+  if (!response.ok) throw new Error(`${new URL(url).pathname}: HTTP ${response.status}`);
+  return response.text();
+}
 let pyodide = null;
 let booting = null;
 let interrupt = null; // Int32Array [signal] that Pyodide polls; the page writes SIGINT (2) for Stop
@@ -124,80 +133,26 @@ function countLines(text) {
   return count;
 }
 
-async function fetchText(url) {
-  const response = await fetch(url);
-  if (!response.ok) throw new Error(`${new URL(url).pathname}: HTTP ${response.status}`);
-  return response.text();
-}
-
-/**
- * Reject, naming the file, if one of Pyodide's own files is missing. loadPyodide does not
- * fail when its .wasm or stdlib cannot be fetched: it logs and waits forever. These HEAD
- * requests run beside it, so they cost nothing when all is well.
- */
-async function missingRuntimeFile(indexURL) {
-  const files = ["pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json"];
-  const answers = await Promise.all(
-    files.map(async (name) => {
-      const url = new URL(name, indexURL);
-      const response = await fetch(url, { method: "HEAD" });
-      // 405/501: a host that does not answer HEAD; let the real request decide.
-      return response.ok || response.status === 405 || response.status === 501 ? null : `${name}: HTTP ${response.status}`;
-    }),
-  );
-  const missing = answers.filter(Boolean);
-  if (missing.length) throw new Error(`a runtime file is missing (${missing.join(", ")})`);
-  return new Promise(() => {}); // all present: never settles, so the race is loadPyodide's
-}
-
-/**
- * Pyodide with the roofline wheel installed: everything the page needs from the network
- * before Python can run. Kept apart from the page's own set-up so that another way to
- * get here (restoring a memory snapshot) replaces this one call.
- */
-async function bootPyodide({ indexURL, wheelURL }) {
-  const started = performance.now();
-  const { loadPyodide } = await import(new URL("pyodide.mjs", indexURL).href);
-  // packageBaseUrl: without it Pyodide would fall back to its CDN for anything it looks up.
-  const loading = loadPyodide({ indexURL, packageBaseUrl: indexURL, stdout: () => {}, stderr: () => {} });
-  const python = await Promise.race([loading, missingRuntimeFile(indexURL)]);
-  const runtimeReady = performance.now();
-  const loaded = await python.loadPackage(wheelURL, { messageCallback: () => {}, errorCallback: () => {} });
-  // loadPackage resolves with [] rather than failing when nothing was loaded.
-  if (!Array.isArray(loaded) || !loaded.some((pkg) => pkg.name === "roofline")) {
-    throw new Error(`the roofline package did not load from ${new URL(wheelURL).pathname}`);
-  }
-  return { python, timings: { pyodide: runtimeReady - started, wheel: performance.now() - runtimeReady } };
-}
-
-async function boot({ indexURL, wheelURL, modules, interrupt: buffer }) {
-  const started = performance.now();
-  // Fetch the helper modules while Pyodide starts; they are small and independent of it.
-  const sources = Promise.all(modules.map(async ({ name, url }) => ({ name, text: await fetchText(url) })));
-  const booted = await bootPyodide({ indexURL, wheelURL });
-  pyodide = booted.python;
-  const wheelReady = performance.now();
+async function boot({ indexURL, wheelURL, snapshotURL, modules, interrupt: buffer }) {
+  // boot.mjs restores Python from the build's snapshot, or boots it plainly if it cannot;
+  // either way the package is imported and the helper modules are on sys.path.
+  const booted = await bootPython({ indexURL, wheelURL, snapshotURL, modules });
+  pyodide = booted.pyodide;
   // A program that calls input() gets EOFError at once: a worker has no prompt() to wait on.
   pyodide.setStdin({ error: true });
-  pyodide.FS.mkdirTree(PAGE_DIRECTORY);
-  for (const { name, text } of await sources) pyodide.FS.writeFile(`${PAGE_DIRECTORY}/${name}`, text);
-  pyodide.runPython(`import sys; sys.path.insert(0, ${JSON.stringify(PAGE_DIRECTORY)})`);
-  // Import the package and read its spec files now, so the first Run pays nothing for them.
   // Calculator modules load when first asked (see calc); the spare package for the next
   // Run is imported once the queued work is done (see onmessage).
   const cell = pyodide.pyimport("roofline_cell");
   runCell = cell.run;
   prepareRun = cell.prepare;
   answerCalculator = pyodide.pyimport("roofline_views").answer;
-  pyodide.runPython("import roofline, roofline.sweep; roofline.builtin_specs()");
   if (buffer) {
     interrupt = new Int32Array(buffer, 0, 1);
     stopFlag = new Int32Array(buffer, 4, 1);
     pyodide.setInterruptBuffer(interrupt);
   }
   baselineMemory = wasmMemory();
-  const done = performance.now();
-  return { ...booted.timings, imports: done - wheelReady, total: done - started };
+  return booted.timings;
 }
 
 function clearInterrupt() {

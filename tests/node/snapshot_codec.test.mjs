@@ -1,0 +1,45 @@
+// The snapshot container (docs/javascripts/runtime/snapshot_codec.mjs) gives back exactly
+// the bytes it was made from, and refuses a file that is cut short or not a snapshot.
+// Run by tests/test_node_pyodide.py; standalone: node --test tests/node/snapshot_codec.test.mjs
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { decodeSnapshot, encodeSnapshot, readContainer } from "../../docs/javascripts/runtime/snapshot_codec.mjs";
+
+/** Memory-like bytes: noise, long zero runs, short zero runs, and blocks repeated far apart. */
+function memoryLike() {
+  const raw = new Uint8Array(400_000);
+  let seed = 12345;
+  const next = () => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) >>> 24;
+  for (let i = 0; i < 100_000; i += 1) raw[i] = next();
+  // 100_000 .. 200_000 stays zero; a few short zero runs inside noise:
+  for (let i = 200_000; i < 300_000; i += 1) raw[i] = i % 97 < 5 ? 0 : next();
+  raw.copyWithin(300_000, 1_000, 41_000); // a far repeat (a copy, not a literal)
+  raw.copyWithin(350_000, 200_100, 200_180); // a short one, just over a copy's minimum
+  raw[raw.length - 1] = 7; // ends on a literal
+  return raw;
+}
+
+test("a round trip gives back every byte", () => {
+  const raw = memoryLike();
+  const container = encodeSnapshot(raw, { pyodide: "test" });
+  assert.deepEqual(decodeSnapshot(container), raw);
+  assert.deepEqual(readContainer(container).header, { pyodide: "test", rawBytes: raw.length });
+});
+
+test("zero runs and far repeats are not stored byte for byte", () => {
+  const raw = memoryLike();
+  // Noise that must be stored: 100_000 + ~95_000 bytes; the zeros and the 40 kB repeat must not be.
+  assert.ok(encodeSnapshot(raw, {}).length < 215_000);
+});
+
+test("all zeros, and nothing at all, survive", () => {
+  for (const raw of [new Uint8Array(100_000), new Uint8Array(0), Uint8Array.of(1, 0, 0, 2)]) {
+    assert.deepEqual(decodeSnapshot(encodeSnapshot(raw, {})), raw);
+  }
+});
+
+test("a container cut short, or another file, is refused", () => {
+  const container = encodeSnapshot(memoryLike(), {});
+  assert.throws(() => decodeSnapshot(container.subarray(0, container.length - 10)), /incomplete/);
+  assert.throws(() => decodeSnapshot(new TextEncoder().encode("<!doctype html>\n<p>Not found\n")), /not one this page/);
+});
