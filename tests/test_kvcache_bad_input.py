@@ -6,13 +6,12 @@ the package raises SpecError with the same one-line message.
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
 import pytest
+from test_bad_input import assert_one_line_error, run_cli, write
 
 from roofline import Hardware, SpecError, Workload, builtin_specs, paging_use, swap_or_recompute
-from roofline.cli import main
 
 WINDOWED_MODEL = """\
 [model."tiny-local"]
@@ -42,29 +41,6 @@ host_link_source = "https://example.com/my-gpu-datasheet"
 [gpu."my-gpu".dense_flops_per_s]
 bf16 = 1e15
 """
-
-
-def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    try:
-        status = main(list(argv))
-    except SystemExit as exit_:  # argparse exits itself
-        status = int(exit_.code or 0)
-    captured = capsys.readouterr()
-    return status, captured.out, captured.err
-
-
-def write(tmp_path: Path, text: str) -> str:
-    path = tmp_path / "specs.toml"
-    path.write_text(textwrap.dedent(text), encoding="utf-8")
-    return str(path)
-
-
-def assert_one_line_error(status: int, err: str, *fragments: str) -> None:
-    assert status == 2
-    assert err.count("\n") == 1, err
-    assert "Traceback" not in err
-    for fragment in fragments:
-        assert fragment in err, f"{fragment!r} not in {err!r}"
 
 
 def test_good_windowed_model_and_linked_gpu(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

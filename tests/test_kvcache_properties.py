@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
-from types import MappingProxyType
 
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
+from test_properties import gpus  # made-up chips, with a host link
 
 from roofline import (
-    GpuSpec,
     Hardware,
     ModelSpec,
     Workload,
@@ -29,20 +28,6 @@ from roofline.kvformats import KV_FORMAT_NAMES
 
 settings.register_profile("roofline-kv", max_examples=150, deadline=None)
 settings.load_profile("roofline-kv")
-
-
-@st.composite
-def gpus(draw: st.DrawFn) -> GpuSpec:
-    return GpuSpec(
-        id="made-up",
-        name="Made-up GPU",
-        memory_bytes=draw(st.floats(8e9, 512e9)),
-        bandwidth_bytes_per_s=draw(st.floats(100e9, 20e12)),
-        dense_flops_per_s=MappingProxyType({"bf16": draw(st.floats(50e12, 5e15))}),
-        source="test",
-        host_link_bytes_per_s=draw(st.floats(1e9, 200e9)),
-        host_link_source="test",
-    )
 
 
 @st.composite

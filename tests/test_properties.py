@@ -26,6 +26,8 @@ def gpus(draw: st.DrawFn) -> GpuSpec:
         bandwidth_bytes_per_s=draw(st.floats(100e9, 20e12)),
         dense_flops_per_s=MappingProxyType({"bf16": draw(st.floats(50e12, 5e15))}),
         source="test",
+        host_link_bytes_per_s=draw(st.floats(1e9, 200e9)),
+        host_link_source="test",
     )
 
 
