@@ -99,7 +99,9 @@ def summarise(report: dict) -> dict[str, float]:
 
 def median_of(runs: list[dict]) -> dict:
     """Per figure, the median over runs (the failed-audit list of the first run)."""
-    merged = {key: statistics.median(run[key] for run in runs) for key in runs[0] if key != "failed_accessibility_audits"}
+    merged = {
+        key: statistics.median(run[key] for run in runs) for key in runs[0] if key != "failed_accessibility_audits"
+    }
     merged["failed_accessibility_audits"] = runs[0]["failed_accessibility_audits"]
     return merged
 
@@ -128,7 +130,12 @@ def axe_violations(page, impacts: tuple[str, ...] = BLOCKING) -> list[dict]:
         page.add_script_tag(path=str(AXE))
     results = page.evaluate("async () => (await axe.run(document)).violations")
     return [
-        {"id": item["id"], "impact": item["impact"], "help": item["help"], "targets": [n["target"] for n in item["nodes"]]}
+        {
+            "id": item["id"],
+            "impact": item["impact"],
+            "help": item["help"],
+            "targets": [n["target"] for n in item["nodes"]],
+        }
         for item in results
         if item["impact"] in impacts
     ]
@@ -170,7 +177,9 @@ def report(site: Path | None = None, runs: int = 1, *, axe: bool = True, lightho
             if axe:
                 print("axe-core, serious and critical violations at 390 px, light and dark:")
                 for (path, scheme), violations in axe_site(base, pages).items():
-                    listed = "; ".join(f"{v['impact']} {v['id']} ({len(v['targets'])}×: {v['help']})" for v in violations)
+                    listed = "; ".join(
+                        f"{v['impact']} {v['id']} ({len(v['targets'])}×: {v['help']})" for v in violations
+                    )
                     print(f"  {path or '(home)':40} {scheme:5} {len(violations)} {listed}", flush=True)
         finally:
             server.shutdown()

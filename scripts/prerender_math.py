@@ -103,8 +103,10 @@ def render_page(page_html: str, renderer: MathRenderer) -> str:
     if not matches:
         return page_html
     formulas = [
-        (html.unescape(m.group("inline") if m.group("inline") is not None else m.group("display")).strip(),
-         m.group("display") is not None)
+        (
+            html.unescape(m.group("inline") if m.group("inline") is not None else m.group("display")).strip(),
+            m.group("display") is not None,
+        )
         for m in matches
     ]
     rendered = iter(renderer.render(formulas))

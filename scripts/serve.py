@@ -141,10 +141,13 @@ class IsolatedHandler(http.server.SimpleHTTPRequestHandler):
             self.wfile.write(body)
 
     def copyfile(self, source, outputfile) -> None:
-        if getattr(self, "_gzip_body", None) is not None:
-            outputfile.write(self._gzip_body)
-        else:
-            super().copyfile(source, outputfile)
+        try:
+            if getattr(self, "_gzip_body", None) is not None:
+                outputfile.write(self._gzip_body)
+            else:
+                super().copyfile(source, outputfile)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the browser stopped reading (navigated away); nothing to report
 
     def log_message(self, format: str, *args: object) -> None:
         if not self.quiet:
