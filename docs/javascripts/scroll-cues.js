@@ -44,17 +44,42 @@
     }
   }
 
+  // Measuring a region lays it out: wait until it comes near the screen, so regions far
+  // below (which course.css lets the browser skip) cost nothing while the page loads.
+  // The rest are measured one at a time when the browser is idle, in short tasks that never
+  // hold up the page, so keyboard access does not wait for the reader to scroll.
+  function watch(region) {
+    if (region.dataset.rfWatched !== "pending") return;
+    region.dataset.rfWatched = "1";
+    nearby.unobserve(region);
+    region.addEventListener("scroll", () => mark(region), { passive: true });
+    observer.observe(region);
+    if (region.firstElementChild) observer.observe(region.firstElementChild);
+  }
+
+  const nearby = new IntersectionObserver((entries) => {
+    entries.filter((entry) => entry.isIntersecting).forEach((entry) => watch(entry.target));
+  }, { rootMargin: "50% 0px" });
+
+  const idle = window.requestIdleCallback ?? ((callback) => setTimeout(callback, 200));
+
+  function watchWhenIdle(queue) {
+    if (!queue.length) return;
+    idle(() => {
+      if (queue[0].isConnected) watch(queue[0]);
+      watchWhenIdle(queue.slice(1));
+    }, { timeout: 2000 });
+  }
+
   document$.subscribe(() => {
     // After Material has wrapped the tables (it does so on the same signal).
     requestAnimationFrame(() => {
-      for (const region of document.querySelectorAll(REGIONS)) {
-        if (region.dataset.rfWatched) continue;
-        region.dataset.rfWatched = "1";
-        region.addEventListener("scroll", () => mark(region), { passive: true });
-        observer.observe(region);
-        if (region.firstElementChild) observer.observe(region.firstElementChild);
-        mark(region);
+      const fresh = [...document.querySelectorAll(REGIONS)].filter((region) => !region.dataset.rfWatched);
+      for (const region of fresh) {
+        region.dataset.rfWatched = "pending";
+        nearby.observe(region);
       }
+      watchWhenIdle(fresh);
     });
   });
 })();
