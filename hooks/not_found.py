@@ -70,7 +70,8 @@ CONFIG_SCRIPT = """<script>
   const config = %(config)s;
   config.base = window.__rfSiteRoot;
   config.search = window.__rfSiteRoot + config.search;
-  document.write('<script id="__config" type="application/json">' + JSON.stringify(config).replace(/</g, "\\\\u003c") + "<\\/script>");
+  const json = JSON.stringify(config).replace(/</g, "\\\\u003c");
+  document.write('<script id="__config" type="application/json">' + json + "<\\/script>");
 })();
 </script>"""
 
@@ -93,9 +94,7 @@ def relative_404(output: str, site_path: str, known: list[str], marker: str) -> 
         raise PluginError("not_found hook: 404.html lacks Material's __config; update hooks/not_found.py")
     settings = json.loads(match.group("json"))
     settings["search"] = settings["search"].removeprefix(site_path)
-    output = output.replace(
-        match.group(0), CONFIG_SCRIPT % {"config": json.dumps(settings).replace("</", "<\\/")}, 1
-    )
+    output = output.replace(match.group(0), CONFIG_SCRIPT % {"config": json.dumps(settings).replace("</", "<\\/")}, 1)
     # href="/proj/x" -> href="x"; href="/proj/." -> href="." (the home page).
     prefix = re.escape(site_path)
     output = re.sub(rf'\b(href|src)="{prefix}(?!/)([^"]*)"', lambda m: f'{m.group(1)}="{m.group(2) or "."}"', output)
