@@ -6,17 +6,17 @@ would resolve against the wrong folder, and Material writes absolute ones from
 GitHub Pages project site whose owner forgot ``SITE_URL``). So, in the built 404.html:
 
 - every link, stylesheet and script that points into the site becomes relative;
-- a small script at the very top of ``<head>`` works out the site's root from the
+- a small script at the top of ``<head>`` works out the site's root from the
   address (the path up to the first segment that is one of the site's top-level
-  folders, such as ``chapters/`` or ``assets/``; else ``site_url``'s path when the
-  address is under it) and writes ``<base href=ROOT>``, so all of them resolve there;
+  folders, such as ``chapters/`` or ``assets/``; else ``site_url``'s sub-path when
+  the address is under it) and writes ``<base href=ROOT>``, so all of them resolve there;
 - Material's settings (``__config``: ``base`` and the search worker) are written
   with that root too.
 
-When the address holds none of the site's folders (``/project/typo``), the guess
-is checked once the page has loaded: if ``ROOT/sitemap.xml`` is not this site's,
-the nearest parent folder that has it becomes the root, remembered for the tab,
-and the page reloads once.
+When the address holds none of the site's folders (``/project/typo``) and
+``site_url`` names no sub-path, the script asks the parent folders, nearest first,
+for ``sitemap.xml`` (synchronously, so nothing loads from a wrong root) and takes
+the first that holds this site's.
 """
 
 from __future__ import annotations
@@ -35,33 +35,27 @@ ROOT_SCRIPT = """<script>
   const known = new Set(%(known)s);
   const sitePath = %(site_path)s;
   const parts = location.pathname.split("/").filter(Boolean);
+  const prefix = (depth) => "/" + parts.slice(0, depth).map((part) => part + "/").join("");
+  // Does this folder hold this site? Asked synchronously, before anything else loads, and
+  // only when the address alone cannot tell (no folder of the site in it).
+  const holdsSite = (path) => {
+    const request = new XMLHttpRequest();
+    request.open("GET", path + "sitemap.xml", false);
+    try { request.send(); } catch { return false; }
+    return request.status === 200 && request.responseText.includes(%(marker)s);
+  };
   let root = null;
   const at = parts.findIndex((part) => known.has(part));
-  if (at >= 0) root = "/" + parts.slice(0, at).map((part) => part + "/").join("");
-  const remembered = sessionStorage.getItem("rf-site-root");
-  if (root === null && remembered && location.pathname.startsWith(remembered)) root = remembered;
-  if (root === null) root = location.pathname.startsWith(sitePath) ? sitePath : "/";
+  if (at >= 0) root = prefix(at);
+  else if (sitePath !== "/" && location.pathname.startsWith(sitePath)) root = sitePath;
+  else {
+    for (let depth = parts.length - 1; depth >= 0 && root === null; depth--) {
+      if (holdsSite(prefix(depth))) root = prefix(depth);
+    }
+  }
+  root ??= sitePath;
   window.__rfSiteRoot = root;
   document.write('<base href="' + root.replace(/[&"<>]/g, "") + '">');
-  if (at >= 0) return;
-  // Not sure: check that the root holds this site's sitemap, else try the parent folders.
-  addEventListener("load", async () => {
-    const holdsSite = async (path) => {
-      try {
-        const response = await fetch(path + "sitemap.xml", { cache: "no-store" });
-        return response.ok && (await response.text()).includes(%(marker)s);
-      } catch { return false; }
-    };
-    if (await holdsSite(root)) return;
-    for (let depth = parts.length - 1; depth >= 0; depth--) {
-      const candidate = "/" + parts.slice(0, depth).map((part) => part + "/").join("");
-      if (candidate !== root && (await holdsSite(candidate))) {
-        sessionStorage.setItem("rf-site-root", candidate);
-        location.reload();
-        return;
-      }
-    }
-  });
 })();
 </script>"""
 
@@ -74,6 +68,17 @@ CONFIG_SCRIPT = """<script>
   document.write('<script id="__config" type="application/json">' + json + "<\\/script>");
 })();
 </script>"""
+
+#: Tags that make the browser fetch at once: stylesheets, the icon, scripts with a src.
+_LOADED = re.compile(r'<link\b[^>]*\brel="(?:stylesheet|icon)"[^>]*>|<script\b[^>]*\bsrc="[^"]*"[^>]*></script>')
+
+
+def _written_by_script(match: re.Match[str]) -> str:
+    tag = match.group(0)
+    if re.search(r'(href|src)="(https?:)?//', tag):
+        return tag
+    return "<script>document.write(" + json.dumps(tag).replace("</", "<\\/") + ")</script>"
+
 
 _CONFIG = re.compile(r'<script id="__config" type="application/json">(?P<json>.*?)</script>', re.S)
 
@@ -103,6 +108,9 @@ def relative_404(output: str, site_path: str, known: list[str], marker: str) -> 
         "site_path": json.dumps(site_path),
         "marker": json.dumps(marker),
     }
+    # The browser's preload scanner reads ahead of scripts, before the <base> exists, and would
+    # fetch relative stylesheets and scripts from the wrong folder: write those tags from script.
+    output = _LOADED.sub(_written_by_script, output)
     # After <meta charset> and the viewport, before the first address that needs the base.
     viewport = '<meta name="viewport" content="width=device-width,initial-scale=1">'
     if viewport not in output:
