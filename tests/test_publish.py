@@ -226,6 +226,8 @@ def test_links_and_instant_navigation_work_under_the_sub_path(browser, host, mou
     assert page.evaluate("window.__sameDocument") is True
     page.get_by_role("link", name="How the numbers are computed").first.click()
     page.wait_for_url(f"{host.url}{mount}/reference/formulas/")
+    # The address changes first; the content follows once fetched.
+    expect(page.locator("h1")).to_contain_text("How the numbers are computed")
     assert page.locator(".katex").count() > 10
     assert page.evaluate("window.__sameDocument") is True
     assert watched.failed == []
