@@ -135,6 +135,8 @@ def axe_violations(page, impacts: tuple[str, ...] = BLOCKING) -> list[dict]:
             "impact": item["impact"],
             "help": item["help"],
             "targets": [n["target"] for n in item["nodes"]],
+            # axe's own reason for the first node, e.g. the two colours and their ratio.
+            "why": next((check["message"] for check in item["nodes"][0]["any"] + item["nodes"][0]["all"]), ""),
         }
         for item in results
         if item["impact"] in impacts
