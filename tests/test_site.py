@@ -187,6 +187,16 @@ def test_math_is_rendered_at_build_time_with_no_math_script(site, chapter):
         assert not [src for src in scripts if "katex" in src or "mathjax" in src.lower()], page
 
 
+def test_the_notebook_page_links_to_its_download(site):
+    page = site / "notebooks" / "explore-the-roofline" / "index.html"
+    soup = BeautifulSoup(page.read_text(), "html.parser")
+    links = soup.select("a[download]")
+    assert [link.get_text(strip=True) for link in links] == ["Download it"]
+    target = page.parent / links[0]["href"]
+    source = ROOT / "docs" / "notebooks" / "explore-the-roofline.py"
+    assert target.read_text() == source.read_text()
+
+
 def test_search_index_has_no_raw_tex_and_no_pilcrow(site):
     import json
 
