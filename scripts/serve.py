@@ -37,7 +37,16 @@ from typing import ClassVar
 
 ROOT = Path(__file__).resolve().parent.parent
 #: What a rebuild depends on; ``--watch`` polls their modification times.
-WATCHED = ("docs", "roofline", "hooks", "scripts/sitegen", "scripts/build_figures.py", "mkdocs.yml")
+WATCHED = (
+    "docs",
+    "roofline",
+    "hooks",
+    "scripts/sitegen",
+    "scripts/build_figures.py",
+    "scripts/prerender_math.py",
+    "scripts/katex_render.mjs",
+    "mkdocs.yml",
+)
 
 
 #: Content types a static host compresses (GitHub Pages, Netlify and Cloudflare all gzip these).
