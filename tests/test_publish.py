@@ -218,6 +218,8 @@ def test_links_and_instant_navigation_work_under_the_sub_path(browser, host, mou
     watched = Watched(browser)
     page = watched.page
     page.goto(f"{host.url}{mount}/")
+    # Material takes over links once it has read the sitemap, a moment after load.
+    page.wait_for_load_state("networkidle")
     page.evaluate("window.__sameDocument = true")
     page.get_by_role("link", name="2. The KV Cache").first.click()
     page.wait_for_url(f"{host.url}{mount}/chapters/kv-cache/")
