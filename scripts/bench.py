@@ -1,7 +1,8 @@
 """Benchmarks: the package's full sweep, the serving simulator, the site build and the in-browser runtime.
 
-Run: ``python scripts/bench.py [package] [simulate] [site] [browser]`` (all when none
-is named), or ``make bench``. Prints one line per figure and writes nothing.
+Run: ``python scripts/bench.py [package] [simulate] [site] [browser] [pages]`` (all
+when none is named), or ``make bench``. ``pages`` is Lighthouse and axe-core on every
+page (``scripts/bench_pages.py``). Prints one line per figure and writes nothing.
 
 These machines are shared and noisy, so each figure is also given as a ratio
 to a baseline measured in the same process (or browser session) just before.
@@ -170,11 +171,18 @@ def report_browser() -> None:
     bench_browser.report()
 
 
+def report_pages() -> None:
+    import bench_pages
+
+    bench_pages.report()
+
+
 SECTIONS = {
     "package": report_package,
     "simulate": report_simulate,
     "site": report_site,
     "browser": report_browser,
+    "pages": report_pages,
 }
 
 

@@ -13,8 +13,9 @@ least disturbed; a build's spread here is about a second):
   rerender  full generation: every table, value and SVG computed again.
 Goal: generation (rerender - skip) adds at most 30% or under 2 s, whichever is larger.
 
-Transfer: the chapter loaded in Chromium from scripts/serve.py's handler, bytes
-by kind (HTML, CSS, JS, figures, fonts, runtime, other) once the page has loaded
+Transfer: the chapter loaded in Chromium from scripts/serve.py's handler, which
+gzips text as a static host does, so these are the bytes sent (compressed), by
+kind (HTML, CSS, JS, figures, fonts, runtime, other) once the page has loaded
 and the network has been quiet for a while ("before interaction"), and again
 after scrolling to the bottom, which is when the charts fetch Vega and their specs.
 """
@@ -175,7 +176,7 @@ def report() -> None:
         without_runtime = total - counts.get("runtime", 0)
         parts = ", ".join(f"{name} {counts[name] / 1e3:,.0f} kB" for name in sorted(counts))
         print(
-            f"chapter transfer, {label.replace('_', ' ')}: {total / 1e3:,.0f} kB"
+            f"chapter transfer (compressed, as sent), {label.replace('_', ' ')}: {total / 1e3:,.0f} kB"
             f" ({without_runtime / 1e3:,.0f} kB without the Python runtime): {parts}"
         )
 

@@ -9,6 +9,12 @@ isolated (the Run cell's Stop then interrupts Python instead of restarting it),
 and ``.wasm``/``.mjs`` get their proper MIME types. ``--no-isolation`` leaves
 those two headers out, as a static host such as GitHub Pages would.
 
+Like a static host it also gzips text responses (HTML, CSS, JavaScript, JSON,
+SVG, WebAssembly) for clients that accept it, and sends cache headers: files
+whose name carries a content hash (Material's bundles, the versioned wheel) may
+be kept for a year; everything else is revalidated on each use, so a rebuild is
+seen at once. Byte counts measured against this server are what a host sends.
+
 The tests and ``scripts/bench_browser.py`` use ``build_site`` and
 ``serve_in_background`` from here, so they serve exactly what ``make serve`` does.
 """
@@ -17,8 +23,10 @@ from __future__ import annotations
 
 import argparse
 import functools
+import gzip
 import http.server
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -31,11 +39,34 @@ from typing import ClassVar
 
 ROOT = Path(__file__).resolve().parent.parent
 #: What a rebuild depends on; ``--watch`` polls their modification times.
-WATCHED = ("docs", "roofline", "hooks", "scripts/sitegen", "scripts/build_figures.py", "mkdocs.yml")
+WATCHED = (
+    "docs",
+    "roofline",
+    "hooks",
+    "scripts/sitegen",
+    "scripts/build_figures.py",
+    "scripts/prerender_math.py",
+    "scripts/katex_render.mjs",
+    "mkdocs.yml",
+)
+
+
+#: Content types a static host compresses (GitHub Pages, Netlify and Cloudflare all gzip these).
+COMPRESSIBLE = re.compile(r"^(text/|application/(javascript|json|manifest\+json|xml|wasm)|image/svg\+xml)")
+#: Smaller bodies gain nothing from compression.
+MIN_COMPRESS_BYTES = 512
+#: A hashed file name (``main.57a0d79d.min.css``) or the wheel's digest folder: content never changes.
+IMMUTABLE = re.compile(r"(\.[0-9a-f]{8}\.min\.(js|css)$|/assets/runtime/wheels/[0-9a-f]{12}/)")
+
+
+@functools.lru_cache(maxsize=256)
+def _gzipped(path: str, mtime_ns: int, size: int) -> bytes:
+    """``path`` gzipped; keyed by modification time and size, so a rebuilt file is compressed again."""
+    return gzip.compress(Path(path).read_bytes(), compresslevel=6, mtime=0)
 
 
 class IsolatedHandler(http.server.SimpleHTTPRequestHandler):
-    """Static files plus the cross-origin isolation headers.
+    """Static files plus the cross-origin isolation headers, gzip and cache headers.
 
     Only files inside the site folder are served: a path with a NUL or another
     control character is a 400, a path that resolves (through a symlink or
@@ -53,13 +84,63 @@ class IsolatedHandler(http.server.SimpleHTTPRequestHandler):
     isolated = True
     quiet = False
 
+    def send_head(self):
+        # The parent finds and opens the file and sends the plain headers; send_header
+        # and end_headers below swap in the compressed length, copyfile the compressed body.
+        self._status = 0
+        self._gzip_body: bytes | None = None
+        self._content_type = ""
+        return super().send_head()
+
+    def send_response(self, code: int, message: str | None = None) -> None:
+        self._status = code
+        super().send_response(code, message)
+
+    def send_header(self, keyword: str, value: str) -> None:
+        lowered = keyword.lower()
+        if lowered == "content-type":
+            self._content_type = value
+        if lowered == "content-length" and self._compress():
+            value = str(len(self._gzip_body))
+        super().send_header(keyword, value)
+
+    def _compress(self) -> bool:
+        """Whether this response goes out gzipped; on the first call, compress the file."""
+        if getattr(self, "_gzip_body", None) is not None:
+            return True
+        if getattr(self, "_status", 0) != 200 or not COMPRESSIBLE.match(getattr(self, "_content_type", "")):
+            return False
+        if "gzip" not in self.headers.get("Accept-Encoding", ""):
+            return False
+        path = Path(self.translate_path(self.path))
+        if path.is_dir():
+            path = path / "index.html"
+        try:
+            stat = path.stat()
+        except OSError:
+            return False
+        if stat.st_size < MIN_COMPRESS_BYTES:
+            return False
+        self._gzip_body = _gzipped(str(path), stat.st_mtime_ns, stat.st_size)
+        return True
+
     def end_headers(self) -> None:
         if self.isolated:
             self.send_header("Cross-Origin-Opener-Policy", "same-origin")
             self.send_header("Cross-Origin-Embedder-Policy", "require-corp")
             self.send_header("Cross-Origin-Resource-Policy", "same-origin")
-        # Revalidate every time: after a rebuild the browser must not reuse a stale wheel or script.
-        self.send_header("Cache-Control", "no-cache")
+        if getattr(self, "_status", 0) in (200, 304):
+            if self._gzip_body is not None:
+                self.send_header("Content-Encoding", "gzip")
+            self.send_header("Vary", "Accept-Encoding")
+            # A hashed name never changes content; anything else is revalidated on each use
+            # (Last-Modified gives a cheap 304), so the browser never keeps a stale wheel or script.
+            if IMMUTABLE.search(self.path.split("?")[0]):
+                self.send_header("Cache-Control", "public, max-age=31536000, immutable")
+            else:
+                self.send_header("Cache-Control", "public, max-age=0, must-revalidate")
+        else:
+            self.send_header("Cache-Control", "no-store")
         super().end_headers()
 
     def parse_request(self) -> bool:
@@ -86,6 +167,28 @@ class IsolatedHandler(http.server.SimpleHTTPRequestHandler):
     def list_directory(self, path: str | os.PathLike[str]) -> None:
         """No listings: a folder without an index is simply not found."""
         self.send_error(HTTPStatus.NOT_FOUND, "File not found")
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        # A static host answers a missing page with the site's own 404.html, at whatever depth was asked.
+        page = Path(self.directory) / "404.html"
+        if code != 404 or not page.is_file():
+            super().send_error(code, message, explain)
+            return
+        body = page.read_bytes()
+        self.send_response(404)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+    def copyfile(self, source, outputfile) -> None:
+        try:
+            if getattr(self, "_gzip_body", None) is not None:
+                outputfile.write(self._gzip_body)
+            else:
+                super().copyfile(source, outputfile)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the browser stopped reading (navigated away); nothing to report
 
     def log_message(self, format: str, *args: object) -> None:
         if not self.quiet:

@@ -186,10 +186,37 @@ def test_chapter_source_keeps_the_runtime_markers_on_their_own_lines():
     assert headings["## Why batching helps"] < calculator < headings["## Self-check"]
 
 
-def test_math_is_marked_for_the_local_katex(chapter):
-    assert chapter.select(".arithmatex")
-    scripts = [s.get("src", "") for s in chapter.select("script[src]")]
-    assert any(src.endswith("assets/vendor/katex/katex.min.js") for src in scripts)
+def test_math_is_rendered_at_build_time_with_no_math_script(site, chapter):
+    formulas = chapter.select(".arithmatex")
+    assert formulas
+    for formula in formulas:
+        # KaTeX's visible HTML and the MathML a screen reader reads; no TeX left for a script to find.
+        assert formula.select_one(".katex .katex-html") and formula.select_one(".katex math")
+        assert "\\(" not in formula.get_text() and "\\[" not in formula.get_text()
+    for page in site.rglob("*.html"):
+        scripts = [s.get("src", "") for s in BeautifulSoup(page.read_text(), "html.parser").select("script[src]")]
+        assert not [src for src in scripts if "katex" in src or "mathjax" in src.lower()], page
+
+
+def test_the_notebook_page_links_to_its_download(site):
+    page = site / "notebooks" / "explore-the-roofline" / "index.html"
+    soup = BeautifulSoup(page.read_text(), "html.parser")
+    links = soup.select("a[download]")
+    assert [link.get_text(strip=True) for link in links] == ["Download it"]
+    target = page.parent / links[0]["href"]
+    source = ROOT / "docs" / "notebooks" / "explore-the-roofline.py"
+    assert target.read_text() == source.read_text()
+
+
+def test_search_index_has_no_raw_tex_and_no_pilcrow(site):
+    import json
+
+    docs = json.loads((site / "search" / "search_index.json").read_text())["docs"]
+    texts = [doc["title"] + " " + doc["text"] for doc in docs]
+    assert not [text for text in texts if "\\(" in text or "\\[" in text or "\\text" in text]
+    assert not [text for text in texts if "\u00b6" in text]
+    hardware = next(doc for doc in docs if doc["location"] == "reference/formulas/#hardware")
+    assert hardware["text"].startswith("<p>G identical GPUs")
 
 
 def test_theme_settings_the_issue_asks_for():
@@ -198,8 +225,11 @@ def test_theme_settings_the_issue_asks_for():
     class Loader(yaml.SafeLoader):
         pass
 
+    # site_url is `!ENV [SITE_URL, default]`: read it as its default, as a build without SITE_URL does.
+    Loader.add_constructor("!ENV", lambda loader, node: loader.construct_sequence(node)[-1])
     Loader.add_multi_constructor("", lambda loader, suffix, node: None)
     config = yaml.load((ROOT / "mkdocs.yml").read_text(), Loader=Loader)
+    assert "site_url: !ENV [SITE_URL, " in (ROOT / "mkdocs.yml").read_text()
     theme = config["theme"]
     assert theme["font"] is False
     assert "navigation.instant" in theme["features"] and "content.code.copy" in theme["features"]

@@ -89,7 +89,19 @@
     }
     const legend = copy.config?.legend;
     if (legend?.columns) legend.columns = Math.max(1, Math.min(legend.columns, Math.floor(width / 170)));
+    // On a phone, stack a chart's legends under one another instead of side by side,
+    // where the second one would run off the right edge.
+    if (legend && width < 560) legend.layout = { bottom: { anchor: "start", direction: "vertical", margin: 4 } };
     return copy;
+  }
+
+  /* A tap gives no hover, so Vega would show no tooltip on a phone: show the tapped mark's
+   * tooltip on click too (a tap on empty space hides it). */
+  function showTooltipOnTap(view) {
+    view.addEventListener("click", (event, item) => {
+      const handler = view.tooltip();
+      if (typeof handler === "function") handler.call(view, view._handler, event, item, item?.tooltip ?? null);
+    });
   }
 
   function isDark() {
@@ -116,6 +128,7 @@
         tooltip: { theme: isDark() ? "dark" : "light" },
       });
       views.set(chart, result.view);
+      showTooltipOnTap(result.view);
       chart.dataset.state = "interactive";
     } catch (error) {
       chart.dataset.state = "static";

@@ -14,8 +14,9 @@
 # # Explore the roofline
 #
 # This notebook runs the same `roofline` package as the chapters, when the site
-# is built. Download it (link at the top of the page), change the GPU, the model
-# or the load, and run it again.
+# is built. <a href="explore-the-roofline.py" download>Download it</a> (a
+# Jupytext notebook: a plain `.py` file), change the GPU, the model or the load,
+# and run it again; the repository's README says how to run it on your machine.
 #
 # Charts use Altair's `svg` renderer: vl-convert draws them in the kernel, so
 # the page needs no JavaScript from anywhere to show them.

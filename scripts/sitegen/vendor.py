@@ -12,9 +12,7 @@ _FILES = {
     "assets/vendor/vega/vega.min.js": "vega/build/vega.min.js",
     "assets/vendor/vega/vega-lite.min.js": "vega-lite/build/vega-lite.min.js",
     "assets/vendor/vega/vega-embed.min.js": "vega-embed/build/vega-embed.min.js",
-    "assets/vendor/katex/katex.min.js": "katex/dist/katex.min.js",
     "assets/vendor/katex/katex.min.css": "katex/dist/katex.min.css",
-    "assets/vendor/katex/contrib/auto-render.min.js": "katex/dist/contrib/auto-render.min.js",
 }
 #: katex.min.css refers to fonts/NAME relative to itself.
 _FONTS = ("katex/dist/fonts", "assets/vendor/katex/fonts")

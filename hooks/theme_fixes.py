@@ -1,0 +1,45 @@
+"""Small markup fixes the theme and mkdocs-jupyter have no setting for.
+
+- on_page_content: in notebook pages, nbconvert's heading anchors (``<a class="anchor-link">¶</a>``)
+                   become Material's own ``headerlink``, which looks like every other page's and
+                   which Material's search leaves out of the index (no stray "¶" in results);
+- on_post_page, on_post_template (404.html): Material's search dialog gets an accessible name (axe: aria-dialog-name).
+
+A fix whose target markup is gone (after a theme update) fails the build with one
+line, instead of quietly dropping the fix.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from mkdocs.exceptions import PluginError
+
+SEARCH_DIALOG = '<div class="md-search" data-md-component="search" role="dialog">'
+NAMED_SEARCH_DIALOG = '<div class="md-search" data-md-component="search" role="dialog" aria-label="Search this site">'
+_ANCHOR = re.compile(r'<a class="anchor-link" href="(#[^"]*)">¶</a>')
+
+
+def on_page_content(html: str, page: Any, config: Any, files: Any) -> str:
+    if page.file.src_uri.endswith((".py", ".ipynb")):
+        return _ANCHOR.sub(r'<a class="headerlink" href="\1" title="Permanent link">¶</a>', html)
+    return html
+
+
+def name_search_dialog(output: str, where: str) -> str:
+    if SEARCH_DIALOG not in output:
+        raise PluginError(
+            f"theme_fixes hook: {where}'s search dialog markup changed ({SEARCH_DIALOG!r} not found);"
+            " update hooks/theme_fixes.py for the new Material version"
+        )
+    return output.replace(SEARCH_DIALOG, NAMED_SEARCH_DIALOG, 1)
+
+
+def on_post_page(output: str, page: Any, config: Any) -> str:
+    return name_search_dialog(output, page.file.src_uri)
+
+
+def on_post_template(output: str, template_name: str, config: Any) -> str:
+    # 404.html is a theme template rendered on its own, not a page.
+    return name_search_dialog(output, template_name) if template_name == "404.html" else output

@@ -1,0 +1,115 @@
+"""Every page as a phone reader meets it: accessible in light and dark, charts answer a tap.
+
+axe-core (pinned in package.json) checks every built page at 390 px in the light
+and the dark scheme: no serious or critical violation may remain. The chapter's
+wide table and the charts are checked as a reader would use them on a phone.
+The site is served by scripts/serve.py's handler, as ``make serve`` does.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import serve
+from bench_pages import AXE, axe_violations, site_pages
+from chromium import CHROMIUM_PATH, launch
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+playwright_sync = pytest.importorskip("playwright.sync_api")
+expect = playwright_sync.expect
+
+CHAPTER = "chapters/prefill-vs-decode/"
+PHONE = {"viewport": {"width": 390, "height": 844}, "has_touch": True, "is_mobile": True}
+
+if not CHROMIUM_PATH.exists():
+    pytest.skip("Debian's chromium is not installed (.ci/run installs it)", allow_module_level=True)
+if not AXE.is_file():
+    pytest.skip("node_modules lacks axe-core; run `make setup`", allow_module_level=True)
+
+
+@pytest.fixture(scope="module")
+def site() -> Iterator[tuple[str, Path]]:
+    with tempfile.TemporaryDirectory(prefix="roofline-quality-") as folder:
+        directory = Path(folder) / "site"
+        server = serve.make_server(directory, quiet=True)
+        base = f"http://127.0.0.1:{server.server_port}/"
+        serve.build_site(directory, site_url=base)
+        yield serve.serve_in_background(server), directory
+        server.shutdown()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    with playwright_sync.sync_playwright() as playwright:
+        launched = launch(playwright)
+        yield launched
+        launched.close()
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_no_serious_or_critical_axe_violation_on_any_page(browser, site, scheme) -> None:
+    base, directory = site
+    context = browser.new_context(color_scheme=scheme, **PHONE)
+    page = context.new_page()
+    found = {}
+    pages = site_pages(directory)
+    assert len(pages) >= 9
+    for path in pages:
+        page.goto(base + path)
+        palette = "slate" if scheme == "dark" else "default"
+        expect(page.locator("body")).to_have_attribute("data-md-color-scheme", palette)
+        # Scroll through, so lazily drawn parts (charts, marked scroll regions) are there too.
+        height = page.evaluate("document.body.scrollHeight")
+        for y in range(0, height, 800):
+            page.evaluate(f"window.scrollTo(0, {y})")
+        page.wait_for_load_state("networkidle")
+        # Charts swap their static picture for the drawn view: check the page once they have.
+        expect(page.locator('.roofline-chart[data-state="pending"]')).to_have_count(0, timeout=30_000)
+        page.evaluate("window.scrollTo(0, 0)")
+        page.wait_for_timeout(300)
+        violations = axe_violations(page)
+        if violations:
+            found[path] = violations
+    context.close()
+    assert found == {}
+
+
+def test_the_chapter_table_scrolls_with_a_cue_and_from_the_keyboard(browser, site) -> None:
+    base, _ = site
+    context = browser.new_context(**PHONE)
+    page = context.new_page()
+    page.goto(base + CHAPTER)
+    region = page.locator(".md-typeset__scrollwrap").first
+    region.scroll_into_view_if_needed()
+    expect(region).to_have_attribute("data-rf-scrolls", "more")
+    expect(region).to_have_attribute("tabindex", "0")
+    expect(region).to_have_attribute("role", "region")
+    expect(page.locator(".rf-scroll-hint").first).to_be_visible()
+    # From the keyboard: focus it and press the right arrow until its far edge shows.
+    region.focus()
+    for _ in range(40):
+        page.keyboard.press("ArrowRight")
+    expect(region).to_have_attribute("data-rf-scrolls", "end")
+    context.close()
+
+
+def test_a_tap_on_a_chart_mark_shows_its_tooltip(browser, site) -> None:
+    base, _ = site
+    context = browser.new_context(**PHONE)
+    page = context.new_page()
+    page.goto(base + CHAPTER)
+    chart = page.locator('.roofline-chart[data-figure="roofline"]')
+    chart.scroll_into_view_if_needed()
+    expect(chart).to_have_attribute("data-state", "interactive", timeout=30_000)
+    # The dot for prefill, the one mark with that name: tap its centre.
+    dot = chart.locator("svg g.mark-symbol.role-mark path").last
+    box = dot.bounding_box()
+    page.touchscreen.tap(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    tooltip = page.locator("#vg-tooltip-element")
+    expect(tooltip).to_be_visible()
+    expect(tooltip).to_contain_text("prefill")
+    expect(tooltip).to_contain_text("compute")
+    context.close()
