@@ -207,7 +207,7 @@ def test_charts_math_run_cell_and_calculator_work_under_the_sub_path(browser, ho
     # The calculator: a new number of users changes the answer.
     form = page.locator("[data-rf-calc]")
     before = form.locator("[data-rf-out=total]").text_content()
-    page.locator("#rf-calc-users").fill("64")
+    page.locator("#rf-decode_speed-users").fill("64")
     expect(form.locator("[data-rf-out=total]")).not_to_have_text(before, timeout=STEP_MS)
     assert watched.failed == []
     watched.close()
