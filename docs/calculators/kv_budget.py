@@ -45,7 +45,7 @@ def form() -> dict[str, Any]:
     def choice(name: str, label: str, choices: list[list[str]], wide: bool = False) -> dict[str, Any]:
         return {"name": name, "label": label, "choices": choices, "default": DEFAULTS[name], "wide": wide}
 
-    kv_choices = [[name, f"{name} ({kv_format(name).effective_bytes:g} B per value)"] for name in KV_FORMAT_NAMES]
+    kv_choices = [[name, f"{name}, {kv_format(name).effective_bytes:g} B"] for name in KV_FORMAT_NAMES]
     return {
         "title": "KV budget: how many users fit, and how fast they go",
         "legend": "Deployment",
@@ -153,9 +153,10 @@ def view(model: str, gpu: str, gpus: int, weights: str, kv: str, context: int, p
         f"The weights take {fmt.gigabytes(memory.weights_bytes)} of the {fmt.gigabytes(memory.usable_bytes)}"
         f" usable ({hardware.usable_fraction:.0%} of {fmt.gigabytes(total_bytes)}). Each user's cache at"
         f" {context:,} tokens is {fmt.gigabytes(workload.kv_bytes_private, 2)} of its own{shared}, so"
-        f" {_plural(users, 'user')} fit. Each decode step reads the weights in"
-        f" {fmt.milliseconds(split.weights_s)} and every user's cache in {fmt.milliseconds(split.kv_s)};"
-        f" decode is {step.bound}-bound, and each user gets {per_user} tokens/s, {total} in all."
+        f" {_plural(users, 'user')} fit, leaving {fmt.gigabytes(headroom)} as headroom. Each decode step reads"
+        f" the weights in {fmt.milliseconds(split.weights_s)} and every user's cache in"
+        f" {fmt.milliseconds(split.kv_s)} ({split.kv_share:.0%} of the reads). Decode is {step.bound}-bound:"
+        f" each user gets {per_user} tokens/s, {total} in all."
     )
     return {
         "params": params,
@@ -167,16 +168,13 @@ def view(model: str, gpu: str, gpus: int, weights: str, kv: str, context: int, p
         "per_user": per_user,
         "total": total,
         "kv_per_user": fmt.gigabytes(workload.kv_bytes_private, 2),
-        "memory": (
-            f"{fmt.gigabytes(memory.weights_bytes)} · {fmt.gigabytes(memory.kv_bytes)}"
-            f" · {fmt.gigabytes(headroom)} of {fmt.gigabytes(total_bytes)}"
-        ),
+        "memory": f"{memory.weights_bytes / 1e9:,.1f} · {memory.kv_bytes / 1e9:,.1f} · {headroom / 1e9:,.1f} GB",
         "memory_parts": [
             {"label": "weights", "share": memory.weights_bytes / total_bytes},
             {"label": "KV cache", "share": memory.kv_bytes / total_bytes},
             {"label": "headroom", "share": headroom / total_bytes},
         ],
-        "step": f"{fmt.milliseconds(split.weights_s)} · {fmt.milliseconds(split.kv_s)} ({split.kv_share:.0%} KV)",
+        "step": f"{split.weights_s * 1e3:,.1f} · {split.kv_s * 1e3:,.1f} ms",
         "step_parts": [
             {"label": "weights read", "share": 1 - split.kv_share},
             {"label": "KV read", "share": split.kv_share},

@@ -23,6 +23,8 @@ from roofline.performance import memory_use
 
 from .charts import _base, sig
 
+#: Where the per-token bars start on their log axis (a log scale has no zero), in kB.
+LOG_BASE_KB = 10
 #: Attention types in the order the chapter explains them.
 KINDS = ["MHA", "GQA", "MQA", "MLA"]
 
@@ -39,6 +41,7 @@ def kv_per_token(specs: SpecSet) -> dict[str, Any]:
                 "kb": sig(cache.bytes_per_token / 1e3),
                 "mha_kb": sig(cache.full_mha_bytes_per_token / 1e3),
                 "shrink": sig(cache.shrink_factor, 3),
+                "base": LOG_BASE_KB,
             }
         )
     order = [row["model"] for row in sorted(rows, key=lambda row: row["kb"])]
@@ -57,6 +60,7 @@ def kv_per_token(specs: SpecSet) -> dict[str, Any]:
         .encode(
             y=y,
             x=alt.X("kb:Q", scale=alt.Scale(type="log"), title="KV cache per token, kB (log scale)"),
+            x2="base:Q",
             color=alt.Color("kind:N", sort=KINDS, title="attention"),
             tooltip=tooltip,
         )
@@ -84,10 +88,11 @@ def users_vs_context(
     One line per deployment (model id, GPU id, GPU count) and KV precision;
     a line stops where not one user fits.
     """
-    rows = []
+    rows, gpu_names = [], []
     for model_id, gpu_id, count in deployments:
         model, gpu = specs.model(model_id), specs.gpu(gpu_id)
-        label = f"{model.name}, {count} × {gpu.name}"
+        gpu_names.append(gpu.name)
+        label = f"{model.name}, {count} GPU{'s' if count > 1 else ''}"
         for precision in kv_precisions:
             for context in contexts:
                 users = memory_use(Hardware(gpu, count), Workload(model, kv_precision=precision, context=context))
@@ -119,7 +124,7 @@ def users_vs_context(
     names = ", ".join(kv_format(p).name for p in kv_precisions)
     return _base(
         chart,
-        "Users that fit against context, 16-bit weights",
+        f"Users that fit against context, 16-bit weights, {' / '.join(dict.fromkeys(gpu_names))}",
         [f"KV cache in {names}. Double the context, half the users.", "A line ends where not one user fits."],
     )
 
@@ -139,7 +144,7 @@ def step_split_chart(specs: SpecSet, model_id: str, gpu_id: str, users: int, con
         alt.Chart(alt.Data(values=rows))
         .mark_bar()
         .encode(
-            x=alt.X("context:N", sort=None, title="context per user, tokens"),
+            x=alt.X("context:N", sort=None, title="context per user, tokens", axis=alt.Axis(labelAngle=0)),
             y=alt.Y("ms:Q", stack="zero", title="time to read, ms per step"),
             color=alt.Color("part:N", sort=["weights", "KV cache"], title=None),
             order=alt.Order("part:N", sort="descending"),
