@@ -37,6 +37,7 @@ from roofline.architecture import local_layers
 from roofline.kvcache import PAGED_BLOCK_TOKENS, VLLM_PAPER_PRIOR_SYSTEMS_USED, break_even_host_link
 from roofline.kvformats import KV_FORMATS, kv_format
 from roofline.performance import gpus_to_fit
+from roofline.specs import ModelSpec
 from roofline.sweep import Table
 
 from .. import escape, kv_charts
@@ -54,6 +55,8 @@ SMALL_MODEL = "llama-3.1-8b"
 LARGE_MODEL = "llama-3.1-70b"
 MHA_MODEL = "llama-2-13b"
 MLA_MODEL = "deepseek-v3"
+#: The grouped-query family the prose describes.
+LLAMA_3_MODELS = ("llama-3.1-8b", "llama-3.1-70b", "llama-3.1-405b")
 WINDOW_MODEL = "gemma-2-9b"
 #: KV precisions the chapter compares: 16-bit, 8-bit and 4-bit (with group scales).
 KV_PRECISIONS = ("bf16", "fp8", "int4")
@@ -206,6 +209,15 @@ def _how_big(ctx: Context, content: PageContent) -> None:
     put("large_weights_bf16", _gb(weights))
     put("kv_per_token_small", fmt.bytes_size(attention_cache(small).bytes_per_token))
     put("kv_per_token_large", fmt.bytes_size(attention_cache(large).bytes_per_token))
+    put("llama3_gqa", _gqa_phrase([specs.model(m) for m in LLAMA_3_MODELS]))
+
+
+def _gqa_phrase(models: list[ModelSpec]) -> str:
+    """``"8 KV heads for 32, 64 or 128 query heads"`` (each count once, in order), from the specs."""
+    kv = sorted({model.kv_heads for model in models})
+    heads = sorted({model.attention_heads for model in models})
+    query = ", ".join(f"{h:,}" for h in heads[:-1]) + (" or " if len(heads) > 1 else "") + f"{heads[-1]:,}"
+    return f"{' or '.join(f'{k:,}' for k in kv)} KV heads for {query} query heads"
 
 
 def capacity_table(ctx: Context) -> Table:
@@ -331,6 +343,7 @@ def _shrinking(ctx: Context, content: PageContent) -> None:
     int4 = kv_format("int4")
     put("int4_effective", f"{int4.effective_bytes:g}")
     put("int4_group", whole(int4.group_size))
+    put("int4_scale_bytes", f"{int4.scale_bytes:g}")
     put("int4_vs_bf16", f"{kv_format('bf16').effective_bytes / int4.effective_bytes:.2f}")
     # Sliding windows.
     gemma = specs.model(WINDOW_MODEL)
