@@ -357,6 +357,13 @@ def _shrinking(ctx: Context, content: PageContent) -> None:
     put("window_user_gb", _gb(windowed))
     put("window_full_gb", _gb(all_global))
     put("window_saving", percent(1 - windowed / all_global))
+    # What the window buys on one GPU: the same model with every layer global, beside it.
+    one = _one(ctx)
+    for key, model in (("window", gemma), ("global", replace(gemma, sliding_window=0, layer_pattern=()))):
+        workload = Workload(model, context=WINDOW_CONTEXT)
+        users = users_that_fit(one, workload) or 0
+        put(f"{key}_users", whole(users))
+        put(f"{key}_tps", fmt.rate(_rate(one, replace(workload, batch=users))) if users else "no")
 
 
 def kv_formats_table() -> Table:
