@@ -119,3 +119,26 @@ def test_a_model_that_does_not_fit_empties_the_step_bar_and_says_why(chapter) ->
     assert shown(chapter)["users"] == "0"
     assert "It needs at least" in form(chapter).locator("[data-rf-out=explain]").text_content()
     assert stack_widths(chapter, "step_parts") == []
+
+
+def test_the_built_page_shows_its_figures_self_check_and_interview_box(chapter) -> None:
+    """What a reader sees: four lettered figures, at least four collapsed questions with computed
+    answers, and the interview box's two answers side by side, the strong one quoting numbers."""
+    from roofline import Hardware, Workload, builtin_specs, users_that_fit
+
+    text = chapter.locator("article").inner_text()
+    assert "{{" not in text and "}}" not in text
+    captions = chapter.locator("figure figcaption").all_inner_texts()
+    assert [caption[:11] for caption in captions if caption.startswith("Figure")] == [
+        f"Figure ({letter})." for letter in "abcd"
+    ]
+    questions = chapter.locator("details.question")
+    assert questions.count() >= 4
+    assert all(not questions.nth(i).evaluate("(details) => details.open") for i in range(questions.count()))
+    weak, strong = chapter.locator(".grid .admonition.failure"), chapter.locator(".grid .admonition.success")
+    assert weak.count() == 1 and strong.count() == 1
+    left, right = weak.bounding_box(), strong.bounding_box()
+    assert right["x"] > left["x"] + left["width"] - 1  # side by side at 1280 px
+    specs = builtin_specs()
+    users = users_that_fit(Hardware(specs.gpu("h100-sxm")), Workload(specs.model("llama-3.1-8b"), context=32768))
+    assert f"fits only {users} users" in strong.inner_text()
