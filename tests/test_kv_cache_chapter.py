@@ -91,7 +91,7 @@ def test_swap_against_recompute_names_every_exception(values) -> None:
     assert checked == sum(1 for g in SPECS.gpus.values() if g.host_link_bytes_per_s) * len(SPECS.models)
     for line in wins:
         assert line.split(" on ")[0] in values["swap_exceptions"]
-    assert values["swap_cheaper"] == "swap"
+    assert values["swap_cheaper"] == "swapping"
 
 
 def test_calculator_users_match_the_chapter_table(content) -> None:

@@ -452,7 +452,7 @@ def _swap(ctx: Context, content: PageContent) -> None:
     put("swap_context", whole(SWAP_CONTEXT))
     put("swap_ms", ms(choice.swap_s))
     put("recompute_ms", ms(choice.recompute_s))
-    put("swap_cheaper", choice.cheaper)
+    put("swap_cheaper", {"swap": "swapping", "recompute": "recomputing"}[choice.cheaper])
     put("swap_factor", f"{max(choice.recompute_s, choice.swap_s) / min(choice.recompute_s, choice.swap_s):,.0f}")
     put("break_even_gbps", f"{break_even_host_link(one, small) / 1e9:,.1f}")
     wins, checked = swap_findings(ctx)
