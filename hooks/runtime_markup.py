@@ -67,7 +67,10 @@ def check_form(form: dict[str, Any]) -> dict[str, Any]:
 
     A form is ``{"title", "legend", "fields": [...], "outputs": [...], "chart"?: {"caption"}}``.
     A field is a choice (``choices``: [[value, text], ...]) or a whole number (``min``, ``max``),
-    with ``name``, ``label`` and ``default``; an output is ``{"name", "label", "bar"?}``.
+    with ``name``, ``label`` and ``default``; an output is ``{"name", "label", "bar"?, "stack"?}``:
+    ``bar`` names the view's key holding one share (0 to 1) drawn as a filled bar, ``stack``
+    the key holding parts that add up to a whole, ``[{"label", "share"}, ...]``, drawn side
+    by side in one bar (the output's text names them in the same order).
     """
     for key in ("title", "legend", "fields", "outputs"):
         if key not in form:
@@ -85,7 +88,22 @@ def check_form(form: dict[str, Any]) -> dict[str, Any]:
                 raise FormError(f"field {field['name']!r}: default {field['default']!r} is not one of its choices")
         elif not ("min" in field and "max" in field and field["min"] <= field["default"] <= field["max"]):
             raise FormError(f"field {field['name']!r} needs choices, or min <= default <= max")
+    for output in form["outputs"]:
+        if "bar" in output and "stack" in output:
+            raise FormError(f"output {output.get('name', '?')!r} has both a bar and a stack; it can show one")
     return form
+
+
+def _stack_parts(parts: list[dict[str, Any]]) -> str:
+    """One span per part, as wide as its share (clamped to 0..100%), titled with its label."""
+    spans = []
+    for index, part in enumerate(parts):
+        share = max(0.0, min(float(part["share"]), 1.0)) * 100
+        spans.append(
+            f'<span class="rf-calc__part" data-rf-part="{index}" title="{html.escape(str(part["label"]))}"'
+            f' style="width:{share:.1f}%"></span>'
+        )
+    return "".join(spans)
 
 
 def _select(field_id: str, field: dict[str, Any]) -> str:
@@ -119,6 +137,11 @@ def _output(output: dict[str, Any], initial: dict[str, Any]) -> str:
         extra = (
             f'<span class="rf-calc__bar" data-rf-bar="{html.escape(output["bar"])}" aria-hidden="true">'
             f'<span style="width:{share:.1f}%"></span></span>'
+        )
+    elif output.get("stack"):
+        extra = (
+            f'<span class="rf-calc__stack" data-rf-stack="{html.escape(output["stack"])}" aria-hidden="true">'
+            f"{_stack_parts(initial[output['stack']])}</span>"
         )
     return (
         f"<div><dt>{html.escape(output['label'])}</dt>"

@@ -13,7 +13,8 @@ same run:
 - without the isolation headers, Stop on ``while True: pass`` (which restarts the
   worker from the snapshot), then Run: Stop pressed to the last line (goal ≤ 1 s);
 - a warm Run (goal ≤ 100 ms) and a Run after 5 s idle (goal ≤ 300 ms), click to last line;
-- calculator input to updated numbers, p95 over varied inputs (goal ≤ 16 ms);
+- calculator input to updated numbers, p95 over varied inputs (goal ≤ 16 ms), for
+  chapter 1's calculator and, on its own page, chapter 2's KV budget (ratio to chapter 1's);
 - bytes transferred before any interaction (at the load event) and once Python is warm;
 - compressed bytes until Python is warm (each file as gzip -6 would send it; the
   snapshot is served gzipped already), with the snapshot and, in the same run,
@@ -38,6 +39,7 @@ import serve  # a sibling script
 from chromium import CHROMIUM_PATH, launch
 
 CHAPTER = "chapters/prefill-vs-decode/"
+KV_CHAPTER = "chapters/kv-cache/"
 PROGRAM = Path(__file__).resolve().parent.parent / "docs" / "programs" / "h100_decode_prefill.py"
 TIMEOUT_MS = 90_000
 COLD_REPEATS = 3
@@ -78,14 +80,15 @@ new MutationObserver(() => {
 # Sets the calculator's controls to each of `inputs` in turn, at the pace of a held-down
 # arrow key (one input every frame plus 40 ms, after the previous answer is painted), and
 # collects the page's own input-to-numbers measurement (the rf-calc-rendered event).
-CALC_LOOP = """async (inputs) => {
-  const form = document.querySelector("[data-rf-calc]");
+CALC_LOOP = """async ({ name, inputs }) => {
+  const form = document.querySelector(`[data-rf-calc="${name}"]`);
   const results = [];
   for (const params of inputs) {
     const rendered = new Promise((resolve) =>
       form.addEventListener("rf-calc-rendered", (event) => resolve(event.detail), { once: true }));
     for (const [name, value] of Object.entries(params)) form.elements.namedItem(name).value = String(value);
-    form.elements.namedItem("users").dispatchEvent(new Event("input", { bubbles: true }));
+    const last = Object.keys(params).at(-1);
+    form.elements.namedItem(last).dispatchEvent(new Event("input", { bubbles: true }));
     results.push(await rendered);
     await new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 40)));
   }
@@ -96,6 +99,27 @@ CALC_LOOP = """async (inputs) => {
 def _percentile(values: list[float], share: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))]
+
+
+def _kv_budget_inputs(count: int) -> list[dict[str, object]]:
+    """Varied inputs for chapter 2's KV budget: every model and GPU, each KV format, contexts and prefixes."""
+    from roofline import builtin_specs
+    from roofline.kvformats import KV_FORMAT_NAMES
+
+    specs = builtin_specs()
+    gpus, models = list(specs.gpus), list(specs.models)
+    return [
+        {
+            "gpu": gpus[i % len(gpus)],
+            "model": models[(i // 2) % len(models)],
+            "weights": ["bf16", "fp8", "int4"][i % 3],
+            "kv": KV_FORMAT_NAMES[i % len(KV_FORMAT_NAMES)],
+            "gpus": 1 + i % 8,
+            "context": 1024 + (i * 4096) % 131072,
+            "prefix": (i * 512) % 1024,
+        }
+        for i in range(count)
+    ]
 
 
 def _calculator_inputs(count: int) -> list[dict[str, object]]:
@@ -182,7 +206,17 @@ class Bench:
 
     def calculator_ms(self, page: object) -> list[dict]:
         page.locator("[data-rf-calc]").scroll_into_view_if_needed()
-        return page.evaluate(CALC_LOOP, _calculator_inputs(CALC_INPUTS))
+        return page.evaluate(CALC_LOOP, {"name": "decode_speed", "inputs": _calculator_inputs(CALC_INPUTS)})
+
+    def kv_budget_ms(self) -> list[dict]:
+        """Chapter 2's calculator on its own page, once Python is warm there."""
+        context, page = self.open_chapter()
+        page.goto(self.base + KV_CHAPTER)
+        page.wait_for_selector("html[data-rf-runtime=ready]", timeout=TIMEOUT_MS)
+        page.locator("[data-rf-calc=kv_budget]").scroll_into_view_if_needed()
+        results = page.evaluate(CALC_LOOP, {"name": "kv_budget", "inputs": _kv_budget_inputs(CALC_INPUTS)})
+        context.close()
+        return results
 
     def stop_then_run_ms(self) -> list[float]:
         """Without isolation: Stop a ``while True: pass`` (the worker restarts), Run the
@@ -288,6 +322,9 @@ def measure(base: str, plain_base: str, site_dir: Path) -> dict[str, object]:
         figures["calc_python_p50_ms"] = statistics.median(result["pythonMs"] for result in calc)
         figures["calc_python_p95_ms"] = _percentile([result["pythonMs"] for result in calc], 0.95)
         figures["calc_render_p50_ms"] = statistics.median(result["renderMs"] for result in calc)
+        kv = bench.kv_budget_ms()
+        figures["kv_calc_p95_ms"] = _percentile([result["inputToNumbersMs"] for result in kv], 0.95)
+        figures["kv_calc_python_p95_ms"] = _percentile([result["pythonMs"] for result in kv], 0.95)
         figures["boot_timings"] = page.evaluate(
             "import('../../javascripts/runtime/runtime.mjs').then((m) => m.runtime.timings)"
         )
@@ -351,6 +388,10 @@ def report() -> dict[str, object]:
         f"{figures['calc_python_p50_ms']:.1f} / {figures['calc_python_p95_ms']:.1f} ms",
     )
     _line("  of which drawing the numbers and chart, p50", f"{figures['calc_render_p50_ms']:.1f} ms")
+    kv = figures["kv_calc_p95_ms"]
+    _line(f"KV budget (ch. 2) input to numbers, p95 ({CALC_INPUTS})", f"{kv:.1f} ms", "≤ 16 ms", kv <= 16)
+    _line("  ratio to chapter 1's calculator p95", f"{kv / figures['calc_p95_ms']:.2f} ×")
+    _line("  of which Python's view, p95", f"{figures['kv_calc_python_p95_ms']:.1f} ms")
     _line("bytes before any interaction (load event)", f"{figures['bytes_before_interaction'] / 1e6:,.2f} MB")
     _line(
         "bytes once Python is warm",

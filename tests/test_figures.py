@@ -144,11 +144,12 @@ def test_an_unchanged_run_writes_nothing(tmp_path):
 def test_a_spec_edit_rewrites_only_what_it_changes(tmp_path):
     root = copy_inputs(tmp_path)
     models = root / "roofline" / "data" / "models.toml"
-    models.write_text(models.read_text().replace('name = "DeepSeek-V3"', 'name = "DeepSeek V3"'))
+    # A model no page's prose names (chapter 2 quotes DeepSeek-V3 as its latent-attention example).
+    models.write_text(models.read_text().replace('name = "Mixtral 8x7B"', 'name = "Mixtral 8×7B"'))
     run = generate(root)
     assert "models.md" in run.written and "decode-by-precision.vl.json" in run.written
     assert "values.json" in run.unchanged and "roofline.svg" in run.unchanged
-    assert "DeepSeek V3" in (root / "figures" / "models.md").read_text()
+    assert "Mixtral 8×7B" in (root / "figures" / "models.md").read_text()
 
 
 def test_a_bad_spec_raises_the_packages_error_and_keeps_the_last_good_figures(tmp_path):

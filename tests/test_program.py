@@ -41,6 +41,7 @@ def test_every_program_a_page_names_exists() -> None:
         for match in MARKER.findall(page.read_text(encoding="utf-8"))
     }
     assert ("docs/chapters/prefill-vs-decode.md", "programs/h100_decode_prefill.py") in named
+    assert ("docs/chapters/kv-cache.md", "programs/kv_budget.py") in named
     for page, program in named:
         assert (ROOT / "docs" / program).is_file(), f"{page} names {program}"
 

@@ -113,7 +113,7 @@ def test_any_number_of_run_cells_each_with_its_own_program_and_ids(hook: ModuleT
         (
             "<!-- roofline:calculator nope -->",
             "runtime hook: docs/chapters/x.md: <!-- roofline:calculator nope --> names a missing calculator:"
-            " docs/calculators/nope.py does not exist (calculators: decode_speed)",
+            " docs/calculators/nope.py does not exist (calculators: decode_speed, kv_budget)",
         ),
         ("<!-- roofline:run-cell -->", "names no program; write <!-- roofline:run-cell programs/NAME.py -->"),
         ("<!-- roofline:run-cell ../mkdocs.yml -->", "must name a .py file by its path under docs/"),

@@ -234,6 +234,21 @@ class Calculator {
       const share = Number(view[bar.dataset.rfBar]) || 0;
       bar.firstElementChild.style.width = `${Math.max(0, Math.min(share, 1)) * 100}%`;
     }
+    for (const stack of this.form.querySelectorAll("[data-rf-stack]")) {
+      const parts = Array.isArray(view[stack.dataset.rfStack]) ? view[stack.dataset.rfStack] : [];
+      while (stack.children.length > parts.length) stack.lastElementChild.remove();
+      while (stack.children.length < parts.length) {
+        const span = document.createElement("span");
+        span.className = "rf-calc__part";
+        span.dataset.rfPart = String(stack.children.length);
+        stack.append(span);
+      }
+      parts.forEach((part, index) => {
+        const span = stack.children[index];
+        span.title = String(part.label);
+        span.style.width = `${Math.max(0, Math.min(Number(part.share) || 0, 1)) * 100}%`;
+      });
+    }
     if (this.chart && view.chart) {
       this.lastChart = view.chart;
       drawChart(this.chart, view.chart);

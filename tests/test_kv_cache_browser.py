@@ -1,0 +1,144 @@
+"""Chapter 2's widgets in Debian's Chromium: the kv_budget Run cell and the KV budget calculator.
+
+The site is built and served as tests/test_browser.py does (its helpers are
+reused); these tests open the KV-cache chapter and check that the browser
+shows what CPython computes for the same program and the same inputs.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from chromium import CHROMIUM_PATH
+from support import load_script
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+playwright_sync = pytest.importorskip("playwright.sync_api")
+expect = playwright_sync.expect
+
+if not CHROMIUM_PATH.exists():
+    pytest.skip("Debian's chromium is not installed (.ci/run installs it)", allow_module_level=True)
+
+from test_browser import BOOT_MS, STEP_MS, _context, browser, site  # noqa: E402, F401  (fixtures)
+
+ROOT = Path(__file__).resolve().parent.parent
+CHAPTER = "chapters/kv-cache/"
+PROGRAM = ROOT / "docs" / "programs" / "kv_budget.py"
+CALC = "kv_budget"
+calculator_view = load_script("roofline_calculator_kv_budget", ROOT / "docs" / "calculators" / "kv_budget.py")
+SHOWN = ("verdict", "users", "per_user", "total", "kv_per_user", "memory", "step")
+
+
+@pytest.fixture(scope="module")
+def chapter(browser, site) -> Iterator[object]:  # noqa: F811  (the fixtures imported above)
+    recorded = _context(browser)
+    page = recorded.page()
+    page.goto(site.isolated + CHAPTER)
+    expect(page.locator("[data-rf-cell]")).to_have_attribute("data-state", "ready", timeout=BOOT_MS)
+    yield page
+    recorded.assert_only(site.isolated)
+    recorded.context.close()
+
+
+def form(page: object) -> object:
+    return page.locator(f"form[data-rf-calc={CALC}]")
+
+
+def shown(page: object) -> dict[str, str]:
+    return {name: form(page).locator(f"[data-rf-out={name}]").first.text_content() for name in SHOWN}
+
+
+def expected(params: dict[str, object]) -> dict[str, str]:
+    view = calculator_view.view(**params)
+    return {name: str(view[name]) for name in SHOWN}
+
+
+def stack_widths(page: object, name: str) -> list[float]:
+    """Each part's width as a share of its stack, as the page drew it."""
+    return page.evaluate(
+        """(name) => {
+          const stack = document.querySelector(`[data-rf-stack="${name}"]`);
+          const total = stack.getBoundingClientRect().width;
+          return [...stack.children].map((part) => part.getBoundingClientRect().width / total);
+        }""",
+        name,
+    )
+
+
+def set_inputs(page: object, params: dict[str, object]) -> None:
+    for name, value in params.items():
+        control = form(page).locator(f"[name={name}]")
+        if control.evaluate("(element) => element.tagName") == "SELECT":
+            control.select_option(str(value))
+        else:
+            control.fill(str(value))
+
+
+def wait_for(page: object, params: dict[str, object]) -> None:
+    query = "&".join(f"{name}={value}" for name, value in params.items())
+    expect(form(page)).to_have_attribute("data-rf-rendered", query, timeout=STEP_MS)
+    expect(form(page)).to_have_attribute("data-state", "ready", timeout=STEP_MS)
+
+
+def test_the_run_cell_prints_what_cpython_prints(chapter) -> None:
+    cell = chapter.locator("[data-rf-cell]")
+    cell.locator("[data-rf-action=run]").click()
+    expect(cell.locator(".rf-status")).to_contain_text("Finished", timeout=STEP_MS)
+    cpython = subprocess.run([sys.executable, str(PROGRAM)], capture_output=True, text=True, check=True).stdout
+    assert cell.locator(".rf-output").text_content() == cpython
+
+
+def test_the_calculator_shows_the_packages_numbers_and_bars_for_each_input(chapter) -> None:
+    params = dict(calculator_view.DEFAULTS)
+    assert shown(chapter) == expected(params)  # the build-time answer
+    view = calculator_view.view(**params)
+    widths = stack_widths(chapter, "memory_parts")
+    assert widths == pytest.approx([part["share"] for part in view["memory_parts"]], abs=0.01)
+    for name, value in [("kv", "fp8"), ("context", 32768), ("prefix", 2000), ("gpu", "h200"), ("gpus", 2)]:
+        before = shown(chapter)
+        params[name] = value
+        set_inputs(chapter, {name: value})
+        wait_for(chapter, params)
+        assert shown(chapter) == expected(params), name
+        assert shown(chapter) != before, f"changing {name} changed nothing"
+    view = calculator_view.view(**params)
+    assert stack_widths(chapter, "step_parts") == pytest.approx(
+        [part["share"] for part in view["step_parts"]], abs=0.01
+    )
+
+
+def test_a_model_that_does_not_fit_empties_the_step_bar_and_says_why(chapter) -> None:
+    params = {**calculator_view.DEFAULTS, "model": "llama-3.1-405b"}
+    set_inputs(chapter, params)
+    wait_for(chapter, params)
+    assert form(chapter).get_attribute("data-fits") == "false"
+    assert shown(chapter)["users"] == "0"
+    assert "It needs at least" in form(chapter).locator("[data-rf-out=explain]").text_content()
+    assert stack_widths(chapter, "step_parts") == []
+
+
+def test_the_built_page_shows_its_figures_self_check_and_interview_box(chapter) -> None:
+    """What a reader sees: four lettered figures, at least four collapsed questions with computed
+    answers, and the interview box's two answers side by side, the strong one quoting numbers."""
+    from roofline import Hardware, Workload, builtin_specs, users_that_fit
+
+    text = chapter.locator("article").inner_text()
+    assert "{{" not in text and "}}" not in text
+    captions = chapter.locator("figure figcaption").all_inner_texts()
+    assert [caption[:11] for caption in captions if caption.startswith("Figure")] == [
+        f"Figure ({letter})." for letter in "abcd"
+    ]
+    questions = chapter.locator("details.question")
+    assert questions.count() >= 4
+    assert all(not questions.nth(i).evaluate("(details) => details.open") for i in range(questions.count()))
+    weak, strong = chapter.locator(".grid .admonition.failure"), chapter.locator(".grid .admonition.success")
+    assert weak.count() == 1 and strong.count() == 1
+    left, right = weak.bounding_box(), strong.bounding_box()
+    assert right["x"] > left["x"] + left["width"] - 1  # side by side at 1280 px
+    specs = builtin_specs()
+    users = users_that_fit(Hardware(specs.gpu("h100-sxm")), Workload(specs.model("llama-3.1-8b"), context=32768))
+    assert f"fits only {users} users" in strong.inner_text()
