@@ -149,11 +149,12 @@ def build(ctx: Context) -> PageContent:
     drawn_rate = COMPARE.requests / continuous.trace[-1].arrival_s
     put("little_latency", duration(latency))
     put("little_predicted", f"{predicted:.1f}")
-    put("little_measured", f"{continuous.mean_in_flight:.1f}")
-    put("little_error", f"{abs(continuous.mean_in_flight - predicted) / predicted:.1%}")
+    measured = continuous.mean_in_flight
+    put("little_measured", f"{measured:.1f}")
+    put("little_error", f"{abs(measured - predicted) / measured:.1%}")
     put("little_drawn_rate", f"{drawn_rate:.2f}")
     put("little_drawn_predicted", f"{drawn_rate * latency:.1f}")
-    put("little_drawn_error", f"{abs(continuous.mean_in_flight - drawn_rate * latency) / continuous.mean_in_flight:.1%}")
+    put("little_drawn_error", f"{abs(measured - drawn_rate * latency) / measured:.1%}")
 
     # Admission by memory: the simulator's blocks against chapter 2's users-that-fit.
     blocks = kv_blocks_available(hardware, workload)
@@ -308,11 +309,11 @@ def interview(v: dict) -> str:
     """A weak and a strong answer to the chapter's interview question, the strong one with computed numbers."""
     long = LONG_PROMPTS
     weak = (
-        "**Weak:** \"The GPU is overloaded when long prompts come in; add GPUs or lower the max batch.\""
+        '**Weak:** "The GPU is overloaded when long prompts come in; add GPUs or lower the max batch."'
         " It names no mechanism, and neither change stops one prompt from freezing every stream."
     )
     strong = (
-        "**Strong:** \"Under iteration-level scheduling a new prompt is prefilled in an iteration of its own,"
+        '**Strong:** "Under iteration-level scheduling a new prompt is prefilled in an iteration of its own,'
         " and every streaming user waits for it. On one "
         f"{v['gpu'].name} serving {v['model'].name}, prefilling {STALL_PROMPT:,} tokens takes"
         f" {duration(v['stall_prefill'])} against a {duration(v['stall_decode'])} decode step for"
