@@ -135,7 +135,7 @@ def build(ctx: Context) -> PageContent:
     put("cmp_static_goodput", f"{static.goodput_requests_per_s:.1f}")
     put("cmp_continuous_goodput", f"{continuous.goodput_requests_per_s:.1f}")
     content.figure(
-        "timelines",
+        "serving-timelines",
         serving_charts.timelines({"static": static, "continuous": continuous}, TIMELINE_REQUESTS),
         f"The first {TIMELINE_REQUESTS} of {COMPARE.requests:,} requests at {COMPARE.rate:g} per second on"
         f" {gpu.name}, {model.name}. Static: a request waits for the whole batch ahead of it, and a short"
@@ -211,7 +211,7 @@ def build(ctx: Context) -> PageContent:
     put("budget_low_ttft", duration(budget_runs[0][1].ttft_s[99]))
     put("budget_high_ttft", duration(budget_runs[-1][1].ttft_s[99]))
     content.figure(
-        "budget",
+        "serving-budget",
         serving_charts.budget_sweep(budget_runs),
         f"{LONG_PROMPTS.requests} requests at {LONG_PROMPTS.rate:g} per second, prompts of"
         f" {LONG_PROMPTS.prompt.low:,} to {LONG_PROMPTS.prompt.high:,} tokens, under chunked prefill with each"
@@ -229,12 +229,12 @@ def build(ctx: Context) -> PageContent:
         put(f"sweep_{policy}_best_rate", f"{best_rate:g}")
         put(f"sweep_{policy}_best_goodput", f"{best.goodput_requests_per_s:.1f}")
         put(f"sweep_{policy}_top_tps", fmt.rate(max(result.throughput_tokens_per_s for _, result in points)))
-        last_rate, last = points[-1]
+        last = points[-1][1]
         put(f"sweep_{policy}_last_goodput", f"{last.goodput_requests_per_s:.1f}")
     put("sweep_last_rate", f"{SWEEP_RATES[-1]:g}")
     put("sweep_requests", fmt.rate(SWEEP_REQUESTS))
     content.figure(
-        "throughput-latency",
+        "serving-throughput-latency",
         serving_charts.throughput_latency(sweep),
         f"{SWEEP_REQUESTS} requests per point, rates {SWEEP_RATES[0]} to {SWEEP_RATES[-1]} per second, the traffic"
         f" of the static-against-continuous run. Goodput targets: TTFT within {duration(DEFAULT_TTFT_SLO_S)},"
@@ -250,82 +250,9 @@ def build(ctx: Context) -> PageContent:
     put("quiet_prefill", duration(prefill_s(costs, QUIET.prompt.low)))
     put("quiet_prompt", fmt.rate(QUIET.prompt.low))
 
-    content.put_markdown("serving-self-check", self_check(locals()))
-    content.put_markdown("interview-serving", interview(locals()))
+    put("quiet_rate", f"{QUIET.rate:g}")
+
+    # The self-check's first question: Little's law at twice the comparison's rate.
+    put("quiz_little_rate", f"{2 * COMPARE.rate:g}")
+    put("quiz_little_in_flight", f"{2 * COMPARE.rate * latency:.1f}")
     return content
-
-
-def self_check(v: dict) -> str:
-    """The self-check's questions with their computed answers, as collapsible admonitions."""
-    compare, continuous, static = COMPARE, v["continuous"], v["static"]
-    little_rate = 2 * compare.rate
-    questions = [
-        (
-            f"A server receives {little_rate:g} requests per second and each spends"
-            f" {duration(v['latency'])} inside on average. How many are in flight?",
-            f"Little's law: {little_rate:g} × {duration(v['latency'])} ≈ **{little_rate * v['latency']:.1f}**"
-            " requests in flight, each holding its KV cache. Doubling the rate at the same latency doubles"
-            " the memory the cache needs.",
-        ),
-        (
-            f"{v['model'].name} on one {v['gpu'].name} streams {STALL_USERS} users at {STALL_CONTEXT:,} tokens"
-            f" of context when a prompt of {STALL_PROMPT:,} tokens arrives. Under continuous batching, how long do"
-            " the users wait for their next token?",
-            f"The prompt is prefilled in an iteration of its own: **{duration(v['stall_prefill'])}**, about"
-            f" {v['stall_prefill'] / v['stall_decode']:.0f} decode steps of {duration(v['stall_decode'])}."
-            f" With a {CHUNK_BUDGET}-token budget the longest iteration is"
-            f" {duration(chunk_iteration_s(v['costs'], CHUNK_BUDGET))} instead.",
-        ),
-        (
-            f"How many requests of {ADMIT_CONTEXT:,} tokens (prompt plus output) can run at once on that GPU?",
-            f"The memory left beside the weights holds {v['blocks']:,} blocks of 16 tokens; each request"
-            f" reserves {v['per_request']:,}, so **{v['blocks'] // v['per_request']:,}**, the same number"
-            " chapter 2's memory model gives. A larger max batch changes nothing past that.",
-        ),
-        (
-            f"In the comparison run, static batching's median TPOT is {duration(static.tpot_s[50])}, close to"
-            f" continuous's {duration(continuous.tpot_s[50])}. Why is its goodput only"
-            f" {static.goodput_requests_per_s:.1f} requests/s?",
-            f"Once a static batch runs, its users stream quickly, but a newcomer waits for the whole batch"
-            f" ahead to drain: median TTFT is **{duration(static.ttft_s[50])}** against"
-            f" {duration(continuous.ttft_s[50])}, far past the {DEFAULT_TTFT_SLO_S:g} s target."
-            f" Continuous batching serves {continuous.goodput_requests_per_s:.1f} requests/s within both targets.",
-        ),
-        (
-            f"At {QUIET.rate:g} requests per second with {QUIET.prompt.low}-token prompts, what TPOT should the"
-            " simulator report, and where have you seen that number?",
-            f"Almost every request runs alone, so TPOT is the batch-1 decode step: the simulator reports"
-            f" {duration(v['quiet'].tpot_s[50])}, and chapter 1's decode step at {QUIET.prompt.low} tokens of"
-            f" context is **{duration(v['chapter1'])}**.",
-        ),
-    ]
-    blocks = []
-    for number, (question, answer) in enumerate(questions, 1):
-        blocks.append(f'??? question "{number}. {question}"\n    {answer}\n')
-    return "\n".join(blocks)
-
-
-def interview(v: dict) -> str:
-    """A weak and a strong answer to the chapter's interview question, the strong one with computed numbers."""
-    long = LONG_PROMPTS
-    weak = (
-        '**Weak:** "The GPU is overloaded when long prompts come in; add GPUs or lower the max batch."'
-        " It names no mechanism, and neither change stops one prompt from freezing every stream."
-    )
-    strong = (
-        '**Strong:** "Under iteration-level scheduling a new prompt is prefilled in an iteration of its own,'
-        " and every streaming user waits for it. On one "
-        f"{v['gpu'].name} serving {v['model'].name}, prefilling {STALL_PROMPT:,} tokens takes"
-        f" {duration(v['stall_prefill'])} against a {duration(v['stall_decode'])} decode step for"
-        f" {STALL_USERS} users, so each such arrival adds a gap of about"
-        f" {v['stall_prefill'] / v['stall_decode']:.0f} steps to every stream. I would cap the tokens per"
-        f" iteration (chunked prefill, as in Sarathi-Serve), choosing the budget from the inter-token target:"
-        f" with a {duration(TBT_TARGET_S)} target the largest budget that fits is"
-        f" {v['chosen']:,} tokens. In a simulation with prompts of {long.prompt.low:,} to"
-        f" {long.prompt.high:,} tokens at {long.rate:g} per second, a {CHUNK_BUDGET}-token budget takes p99 TPOT"
-        f" from {duration(v['long_continuous'].tpot_s[99])} to {duration(v['long_chunked'].tpot_s[99])}, while"
-        f" p99 TTFT moves from {duration(v['long_continuous'].ttft_s[99])} to"
-        f" {duration(v['long_chunked'].ttft_s[99])}. If that is not enough, run prefill on other GPUs"
-        ' (disaggregation, as in DistServe) and pay for copying the cache."'
-    )
-    return f"{weak}\n\n    {strong}"
