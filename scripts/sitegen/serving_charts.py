@@ -2,11 +2,12 @@
 
 - the first requests' timelines under static and continuous batching;
 - throughput against p99 time per output token as the arrival rate rises, one
-  curve per policy, beside goodput against the rate;
+  curve per policy; goodput against the rate;
 - p99 TPOT and p99 TTFT against the chunked scheduler's token budget.
 
 Each takes simulation results the page module ran (``roofline.serving.simulate``);
-nothing here simulates or computes a metric. Data is inline, as in ``charts``.
+nothing here simulates or computes a metric. Data is inline, as in ``charts``; each is one view
+(no facets or concatenation), since the page stretches a view to its column.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import altair as alt
 
 from roofline.serving import SimulationResult
 
-from .charts import PALETTE, WIDTH, sig
+from .charts import HEIGHT, PALETTE, WIDTH, sig
 
 #: Colours and order of a request's spans, as the simulator's trace names them.
 SPAN_KINDS = {"wait": "queued", "prefill": "prefill", "decode": "decode", "padding": "padding (static)"}
@@ -54,18 +55,21 @@ def timelines(runs: dict[str, SimulationResult], count: int) -> dict[str, Any]:
                     }
                 )
     kinds = list(SPAN_KINDS.values())
+    # One view (the page stretches single views to the column): a lane per policy and request.
+    lanes = [f"{POLICY_NAMES[policy]} #{index + 1}" for policy in runs for index in range(count)]
+    for row in rows:
+        row["lane"] = f"{row['policy']} #{row['request']}"
     chart = (
         alt.Chart(alt.Data(values=rows))
         .mark_bar(height=9)
         .encode(
             x=alt.X("start_s:Q", title="time (s)"),
             x2="end_s:Q",
-            y=alt.Y("request:O", title="request", sort="ascending"),
+            y=alt.Y("lane:N", title=None, sort=lanes),
             color=alt.Color("kind:N", title=None, scale=alt.Scale(domain=kinds, range=SPAN_COLOURS)),
             tooltip=["policy:N", "request:O", "kind:N", "start_s:Q", "end_s:Q"],
         )
-        .properties(width=WIDTH, height=200)
-        .facet(row=alt.Row("policy:N", title=None, sort=[POLICY_NAMES[p] for p in runs]))
+        .properties(width=WIDTH, height=14 * len(lanes))
     )
     return _config(
         chart,
@@ -74,9 +78,8 @@ def timelines(runs: dict[str, SimulationResult], count: int) -> dict[str, Any]:
     )
 
 
-def throughput_latency(sweep: dict[str, list[tuple[float, SimulationResult]]]) -> dict[str, Any]:
-    """Throughput against p99 TPOT (one curve per policy, a point per rate), beside goodput against rate."""
-    rows = [
+def _sweep_rows(sweep: dict[str, list[tuple[float, SimulationResult]]]) -> list[dict[str, Any]]:
+    return [
         {
             "policy": POLICY_NAMES[policy],
             "rate": rate,
@@ -88,36 +91,54 @@ def throughput_latency(sweep: dict[str, list[tuple[float, SimulationResult]]]) -
         for policy, points in sweep.items()
         for rate, result in points
     ]
-    base = alt.Chart(alt.Data(values=rows)).encode(
+
+
+def _sweep_chart(sweep: dict[str, list[tuple[float, SimulationResult]]]) -> alt.Chart:
+    return alt.Chart(alt.Data(values=_sweep_rows(sweep))).encode(
         color=alt.Color("policy:N", title=None, sort=[POLICY_NAMES[p] for p in sweep]),
         tooltip=["policy:N", "rate:Q", "tokens_per_s:Q", "tpot_p99_ms:Q", "ttft_p99_s:Q", "goodput:Q"],
     )
-    throughput = (
-        base.mark_line(point=True)
+
+
+def throughput_latency(sweep: dict[str, list[tuple[float, SimulationResult]]]) -> dict[str, Any]:
+    """Throughput against p99 TPOT, one curve per policy, a point per arrival rate (in rate order)."""
+    chart = (
+        _sweep_chart(sweep)
+        .mark_line(point=True)
         .encode(
             x=alt.X("tpot_p99_ms:Q", title="p99 time per output token (ms)", scale=alt.Scale(zero=False)),
             y=alt.Y("tokens_per_s:Q", title="output tokens/s"),
             order="rate:Q",
         )
-        .properties(width=WIDTH // 2 - 20, height=260)
+        .properties(width=WIDTH, height=HEIGHT)
     )
-    goodput = (
-        base.mark_line(point=True)
+    return _config(
+        chart,
+        "Throughput against p99 inter-token latency as the rate rises",
+        ["Each point is one arrival rate; static batches stop gaining early."],
+    )
+
+
+def goodput(sweep: dict[str, list[tuple[float, SimulationResult]]]) -> dict[str, Any]:
+    """Goodput against the arrival rate, one curve per policy."""
+    chart = (
+        _sweep_chart(sweep)
+        .mark_line(point=True)
         .encode(
             x=alt.X("rate:Q", title="arrival rate (requests/s)"),
             y=alt.Y("goodput:Q", title="goodput (requests/s)"),
         )
-        .properties(width=WIDTH // 2 - 20, height=260)
+        .properties(width=WIDTH, height=HEIGHT)
     )
     return _config(
-        alt.hconcat(throughput, goodput),
-        "Throughput, latency and goodput as the arrival rate rises",
-        ["Each point is one arrival rate. Goodput counts requests within both latency targets."],
+        chart,
+        "Goodput peaks, then falls",
+        ["Requests per second that meet both latency targets."],
     )
 
 
 def budget_sweep(points: list[tuple[int, SimulationResult]]) -> dict[str, Any]:
-    """p99 TPOT and p99 TTFT against the token budget (log scale), one panel each."""
+    """p99 TPOT and p99 TTFT against the token budget, both in milliseconds on one log axis."""
     rows = [
         {
             "budget": budget,
@@ -126,19 +147,24 @@ def budget_sweep(points: list[tuple[int, SimulationResult]]) -> dict[str, Any]:
         }
         for budget, result in points
     ]
-    x = alt.X("budget:Q", title="token budget per iteration", scale=alt.Scale(type="log", base=2))
-    panels = [
-        alt.Chart(alt.Data(values=rows))
-        .mark_line(point=True, color=colour)
-        .encode(x=x, y=alt.Y(f"{field}:Q", title=title), tooltip=["budget:Q", f"{field}:Q"])
-        .properties(width=WIDTH // 2 - 20, height=240)
-        for field, title, colour in (
-            ("tpot_p99_ms", "p99 time per output token (ms)", PALETTE[0]),
-            ("ttft_p99_ms", "p99 time to first token (ms)", PALETTE[1]),
-        )
+    long = [
+        {"budget": row["budget"], "metric": metric, "ms": row[field]}
+        for row in rows
+        for field, metric in (("tpot_p99_ms", "p99 TPOT"), ("ttft_p99_ms", "p99 TTFT"))
     ]
+    chart = (
+        alt.Chart(alt.Data(values=long))
+        .mark_line(point=True)
+        .encode(
+            x=alt.X("budget:Q", title="token budget per iteration", scale=alt.Scale(type="log", base=2)),
+            y=alt.Y("ms:Q", title="milliseconds (log scale)", scale=alt.Scale(type="log")),
+            color=alt.Color("metric:N", title=None, sort=["p99 TPOT", "p99 TTFT"]),
+            tooltip=["budget:Q", "metric:N", "ms:Q"],
+        )
+        .properties(width=WIDTH, height=HEIGHT)
+    )
     return _config(
-        alt.hconcat(*panels),
+        chart,
         "The token budget trades inter-token latency for time to first token",
         ["A small budget keeps every iteration short; a large one finishes prompts sooner."],
     )

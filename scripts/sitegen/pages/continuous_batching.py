@@ -233,12 +233,16 @@ def build(ctx: Context) -> PageContent:
         put(f"sweep_{policy}_last_goodput", f"{last.goodput_requests_per_s:.1f}")
     put("sweep_last_rate", f"{SWEEP_RATES[-1]:g}")
     put("sweep_requests", fmt.rate(SWEEP_REQUESTS))
-    content.figure(
-        "serving-throughput-latency",
-        serving_charts.throughput_latency(sweep),
+    traffic = (
         f"{SWEEP_REQUESTS} requests per point, rates {SWEEP_RATES[0]} to {SWEEP_RATES[-1]} per second, the traffic"
-        f" of the static-against-continuous run. Goodput targets: TTFT within {duration(DEFAULT_TTFT_SLO_S)},"
-        f" TPOT within {duration(DEFAULT_TPOT_SLO_S)}.",
+        " of the static-against-continuous run."
+    )
+    content.figure("serving-throughput-latency", serving_charts.throughput_latency(sweep), traffic)
+    content.figure(
+        "serving-goodput",
+        serving_charts.goodput(sweep),
+        f"{traffic} Goodput targets: TTFT within {DEFAULT_TTFT_SLO_S:g} s, TPOT within"
+        f" {DEFAULT_TPOT_SLO_S * 1e3:g} ms.",
     )
 
     # One package, one answer: at a low rate, TPOT is chapter 1's batch-1 decode step.
