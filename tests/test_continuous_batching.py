@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import html
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -194,6 +195,24 @@ def test_every_model_the_form_offers_simulates_or_says_why() -> None:
             assert "\n" not in str(error) and "leave no room" in str(error), model
         else:
             assert view["timeline"]["rows"], model
+
+
+@pytest.mark.node
+def test_the_page_draws_a_timeline_bar_per_span() -> None:
+    """The timeline output kind's drawing, under Node (tests/node/timeline.test.mjs)."""
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed")
+    done = subprocess.run(
+        [node, "--test", "--test-reporter=spec", str(ROOT / "tests" / "node" / "timeline.test.mjs")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    report = done.stdout + done.stderr
+    assert done.returncode == 0, report
+    assert "pass 4\n" in report, report
 
 
 # ---- The Run cell --------------------------------------------------------------------------------
