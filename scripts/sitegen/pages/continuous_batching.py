@@ -177,7 +177,7 @@ def build(ctx: Context) -> PageContent:
     put("stall_decode_ms", duration(stall_decode))
     put("stall_steps", f"{stall_prefill / stall_decode:.0f}")
     put("chunk_iteration_ms", duration(chunk_iteration_s(costs, CHUNK_BUDGET)))
-    put("tbt_target", duration(TBT_TARGET_S))
+    put("tbt_target", f"{TBT_TARGET_S * 1e3:g} ms")
     chosen = budget_for(costs, TBT_TARGET_S)
     put("tbt_budget", fmt.rate(chosen) if chosen else "none")
     put("tbt_budget_iteration", duration(chunk_iteration_s(costs, chosen)) if chosen else "—")
