@@ -26,9 +26,19 @@ sys.path.insert(0, str(ROOT / "scripts"))
 from sitegen.context import load_context  # noqa: E402
 from sitegen.pages import continuous_batching as chapter  # noqa: E402
 
-from roofline import Hardware, ServingConfig, SpecError, Workload, builtin_specs, decode_step, simulate  # noqa: E402
+from roofline import (  # noqa: E402
+    Hardware,
+    ServingConfig,
+    SpecError,
+    Workload,
+    builtin_specs,
+    decode_step,
+    estimate,
+    memory_use,
+    simulate,
+)
 from roofline import formatting as fmt  # noqa: E402
-from roofline.serving import Lengths  # noqa: E402
+from roofline.serving import Lengths, blocks_for, kv_blocks_available  # noqa: E402
 
 PAGE_SOURCE = ROOT / "docs" / "chapters" / "continuous-batching.md"
 PROGRAM = ROOT / "docs" / "programs" / "serving_policies.py"
@@ -131,8 +141,24 @@ def test_at_a_low_rate_tpot_is_chapter_1s_decode_step_and_ttft_the_prefill(value
     assert values["quiet_ttft"] == values["quiet_prefill"]
 
 
-def test_admission_is_chapter_2s_users_that_fit(values) -> None:
-    assert values["admit_users"] == values["admit_chapter2_users"]
+def test_the_stall_is_chapter_1s_prefill_against_its_decode_step(values, setup) -> None:
+    """The stall example's two times are chapter 1's prefill and batched decode step, to the float."""
+    hardware, workload = setup
+    costs = chapter.iteration_costs(hardware, workload)
+    prefill = estimate(chapter.GPU, chapter.MODEL, prompt=chapter.STALL_PROMPT).prefill.seconds
+    step = estimate(chapter.GPU, chapter.MODEL, batch=chapter.STALL_USERS, context=chapter.STALL_CONTEXT).decode.seconds
+    assert chapter.prefill_s(costs, chapter.STALL_PROMPT) == prefill
+    assert chapter.decode_s(costs, chapter.STALL_USERS, chapter.STALL_CONTEXT) == step
+    assert values["stall_prefill_ms"] == fmt.duration(prefill) and values["stall_decode_ms"] == fmt.duration(step)
+
+
+def test_admission_is_chapter_2s_users_that_fit(values, setup) -> None:
+    """The simulator's blocks per request into its free blocks is chapter 2's largest batch at that context."""
+    hardware, workload = setup
+    admitted = kv_blocks_available(hardware, workload) // blocks_for(chapter.ADMIT_CONTEXT)
+    fit = memory_use(hardware, Workload(workload.model, chapter.PRECISION, context=chapter.ADMIT_CONTEXT)).max_batch
+    assert admitted == fit
+    assert values["admit_users"] == values["admit_chapter2_users"] == fmt.rate(fit)
 
 
 # ---- The calculator ------------------------------------------------------------------------------

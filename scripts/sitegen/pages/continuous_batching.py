@@ -67,6 +67,7 @@ QUIET = Traffic(rate=0.05, requests=50, prompt=Lengths(512, 512), output=Lengths
 
 
 def duration(seconds: float | None) -> str:
+    """A latency as the page prints it (``roofline.formatting.duration``); — where there is no sample."""
     return "—" if seconds is None else fmt.duration(seconds)
 
 
