@@ -17,7 +17,7 @@ from roofline import formatting as fmt
 from roofline.performance import IterationCosts, iteration_costs
 from roofline.serving import DEFAULT_TPOT_SLO_S, DEFAULT_TTFT_SLO_S, Lengths, blocks_for, kv_blocks_available
 
-from .. import serving_charts
+from .. import escape, serving_charts
 from ..context import Context
 from ..page import PageContent
 
@@ -139,8 +139,8 @@ def build(ctx: Context) -> PageContent:
         "serving-timelines",
         serving_charts.timelines({"static": static, "continuous": continuous}, TIMELINE_REQUESTS),
         f"The first {TIMELINE_REQUESTS} of {COMPARE.requests:,} requests at {COMPARE.rate:g} per second on"
-        f" {gpu.name}, {model.name}. Static: a request waits for the whole batch ahead of it, and a short"
-        " one pads until the longest ends. Continuous: each starts at the next iteration and leaves when done.",
+        f" {escape.text(gpu.name)}, {escape.text(model.name)}. Static: a request waits for the whole batch"
+        " ahead of it, and a short one pads until the longest ends. Continuous: each starts at the next iteration and leaves when done.",
     )
 
     # Little's law, on the continuous run: with the nominal rate, and with the rate of the
