@@ -140,7 +140,8 @@ def build(ctx: Context) -> PageContent:
         serving_charts.timelines({"static": static, "continuous": continuous}, TIMELINE_REQUESTS),
         f"The first {TIMELINE_REQUESTS} of {COMPARE.requests:,} requests at {COMPARE.rate:g} per second on"
         f" {escape.text(gpu.name)}, {escape.text(model.name)}. Static: a request waits for the whole batch"
-        " ahead of it, and a short one pads until the longest ends. Continuous: each starts at the next iteration and leaves when done.",
+        " ahead of it, and a short one pads until the longest ends. Continuous: each starts at the next"
+        " iteration and leaves when done.",
     )
 
     # Little's law, on the continuous run: with the nominal rate, and with the rate of the
