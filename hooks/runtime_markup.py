@@ -65,16 +65,22 @@ class FormError(ValueError):
 def check_form(form: dict[str, Any]) -> dict[str, Any]:
     """``form`` if it is a valid declaration (see docs/calculators/), else FormError saying what is wrong.
 
-    A form is ``{"title", "legend", "fields": [...], "outputs": [...], "chart"?: {"caption"}}``.
-    A field is a choice (``choices``: [[value, text], ...]) or a whole number (``min``, ``max``),
-    with ``name``, ``label`` and ``default``; an output is ``{"name", "label", "bar"?, "stack"?}``:
-    ``bar`` names the view's key holding one share (0 to 1) drawn as a filled bar, ``stack``
-    the key holding parts that add up to a whole, ``[{"label", "share"}, ...]``, drawn side
-    by side in one bar (the output's text names them in the same order).
+    A form is ``{"title", "legend", "fields": [...], "outputs": [...], "chart"?: {"caption"},
+    "timeline"?: {"caption"}}``. A field is a choice (``choices``: [[value, text], ...]) or a whole
+    number (``min``, ``max``), with ``name``, ``label`` and ``default``; an output is
+    ``{"name", "label", "bar"?, "stack"?}``: ``bar`` names the view's key holding one share (0 to 1)
+    drawn as a filled bar, ``stack`` the key holding parts that add up to a whole, ``[{"label",
+    "share"}, ...]``, drawn side by side in one bar (the output's text names them in the same
+    order). With ``timeline``, the view answers ``timeline``: ``{"rows": [{"label", "title"?,
+    "spans": [[kind, start, end], ...]}], "kinds": [[kind, text], ...], "unit"}``, drawn as a
+    Gantt chart by ``timeline.mjs`` (kinds coloured in their listed order).
     """
     for key in ("title", "legend", "fields", "outputs"):
         if key not in form:
             raise FormError(f"the form has no {key!r}")
+    for key in ("chart", "timeline"):
+        if key in form and not (isinstance(form[key], dict) and isinstance(form[key].get("caption"), str)):
+            raise FormError(f"the form's {key!r} needs a 'caption'")
     names = set()
     for field in form["fields"]:
         missing = [key for key in ("name", "label", "default") if key not in field]
@@ -165,11 +171,13 @@ def calculator(name: str, form: dict[str, Any], initial: dict[str, Any], links: 
     )
     outputs = "".join(_output(output, initial) for output in form["outputs"])
     chart = ""
-    if form.get("chart"):
-        chart = (
-            f'<figure class="rf-calc__chart"><div data-rf-chart></div>'
-            f"<figcaption>{html.escape(form['chart']['caption'])}</figcaption></figure>"
-        )
+    # Each figure is drawn by the page's script from the view's answer of the same name.
+    for kind in ("chart", "timeline"):
+        if form.get(kind):
+            chart += (
+                f'<figure class="rf-calc__chart rf-calc__{kind}"><div data-rf-{kind}></div>'
+                f"<figcaption>{html.escape(form[kind]['caption'])}</figcaption></figure>"
+            )
     return f"""<form class="rf-calc" data-rf-calc="{html.escape(name)}" data-state="static" \
 data-fits="{str(bool(initial.get("fits", True))).lower()}" {links.attributes()} \
 data-rf-module="{html.escape(module)}" data-rf-defaults="{_json_attribute(defaults)}" \

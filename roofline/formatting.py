@@ -22,6 +22,12 @@ def milliseconds(seconds: float) -> str:
     return f"{ms:,.1f} ms" if ms >= 1 or ms == 0 else f"{ms:.3f} ms"
 
 
+def duration(seconds: float) -> str:
+    """A latency as people say it: milliseconds under a second (``0.0335`` -> ``"33.5 ms"``),
+    seconds from one on (``9.3731`` -> ``"9.37 s"``)."""
+    return milliseconds(seconds) if seconds < 1 else f"{seconds:,.2f} s"
+
+
 def rate(per_second: float) -> str:
     """Tokens per second, whole numbers with thousands separators: ``208.6`` -> ``"209"``."""
     return f"{per_second:,.0f}"

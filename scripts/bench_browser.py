@@ -15,6 +15,8 @@ same run:
 - a warm Run (goal ≤ 100 ms) and a Run after 5 s idle (goal ≤ 300 ms), click to last line;
 - calculator input to updated numbers, p95 over varied inputs (goal ≤ 16 ms), for
   chapter 1's calculator and, on its own page, chapter 2's KV budget (ratio to chapter 1's);
+- chapter 3's serving simulator (1,000 requests a run), input to redrawn metrics and
+  timeline, p95 over varied traffic (goal ≤ 300 ms), against the same views in CPython;
 - bytes transferred before any interaction (at the load event) and once Python is warm;
 - compressed bytes until Python is warm (each file as gzip -6 would send it; the
   snapshot is served gzipped already), with the snapshot and, in the same run,
@@ -46,6 +48,8 @@ COLD_REPEATS = 3
 WARM_REPEATS = 10
 IDLE_REPEATS = 3
 CALC_INPUTS = 120
+SERVING_CHAPTER = "chapters/continuous-batching/"
+SERVING_INPUTS = 30
 RESTART_REPEATS = 3
 
 BARE_PAGE = """<!doctype html>
@@ -80,15 +84,14 @@ new MutationObserver(() => {
 # Sets the calculator's controls to each of `inputs` in turn, at the pace of a held-down
 # arrow key (one input every frame plus 40 ms, after the previous answer is painted), and
 # collects the page's own input-to-numbers measurement (the rf-calc-rendered event).
-CALC_LOOP = """async ({ name, inputs }) => {
-  const form = document.querySelector(`[data-rf-calc="${name}"]`);
+CALC_LOOP = """async ([name, trigger, inputs]) => {
+  const form = document.querySelector(`[data-rf-calc=${name}]`);
   const results = [];
   for (const params of inputs) {
     const rendered = new Promise((resolve) =>
       form.addEventListener("rf-calc-rendered", (event) => resolve(event.detail), { once: true }));
     for (const [name, value] of Object.entries(params)) form.elements.namedItem(name).value = String(value);
-    const last = Object.keys(params).at(-1);
-    form.elements.namedItem(last).dispatchEvent(new Event("input", { bubbles: true }));
+    form.elements.namedItem(trigger).dispatchEvent(new Event("input", { bubbles: true }));
     results.push(await rendered);
     await new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 40)));
   }
@@ -140,6 +143,43 @@ def _calculator_inputs(count: int) -> list[dict[str, object]]:
         }
         for i in range(count)
     ]
+
+
+def _serving_inputs(count: int) -> list[dict[str, object]]:
+    """Varied traffic for chapter 3's simulator: every policy, light to overloaded rates, short to long prompts."""
+    policies = ["static", "continuous", "chunked"]
+    return [
+        {
+            "policy": policies[i % 3],
+            "rate": 2 + (i * 7) % 40,
+            "prompt_high": 512 * (1 + i % 8),
+            "output_high": 128 * (1 + (i // 3) % 4),
+        }
+        for i in range(count)
+    ]
+
+
+def serving_cpython_ms(inputs: list[dict[str, object]]) -> list[float]:
+    """The same views in CPython here, each timed: the baseline for the in-page figure."""
+    import time
+
+    view = _load_serving_view()
+    times = []
+    for params in inputs:
+        start = time.perf_counter()
+        view.view(**dict(view.DEFAULTS, **params))
+        times.append((time.perf_counter() - start) * 1e3)
+    return times
+
+
+def _load_serving_view():
+    import importlib.util
+
+    path = Path(__file__).resolve().parent.parent / "docs" / "calculators" / "serving.py"
+    spec = importlib.util.spec_from_file_location("roofline_calculator_serving_bench", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 class Bench:
@@ -206,7 +246,7 @@ class Bench:
 
     def calculator_ms(self, page: object) -> list[dict]:
         page.locator("[data-rf-calc]").scroll_into_view_if_needed()
-        return page.evaluate(CALC_LOOP, {"name": "decode_speed", "inputs": _calculator_inputs(CALC_INPUTS)})
+        return page.evaluate(CALC_LOOP, ["decode_speed", "users", _calculator_inputs(CALC_INPUTS)])
 
     def kv_budget_ms(self) -> list[dict]:
         """Chapter 2's calculator on its own page, once Python is warm there."""
@@ -214,7 +254,18 @@ class Bench:
         page.goto(self.base + KV_CHAPTER)
         page.wait_for_selector("html[data-rf-runtime=ready]", timeout=TIMEOUT_MS)
         page.locator("[data-rf-calc=kv_budget]").scroll_into_view_if_needed()
-        results = page.evaluate(CALC_LOOP, {"name": "kv_budget", "inputs": _kv_budget_inputs(CALC_INPUTS)})
+        results = page.evaluate(CALC_LOOP, ["kv_budget", "prefix", _kv_budget_inputs(CALC_INPUTS)])
+        context.close()
+        return results
+
+    def serving_ms(self) -> list[dict]:
+        """Chapter 3's simulator (1,000 requests a run): input to redrawn metrics and timeline."""
+        context = self.browser.new_context()
+        page = context.new_page()
+        page.goto(self.base + SERVING_CHAPTER)
+        page.wait_for_selector("html[data-rf-runtime=ready]", timeout=TIMEOUT_MS)
+        page.locator("[data-rf-calc=serving]").scroll_into_view_if_needed()
+        results = page.evaluate(CALC_LOOP, ["serving", "rate", _serving_inputs(SERVING_INPUTS)])
         context.close()
         return results
 
@@ -325,6 +376,12 @@ def measure(base: str, plain_base: str, site_dir: Path) -> dict[str, object]:
         kv = bench.kv_budget_ms()
         figures["kv_calc_p95_ms"] = _percentile([result["inputToNumbersMs"] for result in kv], 0.95)
         figures["kv_calc_python_p95_ms"] = _percentile([result["pythonMs"] for result in kv], 0.95)
+        serving = bench.serving_ms()
+        figures["serving_p50_ms"] = statistics.median(result["inputToNumbersMs"] for result in serving)
+        figures["serving_p95_ms"] = _percentile([result["inputToNumbersMs"] for result in serving], 0.95)
+        figures["serving_python_p50_ms"] = statistics.median(result["pythonMs"] for result in serving)
+        figures["serving_render_p50_ms"] = statistics.median(result["renderMs"] for result in serving)
+        figures["serving_cpython_p50_ms"] = statistics.median(serving_cpython_ms(_serving_inputs(SERVING_INPUTS)))
         figures["boot_timings"] = page.evaluate(
             "import('../../javascripts/runtime/runtime.mjs').then((m) => m.runtime.timings)"
         )
@@ -392,6 +449,20 @@ def report() -> dict[str, object]:
     _line(f"KV budget (ch. 2) input to numbers, p95 ({CALC_INPUTS})", f"{kv:.1f} ms", "≤ 16 ms", kv <= 16)
     _line("  ratio to chapter 1's calculator p95", f"{kv / figures['calc_p95_ms']:.2f} ×")
     _line("  of which Python's view, p95", f"{figures['kv_calc_python_p95_ms']:.1f} ms")
+    serving = figures["serving_p95_ms"]
+    _line(
+        f"serving simulator input to timeline, p50 / p95 ({SERVING_INPUTS} inputs)",
+        f"{figures['serving_p50_ms']:.0f} / {serving:.0f} ms",
+        "≤ 300 ms",
+        serving <= 300,
+    )
+    _line(
+        "  of which Python's view (1,000 requests), p50",
+        f"{figures['serving_python_p50_ms']:.0f} ms",
+        f"CPython here {figures['serving_cpython_p50_ms']:.0f} ms"
+        f" ({figures['serving_python_p50_ms'] / figures['serving_cpython_p50_ms']:.1f} ×)",
+    )
+    _line("  of which drawing the metrics and timeline, p50", f"{figures['serving_render_p50_ms']:.1f} ms")
     _line("bytes before any interaction (load event)", f"{figures['bytes_before_interaction'] / 1e6:,.2f} MB")
     _line(
         "bytes once Python is warm",

@@ -731,3 +731,66 @@ def test_a_value_typed_past_the_limit_never_shows_its_prefix_s_results(chapter) 
     users.fill("12")
     wait_for(page, dict(params, users=12))
     expect(form).not_to_have_class(re.compile(r"\brf-calc--stale\b"))
+
+
+# ---- Chapter 3's serving simulator: a calculator with a timeline ---------------------------------
+
+SERVING = "serving"
+serving_view = load_script("roofline_calculator_serving", ROOT / "docs" / "calculators" / "serving.py")
+SERVING_OUTPUTS = ("verdict", "ttft", "tpot", "throughput", "goodput", "in_flight", "busy", "explain")
+
+
+def serving_shown(form: object) -> dict[str, object]:
+    """The metrics on screen, and the timeline as drawn: per row, each bar's kind and its titled times."""
+    shown = {name: form.locator(f"[data-rf-out={name}]").text_content() for name in SERVING_OUTPUTS}
+    shown["timeline"] = form.locator("svg.rf-timeline").evaluate(
+        """svg => [...svg.querySelectorAll("[data-rf-row]")].map((row) =>
+             [...row.querySelectorAll("rect")].map((bar) =>
+               [bar.dataset.kind, bar.querySelector("title").textContent.split(": ")[1]]))"""
+    )
+    return shown
+
+
+def serving_expected(params: dict[str, object]) -> dict[str, object]:
+    """The same, computed by the calculator's view here in CPython."""
+    view = serving_view.view(**params)
+    expected = {name: view[name] for name in SERVING_OUTPUTS}
+    expected["timeline"] = [
+        [[kind, f"{start:.3f}–{end:.3f} s"] for kind, start, end in row["spans"]] for row in view["timeline"]["rows"]
+    ]
+    return expected
+
+
+def test_the_serving_simulator_redraws_its_timeline_and_metrics_as_cpython_computes_them(browser, site) -> None:
+    recorded = _context(browser)
+    page = recorded.page()
+    page.goto(site.isolated + "chapters/continuous-batching/")
+    form = page.locator(f"[data-rf-calc={SERVING}]")
+    form.scroll_into_view_if_needed()
+    params = dict(serving_view.DEFAULTS)
+    expect(form.locator("svg.rf-timeline")).to_be_visible()
+    assert serving_shown(form) == serving_expected(params)  # the build-time answer, drawn before Python starts
+    changes = [
+        {"rate": 30},
+        {"policy": "static"},
+        {"policy": "chunked", "prompt_high": 8192, "token_budget": 256},
+    ]
+    for change in changes:
+        for name, value in change.items():
+            control = page.locator(f"#rf-{SERVING}-{name}")
+            control.select_option(value) if name == "policy" else control.fill(str(value))
+        params.update(change)
+        expect(form).to_have_attribute("data-rf-rendered", urlencode(params), timeout=BOOT_MS)
+        expect(form).to_have_attribute("data-state", "ready")
+        assert serving_shown(form) == serving_expected(params), change
+    # Static batches pad: the timeline shows padding bars, which continuous batching never draws.
+    kinds = {kind for row in serving_shown(form)["timeline"] for kind, _ in row}
+    assert "padding" not in kinds
+    page.locator(f"#rf-{SERVING}-policy").select_option("static")
+    expect(form.locator("svg.rf-timeline rect[data-kind=padding]").first).to_be_attached(timeout=STEP_MS)
+    # Lengths the wrong way round: one line saying so, not a traceback.
+    page.locator(f"#rf-{SERVING}-output_low").fill("900")
+    page.locator(f"#rf-{SERVING}-output_high").fill("100")
+    expect(form.locator(".rf-calc__note")).to_contain_text("'from' (900) must not exceed 'to' (100)", timeout=STEP_MS)
+    recorded.assert_only(site.isolated)
+    recorded.context.close()

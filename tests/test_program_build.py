@@ -113,7 +113,8 @@ def test_any_number_of_run_cells_each_with_its_own_program_and_ids(hook: ModuleT
         (
             "<!-- roofline:calculator nope -->",
             "runtime hook: docs/chapters/x.md: <!-- roofline:calculator nope --> names a missing calculator:"
-            " docs/calculators/nope.py does not exist (calculators: decode_speed, kv_budget)",
+            " docs/calculators/nope.py does not exist (calculators:"
+            f" {', '.join(sorted(path.stem for path in (ROOT / 'docs' / 'calculators').glob('*.py')))})",
         ),
         ("<!-- roofline:run-cell -->", "names no program; write <!-- roofline:run-cell programs/NAME.py -->"),
         ("<!-- roofline:run-cell ../mkdocs.yml -->", "must name a .py file by its path under docs/"),

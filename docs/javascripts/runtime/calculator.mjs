@@ -11,6 +11,7 @@
 // data-rf-rendered holds the inputs of the answer on screen, as a query string.
 import { drawChart } from "./chart.mjs";
 import { runtime } from "./runtime.mjs";
+import { drawTimeline } from "./timeline.mjs";
 
 const ANNOUNCE_DELAY_MS = 600;
 const URL_DELAY_MS = 250;
@@ -26,6 +27,7 @@ class Calculator {
     this.note = form.querySelector(".rf-calc__note");
     this.summary = form.querySelector(".rf-calc__summary");
     this.chart = form.querySelector("[data-rf-chart]");
+    this.timeline = form.querySelector("[data-rf-timeline]");
     this.outputs = Object.fromEntries(
       [...form.querySelectorAll("[data-rf-out]")].map((element) => [element.dataset.rfOut, element]),
     );
@@ -38,12 +40,13 @@ class Calculator {
     // Redraw the chart at its new width when the page is resized or rotated.
     let drawnWidth = 0;
     const resized = new ResizeObserver(() => {
-      if (this.lastChart && this.chart.clientWidth !== drawnWidth) {
-        drawnWidth = this.chart.clientWidth;
-        drawChart(this.chart, this.lastChart);
-      }
+      const figure = this.chart ?? this.timeline;
+      if (figure.clientWidth === drawnWidth) return;
+      drawnWidth = figure.clientWidth;
+      if (this.lastChart) drawChart(this.chart, this.lastChart);
+      if (this.lastTimeline) drawTimeline(this.timeline, this.lastTimeline);
     });
-    if (this.chart) resized.observe(this.chart);
+    if (this.chart || this.timeline) resized.observe(this.chart ?? this.timeline);
     signal.addEventListener("abort", () => resized.disconnect());
     this.render(this.initial, this.defaults, { announce: false });
     this.form.dataset.state = "static";
@@ -224,7 +227,7 @@ class Calculator {
     this.showNote([`${runtime.failure} Showing the defaults computed when the site was built.`]);
   }
 
-  /** Show `view`, the answer for `params`: every output the form declares, its bars, verdict and chart. */
+  /** Show `view`, the answer for `params`: every output the form declares, its bars, verdict, chart and timeline. */
   render(view, params, { announce }) {
     for (const [name, element] of Object.entries(this.outputs)) {
       if (name in view) element.textContent = view[name];
@@ -252,6 +255,10 @@ class Calculator {
     if (this.chart && view.chart) {
       this.lastChart = view.chart;
       drawChart(this.chart, view.chart);
+    }
+    if (this.timeline && view.timeline) {
+      this.lastTimeline = view.timeline;
+      drawTimeline(this.timeline, view.timeline);
     }
     this.form.dataset.rfRendered = this.queryOf(params);
     this.showStale(false);
