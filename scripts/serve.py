@@ -167,6 +167,7 @@ class IsolatedHandler(http.server.SimpleHTTPRequestHandler):
     def list_directory(self, path: str | os.PathLike[str]) -> None:
         """No listings: a folder without an index is simply not found."""
         self.send_error(HTTPStatus.NOT_FOUND, "File not found")
+
     def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
         # A static host answers a missing page with the site's own 404.html, at whatever depth was asked.
         page = Path(self.directory) / "404.html"

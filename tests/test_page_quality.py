@@ -67,6 +67,9 @@ def test_no_serious_or_critical_axe_violation_on_any_page(browser, site, scheme)
             page.evaluate(f"window.scrollTo(0, {y})")
         page.wait_for_load_state("networkidle")
         # Charts swap their static picture for the drawn view: check the page once they have.
+        # A fast scroll can pass a chart without it being seen; bring each one still waiting into view.
+        for chart in page.locator('.roofline-chart[data-state="pending"]').all():
+            chart.scroll_into_view_if_needed()
         expect(page.locator('.roofline-chart[data-state="pending"]')).to_have_count(0, timeout=30_000)
         page.evaluate("window.scrollTo(0, 0)")
         page.wait_for_timeout(300)

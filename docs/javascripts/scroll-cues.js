@@ -1,4 +1,5 @@
-/* Regions that scroll sideways (wide tables, long formulas) on a narrow screen.
+/* Regions that scroll sideways (wide tables, long formulas, a Run cell's printed
+ * table) on a narrow screen.
  *
  * Such a region is easy to miss and, without focus, cannot be scrolled from the
  * keyboard. Each one that actually overflows gets tabindex="0", a role and a name,
@@ -9,7 +10,11 @@
 (() => {
   "use strict";
 
-  const REGIONS = ".md-typeset__scrollwrap, .md-typeset div.arithmatex";
+  const REGIONS = ".md-typeset__scrollwrap, .md-typeset div.arithmatex, .rf-output";
+  // A Run cell's output pane is already a focusable, named log (hooks/runtime_markup.py):
+  // it only gets the fade and the hint, and its content changes as a program prints.
+  const OUTPUT = ".rf-output";
+  const HINTS = { ".md-typeset__scrollwrap": "table", ".rf-output": "output" };
   // Watch the region and its content: a web font arriving later can widen a formula.
   const observer = new ResizeObserver((entries) =>
     entries.forEach((entry) => mark(entry.target.closest("[data-rf-watched]"))));
@@ -23,26 +28,38 @@
   function mark(region) {
     const overflows = region.scrollWidth > region.clientWidth + 1;
     const hint = region.nextElementSibling?.classList.contains("rf-scroll-hint") ? region.nextElementSibling : null;
+    const owned = !region.matches(OUTPUT); // whose focus, role and name this script sets
     if (!overflows) {
-      region.removeAttribute("tabindex");
-      region.removeAttribute("role");
-      region.removeAttribute("aria-label");
+      if (owned) {
+        region.removeAttribute("tabindex");
+        region.removeAttribute("role");
+        region.removeAttribute("aria-label");
+      }
       region.removeAttribute("data-rf-scrolls");
       hint?.remove();
       return;
     }
-    region.tabIndex = 0;
-    region.setAttribute("role", "region");
-    region.setAttribute("aria-label", label(region));
+    if (owned) {
+      region.tabIndex = 0;
+      region.setAttribute("role", "region");
+      region.setAttribute("aria-label", label(region));
+    }
     const atEnd = region.scrollLeft + region.clientWidth >= region.scrollWidth - 1;
     region.dataset.rfScrolls = atEnd ? "end" : "more";
-    if (!hint && region.matches(".md-typeset__scrollwrap")) {
+    const what = Object.entries(HINTS).find(([selector]) => region.matches(selector))?.[1];
+    if (!hint && what) {
       const text = document.createElement("p");
       text.className = "rf-scroll-hint";
-      text.textContent = "Swipe or scroll the table sideways for more columns →";
+      text.textContent = `Swipe or scroll the ${what} sideways for more columns →`;
       region.after(text);
     }
   }
+
+  // Printed output widens the pane without resizing it: re-measure once per frame after it changes.
+  const printed = new MutationObserver((records) => {
+    const panes = new Set(records.map((record) => record.target.closest?.(OUTPUT) ?? record.target.parentElement?.closest(OUTPUT)));
+    requestAnimationFrame(() => panes.forEach((pane) => pane && mark(pane)));
+  });
 
   // Measuring a region lays it out: wait until it comes near the screen, so regions far
   // below (which course.css lets the browser skip) cost nothing while the page loads.
@@ -55,6 +72,7 @@
     region.addEventListener("scroll", () => mark(region), { passive: true });
     observer.observe(region);
     if (region.firstElementChild) observer.observe(region.firstElementChild);
+    if (region.matches(OUTPUT)) printed.observe(region, { childList: true, subtree: true, characterData: true });
   }
 
   const nearby = new IntersectionObserver((entries) => {

@@ -50,9 +50,12 @@ class Calculator {
     signal.addEventListener("abort", () => resized.disconnect());
     this.render(this.initial, this.defaults, { announce: false });
     this.form.dataset.state = "static";
-    const { params, problems } = this.fromURL();
+    const { params, problems, named } = this.fromURL();
     this.setControls(params);
     this.showNote(problems);
+    // A shared link that sets this calculator lands on it, not at the top of the page
+    // (unless the link names a place of its own with #).
+    if (named && !location.hash) this.form.scrollIntoView({ block: "start" });
     if (this.queryOf(params) !== this.queryOf(this.defaults)) this.request(params);
   }
 
@@ -89,6 +92,7 @@ class Calculator {
 
   /**
    * The inputs named in the address bar, each checked; a bad one falls back to its default.
+   * `named`: whether the address named any of them.
    * A link from before calculators had names (?users=32) still works on a page with one calculator.
    */
   fromURL() {
@@ -96,9 +100,11 @@ class Calculator {
     const alone = document.querySelectorAll("[data-rf-calc]").length === 1;
     const params = { ...this.defaults };
     const problems = [];
+    let named = false;
     for (const name of this.fields) {
       const key = query.has(this.urlKey(name)) ? this.urlKey(name) : alone && query.has(name) ? name : null;
       if (key === null) continue;
+      named = true;
       const result = this.check(name, query.get(key));
       if ("value" in result) params[name] = result.value;
       else {
@@ -108,7 +114,7 @@ class Calculator {
         );
       }
     }
-    return { params, problems };
+    return { params, problems, named };
   }
 
   setControls(params) {

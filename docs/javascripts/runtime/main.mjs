@@ -2,7 +2,8 @@
 // pages without a Run cell or calculator. On pages with one it loads the widgets and
 // warms Python up in the background: once the page has loaded and the browser is
 // idle, or as soon as a widget scrolls into view, whichever comes first, so a reader
-// who presses Run after reading does not wait for the runtime.
+// who presses Run after reading does not wait for the runtime. On Save-Data or a slow
+// connection it waits instead until the reader uses a widget, and the cells say so.
 //
 // Material's instant navigation swaps page content without reloading scripts, so the
 // work happens in document$.subscribe, once per page shown, and is idempotent: each
@@ -17,6 +18,18 @@ function whenLoadedAndIdle(callback) {
     "requestIdleCallback" in window ? requestIdleCallback(callback, { timeout: 2000 }) : setTimeout(callback, 200);
   if (document.readyState === "complete") idle();
   else window.addEventListener("load", idle, { once: true });
+}
+
+/**
+ * Why Python's 12 MB should wait for the reader, or "": the browser asks to save data, or the
+ * connection looks slow (Network Information API, where the browser has it; others warm as usual).
+ */
+function reasonToWait() {
+  const connection = navigator.connection;
+  if (!connection) return "";
+  if (connection.saveData) return "your browser asks to save data";
+  if (["slow-2g", "2g", "3g"].includes(connection.effectiveType)) return "this connection looks slow";
+  return "";
 }
 
 async function setUpPage() {
@@ -37,8 +50,16 @@ async function setUpPage() {
   mountRunCells(document, signal);
   mountCalculators(document, signal);
   const warm = () => signal.aborted || runtime.start();
-  // Save-Data readers get Python only when a widget comes into view.
-  if (!navigator.connection?.saveData) whenLoadedAndIdle(warm);
+  const holdBack = reasonToWait();
+  if (holdBack) {
+    // Fetch nothing large until the reader touches a widget (Run and the calculator start it too).
+    runtime.deferUntilUsed(holdBack);
+    for (const widget of widgets) {
+      for (const type of ["pointerdown", "focusin", "keydown"]) widget.addEventListener(type, warm, { signal, once: true });
+    }
+    return;
+  }
+  whenLoadedAndIdle(warm);
   const observer = new IntersectionObserver(
     (entries) => {
       if (entries.some((entry) => entry.isIntersecting)) {

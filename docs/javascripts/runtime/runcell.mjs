@@ -63,8 +63,12 @@ class RunCell {
       this.setState("ready");
       // Clears a "restarting" note, or says that Python started without its snapshot.
       if (this.status.dataset.kind === "runtime" || !this.status.textContent) this.setStatus(runtime.notice, "runtime");
+    } else if (state === "idle" && runtime.deferredBecause) {
+      this.setState("starting");
+      this.setStatus(`Python (about 12 MB) loads when you press Run or edit: ${runtime.deferredBecause}.`, "runtime");
     } else {
       this.setState("starting");
+      if (this.status.dataset.kind === "runtime" && runtime.deferredBecause) this.setStatus("", "runtime");
     }
   }
 

@@ -54,6 +54,8 @@ class PythonRuntime extends EventTarget {
     this.boots = 0; // workers started in this tab; the tests check that widgets share one
     this.ranSinceBoot = false;
     this.notice = "";
+    // Why Python waits for the reader (Save-Data, a slow connection), or "": see main.mjs.
+    this.deferredBecause = "";
     this.isolated = globalThis.crossOriginIsolated === true && typeof SharedArrayBuffer === "function";
     // [0]: the signal Pyodide polls; [1]: set when Stop is pressed, so that a KeyboardInterrupt
     // the program raises itself is told apart from Stop.
@@ -67,6 +69,12 @@ class PythonRuntime extends EventTarget {
     this.wheelURL ??= wheelURL;
     this.snapshotURL ??= snapshotURL;
     this.version ||= version || "";
+  }
+
+  /** Hold the warm-up until the reader uses a widget; `reason` is shown in each cell's status. */
+  deferUntilUsed(reason) {
+    this.deferredBecause = reason;
+    this.dispatchEvent(new CustomEvent("state", { detail: { state: this.state, failure: this.failure } }));
   }
 
   setState(state, failure = null) {
