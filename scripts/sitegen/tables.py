@@ -51,7 +51,8 @@ def hardware_table(ctx: Context) -> str:
         )
     table = _cells(header, rows, right=set(range(2, 5 + len(precisions))))
     sources = _sources((gpu.name, gpu.id, _gpu_sources(gpu)) for gpu in ctx.specs.gpus.values())
-    return table + _memory_notes(ctx.specs.gpus.values()) + sources
+    # Notes after the sources: each source line stays the first line that names its chip.
+    return table + sources + _memory_notes(ctx.specs.gpus.values())
 
 
 def _memory_notes(gpus: Iterable[GpuSpec]) -> str:
