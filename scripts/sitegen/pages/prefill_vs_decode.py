@@ -265,7 +265,6 @@ def _rule_and_ceiling(ctx: Context, focus: Focus, content: PageContent, at: Call
     for precision in PRECISIONS:
         result = at(small.id, precision=precision, prompt=prompt)
         put(f"explain_decode_small_{precision}", result.decode_vs_rule)
-        put(f"ceiling_small_{precision}", fmt.rate(result.decode_tokens_per_s_per_user))
         put(f"ceiling_prefill_small_{precision}_ms", ms(result.prefill.seconds))
     pre = at(small.id, prompt=prompt)
     put("explain_prefill_small", pre.prefill_vs_rule)
@@ -279,7 +278,6 @@ def _rule_and_ceiling(ctx: Context, focus: Focus, content: PageContent, at: Call
     large_gpus = gpus_to_fit(Hardware(gpu), Workload(large))
     two = at(large.id, gpus=large_gpus, prompt=prompt)
     put("explain_decode_large_bf16", two.decode_vs_rule)
-    put("ceiling_large_bf16", fmt.rate(two.decode_tokens_per_s_per_user))
     ranges = ratio_range_by_kind(list(_comparisons(ctx).values()))
     for kind, key in (("single-GPU decode", "single"), ("multi-GPU decode", "multi")):
         low, high = ranges[kind]
@@ -321,7 +319,6 @@ def _sparse_rows(ctx: Context, focus: Focus, put: Callable[[str, str], None], at
         put(f"mla_ceiling_{precision}", fmt.rate(result.decode_tokens_per_s_per_user))
         put(f"mla_prefill_{precision}_ms", ms(result.prefill.seconds))
         put(f"mla_prefill_{precision}_bound", result.prefill.bound)
-        put(f"mla_prefill_{precision}_math_ms", ms(result.prefill.compute_s))
         put(f"mla_bandwidth_{precision}_tb", tera(result.hardware.bandwidth_bytes_per_s, 0))
         put(f"explain_prefill_mla_{precision}", result.prefill_vs_rule)
     bf16 = results["bf16"]
@@ -367,7 +364,6 @@ def _measured(ctx: Context, focus: Focus, content: PageContent, at: Callable[...
     put("gptfast_model", ctx.specs.model(single.measurement.model).name)
     put("gptfast_tps", f"{single.measurement.value:,.1f}")
     put("gptfast_ceiling", fmt.rate(single.ceiling))
-    put("gptfast_output_tokens", whole(single.measurement.output_tokens))
     expected = well_tuned_decode_range(list(comparisons.values()))
     put("well_tuned_low", percent(expected.low))
     put("well_tuned_high", percent(expected.high))
@@ -376,7 +372,6 @@ def _measured(ctx: Context, focus: Focus, content: PageContent, at: Callable[...
     for gpus, measurement_id in GPTFAST_PARALLEL.items():
         comparison = quote(f"gptfast_tp{gpus}", measurement_id)
         put(f"gptfast_tp{gpus}_tps", fmt.rate(comparison.measurement.value))
-        put(f"gptfast_tp{gpus}_ceiling", fmt.rate(comparison.ceiling))
 
     nim = quote("nim", NIM_DECODE)
     m = nim.measurement
@@ -395,7 +390,6 @@ def _measured(ctx: Context, focus: Focus, content: PageContent, at: Callable[...
         put(f"measured_{key}_low", percent(low))
         put(f"measured_{key}_high", percent(high))
     put("measured_count", str(len(comparisons)))
-    put("speculative_count", str(sum(c.measurement.speculative for c in comparisons.values())))
     put("speculative_sentence", speculative_sentence(list(comparisons.values())))
 
 
@@ -427,7 +421,6 @@ def _self_check(ctx: Context, focus: Focus, put: Callable[[str, str], None], at:
     put("quiz_prompt", whole(QUIZ_PROMPT))
     long = at(small.id, prompt=QUIZ_PROMPT)
     put("quiz_prefill_ms", ms(long.prefill.seconds))
-    put("quiz_prefill_rule_ms", ms(long.rule.prefill_s))
     put("quiz_explain_prefill", long.prefill_vs_rule)
     for tokens, key in ((PROMPT_TOKENS, "prefill_attention_share"), (QUIZ_PROMPT, "quiz_attention_share")):
         put(key, percent(prefill_attention_flops(small, tokens) / prefill_flops(small, tokens)))
