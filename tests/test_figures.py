@@ -434,12 +434,19 @@ def test_the_measured_page_lists_every_measurement_with_its_ceiling_and_link(ctx
     by_kind = sorted(comparisons, key=lambda c: roofline.measured.KINDS.index(c.measurement.kind))
     for number, comparison in enumerate(by_kind, start=1):
         m, cells = comparison.measurement, rows[number]
-        assert cells[1] == escape.text(m.hardware) and cells[2] == str(m.gpus)
-        assert cells[9] == measured.shown(m.metric, m.value)
-        assert cells[10] == measured.shown(m.metric, comparison.ceiling)
-        assert cells[11] == f"{comparison.ratio * 100:.0f}%"
-        assert cells[12].endswith(f"]({m.source})") and m.section.split(",")[0] in cells[12]
-        assert cells[13] == m.date
+        assert cells[1] == escape.text(ctx.specs.gpu(m.gpu).name) and cells[2] == str(m.gpus)
+        assert f"- **{number}.** Hardware: {escape.text(m.hardware)}." in content.tables[measured.TABLES[m.kind]]
+        assert (
+            cells[5]
+            == f"{m.weight_precision} / {m.kv_precision}, batch {m.batch or 'max'},"
+            + (f" {m.input_tokens:,} / {m.output_tokens:,}")
+            if m.model
+            else cells[5] == "—"
+        )
+        assert cells[7] == measured.shown(m.metric, m.value)
+        assert cells[8] == measured.shown(m.metric, comparison.ceiling)
+        assert cells[9] == f"{comparison.ratio * 100:.0f}%"
+        assert cells[10] == f"[{escape.text(m.section)}]({m.source}), {m.date}"
     assert content.values["count"] == str(len(comparisons))
     # The chart has one point per measurement, and every kind that has one.
     figure = next(f for f in content.figures if f.name == "measured-ratios")

@@ -156,7 +156,7 @@ def test_measured_page_lists_every_measurement_and_is_in_the_nav(site):
     for row in rows:
         cells = [td.get_text(strip=True) for td in row.select("td")]
         link = row.select_one("a[href]")
-        shown.add((link["href"], link.get_text(strip=True), cells[9], cells[11], cells[13]))
+        shown.add((link["href"], link.get_text(strip=True), cells[7], cells[9], cells[10].rsplit(", ", 1)[1]))
     from sitegen.pages.measured import shown as in_unit
 
     for comparison in comparisons:

@@ -38,18 +38,15 @@ HEADER = (
     "GPUs",
     "Software",
     "Model",
-    "Weights / KV",
-    "Batch",
-    "In / out tokens",
+    "Weights / KV, batch, in / out tokens",
     "Metric",
     "Measured",
     "Ceiling",
     "Ratio",
-    "Source",
-    "Date",
+    "Source (section), date",
 )
 #: Columns aligned right: the numbers.
-RIGHT = {0, 2, 6, 7, 9, 10, 11}
+RIGHT = {0, 2, 7, 8, 9}
 
 
 def shown(metric: str, value: float) -> str:
@@ -86,21 +83,19 @@ def _row(number: int, comparison: Comparison, ctx: Context) -> tuple[str, ...]:
     precisions = "—" if not m.model else f"{m.weight_precision} / {m.kv_precision}"
     batch = "—" if not m.model else ("max" if m.batch is None else f"{m.batch:,}")
     lengths = "—" if not m.model else f"{m.input_tokens:,} / {m.output_tokens:,}"
+    workload = "—" if not m.model else f"{precisions}, batch {batch}, {lengths}"
     return (
         str(number),
-        escape.text(m.hardware),
+        escape.text(ctx.specs.gpu(m.gpu).name),
         str(m.gpus),
         escape.text(f"{m.software} ({m.software_version})"),
         model,
-        precisions,
-        batch,
-        lengths,
+        workload,
         METRIC_NAMES[m.metric],
         shown(m.metric, m.value),
         shown(m.metric, comparison.ceiling),
         percent(comparison.ratio),
-        source_link(m),
-        m.date,
+        f"{source_link(m)}, {m.date}",
     )
 
 
@@ -113,11 +108,14 @@ def measured_table(rows: list[tuple[str, ...]]) -> str:
 
 
 def conditions(numbered: list[tuple[int, Comparison]]) -> str:
-    """Each row's note and the ceiling's accounting, as a list under its table."""
+    """Each row's hardware as its source describes it, its note and the ceiling's accounting, as a
+    list under its table."""
     lines = ["", "**Conditions and how each ceiling was computed**", ""]
     for number, comparison in numbered:
+        # The source's own words for the hardware (power caps, the system) live here, not in the
+        # table, where they would squeeze every other column.
         note = comparison.measurement.note
-        said = f"{escape.text(note)} " if note else ""
+        said = f"Hardware: {escape.text(comparison.measurement.hardware)}. " + (f"{escape.text(note)} " if note else "")
         spec = " Speculative decoding or multi-token prediction was on." if comparison.measurement.speculative else ""
         lines.append(f"- **{number}.** {said}Ceiling: {escape.text(comparison.accounting)}.{spec}")
     return "\n".join(lines) + "\n"

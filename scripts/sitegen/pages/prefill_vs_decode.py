@@ -304,6 +304,9 @@ def _sparse_rows(ctx: Context, focus: Focus, put: Callable[[str, str], None], at
     put("moe_rule", fmt.rate(mix.rule.decode_tokens_per_s_per_user))
     put("moe_ceiling", fmt.rate(mix.decode_tokens_per_s_per_user))
     put("explain_decode_moe", mix.decode_vs_rule)
+    fp8_gpus = gpus_to_fit(one, Workload(mixtral, "fp8"))
+    put("moe_gpus_fp8", f"{fp8_gpus} GPU{'' if fp8_gpus == 1 else 's'}")
+    put("moe_ceiling_fp8", fmt.rate(at(mixtral.id, precision="fp8", gpus=fp8_gpus).decode_tokens_per_s_per_user))
 
     deepseek = ctx.specs.model(MLA_MODEL)
     put("mla_name", deepseek.name)
