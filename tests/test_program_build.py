@@ -266,3 +266,9 @@ def test_serve_sends_isolation_headers_and_mime_types(tmp_path: Path, isolated: 
     wasm = headers["a.wasm"]
     assert (wasm["Cross-Origin-Opener-Policy"], wasm["Cross-Origin-Embedder-Policy"]) == expected
     assert server.server_address[0] == "127.0.0.1"
+
+
+def test_multi_gpu_answers_carry_the_ideal_scaling_caveat() -> None:
+    view = calculator.view(**dict(calculator.DEFAULTS, model="llama-3.1-70b", gpus=2))
+    assert "at 6.70 TB/s (2 GPUs together, taking ideal scaling with the interconnect free)" in view["explain"]
+    assert "interconnect" not in calculator.view(**calculator.DEFAULTS)["explain"]

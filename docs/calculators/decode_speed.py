@@ -114,7 +114,7 @@ def _explain_fits(result: Any) -> str:
         reads += f" and {fmt.gigabytes(memory.kv_bytes)} of KV cache"
     link = _bandwidth(hardware.bandwidth_bytes_per_s)
     if hardware.count > 1:
-        link += f" ({hardware.count} GPUs together)"
+        link += f" ({hardware.count} GPUs together, taking ideal scaling with the interconnect free)"
     step = (
         f"Each decode step reads {reads} at {link}, which takes {fmt.milliseconds(decode.memory_s)}; "
         f"the math for {users} takes {fmt.milliseconds(decode.compute_s)}."
