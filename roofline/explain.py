@@ -10,6 +10,7 @@ them apart from the words.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from . import architecture as arch
@@ -103,10 +104,26 @@ def prefill_steps(hardware: Hardware, workload: Workload) -> tuple[Step, ...]:
     return tuple(steps)
 
 
-def _sentence(steps: tuple[Step, ...], show) -> str:
+def _same(a: float, b: float) -> bool:
+    # A step that changes nothing (every expert read anyway) differs only by float rounding.
+    return abs(a - b) <= 1e-6 * max(abs(a), abs(b))
+
+
+def _distinct_digits(values: list[float], show: Callable[[float, int], str], most: int = 4) -> int:
+    """The fewest extra decimals (0 to ``most``) at which no two neighbouring figures that differ
+    print the same, so a sentence never reads "the rule gives 4; ... so 4"."""
+    for extra in range(most + 1):
+        shown = [show(value, extra) for value in values]
+        if all(a != b or _same(x, y) for a, b, x, y in zip(shown, shown[1:], values, values[1:], strict=False)):
+            return extra
+    return most
+
+
+def _sentence(steps: tuple[Step, ...], show: Callable[[float, int], str]) -> str:
     if not steps:
         return ""
-    parts = [f"{step.reason} {show(step.value)}" for step in steps]
+    extra = _distinct_digits([step.value for step in steps], show)
+    parts = [f"{step.reason} {show(step.value, extra)}" for step in steps]
     if len(parts) == 1:
         return parts[0]
     later = parts[1:]
@@ -114,14 +131,29 @@ def _sentence(steps: tuple[Step, ...], show) -> str:
     return f"{parts[0]}; {tail}"
 
 
+def _tokens_per_s(value: float, extra: int) -> str:
+    # Whole tokens/s, as everywhere else, unless rounding would hide a step.
+    return fmt.rate(value) if extra == 0 else f"{value:,.{extra}f}"
+
+
+def _milliseconds(seconds: float, extra: int) -> str:
+    # fmt.milliseconds (one decimal, three under 1 ms), with more decimals only when a step needs them.
+    if extra == 0:
+        return fmt.milliseconds(seconds)
+    decimals = (1 if seconds * 1e3 >= 1 else 3) + extra
+    return f"{seconds * 1e3:,.{decimals}f} ms"
+
+
 def explain_decode(hardware: Hardware, workload: Workload) -> str:
-    """The decode steps as one sentence, speeds as whole tokens/s per user."""
-    return _sentence(decode_steps(hardware, workload), fmt.rate)
+    """The decode steps as one sentence, speeds as whole tokens/s per user (more digits where
+    whole numbers would print two different figures alike)."""
+    return _sentence(decode_steps(hardware, workload), _tokens_per_s)
 
 
 def explain_prefill(hardware: Hardware, workload: Workload) -> str:
-    """The prefill steps as one sentence, times in milliseconds ("" for an empty prompt)."""
-    return _sentence(prefill_steps(hardware, workload), fmt.milliseconds)
+    """The prefill steps as one sentence, times in milliseconds ("" for an empty prompt), with
+    more digits where the usual ones would print two different times alike."""
+    return _sentence(prefill_steps(hardware, workload), _milliseconds)
 
 
 def math_choice(hardware: Hardware, workload: Workload) -> str:

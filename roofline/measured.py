@@ -256,6 +256,10 @@ def max_output_throughput(hardware: Hardware, workload: Workload, input_tokens: 
     return min(math_bound, memory_bound)
 
 
+def _users(count: int) -> str:
+    return f"{count:,} user" if count == 1 else f"{count:,} users"
+
+
 def compare(measurement: Measurement, specs: SpecSet | None = None) -> Comparison:
     """The ceiling for ``measurement``'s hardware and workload, and the ratio to it."""
     specs = specs or load_specs()
@@ -272,10 +276,10 @@ def compare(measurement: Measurement, specs: SpecSet | None = None) -> Compariso
         math_used = resolved(hardware, workload).compute_precision
         if m.metric == "decode_tokens_per_s_per_user":
             ceiling = 1.0 / decode_step(hardware, workload).seconds
-            accounting = f"decode step at {m.batch} users, {m.mean_context:,} tokens cached, {math_used} math"
+            accounting = f"decode step at {_users(m.batch or 1)}, {m.mean_context:,} tokens cached, {math_used} math"
         elif m.metric == "inter_token_latency_s":
             ceiling = decode_step(hardware, workload).seconds
-            accounting = f"decode step at {m.batch} users, {m.mean_context:,} tokens cached, {math_used} math"
+            accounting = f"decode step at {_users(m.batch or 1)}, {m.mean_context:,} tokens cached, {math_used} math"
         elif m.metric == "time_to_first_token_s":
             ceiling = prefill_pass(hardware, workload).seconds
             accounting = f"prefill of {m.input_tokens:,} tokens at {math_used} math"

@@ -299,7 +299,7 @@ def test_a_corrupted_snapshot_boots_plain_says_so_and_prints_the_same(browser, s
 
 # ---- The calculator ------------------------------------------------------------------------------
 
-OUTPUTS = ("per_user", "total", "weights", "hardware", "memory", "bound", "explain")
+OUTPUTS = ("per_user", "expected", "total", "weights", "hardware", "memory", "bound", "explain")
 
 
 def shown(page: object) -> dict[str, str]:
@@ -384,7 +384,29 @@ def test_405b_at_16_bit_does_not_fit_one_h100(chapter) -> None:
     expect(form.locator("[data-rf-out=verdict]")).to_have_text("Does not fit")
     assert shown(page) == expected(params)
     assert shown(page)["per_user"] == "—"
-    assert "811.7 GB" in shown(page)["explain"] and "at least 16" in shown(page)["explain"]  # a tensor-parallel degree
+    assert "811.7 GB" in shown(page)["explain"] and "use 16 GPUs" in shown(page)["explain"]  # a tensor-parallel degree
+
+
+def test_the_calculator_shows_the_rule_the_ceiling_and_the_expected_range(chapter) -> None:
+    page, _ = chapter
+    form = page.locator("[data-rf-calc]")
+    # The defaults (earlier tests share this page and leave other inputs), then a deployment that does not fit.
+    defaults = dict(calculator_view.DEFAULTS)
+    for name in FIELDS:
+        set_control(page, name, defaults[name])
+    wait_for(page, defaults)
+    assert shown(page) == expected(defaults)
+    expect(form.locator("[data-rf-out=expected]")).to_have_text("109–149 tokens/s per user")
+    expect(form.locator("[data-rf-out=explain]")).to_contain_text(
+        "The rule of thumb gives 209; an engine reads one row of the embedding, not the whole table, so 223"
+    )
+    params = dict(calculator_view.DEFAULTS, model="llama-3.1-70b", precision="int4", context=131072)
+    for name in FIELDS:
+        set_control(page, name, params[name])
+    wait_for(page, params)
+    assert shown(page) == expected(params)
+    expect(form.locator("[data-rf-out=explain]")).to_contain_text("shorten the context to 108,705 tokens or fewer")
+    expect(form.locator("[data-rf-out=expected]")).to_have_text("—")
 
 
 def test_a_deep_link_restores_its_state_and_a_bad_value_falls_back(browser, site) -> None:

@@ -15,7 +15,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from sitegen import tables  # noqa: E402
+from sitegen import escape, tables  # noqa: E402
 from sitegen.context import load_context  # noqa: E402
 from sitegen.generate import Run, build_outputs, differences, generate, page_contents  # noqa: E402
 from sitegen.output import GENERATOR, NOTICE, is_generated, json_file, strip_notice, write_if_changed  # noqa: E402
@@ -82,12 +82,103 @@ def test_chart_specs_are_valid_vega_lite_with_the_notice_in_usermeta():
         assert "<svg" in svg and "http://" not in svg.replace("http://www.w3.org/", "")
 
 
-def test_h100_table_is_the_packages_own_table():
+def test_h100_tables_are_the_packages_own_tables(ctx):
+    """Dense models in the first table; mixtures of experts and latent attention in the second."""
     specs = load_specs()
-    expected = decode_prefill_table(
-        decode_prefill_rows(specs, CHAPTER_GPU, precisions=("bf16", "fp8", "int4"), prompt=2000)
-    ).markdown()
-    assert strip_notice((FIGURES / "h100-decode-prefill.md").read_text()) == expected
+    dense, sparse = chapter.model_groups(ctx)
+    assert "mixtral-8x7b" in sparse and "deepseek-v3" in sparse and "llama-3.1-8b" in dense
+    assert not set(dense) & set(sparse) and set(dense) | set(sparse) == set(specs.models)
+    for name, models in (("h100-decode-prefill", dense), ("h100-decode-prefill-sparse", sparse)):
+        expected = decode_prefill_table(
+            decode_prefill_rows(specs, CHAPTER_GPU, models, precisions=("bf16", "fp8", "int4"), prompt=2000)
+        ).markdown()
+        assert strip_notice((FIGURES / f"{name}.md").read_text()) == expected
+
+
+def test_the_rule_then_the_ceiling_with_each_reason(values):
+    """Issue 9: the rule's 209, 47 and 32.5 ms stay; the ceiling follows with its reasons."""
+    assert (values["decode_small_bf16"], values["decode_large_bf16"], values["prefill_rule_ms"]) == (
+        "209",
+        "47",
+        "32.5",
+    )
+    assert values["explain_decode_small_bf16"] == (
+        "the rule gives 209; an engine reads one row of the embedding, not the whole table, so 223"
+    )
+    assert values["explain_prefill_small"] == (
+        "the rule gives 32.5 ms; the output head runs for the last prompt token only and lookups cost no math,"
+        " so 28.2 ms, and causal attention over 2,000 tokens brings it to 29.3 ms"
+    )
+    assert values["prefill_small_ms"] == "29.3" and values["ceiling_prefill_small_fp8_ms"] == "14.6"
+    assert values["ceiling_prefill_small_int4_ms"] == "29.3"
+    assert values["explain_decode_large_bf16"].endswith("so 48")
+    # The MoE and MLA rows, explained with the package's own figures.
+    assert values["moe_rule"] == "72" and values["moe_ceiling"] == "263"
+    assert (
+        "a mixture of experts reads only the experts its tokens pick (2.0 of 8 a layer)" in values["explain_decode_moe"]
+    )
+    assert values["mla_gpus_bf16"] == "32" and values["mla_gpus_fp8"] == "16" and values["mla_gpus_saved"] == "16"
+    assert values["mla_prefill_fp8_bound"] == "memory" and values["mla_prefill_fp8_ms"] == values["mla_prefill_bf16_ms"]
+
+
+def test_one_step_time_for_one_read(values, ctx):
+    """The batching section's single-user step and the tokens/s it implies come from one decode step."""
+    step = roofline.decode_step(Hardware(ctx.specs.gpu(CHAPTER_GPU)), Workload(ctx.specs.model(SMALL_MODEL)))
+    assert values["step_batch1_ms"] == fmt.milliseconds(step.seconds).removesuffix(" ms")
+    assert values["decode_small_ceiling"] == fmt.rate(1 / step.seconds)
+    # The rule's step is the rule's speed inverted, wherever the chapter quotes it.
+    rule = estimate(CHAPTER_GPU, SMALL_MODEL).rule.decode_tokens_per_s_per_user
+    assert values["step_small_bf16_ms"] == fmt.milliseconds(1 / rule).removesuffix(" ms")
+
+
+def test_measured_figures_are_the_packages_comparisons(values):
+    from roofline.measured import compare_all, well_tuned_decode_range
+
+    comparisons = {c.measurement.id: c for c in compare_all()}
+    gptfast = comparisons["gptfast-llama-3.1-8b-bf16-1gpu"]
+    assert values["gptfast_tps"] == "93.9" and "power-limited to 330 W" in values["gptfast_hardware"]
+    assert values["gptfast_ratio"] == f"{gptfast.ratio * 100:.0f}%"
+    assert "github.com/pytorch-labs/gpt-fast" in values["gptfast_source"]
+    expected = well_tuned_decode_range(list(comparisons.values()))
+    assert values["well_tuned_low"] == f"{expected.low * 100:.0f}%"
+    assert values["well_tuned_high"] == f"{expected.high * 100:.0f}%"
+    nim = comparisons["nim-llama-3.3-70b-fp8-tp2-5000-500-itl"]
+    assert values["nim_itl_ms"] == "18.58" and values["nim_ratio"] == f"{nim.ratio * 100:.0f}%"
+    assert values["nim_gpus"] == "2" and values["nim_input"] == "5,000" and values["nim_output"] == "500"
+    assert values["speculative_sentence"] == (
+        f"None of the {len(comparisons)} measurements here used them, and none exceeded its ceiling."
+    )
+
+
+def test_the_speculative_sentence_counts_what_it_says():
+    from dataclasses import replace
+
+    from roofline.measured import compare_all
+
+    comparisons = compare_all()
+    flagged = [replace(comparisons[0], measurement=replace(comparisons[0].measurement, speculative=True), ratio=1.4)]
+    assert chapter.speculative_sentence(flagged + comparisons[1:]) == (
+        f"1 of the {len(comparisons)} measurements here used them, and 1 exceeded its ceiling."
+    )
+
+
+def test_decode_bars_print_what_the_table_prints():
+    """A bar's label and the table cell are one formatted number (no 847 beside 848)."""
+    spec = json.loads((FIGURES / "decode-by-precision.vl.json").read_text())
+    points = next(d["values"] for d in spec.get("datasets", {}).values()) if "datasets" in spec else None
+    points = points or spec["data"]["values"]
+    table = strip_notice((FIGURES / "h100-decode-prefill.md").read_text())
+    table += strip_notice((FIGURES / "h100-decode-prefill-sparse.md").read_text())
+    cells = {
+        (row[0], row[1]): row[4]
+        for row in (
+            [cell.strip() for cell in line.strip("|").split("|")]
+            for line in table.splitlines()[2:]
+            if line.startswith("| ")
+        )
+    }
+    for point in points:
+        assert point["label"] == cells[(point["model"], point["precision"])]
 
 
 def test_prose_values_agree_with_the_package(values):
@@ -144,12 +235,12 @@ def test_an_unchanged_run_writes_nothing(tmp_path):
 def test_a_spec_edit_rewrites_only_what_it_changes(tmp_path):
     root = copy_inputs(tmp_path)
     models = root / "roofline" / "data" / "models.toml"
-    # A model no page's prose names (chapter 2 quotes DeepSeek-V3 as its latent-attention example).
-    models.write_text(models.read_text().replace('name = "Mixtral 8x7B"', 'name = "Mixtral 8×7B"'))
+    # A model no page's prose names (chapter 1 explains Mixtral, chapter 2 quotes DeepSeek-V3 and Gemma 2).
+    models.write_text(models.read_text().replace('name = "Mistral 7B v0.2"', 'name = "Mistral 7-B v0.2"'))
     run = generate(root)
     assert "models.md" in run.written and "decode-by-precision.vl.json" in run.written
     assert "values.json" in run.unchanged and "roofline.svg" in run.unchanged
-    assert "Mixtral 8×7B" in (root / "figures" / "models.md").read_text()
+    assert "Mistral 7-B v0.2" in (root / "figures" / "models.md").read_text()
 
 
 def test_a_bad_spec_raises_the_packages_error_and_keeps_the_last_good_figures(tmp_path):
@@ -324,3 +415,60 @@ def test_build_figures_script_reports_a_bad_spec_in_one_line_and_exits_2(tmp_pat
         " field 'layers': must be at least 1, got 0\n"
     )
     assert {path.name: path.read_bytes() for path in (root / "figures").iterdir()} == before
+
+
+def test_the_measured_page_lists_every_measurement_with_its_ceiling_and_link(ctx):
+    from sitegen.pages import measured
+
+    from roofline.measured import compare_all
+
+    content = measured.build(ctx)
+    comparisons = compare_all()
+    rows = {}
+    for name in measured.TABLES.values():
+        for line in content.tables[name].splitlines()[2:]:
+            if line.startswith("| "):
+                cells = [cell.strip() for cell in line.strip("|").split(" | ")]
+                rows[int(cells[0])] = cells
+    assert sorted(rows) == list(range(1, len(comparisons) + 1))
+    by_kind = sorted(comparisons, key=lambda c: roofline.measured.KINDS.index(c.measurement.kind))
+    for number, comparison in enumerate(by_kind, start=1):
+        m, cells = comparison.measurement, rows[number]
+        assert cells[1] == escape.text(ctx.specs.gpu(m.gpu).name) and cells[2] == str(m.gpus)
+        assert f"- **{number}.** Hardware: {escape.text(m.hardware)}." in content.tables[measured.TABLES[m.kind]]
+        assert (
+            cells[5]
+            == f"{m.weight_precision} / {m.kv_precision}, batch {m.batch or 'max'},"
+            + (f" {m.input_tokens:,} / {m.output_tokens:,}")
+            if m.model
+            else cells[5] == "—"
+        )
+        assert cells[7] == measured.shown(m.metric, m.value)
+        assert cells[8] == measured.shown(m.metric, comparison.ceiling)
+        assert cells[9] == f"{comparison.ratio * 100:.0f}%"
+        assert cells[10] == f"[{escape.text(m.section)}]({m.source}), {m.date}"
+    assert content.values["count"] == str(len(comparisons))
+    # The chart has one point per measurement, and every kind that has one.
+    figure = next(f for f in content.figures if f.name == "measured-ratios")
+    points = next(layer for layer in figure.spec["layer"] if layer["mark"]["type"] == "point")["data"]["values"]
+    assert len(points) == len(comparisons)
+    assert {p["kind"] for p in points} == set(roofline.measured.KINDS)
+
+
+def test_shown_units_per_metric():
+    from sitegen.pages.measured import shown
+
+    assert shown("decode_tokens_per_s_per_user", 93.89) == "93.9 tok/s"
+    assert shown("inter_token_latency_s", 0.01858) == "18.58 ms"
+    assert shown("hbm_bandwidth_bytes_per_s", 2.97e12) == "2.97 TB/s"
+    assert shown("gemm_flops_per_s", 1.3822e15) == "1,382 TFLOP/s"
+
+
+def test_the_hardware_table_says_what_each_memory_figure_means(ctx):
+    hardware = tables.hardware_table(ctx)
+    notes = hardware.split("**What the memory figure means**", 1)[1]
+    for gpu in ctx.specs.gpus.values():
+        if gpu.memory_note:
+            line = next(line for line in notes.splitlines() if f"(`{gpu.id}`)" in line)
+            assert line.endswith(": " + escape.text(gpu.memory_note))
+    assert "'80 GB' is the nameplate" in ctx.specs.gpu("h100-sxm").memory_note

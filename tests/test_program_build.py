@@ -166,7 +166,50 @@ def test_the_view_words_a_deployment_that_does_not_fit() -> None:
     view = calculator.view(**dict(calculator.DEFAULTS, model="llama-3.1-405b"))
     # 811.7 GB over 72 GB per H100 is 11.3 GPUs; the smallest tensor-parallel degree that holds it is 16.
     assert view["fits"] is False and view["per_user"] == "—" and view["gpus_needed"] == 16
-    assert view["explain"].startswith("Does not fit. Llama 3.1 405B at bf16 needs 811.7 GB")
+    assert view["expected"] == "—"
+    assert view["explain"] == (
+        "Does not fit. The weights alone need 811.7 GB at bf16, more than the 72.0 GB usable on 1 GPU."
+        " To fit: use 16 GPUs of this kind."
+    )
+
+
+def test_a_long_context_that_does_not_fit_gets_advice_that_works() -> None:
+    # Issue 8: 70B at int4 fits its weights (36.4 GB); one user's 131,072-token cache (42.9 GB) does not.
+    # The answer is a shorter context or an 8-bit cache, not "weights alone" and more GPUs only.
+    view = calculator.view(**dict(calculator.DEFAULTS, model="llama-3.1-70b", precision="int4", context=131072))
+    assert view["fits"] is False
+    assert "weights alone" not in view["explain"]
+    assert view["explain"].startswith(
+        "Does not fit. The weights (36.4 GB) fit, but one user's KV cache at 131,072 tokens needs 42.9 GB"
+    )
+    assert "shorten the context to 108,705 tokens or fewer; or cache keys and values in fp8" in view["explain"]
+
+
+def test_the_view_says_what_the_rule_gives_and_why_the_ceiling_differs() -> None:
+    view = calculator.view(**calculator.DEFAULTS)
+    assert view["per_user"] == "215"
+    assert view["explain"].startswith(
+        "The rule of thumb gives 209; an engine reads one row of the embedding, not the whole table, so 223,"
+        " and this user's context brings it to 215 tokens/s per user, the ceiling."
+    )
+    # The step reads what the ceiling counts: 15.0 GB of weights (one embedding row), not the 16.1 GB stored.
+    assert "Each decode step reads 15.0 GB of the 16.1 GB of weights and 0.5 GB of KV cache" in view["explain"]
+
+
+def test_the_expected_range_is_the_measured_shares_of_this_ceiling() -> None:
+    from roofline import estimate
+    from roofline.measured import well_tuned_decode_range
+
+    view = calculator.view(**calculator.DEFAULTS)
+    measured = well_tuned_decode_range()
+    ceiling = estimate("h100-sxm", "llama-3.1-8b", context=4096).decode_tokens_per_s_per_user
+    low, high = f"{measured.low * ceiling:,.0f}", f"{measured.high * ceiling:,.0f}"
+    assert view["expected"] == f"{low}–{high} tokens/s per user" == "109–149 tokens/s per user"
+    assert f"Expected on a well-tuned stack: {low}–{high} tokens/s. The range rests on 3 published" in view["explain"]
+    # Its basis is one user on one GPU, so it says nothing for two GPUs or a batch, and the view says so.
+    for change in ({"gpus": 2}, {"users": 8}):
+        other = calculator.view(**dict(calculator.DEFAULTS, **change))
+        assert other["expected"] == "—" and "No expected range here" in other["explain"]
 
 
 def test_the_view_changes_its_explanation_with_the_bound() -> None:
@@ -224,3 +267,9 @@ def test_serve_sends_isolation_headers_and_mime_types(tmp_path: Path, isolated: 
     wasm = headers["a.wasm"]
     assert (wasm["Cross-Origin-Opener-Policy"], wasm["Cross-Origin-Embedder-Policy"]) == expected
     assert server.server_address[0] == "127.0.0.1"
+
+
+def test_multi_gpu_answers_carry_the_ideal_scaling_caveat() -> None:
+    view = calculator.view(**dict(calculator.DEFAULTS, model="llama-3.1-70b", gpus=2))
+    assert "at 6.70 TB/s (2 GPUs together, taking ideal scaling with the interconnect free)" in view["explain"]
+    assert "interconnect" not in calculator.view(**calculator.DEFAULTS)["explain"]

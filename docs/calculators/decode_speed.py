@@ -13,10 +13,13 @@ renders; it computes nothing.
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import cache
 from typing import Any
 
 from roofline import Hardware, SpecError, Workload, builtin_specs, decode_step, evaluate, memory_use
 from roofline import formatting as fmt
+from roofline.fit import memory_shortfall
+from roofline.measured import ExpectedRange, well_tuned_decode_range
 from roofline.precisions import PRECISIONS
 from roofline.sweep import gpus_to_fit
 
@@ -73,7 +76,8 @@ def form() -> dict[str, Any]:
             whole("context", "Context (tokens)"),
         ],
         "outputs": [
-            {"name": "per_user", "label": "Tokens/s for each user"},
+            {"name": "per_user", "label": "Tokens/s for each user (ceiling)"},
+            {"name": "expected", "label": "Expected on a well-tuned stack"},
             {"name": "total", "label": "Tokens/s for all users"},
             {"name": "weights", "label": "Weights"},
             {"name": "hardware", "label": "GPUs"},
@@ -99,12 +103,18 @@ def _explain_fits(result: Any) -> str:
     """Why the speed is what it is: which of memory and math sets the step time."""
     hardware, workload, decode, memory = result.hardware, result.workload, result.decode, result.memory
     users = _plural(workload.batch, "user")
-    reads = f"{fmt.gigabytes(memory.weights_bytes)} of weights"
+    # The step reads what the engine reads: one embedding row per user and only the experts picked,
+    # so less than the weights stored in memory.
+    weights_read = decode.bytes_moved - memory.kv_bytes
+    if fmt.gigabytes(weights_read) == fmt.gigabytes(memory.weights_bytes):
+        reads = f"{fmt.gigabytes(weights_read)} of weights"
+    else:
+        reads = f"{fmt.gigabytes(weights_read)} of the {fmt.gigabytes(memory.weights_bytes)} of weights"
     if memory.kv_bytes:
         reads += f" and {fmt.gigabytes(memory.kv_bytes)} of KV cache"
     link = _bandwidth(hardware.bandwidth_bytes_per_s)
     if hardware.count > 1:
-        link += f" ({hardware.count} GPUs together)"
+        link += f" ({hardware.count} GPUs together, taking ideal scaling with the interconnect free)"
     step = (
         f"Each decode step reads {reads} at {link}, which takes {fmt.milliseconds(decode.memory_s)}; "
         f"the math for {users} takes {fmt.milliseconds(decode.compute_s)}."
@@ -138,26 +148,46 @@ def _explain_fits(result: Any) -> str:
     return step + verdict + outlook
 
 
-def _explain_does_not_fit(result: Any, needed: int) -> str:
-    """What does not fit, by how much, and the two ways out."""
-    hardware, workload, memory = result.hardware, result.workload, result.memory
-    usable = (
-        f"{_plural(hardware.count, 'GPU')} of {fmt.gigabytes(hardware.gpu.memory_bytes, 0)} leave"
-        f"{'s' if hardware.count == 1 else ''} {fmt.gigabytes(memory.usable_bytes)} usable"
-        f" ({hardware.usable_fraction:.0%} of memory)"
+def _explain_does_not_fit(result: Any) -> str:
+    """What does not fit, by how much, and the changes that would make it fit (each checked)."""
+    shortfall = memory_shortfall(result)
+    return f"Does not fit. {shortfall.sentence() if shortfall else ''}".rstrip()
+
+
+def _rule_sentence(result: Any) -> str:
+    """The rule of thumb's speed and, cause by cause, how the engine's accounting reaches the ceiling."""
+    steps = result.decode_vs_rule.removeprefix("the rule gives")
+    return f"The rule of thumb gives{steps} tokens/s per user, the ceiling."
+
+
+@cache
+def _well_tuned() -> ExpectedRange:
+    # Computed once per session: the measurements and their ceilings do not change between inputs.
+    return well_tuned_decode_range()
+
+
+def _expected(result: Any) -> tuple[str, str]:
+    """The "expected on a well-tuned stack" range for one user on one GPU, and the note on what it rests on.
+
+    The range is the ceiling times the lowest and highest share of their ceilings
+    that published single-GPU, single-user decode runs reached; for more GPUs or
+    users those runs say nothing, so the calculator shows none.
+    """
+    hardware, workload = result.hardware, result.workload
+    if not result.memory.fits:
+        return NOT_APPLICABLE, ""
+    if hardware.count != 1 or workload.batch != 1:
+        return NOT_APPLICABLE, (
+            " No expected range here: the published measurements behind it are one user on one GPU;"
+            " see Measured vs ceiling for multi-GPU and batched runs."
+        )
+    expected = _well_tuned()
+    per_user = result.decode_tokens_per_s_per_user
+    low, high = fmt.rate(expected.low * per_user), fmt.rate(expected.high * per_user)
+    return (
+        f"{low}–{high} tokens/s per user",
+        f" Expected on a well-tuned stack: {low}–{high} tokens/s. The range rests on {expected.note}",
     )
-    if memory.max_batch == 0:
-        problem = (
-            f"{workload.model.name} at {workload.weight_precision} needs {fmt.gigabytes(memory.weights_bytes)}"
-            f" for its weights alone, but {usable}."
-        )
-    else:
-        problem = (
-            f"The weights ({fmt.gigabytes(memory.weights_bytes)}) fit, but {_plural(workload.batch, 'user')},"
-            f" each with {workload.context:,} tokens of context, add {fmt.gigabytes(memory.kv_bytes)} of KV"
-            f" cache, and {usable}. At most {_plural(memory.max_batch, 'user')} fit at this context."
-        )
-    return f"Does not fit. {problem} It needs at least {needed:,} of these GPUs, or fewer bytes per weight."
 
 
 def _chart(result: Any) -> dict[str, Any]:
@@ -202,6 +232,7 @@ def view(gpu: str, model: str, precision: str, gpus: int, users: int, context: i
     memory = result.memory
     fits = memory.fits
     needed = gpus_to_fit(hardware, workload)
+    expected, expected_note = _expected(result)
     chart = _chart(result)
     chart["max_users"] = memory.max_batch
     per_user = fmt.rate(result.decode_tokens_per_s_per_user) if fits else NOT_APPLICABLE
@@ -221,6 +252,11 @@ def view(gpu: str, model: str, precision: str, gpus: int, users: int, context: i
         "memory_share": memory.used_bytes / memory.usable_bytes,
         "bound": bound,
         "gpus_needed": needed,
-        "explain": _explain_fits(result) if fits else _explain_does_not_fit(result, needed),
+        "expected": expected,
+        "explain": (
+            f"{_rule_sentence(result)} {_explain_fits(result)}{expected_note}"
+            if fits
+            else _explain_does_not_fit(result)
+        ),
         "chart": chart,
     }

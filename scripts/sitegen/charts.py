@@ -28,6 +28,7 @@ from roofline import (
     memory_use,
     prefill_pass,
 )
+from roofline import formatting as fmt
 from roofline.sweep import decode_prefill_rows, gpus_to_fit
 
 from .context import Focus
@@ -79,6 +80,9 @@ def decode_by_precision(ctx: Focus) -> dict[str, Any]:
                 "gpus": row.gpus,
                 "weights_gb": sig(est.memory.weights_bytes / 1e9),
                 "tokens_per_s": sig(est.decode_tokens_per_s_per_user),
+                # The label and tooltip print the same string the tables print, so a bar
+                # never reads 847 where the table says 848.
+                "label": fmt.rate(est.decode_tokens_per_s_per_user),
             }
         )
     order = list(dict.fromkeys(r["model"] for r in rows))
@@ -96,17 +100,18 @@ def decode_by_precision(ctx: Focus) -> dict[str, Any]:
                 alt.Tooltip("precision:N", title="weights"),
                 alt.Tooltip("weights_gb:Q", title="weights, GB", format=",.1f"),
                 alt.Tooltip("gpus:Q", title="GPUs"),
-                alt.Tooltip("tokens_per_s:Q", title="tokens/s", format=",.0f"),
+                alt.Tooltip("label:N", title="tokens/s"),
             ],
         )
     )
-    labels = bars.mark_text(align="left", dx=3, fontSize=10).encode(
-        text=alt.Text("tokens_per_s:Q", format=",.0f"), color=alt.value("#888888")
-    )
+    labels = bars.mark_text(align="left", dx=3, fontSize=10).encode(text="label:N", color=alt.value("#888888"))
     return _base(
         bars + labels,
         f"Decode ceiling per weight precision, {ctx.gpu.name}",
-        ["One user, on the fewest GPUs that hold the weights.", "Fewer bytes per weight, more tokens per second."],
+        [
+            "One user, on the fewest GPUs that hold the weights (ideal scaling, interconnect free).",
+            "Fewer bytes per weight, more tokens per second, unless they also mean fewer GPUs.",
+        ],
     )
 
 

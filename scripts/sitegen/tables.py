@@ -50,7 +50,23 @@ def hardware_table(ctx: Context) -> str:
             )
         )
     table = _cells(header, rows, right=set(range(2, 5 + len(precisions))))
-    return table + _sources((gpu.name, gpu.id, _gpu_sources(gpu)) for gpu in ctx.specs.gpus.values())
+    sources = _sources((gpu.name, gpu.id, _gpu_sources(gpu)) for gpu in ctx.specs.gpus.values())
+    # Notes after the sources: each source line stays the first line that names its chip.
+    return table + sources + _memory_notes(ctx.specs.gpus.values())
+
+
+def _memory_notes(gpus: Iterable[GpuSpec]) -> str:
+    """What each chip's memory figure means (its ``memory_note``), one line per distinct note
+    naming every chip it applies to, so a note shared by two chips is read once."""
+    by_note: dict[str, list[str]] = {}
+    for gpu in gpus:
+        if gpu.memory_note:
+            by_note.setdefault(gpu.memory_note, []).append(f"**{escape.text(gpu.name)}** (`{gpu.id}`)")
+    if not by_note:
+        return ""
+    lines = ["", "**What the memory figure means**", ""]
+    lines += [f"- {', '.join(names)}: {escape.text(note)}" for note, names in by_note.items()]
+    return "\n".join(lines) + "\n"
 
 
 def _gpu_sources(gpu: GpuSpec) -> str:
