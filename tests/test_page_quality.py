@@ -71,6 +71,8 @@ def test_no_serious_or_critical_axe_violation_on_any_page(browser, site, scheme)
         for chart in page.locator('.roofline-chart[data-state="pending"]').all():
             chart.scroll_into_view_if_needed()
         expect(page.locator('.roofline-chart[data-state="pending"]')).to_have_count(0, timeout=30_000)
+        # Sideways-scrolling regions get keyboard access when the browser is idle (scroll-cues.js).
+        expect(page.locator('[data-rf-watched="pending"]')).to_have_count(0, timeout=30_000)
         page.evaluate("window.scrollTo(0, 0)")
         page.wait_for_timeout(300)
         violations = axe_violations(page)

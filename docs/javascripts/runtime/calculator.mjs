@@ -285,5 +285,6 @@ export function mountCalculators(container, signal) {
       snapshotURL: form.dataset.rfSnapshot ? new URL(form.dataset.rfSnapshot, location.href).href : null,
     });
     new Calculator(form, signal);
+    runtime.preloadCalculator(form.dataset.rfCalc, new URL(form.dataset.rfModule, location.href).href);
   }
 }

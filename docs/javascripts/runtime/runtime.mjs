@@ -54,6 +54,7 @@ class PythonRuntime extends EventTarget {
     this.boots = 0; // workers started in this tab; the tests check that widgets share one
     this.ranSinceBoot = false;
     this.notice = "";
+    this.calculators = new Map(); // name -> module URL of the calculators shown so far (see preloadCalculator)
     // Why Python waits for the reader (Save-Data, a slow connection), or "": see main.mjs.
     this.deferredBecause = "";
     this.isolated = globalThis.crossOriginIsolated === true && typeof SharedArrayBuffer === "function";
@@ -122,8 +123,10 @@ class PythonRuntime extends EventTarget {
       modules: MODULES.map((name) => ({ name, url: this.withVersion(new URL(name, WORKER_URL)) })),
       interrupt: this.shared,
     });
-    // Anything asked for while the worker was away is asked again.
+    // Anything asked for while the worker was away is asked again; then the page's calculator
+    // modules are imported, so that a reader's first input pays only for the calculation.
     for (const [id, job] of this.pending) worker.postMessage({ ...job.message, id });
+    for (const [calculator, module] of this.calculators) worker.postMessage({ type: "load", calculator, module });
   }
 
   withVersion(url) {
@@ -196,6 +199,14 @@ class PythonRuntime extends EventTarget {
     clearTimeout(this.stopTimer);
     this.runningId = null;
     this.runningOwner = null;
+  }
+
+  /** Import calculator `name`'s module (at `moduleURL`) as soon as Python is up, and after every restart. */
+  preloadCalculator(name, moduleURL) {
+    const module = this.withVersion(moduleURL);
+    if (this.calculators.get(name) === module) return;
+    this.calculators.set(name, module);
+    this.worker?.postMessage({ type: "load", calculator: name, module });
   }
 
   /** Ask calculator `name` (its Python module at `moduleURL`); resolves with its parsed answer (or {error}). */

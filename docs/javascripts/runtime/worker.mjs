@@ -6,6 +6,8 @@
 //   page -> worker
 //     {type: "boot", indexURL, wheelURL, snapshotURL, modules: [{name, url}], interrupt: SharedArrayBuffer | null}
 //     {type: "run", id, code, filename}      run a reader's program
+//     {type: "load", calculator, module}     import calculator `calculator`'s module ahead of its first
+//                                            use (the page sends one per calculator it shows)
 //     {type: "calc", id, calculator, module, request}
 //                                            calculator `calculator`'s view, from its Python module at
 //                                            URL `module`; `request` is a JSON string
@@ -243,5 +245,9 @@ self.onmessage = ({ data }) => {
       run(data);
       prepareWhenIdle();
     } else if (data.type === "calc") await calc(data);
+    else if (data.type === "load") {
+      // A failure shows at the calculator's first calc, which loads again and reports it.
+      await loadCalculator(data.calculator, data.module).catch(() => {});
+    }
   });
 };
