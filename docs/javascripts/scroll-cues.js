@@ -55,9 +55,15 @@
     }
   }
 
-  // Printed output widens the pane without resizing it: re-measure once per frame after it changes.
+  // Printed output widens the pane without resizing it: re-measure once per frame after it
+  // changes, and again when a new block of lines is laid out (a block that content-visibility
+  // still skips has no width yet; the resize observer sees it take its real one).
   const printed = new MutationObserver((records) => {
-    const panes = new Set(records.map((record) => record.target.closest?.(OUTPUT) ?? record.target.parentElement?.closest(OUTPUT)));
+    const panes = new Set();
+    for (const record of records) {
+      panes.add(record.target.closest?.(OUTPUT) ?? record.target.parentElement?.closest(OUTPUT));
+      for (const node of record.addedNodes) if (node.nodeType === Node.ELEMENT_NODE) observer.observe(node);
+    }
     requestAnimationFrame(() => panes.forEach((pane) => pane && mark(pane)));
   });
 
