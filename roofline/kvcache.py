@@ -21,7 +21,7 @@ from typing import Literal
 from . import architecture as arch
 from .errors import SpecError
 from .kvformats import kv_bytes_per_value
-from .performance import Hardware, Pass, Workload, memory_use, prefill_pass
+from .performance import Hardware, Pass, Workload, crossover_batch, memory_use, prefill_pass
 from .precisions import bytes_per_value
 from .specs import ModelSpec
 
@@ -411,6 +411,21 @@ def _first_context(holds: Callable[[int], bool], limit: int) -> int | None:
         middle = (low + high) // 2
         low, high = (low, middle) if holds(middle) else (middle, high)
     return high
+
+
+def no_crossover_from(hardware: Hardware, workload: Workload, limit: int = 1 << 20) -> int | None:
+    """The shortest context (tokens) at which decode never turns compute-bound, or None up to ``limit``.
+
+    ``performance.crossover_batch`` is None exactly when each user's cache read
+    costs at least as much time as its math, a condition that only grows more
+    true as the context grows, so a bisection over whole contexts finds it.
+    """
+
+    def removed(context: int) -> bool:
+        probe = Workload(workload.model, workload.weight_precision, workload.kv_precision, context=context)
+        return crossover_batch(hardware, probe) is None
+
+    return _first_context(removed, limit)
 
 
 def recompute_wins_between(

@@ -22,13 +22,14 @@ from sitegen.output import GENERATOR, NOTICE, is_generated, json_file, strip_not
 from sitegen.page import PageModuleError  # noqa: E402
 from sitegen.pages import prefill_vs_decode as chapter  # noqa: E402
 from sitegen.pages.prefill_vs_decode import GPU as CHAPTER_GPU  # noqa: E402
-from sitegen.pages.prefill_vs_decode import SMALL_MODEL, no_crossover_from  # noqa: E402
+from sitegen.pages.prefill_vs_decode import SMALL_MODEL  # noqa: E402
 from sitegen.shortcodes import ShortcodeError, Shortcodes  # noqa: E402
 from sitegen.vendor import vendor_files  # noqa: E402
 
 import roofline  # noqa: E402
 from roofline import Hardware, Workload, crossover_batch, estimate, load_specs  # noqa: E402
 from roofline import formatting as fmt  # noqa: E402
+from roofline.kvcache import no_crossover_from  # noqa: E402
 from roofline.sweep import decode_prefill_rows, decode_prefill_table  # noqa: E402
 
 FIGURES = ROOT / "figures"

@@ -23,11 +23,12 @@ sys.path.insert(0, str(ROOT / "scripts"))
 
 from sitegen.context import read_specs  # noqa: E402
 from sitegen.pages.prefill_vs_decode import GPU as CHAPTER_GPU  # noqa: E402
-from sitegen.pages.prefill_vs_decode import LARGE_MODEL, SMALL_MODEL, no_crossover_from  # noqa: E402
+from sitegen.pages.prefill_vs_decode import LARGE_MODEL, SMALL_MODEL  # noqa: E402
 
 import roofline  # noqa: E402
 from roofline import Hardware, Workload, crossover_batch, estimate, simple_crossover_batch  # noqa: E402
 from roofline import formatting as fmt  # noqa: E402
+from roofline.kvcache import no_crossover_from  # noqa: E402
 from roofline.sweep import decode_prefill_rows, decode_prefill_table, gpus_to_fit  # noqa: E402
 
 pytestmark = pytest.mark.slow

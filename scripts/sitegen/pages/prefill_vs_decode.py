@@ -27,6 +27,7 @@ from roofline import (
 )
 from roofline import formatting as fmt
 from roofline.architecture import active_parameters, lookup_only_parameters, prefill_attention_flops, prefill_flops
+from roofline.kvcache import no_crossover_from
 from roofline.measured import Comparison, compare_all, load_measurements, ratio_range_by_kind, well_tuned_decode_range
 from roofline.precisions import value_bytes
 from roofline.rule import rule_weight_bytes
@@ -130,27 +131,6 @@ def build(ctx: Context) -> PageContent:
         "The roofline: decode at one user sits far left of the ridge, prefill far right.",
     )
     return content
-
-
-def no_crossover_from(hardware: Hardware, workload: Workload, limit: int = 1 << 20) -> int | None:
-    """The shortest context (tokens) at which decode never turns compute-bound, or None below ``limit``.
-
-    ``crossover_batch`` is None exactly when each user's cache read costs at
-    least as much time as its math, a condition that only grows more true as
-    the context grows, so a bisection over whole contexts finds the threshold.
-    """
-
-    def removed(context: int) -> bool:
-        probe = Workload(workload.model, workload.weight_precision, workload.kv_precision, context=context)
-        return crossover_batch(hardware, probe) is None
-
-    if not removed(limit):
-        return None
-    low, high = 0, limit
-    while high - low > 1:
-        middle = (low + high) // 2
-        low, high = (low, middle) if removed(middle) else (middle, high)
-    return high
 
 
 def compute_values(ctx: Context, content: PageContent) -> None:
