@@ -136,7 +136,9 @@
     }
   }
 
-  /* Draw each chart once it is within a screen of the viewport. */
+  /* Draw each chart once it comes within a quarter screen of the viewport. The static SVG
+     shows the same picture until then; drawing a chart (vega-embed) is a long task, which a
+     reader who never scrolls that far should not pay for while the page loads. */
   function watch(charts) {
     watcher?.disconnect();
     watcher = new IntersectionObserver((entries) => {
@@ -146,7 +148,7 @@
           draw(entry.target);
         }
       }
-    }, { rootMargin: "100% 0px" });
+    }, { rootMargin: "25% 0px" });
     charts.forEach((chart) => watcher.observe(chart));
   }
 
