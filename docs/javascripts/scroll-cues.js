@@ -26,6 +26,9 @@
   }
 
   function mark(region) {
+    // A region the browser is skipping (content-visibility: auto, off screen) has no laid-out
+    // width to measure; it is measured when it is shown (see watch).
+    if (region.checkVisibility && !region.checkVisibility({ contentVisibilityAuto: true })) return;
     const overflows = region.scrollWidth > region.clientWidth + 1;
     const hint = region.nextElementSibling?.classList.contains("rf-scroll-hint") ? region.nextElementSibling : null;
     const owned = !region.matches(OUTPUT); // whose focus, role and name this script sets
@@ -76,6 +79,7 @@
     region.dataset.rfWatched = "1";
     nearby.unobserve(region);
     region.addEventListener("scroll", () => mark(region), { passive: true });
+    region.addEventListener("contentvisibilityautostatechange", (event) => event.skipped || mark(region));
     observer.observe(region);
     if (region.firstElementChild) observer.observe(region.firstElementChild);
     if (region.matches(OUTPUT)) printed.observe(region, { childList: true, subtree: true, characterData: true });
