@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -18,3 +19,17 @@ def load_script(name: str, path: Path) -> ModuleType:
     sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
+
+
+def node_test_report(node: str, name: str) -> str:
+    """Run ``tests/node/NAME`` with Node's own test runner; assert it passed; return its report."""
+    done = subprocess.run(
+        [node, "--test", "--test-reporter=spec", str(ROOT / "tests" / "node" / name)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    report = done.stdout + done.stderr
+    assert done.returncode == 0, report
+    return report

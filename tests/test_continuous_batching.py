@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 from bs4 import BeautifulSoup
-from support import load_script
+from support import load_script, node_test_report
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
@@ -229,15 +229,7 @@ def test_the_page_draws_a_timeline_bar_per_span() -> None:
     node = shutil.which("node")
     if node is None:
         pytest.skip("node is not installed")
-    done = subprocess.run(
-        [node, "--test", "--test-reporter=spec", str(ROOT / "tests" / "node" / "timeline.test.mjs")],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    report = done.stdout + done.stderr
-    assert done.returncode == 0, report
+    report = node_test_report(node, "timeline.test.mjs")
     assert "pass 4\n" in report, report
 
 

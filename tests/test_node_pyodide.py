@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from support import load_script
+from support import load_script, node_test_report
 
 pytestmark = [pytest.mark.node, pytest.mark.slow]
 
@@ -156,13 +156,5 @@ def test_pyodide_under_node_matches_cpython(node: str, tmp_path: Path) -> None:
 
 def test_snapshot_container_round_trips(node: str) -> None:
     """The container the snapshot travels in gives back every byte (tests/node/snapshot_codec.test.mjs)."""
-    result = subprocess.run(
-        [node, "--test", "--test-reporter=spec", str(ROOT / "tests" / "node" / "snapshot_codec.test.mjs")],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    report = result.stdout + result.stderr
-    assert result.returncode == 0, report
+    report = node_test_report(node, "snapshot_codec.test.mjs")
     assert "pass 4\n" in report, report
