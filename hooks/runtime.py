@@ -10,6 +10,11 @@
     <!-- roofline:run-cell programs/NAME.py -->   a Run cell showing docs/programs/NAME.py
     <!-- roofline:calculator NAME -->            the calculator docs/calculators/NAME.py
 
+- on_post_page:    on a page with a widget, ``<link rel="modulepreload">`` for the widget
+                   modules that main.mjs imports and everything they import, so
+                   they download while the page is parsed instead of after it, and
+                   Python's start (runtime.mjs) is not held up by them.
+
 A page may hold any number of Run cells and calculators (each calculator once).
 A marker that names a missing program or calculator stops the build with one
 line naming the page and the marker. A cell shows its program exactly as
@@ -38,6 +43,13 @@ PYODIDE = ROOT / "node_modules" / "pyodide"
 #: What Pyodide needs to boot, and nothing else (the npm package also holds maps and typings).
 PYODIDE_FILES = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json")
 RUNTIME_DIR = "assets/runtime"
+#: The page-side runtime modules; main.mjs (loaded on every page) imports the rest on widget pages.
+RUNTIME_JS = DOCS / "javascripts" / "runtime"
+#: ``import("./x.mjs")`` in main.mjs, and ``import ... from "./x.mjs"`` in the modules it loads.
+DYNAMIC_IMPORT = re.compile(r'\bimport\(\s*"\./([\w.-]+\.mjs)"\s*\)')
+STATIC_IMPORT = re.compile(r'^import\s[^;]*?\bfrom\s+"\./([\w.-]+\.mjs)"', re.M)
+#: Markup only widget pages have (hooks/runtime_markup.py).
+WIDGET = re.compile(r"<[^>]+\sdata-rf-(?:cell|calc)[\s=>]")
 #: Where calculators live, relative to docs/ (the site serves them there too, for the worker).
 CALCULATORS_DIR = "calculators"
 #: A marker: the widget kind, then its argument. Matched on the page's HTML, where comments pass through.
@@ -172,3 +184,26 @@ def replace_markers(html: str, page_uri: str, page_url: str) -> str:
 
 def on_page_content(html: str, page: Any, config: Any, files: Files) -> str:
     return replace_markers(html, page.file.src_uri, page.url)
+
+
+def widget_modules(directory: Path = RUNTIME_JS) -> list[str]:
+    """The modules main.mjs imports on a widget page, then everything they import, each once (file names)."""
+    order: list[str] = []
+    waiting = DYNAMIC_IMPORT.findall((directory / "main.mjs").read_text(encoding="utf-8"))
+    while waiting:
+        name = waiting.pop(0)
+        if name in order:
+            continue
+        order.append(name)
+        waiting.extend(STATIC_IMPORT.findall((directory / name).read_text(encoding="utf-8")))
+    return order
+
+
+def on_post_page(output: str, page: Any, config: Any) -> str:
+    if not WIDGET.search(output) or "</head>" not in output:
+        return output
+    links = "".join(
+        f'<link rel="modulepreload" href="{get_relative_url(f"javascripts/runtime/{name}", page.url)}">'
+        for name in widget_modules()
+    )
+    return output.replace("</head>", links + "</head>", 1)

@@ -1,6 +1,6 @@
 """Page quality benchmarks: Lighthouse (mobile) and axe-core on every page of the built site.
 
-Run: ``python scripts/bench_pages.py [--site DIR] [--no-build] [--runs N] [--axe-only | --lighthouse-only]``
+Run: ``python scripts/bench_pages.py [--site DIR] [--runs N] [--page PATH ...] [--axe-only | --lighthouse-only]``
 (or ``python scripts/bench.py pages``). Builds the site (unless ``--site`` names a
 built one), serves it with ``scripts/serve.py``'s handler, exactly as ``make serve``
 does (gzip, cache headers, COOP/COEP), and for each page prints:
@@ -75,7 +75,10 @@ def lighthouse(url: str) -> dict:
         f"--chrome-flags={flags}",
     ]
     env = {**os.environ, "CHROME_PATH": str(CHROMIUM_PATH)}
-    done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
+    for _attempt in range(2):  # on a loaded machine Lighthouse now and then fails to record its trace
+        done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
+        if done.returncode == 0:
+            break
     if done.returncode != 0:
         raise RuntimeError(f"lighthouse failed on {url}: {done.stderr.strip()[-600:]}")
     return json.loads(done.stdout)
@@ -162,7 +165,14 @@ def axe_site(base: str, pages: list[str]) -> dict[tuple[str, str], list[dict]]:
     return found
 
 
-def report(site: Path | None = None, runs: int = 1, *, axe: bool = True, lighthouse_runs: bool = True) -> None:
+def report(
+    site: Path | None = None,
+    runs: int = 1,
+    *,
+    axe: bool = True,
+    lighthouse_runs: bool = True,
+    only: list[str] | None = None,
+) -> None:
     with tempfile.TemporaryDirectory() as scratch:
         if site is None:
             site = Path(scratch) / "site"
@@ -170,6 +180,11 @@ def report(site: Path | None = None, runs: int = 1, *, axe: bool = True, lightho
         server = serve.make_server(site, quiet=True)
         base = serve.serve_in_background(server)
         pages = site_pages(site)
+        if only:
+            missing = sorted(set(only) - set(pages))
+            if missing:
+                raise SystemExit(f"bench_pages: no such page {', '.join(missing)} (pages are paths like {pages[1]!r})")
+            pages = [page for page in pages if page in only]
         try:
             if lighthouse_runs:
                 print(f"Lighthouse 12, mobile, median of {runs} run(s), served as by `make serve` at {base}")
@@ -193,8 +208,11 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=1, help="Lighthouse runs per page (median kept)")
     parser.add_argument("--axe-only", action="store_true")
     parser.add_argument("--lighthouse-only", action="store_true")
+    parser.add_argument(
+        "--page", action="append", help="measure only this page (a path like chapters/kv-cache/); repeatable"
+    )
     args = parser.parse_args()
-    report(args.site, args.runs, axe=not args.lighthouse_only, lighthouse_runs=not args.axe_only)
+    report(args.site, args.runs, axe=not args.lighthouse_only, lighthouse_runs=not args.axe_only, only=args.page)
 
 
 if __name__ == "__main__":

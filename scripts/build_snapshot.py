@@ -28,7 +28,9 @@ ROOT = Path(__file__).resolve().parent.parent
 CACHE = ROOT / "build" / "snapshot-cache"
 MAKER = ROOT / "scripts" / "make_snapshot.mjs"
 #: The JavaScript that makes and reads the snapshot: a change to it is a new snapshot.
-CODE = tuple(ROOT / "docs" / "javascripts" / "runtime" / name for name in ("boot.mjs", "snapshot_codec.mjs"))
+CODE = tuple(
+    ROOT / "docs" / "javascripts" / "runtime" / name for name in ("boot.mjs", "snapshot_codec.mjs", "wasm_memory.mjs")
+)
 PYODIDE = ROOT / "node_modules" / "pyodide"
 HELPERS = ROOT / "docs" / "javascripts" / "runtime"
 #: Snapshots older than the newest few are deleted: each is about 5 MB.

@@ -9,9 +9,9 @@
 // not Emscripten's file system: docs/javascripts/runtime/boot.mjs unpacks the wheel
 // and writes the helper modules again after a restore, at the same paths as here.
 //
-// The file written is the snapshot in the container of snapshot_codec.mjs (zero runs
-// squeezed out, far repeats made copies), gzipped so that a browser undoes it natively
-// (DecompressionStream).
+// The file written is the snapshot in the container of snapshot_codec.mjs (what the
+// wasm's data segments already hold and zero runs left out, far repeats made copies),
+// gzipped so that a browser undoes it natively (DecompressionStream).
 import { readFileSync, writeFileSync } from "node:fs";
 import { basename, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -19,6 +19,7 @@ import { gzipSync } from "node:zlib";
 // The paths and the container are boot.mjs's: it must find what this leaves.
 import { MODULE_DIR, SITE_PACKAGES } from "../docs/javascripts/runtime/boot.mjs";
 import { encodeSnapshot } from "../docs/javascripts/runtime/snapshot_codec.mjs";
+import { dataSegments, initialMemory, segmentsDigest } from "../docs/javascripts/runtime/wasm_memory.mjs";
 
 /**
  * Zero the heap's free chunks, so that the snapshot carries no stale bytes of freed
@@ -63,21 +64,28 @@ async function main() {
     names.push(basename(path, ".py"));
   }
   // Everything a Run or a calculation would import first, and the parsed spec files
-  // (builtin_specs caches them). gc.collect() drops start-up garbage before the copy.
+  // (builtin_specs caches them). A helper module's prepare(), where it has one, runs
+  // too: roofline_cell's imports the first Run's own copy of the package, so that Run
+  // pays nothing for it. gc.collect() drops start-up garbage before the copy.
   pyodide.runPython(`
 import sys
 sys.path.insert(0, ${JSON.stringify(MODULE_DIR)})
 import importlib, json, linecache, traceback
 import roofline, roofline.cli, roofline.report, roofline.sweep
-for name in ${JSON.stringify(names)}:
-    importlib.import_module(name)
 roofline.builtin_specs()
+for name in ${JSON.stringify(names)}:
+    getattr(importlib.import_module(name), "prepare", lambda: None)()
 import gc
 gc.collect()
 `);
   zeroFreeMemory(pyodide._module);
   const raw = pyodide.makeMemorySnapshot();
-  const encoded = encodeSnapshot(raw, { pyodide: version, wheel: basename(wheelPath), modules: names });
+  // Pyodide's snapshot is a header, then the wasm memory: the base image goes after the header.
+  const at = raw.length - pyodide._module.HEAP8.length;
+  const segments = dataSegments(new Uint8Array(readFileSync(`${indexURL}pyodide.asm.wasm`)));
+  const base = initialMemory(segments, { total: raw.length, at });
+  const header = { pyodide: version, wheel: basename(wheelPath), modules: names };
+  const encoded = encodeSnapshot(raw, { ...header, base: { digest: segmentsDigest(segments), at } }, base);
   const zipped = gzipSync(encoded, { level: 9 });
   writeFileSync(outFile, zipped);
   const mb = (bytes) => `${(bytes / 1e6).toFixed(1)} MB`;

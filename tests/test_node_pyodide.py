@@ -37,9 +37,10 @@ MODULES = {
 }
 #: Per boot: how it started, the package's whereabouts, the program, the traceback, isolation.
 CHECKS_PER_BOOT = 5
-BROKEN_SNAPSHOTS = 3
+BROKEN_SNAPSHOTS = 4
 UNZIPPED_SNAPSHOT = 1  # one sent with Content-Encoding: gzip, which the browser has undone
 FRESH_RANDOMNESS = 1  # two restores must not draw the same random numbers
+FIRST_RUN_READY = 1  # a restore holds the first Run's own package copy
 
 CASES = [
     {"gpu": "h100-sxm", "model": "llama-3.1-8b", "precision": "bf16"},
@@ -150,11 +151,18 @@ def test_pyodide_under_node_matches_cpython(node: str, tmp_path: Path) -> None:
     report = "\n".join(line[:300] for line in (result.stdout + result.stderr).splitlines())
     assert result.returncode == 0, report
     per_boot = len(CASES) + len(VIEWS) + len(SIMULATIONS) + CHECKS_PER_BOOT
-    expected = 2 * per_boot + BROKEN_SNAPSHOTS + UNZIPPED_SNAPSHOT + FRESH_RANDOMNESS
+    expected = 2 * per_boot + BROKEN_SNAPSHOTS + UNZIPPED_SNAPSHOT + FRESH_RANDOMNESS + FIRST_RUN_READY
     assert f"pass {expected}\n" in report, report
 
 
 def test_snapshot_container_round_trips(node: str) -> None:
     """The container the snapshot travels in gives back every byte (tests/node/snapshot_codec.test.mjs)."""
     report = node_test_report(node, "snapshot_codec.test.mjs")
+    assert "pass 7\n" in report, report
+
+
+def test_the_base_image_is_the_memory_the_engine_starts_with(node: str) -> None:
+    """What the snapshot is rebuilt over: a wasm file's data segments, placed as Node's own engine
+    places them, with a digest that tells builds apart (tests/node/wasm_memory.test.mjs)."""
+    report = node_test_report(node, "wasm_memory.test.mjs")
     assert "pass 4\n" in report, report

@@ -490,3 +490,21 @@ def test_a_bad_spec_fails_the_build_with_the_packages_one_line_error(repo_copy, 
     assert str(expected.value) in done.stderr
     assert "Traceback" not in done.stderr
     assert {p.name: p.read_bytes() for p in (repo_copy / "figures").iterdir()} == before
+
+
+def test_widget_pages_preload_every_widget_module_and_other_pages_none(site, chapter):
+    """main.mjs imports the widget modules only once the page is parsed; a widget page names
+    them (and what they import) in its head, so they download while it is parsed."""
+    preloaded = [link["href"] for link in chapter.select('head link[rel="modulepreload"]')]
+    names = [href.rsplit("/", 1)[-1] for href in preloaded]
+    # Every module main.mjs imports on a widget page, and every module those import.
+    assert set(names) == {"runtime.mjs", "runcell.mjs", "calculator.mjs", "editor.mjs", "chart.mjs", "timeline.mjs"}
+    for href in preloaded:
+        assert (site / "chapters" / "prefill-vs-decode" / href).resolve().is_file(), href
+    runtime_js = ROOT / "docs" / "javascripts" / "runtime"
+    for name in names:
+        for imported in re.findall(
+            r'^import\s[^;]*?\bfrom\s+"\./([\w.-]+\.mjs)"', (runtime_js / name).read_text(), re.M
+        ):
+            assert imported in names, f"{name} imports {imported}, which is not preloaded"
+    assert not page(site, "").select('link[rel="modulepreload"]')  # the home page has no widget

@@ -169,6 +169,12 @@ test("a snapshot the host sent with Content-Encoding: gzip (so it arrives unzipp
   assert.equal(output, fixture.program.output);
 });
 
+test("a restored Python already holds the first Run's own copy of the package", async () => {
+  const { pyodide } = await boot(fixture.snapshot);
+  const spare = "import roofline_cell, sys\nsorted(roofline_cell._spare or ())[:1] == ['roofline'] and roofline_cell._spare['roofline'] is not sys.modules['roofline']";
+  assert.equal(pyodide.runPython(spare), true);
+});
+
 test("two restores of one snapshot draw different random numbers", async () => {
   const draw = async () => (await boot(fixture.snapshot)).pyodide.runPython("import random; random.random()");
   assert.notEqual(await draw(), await draw());
@@ -183,6 +189,18 @@ function wrongMagic(container) {
   return gzipSync(bytes);
 }
 
+/** The served container, its header saying it was encoded against another wasm build's memory. */
+function otherWasm(container) {
+  const bytes = gunzipSync(container);
+  const formatEnd = bytes.indexOf(10);
+  const headerEnd = bytes.indexOf(10, formatEnd + 1);
+  const header = JSON.parse(bytes.subarray(formatEnd + 1, headerEnd).toString("utf8"));
+  assert.ok(header.base, "the snapshot is encoded against pyodide.asm.wasm's initial memory");
+  header.base.digest = header.base.digest === "00000000" ? "00000001" : "00000000";
+  const rest = bytes.subarray(headerEnd);
+  return gzipSync(Buffer.concat([bytes.subarray(0, formatEnd + 1), Buffer.from(JSON.stringify(header)), rest]));
+}
+
 describe("a broken snapshot falls back to a plain boot that prints the same", () => {
   const container = readFileSync(fixture.snapshot);
   const folder = mkdtempSync(join(tmpdir(), "roofline-snapshot-"));
@@ -193,6 +211,7 @@ describe("a broken snapshot falls back to a plain boot that prints the same", ()
       /made for Pyodide 0\.27\.0, and this is 314\./,
     ],
     "memory Pyodide itself rejects": [wrongMagic(container), /invalid magic number/],
+    "a snapshot made from another pyodide.asm.wasm": [otherWasm(container), /made from another pyodide\.asm\.wasm/],
   };
   for (const [what, [bytes, reason]] of Object.entries(broken)) {
     test(what, async () => {

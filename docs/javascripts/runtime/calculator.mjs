@@ -57,6 +57,7 @@ class Calculator {
     // (unless the link names a place of its own with #).
     if (named && !location.hash) this.form.scrollIntoView({ block: "start" });
     if (this.queryOf(params) !== this.queryOf(this.defaults)) this.request(params);
+    this.showRuntime(); // Python starts before the widgets are set up, and may have failed already
   }
 
   /** The inputs as a query string, in the form's order (the page's data-rf-rendered). */
@@ -279,11 +280,7 @@ class Calculator {
 export function mountCalculators(container, signal) {
   for (const form of container.querySelectorAll("[data-rf-calc]:not([data-rf-mounted])")) {
     form.dataset.rfMounted = "";
-    runtime.configure({
-      wheelURL: new URL(form.dataset.rfWheel, location.href).href,
-      version: form.dataset.rfVersion,
-      snapshotURL: form.dataset.rfSnapshot ? new URL(form.dataset.rfSnapshot, location.href).href : null,
-    });
+    runtime.configureFrom(form);
     new Calculator(form, signal);
     runtime.preloadCalculator(form.dataset.rfCalc, new URL(form.dataset.rfModule, location.href).href);
   }

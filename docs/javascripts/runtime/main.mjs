@@ -1,8 +1,8 @@
 // Entry point, loaded on every page (mkdocs.yml extra_javascript). It does nothing on
 // pages without a Run cell or calculator. On pages with one it loads the widgets and
-// warms Python up in the background: once the page has loaded and the browser is
-// idle, or as soon as a widget scrolls into view, whichever comes first, so a reader
-// who presses Run after reading does not wait for the runtime. On Save-Data or a slow
+// starts Python as soon as they are set up: the worker downloads and restores it off
+// the main thread, so the page stays responsive, and a reader who presses Run, even
+// at once, waits for as little of the start-up as can be. On Save-Data or a slow
 // connection it waits instead until the reader uses a widget, and the cells say so.
 //
 // Material's instant navigation swaps page content without reloading scripts, so the
@@ -12,13 +12,6 @@
 const SELECTOR = "[data-rf-cell], [data-rf-calc]";
 let pageListeners = null;
 let runtimeModule = null; // loaded only once a page has a widget
-
-function whenLoadedAndIdle(callback) {
-  const idle = () =>
-    "requestIdleCallback" in window ? requestIdleCallback(callback, { timeout: 2000 }) : setTimeout(callback, 200);
-  if (document.readyState === "complete") idle();
-  else window.addEventListener("load", idle, { once: true });
-}
 
 /**
  * Why Python's 12 MB should wait for the reader, or "": the browser asks to save data, or the
@@ -39,8 +32,19 @@ async function setUpPage() {
   const widgets = document.querySelectorAll(SELECTOR);
   runtimeModule?.runtime.stopOrphans(); // a program left running on the page we came from
   if (!widgets.length) return;
+  const holdBack = reasonToWait();
+  const loading = import("./runtime.mjs");
+  if (!holdBack) {
+    // Python starts while the widgets' own modules load and mount: the worker's
+    // downloads and its restore overlap the page's set-up instead of following it.
+    loading.then(({ runtime }) => {
+      if (signal.aborted) return;
+      runtime.configureFrom(widgets[0]);
+      runtime.start();
+    });
+  }
   const [loaded, { mountRunCells }, { mountCalculators }] = await Promise.all([
-    import("./runtime.mjs"),
+    loading,
     import("./runcell.mjs"),
     import("./calculator.mjs"),
   ]);
@@ -49,28 +53,14 @@ async function setUpPage() {
   if (signal.aborted) return;
   mountRunCells(document, signal);
   mountCalculators(document, signal);
-  const warm = () => signal.aborted || runtime.start();
-  const holdBack = reasonToWait();
   if (holdBack) {
     // Fetch nothing large until the reader touches a widget (Run and the calculator start it too).
     runtime.deferUntilUsed(holdBack);
+    const warm = () => signal.aborted || runtime.start();
     for (const widget of widgets) {
       for (const type of ["pointerdown", "focusin", "keydown"]) widget.addEventListener(type, warm, { signal, once: true });
     }
-    return;
   }
-  whenLoadedAndIdle(warm);
-  const observer = new IntersectionObserver(
-    (entries) => {
-      if (entries.some((entry) => entry.isIntersecting)) {
-        observer.disconnect();
-        warm();
-      }
-    },
-    { rootMargin: "200px" },
-  );
-  widgets.forEach((widget) => observer.observe(widget));
-  signal.addEventListener("abort", () => observer.disconnect());
 }
 
 if (window.document$) window.document$.subscribe(() => setUpPage());

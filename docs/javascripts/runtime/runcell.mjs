@@ -290,11 +290,7 @@ class RunCell {
 export function mountRunCells(container, signal) {
   for (const root of container.querySelectorAll("[data-rf-cell]:not([data-rf-mounted])")) {
     root.dataset.rfMounted = "";
-    runtime.configure({
-      wheelURL: new URL(root.dataset.rfWheel, location.href).href,
-      version: root.dataset.rfVersion,
-      snapshotURL: root.dataset.rfSnapshot ? new URL(root.dataset.rfSnapshot, location.href).href : null,
-    });
+    runtime.configureFrom(root);
     new RunCell(root, signal);
   }
 }

@@ -65,11 +65,16 @@ class PythonRuntime extends EventTarget {
     this.stopFlag = this.shared ? new Int32Array(this.shared, 4, 1) : null;
   }
 
-  /** Where the package wheel and the snapshot are (from the widget markup); the first widget sets them. */
-  configure({ wheelURL, version, snapshotURL = null }) {
-    this.wheelURL ??= wheelURL;
-    this.snapshotURL ??= snapshotURL;
-    this.version ||= version || "";
+  /**
+   * Where the package wheel and the snapshot are, read from a widget's markup
+   * (data-rf-wheel, data-rf-version, data-rf-snapshot: hooks/runtime_markup.py); the
+   * first widget seen sets them.
+   */
+  configureFrom(widget) {
+    const { rfWheel, rfVersion, rfSnapshot } = widget.dataset;
+    if (rfWheel) this.wheelURL ??= new URL(rfWheel, location.href).href;
+    if (rfSnapshot) this.snapshotURL ??= new URL(rfSnapshot, location.href).href;
+    this.version ||= rfVersion || "";
   }
 
   /** Hold the warm-up until the reader uses a widget; `reason` is shown in each cell's status. */
@@ -103,7 +108,17 @@ class PythonRuntime extends EventTarget {
         return "module";
       },
     };
-    const worker = new Worker(this.withVersion(WORKER_URL), options);
+    // The worker boots from these settings as soon as its script runs (see worker.mjs).
+    const script = new URL(this.withVersion(WORKER_URL));
+    script.hash = encodeURIComponent(
+      JSON.stringify({
+        indexURL: INDEX_URL.href,
+        wheelURL: this.wheelURL,
+        snapshotURL: this.snapshotURL,
+        modules: MODULES.map((name) => ({ name, url: this.withVersion(new URL(name, WORKER_URL)) })),
+      }),
+    );
+    const worker = new Worker(script.href, options);
     if (!moduleWorker) {
       worker.terminate();
       return this.fail("Python cannot run in this browser: it has no module workers.");
@@ -115,14 +130,7 @@ class PythonRuntime extends EventTarget {
       if (worker !== this.worker) return;
       this.fail(`The Python runtime could not start (${event.message || "its worker script failed to load"}).`);
     };
-    worker.postMessage({
-      type: "boot",
-      indexURL: INDEX_URL.href,
-      wheelURL: this.wheelURL,
-      snapshotURL: this.snapshotURL,
-      modules: MODULES.map((name) => ({ name, url: this.withVersion(new URL(name, WORKER_URL)) })),
-      interrupt: this.shared,
-    });
+    if (this.shared) worker.postMessage({ type: "interrupt", buffer: this.shared });
     // Anything asked for while the worker was away is asked again; then the page's calculator
     // modules are imported, so that a reader's first input pays only for the calculation.
     for (const [id, job] of this.pending) worker.postMessage({ ...job.message, id });

@@ -3,22 +3,26 @@
 // decodeSnapshot). Kept in one module so the two sides cannot drift apart.
 //
 // Layout: `SNAPSHOT_FORMAT\n`, one line of JSON header (`rawBytes` and what the snapshot
-// was made from), then records that rebuild the raw snapshot front to back. A record is
-// four little-endian u32 words, then its literal bytes:
-//   [zeros][literal length][copy from][copy length][literal ...]
-// meaning: write `zeros` zero bytes, then the literal, then copy `copy length` bytes
-// that were already rebuilt, starting at offset `copy from`.
+// was made from), then records that rebuild the raw snapshot front to back, starting
+// from a base image of the same length (all zeros, or the wasm module's initial memory:
+// see wasm_memory.mjs and `header.base`). A record is four little-endian u32 words,
+// then its literal bytes:
+//   [unchanged][literal length][copy from][copy length][literal ...]
+// meaning: keep `unchanged` bytes of the base as they are, then write the literal, then
+// copy `copy length` bytes that were already rebuilt, starting at offset `copy from`.
 //
-// Why not plain gzip: Pyodide's 31 MB snapshot is two-thirds zeros, and much of the
-// rest repeats data from megabytes earlier (whole object layouts, tables). gzip spends
-// bits on every zero run and sees repeats only within 32 KB. Squeezing the zero runs
-// out and turning far repeats into copies first leaves gzip (which every browser can
-// undo natively, with DecompressionStream) the near-range work it is good at.
+// Why not plain gzip: Pyodide's 31 MB snapshot is two-thirds zeros, 2.7 MB of the rest
+// are the wasm file's own data segments, untouched, and much of what remains repeats
+// data from megabytes earlier (whole object layouts, tables). gzip spends bits on every
+// zero run, cannot know what the wasm file holds, and sees repeats only within 32 KB.
+// Dropping what the base already has and turning far repeats into copies first leaves
+// gzip (which every browser can undo natively, with DecompressionStream) the near-range
+// work it is good at.
 
-export const SNAPSHOT_FORMAT = "roofline-pyodide-snapshot/2";
+export const SNAPSHOT_FORMAT = "roofline-pyodide-snapshot/3";
 const RECORD_BYTES = 16;
-/** Zero runs shorter than this stay in the literal (a record costs 16 bytes). */
-const MIN_ZEROS = 32;
+/** Unchanged runs shorter than this stay in the literal (a record costs 16 bytes). */
+const MIN_UNCHANGED = 32;
 /** Repeats are found through aligned blocks of this many bytes. */
 const BLOCK = 32;
 /** A copy must save more than gzip would by itself: long, and farther back than its window. */
@@ -45,20 +49,23 @@ function isZeroBlock(raw, at) {
 }
 
 /**
- * The container for `raw` (a Uint8Array) with `header` (JSON-able; `rawBytes` is added).
+ * The container for `raw` (a Uint8Array) with `header` (JSON-able; `rawBytes` is added),
+ * rebuilt from `base` (a Uint8Array as long as `raw`; all zeros when null).
  * One pass: a rolling hash of the BLOCK bytes at each position is looked up among the
  * aligned blocks already passed; a verified hit is extended both ways into a copy.
  */
-export function encodeSnapshot(raw, header) {
+export function encodeSnapshot(raw, header, base = null) {
+  if (base && base.length !== raw.length) throw new Error("the base image must be as long as the snapshot");
+  const start = base ?? new Uint8Array(raw.length);
   const parts = [];
   const seen = new Map(); // block hash -> offset of the first aligned block with it
   let indexed = 0; // aligned blocks below this offset are in `seen`
-  let zeros = 0; // zero bytes owed before the next literal
+  let unchanged = 0; // bytes of the base to keep before the next literal
   let literalStart = 0;
 
   const emit = (literalEnd, copyFrom, copyLength) => {
     const record = new DataView(new ArrayBuffer(RECORD_BYTES));
-    record.setUint32(0, zeros, true);
+    record.setUint32(0, unchanged, true);
     record.setUint32(4, literalEnd - literalStart, true);
     record.setUint32(8, copyFrom, true);
     record.setUint32(12, copyLength, true);
@@ -69,12 +76,12 @@ export function encodeSnapshot(raw, header) {
   let hash = 0;
   let hashAt = -1; // the position `hash` is for
   while (i < raw.length) {
-    if (raw[i] === 0) {
+    if (raw[i] === start[i]) {
       let end = i;
-      while (end < raw.length && raw[end] === 0) end += 1;
-      if (end - i >= MIN_ZEROS || end === raw.length) {
+      while (end < raw.length && raw[end] === start[end]) end += 1;
+      if (end - i >= MIN_UNCHANGED || end === raw.length) {
         emit(i, 0, 0);
-        zeros = end - i;
+        unchanged = end - i;
         literalStart = end;
         i = end;
         continue;
@@ -100,18 +107,18 @@ export function encodeSnapshot(raw, header) {
       let length = 0;
       // Forward, but never past what the decoder will have rebuilt when it copies.
       while (i + length < raw.length && from + length < i && raw[from + length] === raw[i + length]) length += 1;
-      let start = i;
+      let copyStart = i;
       let source = from;
-      while (start > literalStart && source > 0 && raw[source - 1] === raw[start - 1]) {
-        start -= 1;
+      while (copyStart > literalStart && source > 0 && raw[source - 1] === raw[copyStart - 1]) {
+        copyStart -= 1;
         source -= 1;
       }
       // The decoder copies from what it has rebuilt, so the source ends where the copy starts.
-      length = Math.min(length + (i - start), start - source);
+      length = Math.min(length + (i - copyStart), copyStart - source);
       if (length >= MIN_COPY) {
-        emit(start, source, length);
-        zeros = 0;
-        literalStart = start + length;
+        emit(copyStart, source, length);
+        unchanged = 0;
+        literalStart = copyStart + length;
         i = literalStart;
         continue;
       }
@@ -140,10 +147,15 @@ export function readContainer(bytes) {
   return { header: JSON.parse(text.decode(bytes.subarray(formatEnd + 1, headerEnd))), recordsAt: headerEnd + 1 };
 }
 
-/** The raw snapshot the container `bytes` holds; throws if any record is out of bounds. */
-export function decodeSnapshot(bytes) {
+/**
+ * The raw snapshot the container `bytes` holds, rebuilt over `base` (the image it was
+ * encoded against, as long as the snapshot; all zeros when null), which it takes over
+ * and changes in place. Throws if any record is out of bounds.
+ */
+export function decodeSnapshot(bytes, base = null) {
   const { header, recordsAt } = readContainer(bytes);
-  const raw = new Uint8Array(header.rawBytes); // zero-filled: zero runs cost nothing
+  if (base && base.length !== header.rawBytes) throw new Error("the snapshot's base image has the wrong length");
+  const raw = base ?? new Uint8Array(header.rawBytes); // unchanged runs cost nothing
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   let at = recordsAt;
   let out = 0;

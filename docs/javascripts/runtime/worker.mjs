@@ -2,9 +2,16 @@
 // in a module Web Worker so that a long program never freezes the page. One worker
 // serves every Run cell and calculator of the page.
 //
+// It boots as soon as its script runs, from what the page put in the script URL's
+// fragment: #<JSON {indexURL, wheelURL, snapshotURL, modules: [{name, url}]}>, URI-encoded.
+// (Not from a first message: Chrome hands a new worker its messages only once the page's
+// main thread is free to say the worker exists, and during page load it seldom is.)
+//
 // Protocol (every message is a plain object with a `type`):
 //   page -> worker
-//     {type: "boot", indexURL, wheelURL, snapshotURL, modules: [{name, url}], interrupt: SharedArrayBuffer | null}
+//     {type: "interrupt", buffer}            a SharedArrayBuffer whose first Int32 Pyodide polls
+//                                            for Stop, the second set once Stop is pressed
+//                                            (sent only when the page is cross-origin isolated)
 //     {type: "run", id, code, filename}      run a reader's program
 //     {type: "load", calculator, module}     import calculator `calculator`'s module ahead of its first
 //                                            use (the page sends one per calculator it shows)
@@ -20,10 +27,16 @@
 //     {type: "done", id, status, traceback?, ms, memoryGrowth}
 //                                            memoryGrowth: bytes of wasm memory above the booted worker's
 //     {type: "calc", id, response, ms}       `response` is a JSON string
-// Messages that arrive during boot wait for it; after that each is handled in
-// order, one at a time, so a run and a calculation never interleave.
+// Messages that arrive during boot wait for it; after that each is handled one at a
+// time, so a run and a calculation never interleave. What a reader waits for (run,
+// calc) goes first, in order; background work (load, and importing the next Run's
+// package copy) only when nothing else waits, so a Run pressed during boot is not
+// queued behind the calculators' imports.
 
 import { bootPython, MODULE_DIR } from "./boot.mjs";
+// boot.mjs's own imports, named here too so that they download beside it, not after it.
+import "./snapshot_codec.mjs";
+import "./wasm_memory.mjs";
 
 /** Where the page's helper modules and calculators live in Pyodide's file system (boot.mjs writes them). */
 const PAGE_DIRECTORY = MODULE_DIR;
@@ -42,11 +55,34 @@ let runCell = null;
 let prepareRun = null;
 let answerCalculator = null;
 const calculators = new Map(); // name -> module URL it was loaded from
-let queue = Promise.resolve(); // messages after boot, handled in order
+const waiting = { reader: [], background: [] }; // tasks (async functions) not yet started
+let draining = false;
 
-/** Run `task` after everything queued before it; a failing task does not stop the ones after. */
-function enqueue(task) {
-  queue = queue.then(task).catch(() => {});
+/**
+ * Run `task` once boot is over and every reader's task queued before it has run; a
+ * `background` task also waits for every reader's task queued while it waits. A failing
+ * task does not stop the ones after.
+ */
+function schedule(task, { background = false } = {}) {
+  waiting[background ? "background" : "reader"].push(task);
+  drain();
+}
+
+async function drain() {
+  if (draining) return;
+  draining = true;
+  try {
+    await booting;
+    for (let task; (task = waiting.reader.shift() ?? waiting.background.shift()); ) {
+      try {
+        await task();
+      } catch {
+        // each task reports its own failure to the page
+      }
+    }
+  } finally {
+    draining = false;
+  }
 }
 
 /**
@@ -135,7 +171,23 @@ function countLines(text) {
   return count;
 }
 
-async function boot({ indexURL, wheelURL, snapshotURL, modules, interrupt: buffer }) {
+/** The boot settings from this script's URL fragment (see the top of this file). */
+function bootSettings() {
+  try {
+    return JSON.parse(decodeURIComponent(self.location.hash.slice(1)));
+  } catch {
+    throw new Error("the worker's URL does not say where Python's files are");
+  }
+}
+
+/** Share `buffer` with the page for Stop (see the protocol); Pyodide polls it once it is up. */
+function useInterruptBuffer(buffer) {
+  interrupt = new Int32Array(buffer, 0, 1);
+  stopFlag = new Int32Array(buffer, 4, 1);
+  pyodide?.setInterruptBuffer(interrupt);
+}
+
+async function boot({ indexURL, wheelURL, snapshotURL, modules }) {
   // boot.mjs restores Python from the build's snapshot, or boots it plainly if it cannot;
   // either way the package is imported and the helper modules are on sys.path.
   const booted = await bootPython({ indexURL, wheelURL, snapshotURL, modules });
@@ -148,11 +200,7 @@ async function boot({ indexURL, wheelURL, snapshotURL, modules, interrupt: buffe
   runCell = cell.run;
   prepareRun = cell.prepare;
   answerCalculator = pyodide.pyimport("roofline_views").answer;
-  if (buffer) {
-    interrupt = new Int32Array(buffer, 0, 1);
-    stopFlag = new Int32Array(buffer, 4, 1);
-    pyodide.setInterruptBuffer(interrupt);
-  }
+  if (interrupt) pyodide.setInterruptBuffer(interrupt);
   baselineMemory = wasmMemory();
   return booted.timings;
 }
@@ -221,25 +269,27 @@ async function calc({ id, calculator, module, request }) {
 
 /** Import the next Run's own copy of the package while nothing else waits. */
 function prepareWhenIdle() {
-  setTimeout(() => {
-    // A failure here is not lost: run() prepares again and reports it where a reader sees it.
-    enqueue(() => prepareRun());
-  }, 0);
+  // A failure here is not lost: run() prepares again and reports it where a reader sees it.
+  schedule(() => prepareRun(), { background: true });
 }
 
+booting = Promise.resolve()
+  .then(() => boot(bootSettings()))
+  .then(
+    (timings) => {
+      postMessage({ type: "booted", timings });
+      prepareWhenIdle();
+    },
+    (error) => postMessage({ type: "boot-failed", message: String((error && error.message) || error) }),
+  );
+
 self.onmessage = ({ data }) => {
-  if (data.type === "boot") {
-    booting ??= boot(data).then(
-      (timings) => {
-        postMessage({ type: "booted", timings });
-        prepareWhenIdle();
-      },
-      (error) => postMessage({ type: "boot-failed", message: String((error && error.message) || error) }),
-    );
+  if (data.type === "interrupt") {
+    useInterruptBuffer(data.buffer);
     return;
   }
-  enqueue(async () => {
-    await booting;
+  const background = data.type === "load";
+  schedule(async () => {
     if (!pyodide || !runCell) return; // boot failed; the page restarts the worker on Retry
     if (data.type === "run") {
       run(data);
@@ -249,5 +299,5 @@ self.onmessage = ({ data }) => {
       // A failure shows at the calculator's first calc, which loads again and reports it.
       await loadCalculator(data.calculator, data.module).catch(() => {});
     }
-  });
+  }, { background });
 };
