@@ -473,18 +473,25 @@ def test_instant_navigation_away_and_back_keeps_the_widgets_working(chapter, sit
     assert shown(page) == expected(params)
 
 
-def test_a_missing_runtime_file_is_explained_and_retry_recovers(browser, site) -> None:
+@pytest.mark.parametrize(
+    "missing",
+    # The wasm comes through the worker's own shared download; the standard library through
+    # Pyodide's request, which boot.mjs watches (Pyodide alone would wait forever).
+    ["pyodide.asm.wasm", "python_stdlib.zip"],
+)
+def test_a_missing_runtime_file_is_explained_and_retry_recovers(browser, site, missing) -> None:
     recorded = _context(browser)
     page = recorded.page()
-    recorded.context.route("**/pyodide.asm.wasm", lambda route: route.fulfill(status=404, body="gone"))
+    recorded.context.route(f"**/{missing}", lambda route: route.fulfill(status=404, body="gone"))
     page.goto(site.isolated + CHAPTER)
     cell = page.locator("[data-rf-cell]")
     expect(cell).to_have_attribute("data-state", "failed", timeout=BOOT_MS)
     expect(cell.locator(".rf-status")).to_contain_text("Python could not start")
+    expect(cell.locator(".rf-status")).to_contain_text(f"a runtime file is missing ({missing}: HTTP 404)")
     expect(cell.locator(".rf-status")).to_contain_text("The rest of the page works without it.")
     # The page still reads correctly: the calculator shows its build-time numbers.
     assert shown(page) == expected(calculator_view.DEFAULTS)
-    recorded.context.unroute("**/pyodide.asm.wasm")
+    recorded.context.unroute(f"**/{missing}")
     cell.locator("[data-rf-action=retry]").click()
     expect(cell).to_have_attribute("data-state", "ready", timeout=BOOT_MS)
     assert run(page) == cpython_output()

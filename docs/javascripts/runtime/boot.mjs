@@ -4,8 +4,9 @@
 // The snapshot (made at build time by scripts/make_snapshot.mjs) is Python's memory
 // right after the roofline package and the page's helper modules were imported and
 // the spec files parsed. Restoring it skips Python's start-up and those imports. It
-// holds memory, not files, so the wheel is unpacked and the helper modules written
-// again afterwards, at the paths the snapshot's sys.path and module records name.
+// holds memory, not files, so the wheel is unpacked again afterwards, at the path the
+// snapshot's module records name (the helper modules are imported already; their
+// files are written only for a plain boot).
 //
 // The snapshot file leaves out what pyodide.asm.wasm's data segments already hold
 // (see snapshot_codec.mjs), so rebuilding it needs the wasm's bytes. In a browser the
@@ -17,6 +18,8 @@
 // every way a restore can fail (no snapshot, a truncated or corrupted download, a
 // snapshot made for another Pyodide, a browser without DecompressionStream) ends in
 // a plain boot, and the reason comes back as `timings.fallback` for the status line.
+// A missing runtime file is not a snapshot's fault: it fails the boot, naming the file
+// (see whileLoading).
 //
 // Also runs under Node (tests/node/golden.test.mjs): `indexURL` may then be a file
 // path, and `fetch` a stand-in that reads files.
@@ -29,7 +32,7 @@ export const MODULE_DIR = "/home/pyodide/roofline_page";
 /** Where Pyodide 314 installs wheels; make_snapshot.mjs unpacks the wheel there too. */
 export const SITE_PACKAGES = "/lib/python3.14/site-packages";
 const WASM_FILE = "pyodide.asm.wasm";
-const PYODIDE_FILES = ["pyodide.asm.mjs", WASM_FILE, "python_stdlib.zip", "pyodide-lock.json"];
+const MISSING = "a runtime file is missing";
 
 async function fetchOk(get, url, what) {
   const response = await get(url);
@@ -37,22 +40,8 @@ async function fetchOk(get, url, what) {
   return response;
 }
 
-/**
- * Reject, naming the file, if one of Pyodide's own files is missing. loadPyodide does not
- * fail when its .wasm or stdlib cannot be fetched: it logs and waits forever. These HEAD
- * requests run beside it, so they cost nothing when all is well.
- */
-async function missingRuntimeFile(get, base) {
-  const answers = await Promise.all(
-    PYODIDE_FILES.map(async (name) => {
-      const response = await get(new URL(name, base).href, { method: "HEAD" });
-      // 405/501: a host that does not answer HEAD; let the real request decide.
-      return response.ok || response.status === 405 || response.status === 501 ? null : `${name}: HTTP ${response.status}`;
-    }),
-  );
-  const missing = answers.filter(Boolean);
-  if (missing.length) throw new Error(`a runtime file is missing (${missing.join(", ")})`);
-  return new Promise(() => {}); // all present: never settles, so the race is loadPyodide's
+function missingFile(name, status) {
+  return new Error(`${MISSING} (${name}: HTTP ${status})`);
 }
 
 /**
@@ -113,21 +102,20 @@ function urlOf(input) {
 
 /**
  * pyodide.asm.wasm downloaded once, for two uses: `bytes` (a promise of a Uint8Array,
- * for the snapshot's base image) and, in a browser, a module compiled while it
- * downloads. `during(work)` runs `work` (loadPyodide) with Pyodide's own request for
- * the file answered by a stand-in and its instantiateStreaming given the compiled
- * module; both are put back when `work` settles, whatever happens.
- *
- * Under Node (a file path) Pyodide reads the wasm from disk itself and nothing is
- * stood in for: `bytes` is all that is used.
+ * for the snapshot's base image) and, in a browser, `compiled`: a promise of the module,
+ * compiled while it downloads, which whileLoading hands to Pyodide. Under Node (a file
+ * path) Pyodide reads the wasm from disk itself, and `compiled` is null.
  */
 function shareWasm(get, url) {
-  const download = fetchOk(get, url, WASM_FILE);
+  const download = get(url).then((response) => {
+    if (!response.ok) throw missingFile(WASM_FILE, response.status);
+    return response;
+  });
   const inBrowser = /^https?:/.test(url) && typeof WebAssembly.compileStreaming === "function";
   if (!inBrowser) {
     const bytes = download.then(async (response) => new Uint8Array(await response.arrayBuffer()));
     bytes.catch(() => {});
-    return { bytes, during: (work) => work() };
+    return { bytes, compiled: null };
   }
   const branches = download.then((response) => response.body.tee());
   const bytes = branches.then(async ([, ours]) => new Uint8Array(await new Response(ours).arrayBuffer()));
@@ -135,27 +123,58 @@ function shareWasm(get, url) {
     WebAssembly.compileStreaming(new Response(toCompile, { headers: { "Content-Type": "application/wasm" } })),
   );
   for (const promise of [bytes, compiled]) promise.catch(() => {});
-  const standIn = new Response(null, { status: 200 });
-  const during = async (work) => {
-    const { fetch: realFetch } = globalThis;
-    const realInstantiate = WebAssembly.instantiateStreaming;
-    globalThis.fetch = (input, init) => (urlOf(input) === url ? Promise.resolve(standIn) : realFetch(input, init));
-    WebAssembly.instantiateStreaming = async (source, imports) => {
-      if ((await source) !== standIn) return realInstantiate(source, imports);
-      // Pyodide only logs a failed instantiation and waits forever: if the shared
-      // download or its compilation failed, fetch and compile the file the usual way.
-      const module = await compiled.catch(() => null);
-      if (!module) return realInstantiate(realFetch(url), imports);
-      return { module, instance: await WebAssembly.instantiate(module, imports) };
-    };
-    try {
-      return await work();
-    } finally {
-      globalThis.fetch = realFetch;
-      WebAssembly.instantiateStreaming = realInstantiate;
+  return { bytes, compiled };
+}
+
+/**
+ * Run `load` (a loadPyodide call) with Pyodide's requests watched, and settle as it does,
+ * or reject with "a runtime file is missing (NAME: HTTP 404)" as soon as one of Pyodide's
+ * files under `runtimeBase` is answered with an error: loadPyodide itself only logs that
+ * and waits forever. When `compiled` (see shareWasm) is given, Pyodide's own request for
+ * `wasmURL` gets a stand-in and its instantiateStreaming the compiled module, so the file
+ * is downloaded and compiled once. fetch and instantiateStreaming are the worker's own
+ * (or, under Node, unused by Pyodide), and both are put back when `load` settles.
+ */
+async function whileLoading(load, { runtimeBase, wasmURL, compiled }) {
+  const realFetch = globalThis.fetch;
+  const realInstantiate = WebAssembly.instantiateStreaming;
+  let reportMissing;
+  const missing = new Promise((_, reject) => (reportMissing = reject));
+  const checked = async (input, init) => {
+    const response = await realFetch(input, init);
+    const url = urlOf(input);
+    if (!response.ok && url.startsWith(runtimeBase)) {
+      reportMissing(missingFile(url.slice(runtimeBase.length), response.status));
     }
+    return response;
   };
-  return { bytes, during };
+  const standIn = new Response(null, { status: 200 });
+  globalThis.fetch = (input, init) =>
+    compiled && urlOf(input) === wasmURL ? Promise.resolve(standIn) : checked(input, init);
+  WebAssembly.instantiateStreaming = async (source, imports) => {
+    if ((await source) !== standIn) return realInstantiate(source, imports);
+    // Pyodide only logs a failed instantiation and waits forever: if the shared
+    // download or its compilation failed, fetch and compile the file the usual way.
+    const module = await compiled.catch(() => null);
+    if (!module) return realInstantiate(checked(wasmURL), imports);
+    return { module, instance: await WebAssembly.instantiate(module, imports) };
+  };
+  try {
+    return await Promise.race([load(), missing]);
+  } finally {
+    globalThis.fetch = realFetch;
+    WebAssembly.instantiateStreaming = realInstantiate;
+  }
+}
+
+/** The helper modules in `modules` ([{name, url}]) as [{name, text}], downloaded. */
+function fetchSources(get, modules) {
+  return Promise.all(modules.map(async ({ name, url }) => ({ name, text: await (await fetchOk(get, url, name)).text() })));
+}
+
+/** Whether Python has imported the helper module in file `name` (roofline_cell.py: roofline_cell). */
+function imported(pyodide, name) {
+  return pyodide.runPython(`import sys; ${JSON.stringify(name.replace(/\.py$/, ""))} in sys.modules`) === true;
 }
 
 function installPage(pyodide, wheel, sources) {
@@ -174,49 +193,45 @@ function installPage(pyodide, wheel, sources) {
  */
 export async function bootPython({ indexURL, wheelURL, snapshotURL = null, modules, fetch: get = fetch }) {
   const started = performance.now();
-  // The small files download while Pyodide starts; nothing about them depends on it.
-  const sources = Promise.all(
-    modules.map(async ({ name, url }) => ({ name, text: await (await fetchOk(get, url, name)).text() })),
-  );
-  const wheel = fetchOk(get, wheelURL, "the roofline wheel").then(async (r) => new Uint8Array(await r.arrayBuffer()));
-  sources.catch(() => {}); // awaited below; this only keeps an early failure from going unhandled
-  wheel.catch(() => {});
   // A file path (Node) becomes a file: URL; an http(s) URL is left as it is.
   const base = new URL(indexURL, "file:///");
+  // Every download starts now, the small ones first: over HTTP/1.1 a host serves six at a
+  // time, and these must not wait behind the megabytes.
   const pyodideScript = import(new URL("pyodide.mjs", base).href);
   // loadPyodide imports Emscripten's 1.2 MB pyodide.asm.mjs only once it has started;
   // importing the same URL now puts it in the module map by then (one download, one instance).
   import(new URL("pyodide.asm.mjs", base).href).catch(() => {}); // a failure shows in loadPyodide
-  // The large downloads start at once, not after Pyodide's own script has loaded.
-  let wasm = null;
-  let snapshot = null;
-  if (snapshotURL) {
-    wasm = shareWasm(get, new URL(WASM_FILE, base).href);
-    snapshot = readSnapshot(get, snapshotURL, pyodideScript.then((script) => script.version), wasm.bytes);
-    snapshot.catch(() => {}); // awaited by loadPyodide below
-  }
+  const wheel = fetchOk(get, wheelURL, "the roofline wheel").then(async (r) => new Uint8Array(await r.arrayBuffer()));
+  wheel.catch(() => {}); // awaited below; this only keeps an early failure from going unhandled
+  const wasmURL = new URL(WASM_FILE, base).href;
+  const wasm = snapshotURL ? shareWasm(get, wasmURL) : null;
+  const snapshot = snapshotURL ? readSnapshot(get, snapshotURL, pyodideScript.then((s) => s.version), wasm.bytes) : null;
+  snapshot?.catch(() => {}); // awaited by loadPyodide below
   const { loadPyodide } = await pyodideScript;
   // packageBaseUrl: without it Pyodide would fall back to its CDN for anything it looks up.
   const options = { indexURL, packageBaseUrl: indexURL, stdout: () => {}, stderr: () => {} };
-  const missing = missingRuntimeFile(get, base);
-  missing.catch(() => {}); // raced below; a late failure after a good boot means nothing
+  const watch = { runtimeBase: base.href, wasmURL, compiled: wasm?.compiled ?? null };
   const timings = {};
 
   let pyodide = null;
   if (snapshot) {
     try {
       snapshot.then(() => (timings.snapshotRead = performance.now() - started)).catch(() => {});
-      pyodide = await wasm.during(() => Promise.race([loadPyodide({ ...options, _loadSnapshot: snapshot }), missing]));
+      pyodide = await whileLoading(() => loadPyodide({ ...options, _loadSnapshot: snapshot }), watch);
       timings.snapshot = true;
     } catch (error) {
       // A missing runtime file fails the plain boot as well; say that, not "no snapshot".
-      if (String(error?.message).startsWith("a runtime file is missing")) throw error;
+      if (String(error?.message).startsWith(MISSING)) throw error;
       timings.fallback = String(error?.message || error).split("\n")[0];
     }
   }
-  pyodide ??= await Promise.race([loadPyodide(options), missing]);
+  // A plain boot after a failed restore still uses the shared wasm, if it downloaded.
+  pyodide ??= await whileLoading(() => loadPyodide(options), watch);
   timings.pyodide = performance.now() - started;
-  installPage(pyodide, await wheel, await sources);
+  // A restored Python has the helper modules imported already (make_snapshot.mjs did), so
+  // their files are downloaded only for a plain boot, or for a module the snapshot lacks.
+  const absent = timings.snapshot ? modules.filter(({ name }) => !imported(pyodide, name)) : modules;
+  installPage(pyodide, await wheel, await fetchSources(get, absent));
   if (timings.snapshot) {
     // Every restore starts from the same memory, the random module's state included:
     // reseed it from the system's entropy, or every visit would draw the same numbers.
