@@ -336,29 +336,3 @@ def test_a_full_disk_mid_write_leaves_figures_byte_identical(tmp_path: Path, mon
         generate(root)
     assert len(calls) == 3
     assert snapshot(root) == before  # no target replaced, no temporary file left behind
-
-
-@pytest.mark.parametrize(
-    ("text", "fragment"),
-    [
-        (
-            '[m]\ntokens_per_s = nan\nsource = "s"\n',
-            "[m]: field 'tokens_per_s': must be a positive number below 1e18, got nan",
-        ),
-        ('[m]\ntokens_per_s = "fast"\nsource = "s"\n', "field 'tokens_per_s': must be a positive number"),
-        ('[m]\ntokens_per_s = 1e400\nsource = "s"\n', "got inf"),
-        ('[m]\ntokens_per_s = -1\nsource = "s"\n', "got -1"),
-        ("[m]\ntokens_per_s = 1\n", "[m]: field 'source': missing field"),
-        ("m = 1\n", "measured.toml: [m]: must be a table"),
-        ("[m\n", "cannot read: "),
-    ],
-)
-def test_a_bad_measurement_is_one_located_error(text: str, fragment: str, tmp_path: Path) -> None:
-    from sitegen.context import read_measured
-
-    path = tmp_path / "measured.toml"
-    path.write_text(text)
-    with pytest.raises(roofline.SpecError) as raised:
-        read_measured(path)
-    message = str(raised.value)
-    assert message.startswith("scripts/sitegen/measured.toml: ") and fragment in message and "\n" not in message
