@@ -5,13 +5,13 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
+import strategies
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
-from test_properties import gpus  # made-up chips, with a host link
+from strategies import gpus  # made-up chips, with a host link
 
 from roofline import (
     Hardware,
-    ModelSpec,
     Workload,
     architecture,
     decode_step,
@@ -30,32 +30,9 @@ settings.register_profile("roofline-kv", max_examples=150, deadline=None)
 settings.load_profile("roofline-kv")
 
 
-@st.composite
-def models(draw: st.DrawFn, *, windowed: bool | None = None) -> ModelSpec:
-    kv_heads = draw(st.sampled_from([1, 2, 4, 8]))
-    layers = draw(st.integers(1, 64))
-    with_window = draw(st.booleans()) if windowed is None else windowed
-    window, pattern = 0, ()
-    if with_window:
-        window = draw(st.integers(1, 8192))
-        kinds = draw(st.lists(st.sampled_from(["local", "global"]), min_size=1, max_size=min(layers, 6)))
-        assume("local" in kinds)
-        pattern = tuple(kinds)
-    return ModelSpec(
-        id="made-up",
-        name="Made-up model",
-        layers=layers,
-        hidden_size=draw(st.integers(64, 8192)),
-        attention_heads=kv_heads * draw(st.integers(1, 16)),
-        kv_heads=kv_heads,
-        head_dim=draw(st.sampled_from([64, 128, 256])),
-        ffn_size=draw(st.integers(64, 32768)),
-        vocab_size=draw(st.integers(1000, 256000)),
-        tied_embeddings=draw(st.booleans()),
-        source="test",
-        sliding_window=window,
-        layer_pattern=pattern,
-    )
+def models(*, windowed: bool | None = None) -> st.SearchStrategy:
+    """Dense models, windowed or not, at sizes where the KV cache and the weights both matter."""
+    return strategies.models(moe=False, windowed=windowed, max_layers=64, max_hidden=8192, max_ffn=32768)
 
 
 kv_formats = st.sampled_from(KV_FORMAT_NAMES)

@@ -4,62 +4,17 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from types import MappingProxyType
 
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
+from strategies import gpus, models
 
-from roofline import GpuSpec, Hardware, ModelSpec, MoeSpec, Workload, crossover_batch, decode_step, evaluate
+from roofline import Hardware, Workload, crossover_batch, decode_step, evaluate
 from roofline.performance import decode_pass
 
 settings.register_profile("roofline", max_examples=150, deadline=None)
 settings.load_profile("roofline")
-
-
-@st.composite
-def gpus(draw: st.DrawFn) -> GpuSpec:
-    return GpuSpec(
-        id="made-up",
-        name="Made-up GPU",
-        memory_bytes=draw(st.floats(8e9, 512e9)),
-        bandwidth_bytes_per_s=draw(st.floats(100e9, 20e12)),
-        dense_flops_per_s=MappingProxyType({"bf16": draw(st.floats(50e12, 5e15))}),
-        source="test",
-        host_link_bytes_per_s=draw(st.floats(1e9, 200e9)),
-        host_link_source="test",
-    )
-
-
-@st.composite
-def models(draw: st.DrawFn, *, moe: bool | None = None) -> ModelSpec:
-    kv_heads = draw(st.sampled_from([1, 2, 4, 8]))
-    layers = draw(st.integers(1, 128))
-    with_experts = draw(st.booleans()) if moe is None else moe
-    experts = None
-    if with_experts:
-        count = draw(st.integers(2, 64))
-        experts = MoeSpec(
-            experts=count,
-            experts_per_token=draw(st.integers(1, count)),
-            expert_ffn_size=draw(st.integers(64, 16384)),
-            shared_experts=draw(st.integers(0, 2)),
-            dense_layers=draw(st.integers(0, layers)),
-        )
-    return ModelSpec(
-        id="made-up",
-        name="Made-up model",
-        layers=layers,
-        hidden_size=draw(st.integers(64, 16384)),
-        attention_heads=kv_heads * draw(st.integers(1, 16)),
-        kv_heads=kv_heads,
-        head_dim=draw(st.sampled_from([64, 128, 256])),
-        ffn_size=draw(st.integers(64, 65536)),
-        vocab_size=draw(st.integers(1000, 256000)),
-        tied_embeddings=draw(st.booleans()),
-        source="test",
-        moe=experts,
-    )
 
 
 contexts = st.integers(0, 131072)
