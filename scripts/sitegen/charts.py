@@ -57,10 +57,15 @@ def geometric(start: float, stop: float, per_doubling: int = 8) -> Iterator[floa
     yield stop
 
 
-def _base(chart: alt.TopLevelMixin, title: str, subtitle: list[str]) -> dict[str, Any]:
-    """Size, title (a subtitle line per entry, so narrow screens do not clip it) and shared config."""
+def figure_spec(
+    chart: alt.TopLevelMixin, title: str, subtitle: list[str], *, size: tuple[int, int] | None = (WIDTH, HEIGHT)
+) -> dict[str, Any]:
+    """The course's frame for a figure, as a Vega-Lite dict: its size (``None``: the parts of a
+    compound chart set their own), title (a subtitle line per entry, so narrow screens do not
+    clip it), palette, axis and legend style. Every chapter's figures go through it."""
+    sized = chart.properties(width=size[0], height=size[1]) if size else chart
     spec = (
-        chart.properties(width=WIDTH, height=HEIGHT, title=alt.TitleParams(title, subtitle=subtitle, anchor="start"))
+        sized.properties(title=alt.TitleParams(title, subtitle=subtitle, anchor="start"))
         .configure_range(category=PALETTE)
         # labelSeparation: greedy overlap removal also drops labels that would touch (4,09616,384).
         .configure_axis(labelFontSize=12, titleFontSize=12, labelOverlap="greedy", labelSeparation=6)
@@ -105,7 +110,7 @@ def decode_by_precision(ctx: Focus) -> dict[str, Any]:
         )
     )
     labels = bars.mark_text(align="left", dx=3, fontSize=10).encode(text="label:N", color=alt.value("#888888"))
-    return _base(
+    return figure_spec(
         bars + labels,
         f"Decode ceiling per weight precision, {ctx.gpu.name}",
         [
@@ -149,7 +154,7 @@ def prefill_vs_prompt(ctx: Focus) -> dict[str, Any]:
             ],
         )
     )
-    return _base(
+    return figure_spec(
         chart,
         f"Prefill time vs prompt length, 16-bit weights, {gpu.name}",
         [
@@ -230,7 +235,7 @@ def batching_crossover(ctx: Focus) -> dict[str, Any]:
         .encode(text="label:N")
         for index, mark in enumerate(marks)
     ]
-    return _base(
+    return figure_spec(
         alt.layer(curves, points, *texts),
         f"Batching: {model.name}, 16-bit, one {ctx.gpu.name}",
         [
@@ -305,7 +310,7 @@ def roofline_chart(ctx: Focus) -> dict[str, Any]:
     left_of_ridge = alt.datum.intensity < sig(ridge)
     names_right = dots.transform_filter(left_of_ridge).mark_text(align="left", dx=8, dy=12, fontSize=11)
     names_left = dots.transform_filter(~left_of_ridge).mark_text(align="right", dx=-8, dy=12, fontSize=11)
-    return _base(
+    return figure_spec(
         alt.layer(line, rule, rule_text, dots, names_right.encode(text="label:N"), names_left.encode(text="label:N")),
         f"The roofline of an {ctx.gpu.name}, 16-bit math, {model.name}",
         ["Left of the ridge a pass waits on memory; right of it, on math."],

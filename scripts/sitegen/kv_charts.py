@@ -21,7 +21,7 @@ from roofline.kvcache import PublishedMeasurement
 from roofline.kvformats import kv_format
 from roofline.performance import memory_use
 
-from .charts import _base, sig
+from .charts import figure_spec, sig
 
 #: Where the per-token bars start on their log axis (a log scale has no zero), in kB.
 LOG_BASE_KB = 10
@@ -73,7 +73,7 @@ def kv_per_token(specs: SpecSet) -> dict[str, Any]:
     labels = bars.mark_text(align="left", dx=3, fontSize=10).encode(
         text=alt.Text("kb:Q", format=",.0f"), color=alt.value("#888888")
     )
-    return _base(
+    return figure_spec(
         bars + ticks + labels,
         "KV cache per token, 16-bit, by attention type",
         ["Bars: what each model caches. Grey ticks: what full multi-head attention would cache."],
@@ -122,7 +122,7 @@ def users_vs_context(
         )
     )
     names = ", ".join(kv_format(p).name for p in kv_precisions)
-    return _base(
+    return figure_spec(
         chart,
         f"Users that fit against context, 16-bit weights, {' / '.join(dict.fromkeys(gpu_names))}",
         [f"KV cache in {names}. Double the context, half the users.", "A line ends where not one user fits."],
@@ -156,7 +156,7 @@ def step_split_chart(specs: SpecSet, model_id: str, gpu_id: str, users: int, con
             ],
         )
     )
-    return _base(
+    return figure_spec(
         chart,
         f"What a decode step reads: {model.name}, {users} users, one {gpu.name}",
         ["The weights cost the same at every context; the cache grows with it."],
@@ -201,7 +201,7 @@ def paging_chart(
             ],
         )
     )
-    return _base(
+    return figure_spec(
         band + lines,
         f"Paging: {len(lengths):,} requests, room for {max_context:,} tokens each",
         [

@@ -18,21 +18,12 @@ import altair as alt
 
 from roofline.serving import SimulationResult
 
-from .charts import HEIGHT, PALETTE, WIDTH, sig
+from .charts import WIDTH, figure_spec, sig
 
 #: Colours and order of a request's spans, as the simulator's trace names them.
 SPAN_KINDS = {"wait": "queued", "prefill": "prefill", "decode": "decode", "padding": "padding (static)"}
 SPAN_COLOURS = ["#bab0ac", "#f28e2b", "#4e79a7", "#e15759"]
 POLICY_NAMES = {"static": "static", "continuous": "continuous", "chunked": "chunked prefill"}
-
-
-def _config(chart: alt.TopLevelMixin, title: str, subtitle: list[str]) -> dict[str, Any]:
-    spec = (
-        chart.properties(title=alt.TitleParams(title, subtitle=subtitle, anchor="start"))
-        .configure_range(category=PALETTE)
-        .configure_axis(labelFontSize=12, titleFontSize=12, labelOverlap="greedy")
-    )
-    return spec.configure_legend(orient="bottom", direction="horizontal", columns=4).to_dict()
 
 
 def timelines(runs: dict[str, SimulationResult], count: int) -> dict[str, Any]:
@@ -71,10 +62,11 @@ def timelines(runs: dict[str, SimulationResult], count: int) -> dict[str, Any]:
         )
         .properties(width=WIDTH, height=14 * len(lanes))
     )
-    return _config(
+    return figure_spec(
         chart,
         "The same requests, static against continuous batching",
         ["Static batches run until their longest request ends; continuous batching lets each one go."],
+        size=None,  # each policy's panel is as tall as its requests
     )
 
 
@@ -110,9 +102,8 @@ def throughput_latency(sweep: dict[str, list[tuple[float, SimulationResult]]]) -
             y=alt.Y("tokens_per_s:Q", title="output tokens/s"),
             order="rate:Q",
         )
-        .properties(width=WIDTH, height=HEIGHT)
     )
-    return _config(
+    return figure_spec(
         chart,
         "Throughput against p99 inter-token latency as the rate rises",
         ["Each point is one arrival rate; static batches stop gaining early."],
@@ -128,9 +119,8 @@ def goodput(sweep: dict[str, list[tuple[float, SimulationResult]]]) -> dict[str,
             x=alt.X("rate:Q", title="arrival rate (requests/s)"),
             y=alt.Y("goodput:Q", title="goodput (requests/s)"),
         )
-        .properties(width=WIDTH, height=HEIGHT)
     )
-    return _config(
+    return figure_spec(
         chart,
         "Goodput peaks, then falls",
         ["Requests per second that meet both latency targets."],
@@ -161,9 +151,8 @@ def budget_sweep(points: list[tuple[int, SimulationResult]]) -> dict[str, Any]:
             color=alt.Color("metric:N", title=None, sort=["p99 TPOT", "p99 TTFT"]),
             tooltip=["budget:Q", "metric:N", "ms:Q"],
         )
-        .properties(width=WIDTH, height=HEIGHT)
     )
-    return _config(
+    return figure_spec(
         chart,
         "The token budget trades inter-token latency for time to first token",
         ["A small budget keeps every iteration short; a large one finishes prompts sooner."],

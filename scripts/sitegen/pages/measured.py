@@ -17,6 +17,7 @@ import altair as alt
 from roofline.measured import KINDS, Comparison, Measurement, compare_all, load_measurements
 
 from .. import escape
+from ..charts import PALETTE
 from ..context import Context
 from ..page import PageContent
 from ..values import percent
@@ -169,7 +170,9 @@ def ratio_chart(comparisons: list[Comparison]) -> dict[str, Any]:
                 anchor="start",
             ),
         )
-        .configure_range(category=["#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#b07aa1", "#76b7b2"])
+        # Not charts.figure_spec: this chart's size follows its rows, and its axis labels
+        # (the kinds of measurement) are longer than Vega's default limit cuts at.
+        .configure_range(category=PALETTE)
         .configure_axis(labelFontSize=12, titleFontSize=12, labelLimit=220)
     )
     return spec.to_dict()
