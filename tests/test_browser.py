@@ -499,6 +499,38 @@ def test_a_missing_runtime_file_is_explained_and_retry_recovers(browser, site, m
     recorded.context.close()
 
 
+@pytest.mark.parametrize("snapshot", [True, False], ids=["from the snapshot", "plain boot"])
+def test_a_wasm_served_under_another_type_still_boots(browser, site, snapshot) -> None:
+    """Some hosts send .wasm as application/octet-stream, which instantiateStreaming refuses."""
+    recorded = _context(browser)
+
+    def octet_stream(route) -> None:
+        response = route.fetch()
+        route.fulfill(response=response, headers={**response.headers, "content-type": "application/octet-stream"})
+
+    def without_snapshot(route) -> None:
+        # The page names no snapshot, so Pyodide requests the wasm itself (a failed restore
+        # would still use the worker's own download, labelled correctly).
+        response = route.fetch()
+        route.fulfill(response=response, body=re.sub(r' data-rf-snapshot="[^"]*"', "", response.text()))
+
+    recorded.context.route("**/pyodide.asm.wasm", octet_stream)
+    if not snapshot:
+        recorded.context.route(f"**/{CHAPTER}", without_snapshot)
+    page = recorded.page()
+    page.goto(site.isolated + CHAPTER)
+    cell = page.locator("[data-rf-cell]")
+    expect(cell).to_have_attribute("data-state", "ready", timeout=BOOT_MS)
+    assert run(page) == cpython_output()
+    assert (
+        page.evaluate(
+            "import('../../javascripts/runtime/runtime.mjs').then(({ runtime }) => runtime.timings.snapshot === true)"
+        )
+        == snapshot
+    )
+    recorded.context.close()
+
+
 def test_requests_stay_on_the_local_server_and_include_the_workers(chapter, site) -> None:
     _, recorded = chapter
     recorded.assert_only(site.isolated)

@@ -119,6 +119,7 @@ function shareWasm(get, url) {
   }
   const branches = download.then((response) => response.body.tee());
   const bytes = branches.then(async ([, ours]) => new Uint8Array(await new Response(ours).arrayBuffer()));
+  // Labelled application/wasm whatever the host said (see asWasm).
   const compiled = branches.then(([toCompile]) =>
     WebAssembly.compileStreaming(new Response(toCompile, { headers: { "Content-Type": "application/wasm" } })),
   );
@@ -146,7 +147,7 @@ async function whileLoading(load, { runtimeBase, wasmURL, compiled }) {
     if (!response.ok && url.startsWith(runtimeBase)) {
       reportMissing(missingFile(url.slice(runtimeBase.length), response.status));
     }
-    return response;
+    return url === wasmURL && response.ok ? asWasm(response) : response;
   };
   const standIn = new Response(null, { status: 200 });
   globalThis.fetch = (input, init) =>
@@ -165,6 +166,16 @@ async function whileLoading(load, { runtimeBase, wasmURL, compiled }) {
     globalThis.fetch = realFetch;
     WebAssembly.instantiateStreaming = realInstantiate;
   }
+}
+
+/**
+ * `response` labelled application/wasm. instantiateStreaming refuses a wasm file served
+ * under another type, as some hosts serve .wasm (application/octet-stream), and Pyodide
+ * would then wait forever; the bytes are the same, so say what they are.
+ */
+function asWasm(response) {
+  if (/^application\/wasm\b/i.test(response.headers.get("Content-Type") || "")) return response;
+  return new Response(response.body, { status: response.status, headers: { "Content-Type": "application/wasm" } });
 }
 
 /** The helper modules in `modules` ([{name, url}]) as [{name, text}], downloaded. */
