@@ -64,18 +64,25 @@ async function main() {
     names.push(basename(path, ".py"));
   }
   // Everything a Run or a calculation would import first, and the parsed spec files
-  // (builtin_specs caches them). A helper module's prepare(), where it has one, runs
-  // too: roofline_cell's imports the first Run's own copy of the package, so that Run
-  // pays nothing for it. gc.collect() drops start-up garbage before the copy.
+  // (builtin_specs caches them). What lives as long as the page is then frozen out of
+  // the cyclic collector's reach (gc.freeze), so that a collection in the browser walks
+  // only what came after: 5 ms instead of 42 here. A helper module's prepare(), where it
+  // has one, runs last: roofline_cell's imports the first Run's own copy of the package,
+  // so that Run pays nothing for it, and that copy, left unfrozen, can be collected once
+  // the Run is over. gc.collect() drops start-up garbage before the copy.
   pyodide.runPython(`
 import sys
 sys.path.insert(0, ${JSON.stringify(MODULE_DIR)})
 import importlib, json, linecache, traceback
 import roofline, roofline.cli, roofline.report, roofline.sweep
 roofline.builtin_specs()
-for name in ${JSON.stringify(names)}:
-    getattr(importlib.import_module(name), "prepare", lambda: None)()
+helpers = [importlib.import_module(name) for name in ${JSON.stringify(names)}]
 import gc
+gc.collect()
+gc.freeze()
+for helper in helpers:
+    getattr(helper, "prepare", lambda: None)()
+del helpers
 gc.collect()
 `);
   zeroFreeMemory(pyodide._module);

@@ -1,8 +1,8 @@
 // Entry point, loaded on every page (mkdocs.yml extra_javascript). It does nothing on
-// pages without a Run cell or calculator. On pages with one it loads the widgets and
-// starts Python as soon as they are set up: the worker downloads and restores it off
-// the main thread, so the page stays responsive, and a reader who presses Run, even
-// at once, waits for as little of the start-up as can be. On Save-Data or a slow
+// pages without a Run cell or calculator. On pages with one it starts Python as soon
+// as the runtime's script has loaded, while the widgets are set up: the worker downloads
+// and restores it off the main thread, so the page stays responsive, and a reader who
+// presses Run, even at once, waits for as little of the start-up as can be. On Save-Data or a slow
 // connection it waits instead until the reader uses a widget, and the cells say so.
 //
 // Material's instant navigation swaps page content without reloading scripts, so the
