@@ -89,3 +89,23 @@ def test_keyboard_interrupt_is_stop_only_when_stop_was_pressed() -> None:
 )
 def test_system_exit_ends_the_program_as_python_would(code: str, status: str) -> None:
     assert run(code)[0]["status"] == status
+
+
+@pytest.mark.parametrize("writes_no_bytecode", [True, False])
+def test_preparing_a_package_copy_writes_bytecode_and_puts_the_setting_back(writes_no_bytecode, monkeypatch) -> None:
+    """prepare() lets Python write .pyc files for the package copy, so the next copy is read,
+    not compiled; the reader's own setting is what it was."""
+    monkeypatch.setattr(sys, "dont_write_bytecode", writes_no_bytecode)
+    seen = []
+    real_import = cell.importlib.import_module
+
+    def import_module(name: str):
+        seen.append(sys.dont_write_bytecode)
+        return real_import(name)
+
+    monkeypatch.setattr(cell.importlib, "import_module", import_module)
+    monkeypatch.setattr(cell, "_spare", None)
+    cell.prepare()
+    assert seen and not any(seen)  # bytecode was written for every import of the copy
+    assert sys.dont_write_bytecode is writes_no_bytecode
+    assert cell._spare and cell._spare["roofline"] is not sys.modules["roofline"]

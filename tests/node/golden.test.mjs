@@ -169,10 +169,16 @@ test("a snapshot the host sent with Content-Encoding: gzip (so it arrives unzipp
   assert.equal(output, fixture.program.output);
 });
 
-test("a restored Python already holds the first Run's own copy of the package", async () => {
+test("a restored Python holds the first Run's package copy, the rest frozen out of the collector's way", async () => {
   const { pyodide } = await boot(fixture.snapshot);
   const spare = "import roofline_cell, sys\nsorted(roofline_cell._spare or ())[:1] == ['roofline'] and roofline_cell._spare['roofline'] is not sys.modules['roofline']";
   assert.equal(pyodide.runPython(spare), true);
+  // The package, its specs and the helper modules are frozen (gc.freeze at build time);
+  // the spare copy is not, so it can be collected once a Run has used it.
+  const collectable =
+    "import gc, sys, roofline_cell\nseen = {id(o) for o in gc.get_objects()}\n" +
+    "(id(roofline_cell._spare) in seen, id(sys.modules['roofline'].__dict__) in seen, gc.get_freeze_count() > 0)";
+  assert.deepEqual(pyodide.runPython(collectable).toJs(), [true, false, true]);
 });
 
 test("two restores of one snapshot draw different random numbers", async () => {
