@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import dataclasses
+from types import MappingProxyType
 
 import pytest
 import strategies
-from hypothesis import assume, given, settings
+from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 from strategies import gpus  # made-up chips, with a host link
 
 from roofline import (
+    GpuSpec,
     Hardware,
+    ModelSpec,
     Workload,
     architecture,
     decode_step,
@@ -39,12 +42,44 @@ kv_formats = st.sampled_from(KV_FORMAT_NAMES)
 contexts = st.integers(0, 262144)
 
 
+#: Weights too big for the memory (found by hypothesis): not even an empty context fits a user.
+TOO_BIG = (
+    GpuSpec(
+        id="made-up",
+        name="Made-up GPU",
+        memory_bytes=8e9,
+        bandwidth_bytes_per_s=100e9,
+        dense_flops_per_s=MappingProxyType({"bf16": 50e12}),
+        source="test",
+    ),
+    ModelSpec(
+        id="made-up",
+        name="Made-up model",
+        layers=39,
+        hidden_size=1318,
+        attention_heads=128,
+        kv_heads=8,
+        head_dim=256,
+        ffn_size=64,
+        vocab_size=4099,
+        tied_embeddings=False,
+        source="test",
+    ),
+)
+
+
 @given(gpus(), models(), kv_formats, contexts, contexts)
+@example(*TOO_BIG, "fp32", 0, 0)
 def test_users_that_fit_never_rise_with_context(gpu, model, kv_format, context_a, context_b) -> None:
     short, long = sorted((context_a, context_b))
     hardware = Hardware(gpu)
-    at_short = users_that_fit(hardware, Workload(model, kv_precision=kv_format, context=short))
+    shorter = Workload(model, kv_precision=kv_format, context=short)
+    at_short = users_that_fit(hardware, shorter)
     at_long = users_that_fit(hardware, Workload(model, kv_precision=kv_format, context=long))
+    if architecture.weight_bytes(model, shorter.weight_precision) > hardware.usable_memory_bytes:
+        # No user fits at any context, an empty one included.
+        assert at_short == at_long == 0
+        return
     # None means no limit (nothing cached), which only an empty context gives.
     assert (at_short is None) == (short == 0)
     if at_short is not None:
