@@ -98,6 +98,7 @@ def on_config(config: Any) -> None:
         version=digest,
         docs=Path(config["docs_dir"]) if config else DOCS,
         calculators={},  # name -> (form, initial view), computed once per build
+        preloads=widget_modules(),  # read once per build, put in every widget page's head
     )
     log.info("runtime: %s, Pyodide from node_modules", _state["wheel_uri"])
 
@@ -204,6 +205,6 @@ def on_post_page(output: str, page: Any, config: Any) -> str:
         return output
     links = "".join(
         f'<link rel="modulepreload" href="{get_relative_url(f"javascripts/runtime/{name}", page.url)}">'
-        for name in widget_modules()
+        for name in _state["preloads"]
     )
     return output.replace("</head>", links + "</head>", 1)

@@ -254,26 +254,25 @@ class Bench:
         page.locator("[data-rf-calc]").scroll_into_view_if_needed()
         return page.evaluate(CALC_LOOP, ["decode_speed", "users", _calculator_inputs(CALC_INPUTS)])
 
-    def kv_budget_ms(self) -> list[dict]:
-        """Chapter 2's calculator on its own page, once Python is warm there."""
-        context, page = self.open_chapter()
-        page.goto(self.base + KV_CHAPTER)
+    def calculator_on_own_page_ms(self, chapter: str, name: str, trigger: str, inputs: list[dict]) -> list[dict]:
+        """Calculator ``name`` on a fresh page of ``chapter``, once Python is warm there: each input's
+        rf-calc-rendered measurement (``trigger`` is the field whose input event asks for it)."""
+        context = self.browser.new_context()
+        page = context.new_page()
+        page.goto(self.base + chapter)
         page.wait_for_selector("html[data-rf-runtime=ready]", timeout=TIMEOUT_MS)
-        page.locator("[data-rf-calc=kv_budget]").scroll_into_view_if_needed()
-        results = page.evaluate(CALC_LOOP, ["kv_budget", "prefix", _kv_budget_inputs(CALC_INPUTS)])
+        page.locator(f"[data-rf-calc={name}]").scroll_into_view_if_needed()
+        results = page.evaluate(CALC_LOOP, [name, trigger, inputs])
         context.close()
         return results
 
+    def kv_budget_ms(self) -> list[dict]:
+        """Chapter 2's KV budget calculator."""
+        return self.calculator_on_own_page_ms(KV_CHAPTER, "kv_budget", "prefix", _kv_budget_inputs(CALC_INPUTS))
+
     def serving_ms(self) -> list[dict]:
         """Chapter 3's simulator (1,000 requests a run): input to redrawn metrics and timeline."""
-        context = self.browser.new_context()
-        page = context.new_page()
-        page.goto(self.base + SERVING_CHAPTER)
-        page.wait_for_selector("html[data-rf-runtime=ready]", timeout=TIMEOUT_MS)
-        page.locator("[data-rf-calc=serving]").scroll_into_view_if_needed()
-        results = page.evaluate(CALC_LOOP, ["serving", "rate", _serving_inputs(SERVING_INPUTS)])
-        context.close()
-        return results
+        return self.calculator_on_own_page_ms(SERVING_CHAPTER, "serving", "rate", _serving_inputs(SERVING_INPUTS))
 
     def stop_then_run_ms(self) -> list[float]:
         """Without isolation: Stop a ``while True: pass`` (the worker restarts), Run the

@@ -25,7 +25,7 @@ from pathlib import Path
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import pytest
-from chromium import CHROMIUM_PATH, launch
+from chromium import CHROMIUM_PATH
 from support import load_script
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -90,15 +90,6 @@ def site() -> Iterator[Site]:
         yield Site(serve.serve_in_background(isolated), serve.serve_in_background(plain))
         isolated.shutdown()
         plain.shutdown()
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
-    """Chromium for this module only: a sync Playwright session must end before another starts in this thread."""
-    with playwright_sync.sync_playwright() as playwright:
-        launched = launch(playwright)
-        yield launched
-        launched.close()
 
 
 @dataclass

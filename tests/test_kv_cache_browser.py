@@ -23,7 +23,7 @@ expect = playwright_sync.expect
 if not CHROMIUM_PATH.exists():
     pytest.skip("Debian's chromium is not installed (.ci/run installs it)", allow_module_level=True)
 
-from test_browser import BOOT_MS, STEP_MS, _context, browser, site  # noqa: E402, F401  (fixtures)
+from test_browser import BOOT_MS, STEP_MS, _context, site  # noqa: E402, F401  (fixtures)
 
 ROOT = Path(__file__).resolve().parent.parent
 CHAPTER = "chapters/kv-cache/"

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import serve
 from bench_pages import AXE, axe_violations, site_pages
-from chromium import CHROMIUM_PATH, launch
+from chromium import CHROMIUM_PATH
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 playwright_sync = pytest.importorskip("playwright.sync_api")
@@ -39,14 +39,6 @@ def site() -> Iterator[tuple[str, Path]]:
         serve.build_site(directory, site_url=base)
         yield serve.serve_in_background(server), directory
         server.shutdown()
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
-    with playwright_sync.sync_playwright() as playwright:
-        launched = launch(playwright)
-        yield launched
-        launched.close()
 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])

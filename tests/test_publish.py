@@ -29,7 +29,7 @@ from urllib.parse import unquote, urlsplit
 
 import pytest
 from bench_pages import site_pages
-from chromium import CHROMIUM_PATH, launch
+from chromium import CHROMIUM_PATH
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 playwright_sync = pytest.importorskip("playwright.sync_api")
@@ -109,14 +109,6 @@ def host(tmp_path_factory) -> Iterator[Host]:
     threading.Thread(target=server.serve_forever, daemon=True).start()
     yield Host(f"http://127.0.0.1:{server.server_port}/", sites)
     server.shutdown()
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
-    with playwright_sync.sync_playwright() as playwright:
-        launched = launch(playwright)
-        yield launched
-        launched.close()
 
 
 class Watched:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 from playwright.sync_api import expect
-from test_browser import BOOT_MS, CALC, CHAPTER, STEP_MS, _context, browser, site  # noqa: F401 (fixtures)
+from test_browser import BOOT_MS, CALC, CHAPTER, STEP_MS, _context, site  # noqa: F401 (fixtures)
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
