@@ -3,17 +3,16 @@
 axe-core (pinned in package.json) checks every built page at 390 px in the light
 and the dark scheme: no serious or critical violation may remain. The chapter's
 wide table and the charts are checked as a reader would use them on a phone.
-The site is served by scripts/serve.py's handler, as ``make serve`` does.
+The site is the tests' one build (the widget test page and the worked example chapter
+included), served by scripts/serve.py's handler, as ``make serve`` does.
 """
 
 from __future__ import annotations
 
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import serve
+
 from bench_pages import AXE, axe_violations, site_pages
 from chromium import CHROMIUM_PATH
 
@@ -31,19 +30,14 @@ if not AXE.is_file():
 
 
 @pytest.fixture(scope="module")
-def site() -> Iterator[tuple[str, Path]]:
-    with tempfile.TemporaryDirectory(prefix="roofline-quality-") as folder:
-        directory = Path(folder) / "site"
-        server = serve.make_server(directory, quiet=True)
-        base = f"http://127.0.0.1:{server.server_port}/"
-        serve.build_site(directory, site_url=base)
-        yield serve.serve_in_background(server), directory
-        server.shutdown()
+def served(site) -> tuple[str, Path]:
+    """The tests' one built site (``conftest.site``), served by scripts/serve.py's handler."""
+    return site.isolated, site.directory
 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
-def test_no_serious_or_critical_axe_violation_on_any_page(browser, site, scheme) -> None:
-    base, directory = site
+def test_no_serious_or_critical_axe_violation_on_any_page(browser, served, scheme) -> None:
+    base, directory = served
     context = browser.new_context(color_scheme=scheme, **PHONE)
     page = context.new_page()
     found = {}
@@ -75,8 +69,8 @@ def test_no_serious_or_critical_axe_violation_on_any_page(browser, site, scheme)
     assert found == {}
 
 
-def test_the_chapter_table_scrolls_with_a_cue_and_from_the_keyboard(browser, site) -> None:
-    base, _ = site
+def test_the_chapter_table_scrolls_with_a_cue_and_from_the_keyboard(browser, served) -> None:
+    base, _ = served
     context = browser.new_context(**PHONE)
     page = context.new_page()
     page.goto(base + CHAPTER)
@@ -94,8 +88,8 @@ def test_the_chapter_table_scrolls_with_a_cue_and_from_the_keyboard(browser, sit
     context.close()
 
 
-def test_a_tap_on_a_chart_mark_shows_its_tooltip(browser, site) -> None:
-    base, _ = site
+def test_a_tap_on_a_chart_mark_shows_its_tooltip(browser, served) -> None:
+    base, _ = served
     context = browser.new_context(**PHONE)
     page = context.new_page()
     page.goto(base + CHAPTER)
