@@ -44,11 +44,13 @@ def copy_inputs(tmp_path: Path) -> Path:
     return root
 
 
+@pytest.mark.slow  # re-renders every SVG (vl-convert): seconds, and make test-fast leaves it out
 def test_committed_figures_match_a_fresh_run():
     """Regenerates everything (every SVG re-rendered) and fails on any difference from figures/."""
     assert differences(ROOT) == [], "figures/ is stale: run `make figures` and commit it"
 
 
+@pytest.mark.slow  # re-renders every SVG twice
 def test_generation_is_deterministic(ctx):
     first = build_outputs(ROOT, FIGURES, rerender=True, run=Run())
     second = build_outputs(ROOT, FIGURES, rerender=True, run=Run())
