@@ -6,13 +6,14 @@ browser, in Pyodide.
 Layout, lowest layer first. A module imports only from modules above it:
 
 - ``errors``       SpecError, the one error for bad input, and "did you mean" hints.
-- ``forms``        a calculator's declared inputs, rules and outputs (Form, Field, Rule, Output),
-                   checked alike in CPython and, in the reader's browser, in Pyodide.
 - ``precisions``   number formats and their bytes per value.
 - ``kvformats``    KV-cache formats: bytes per value plus their scales' share (KvFormat).
 - ``formatting``   how numbers print (decimal SI units), for tables and reports.
 - ``specs``        frozen, validated records: GpuSpec, ModelSpec, MoeSpec, MlaSpec.
 - ``loader``       TOML spec files (``data/*.toml``) -> SpecSet, with located errors.
+- ``forms``        a calculator's declared inputs, rules and outputs (Form, Field, Rule, Output),
+                   checked alike in CPython and, in the reader's browser, in Pyodide; GPU and
+                   model menus from a SpecSet.
 - ``architecture`` what a model implies: parameters, KV bytes per token, FLOPs per token.
                    A new per-model formula goes here.
 - ``performance``  the roofline itself: Hardware, Workload, decode step, prefill,

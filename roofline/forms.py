@@ -44,7 +44,10 @@ from decimal import Decimal, InvalidOperation
 from functools import wraps
 from typing import Any
 
+from . import formatting as fmt
 from .errors import SpecError, did_you_mean, shown
+from .loader import SpecSet
+from .specs import ModelSpec
 
 #: A field's, an output's or a key's name: what Python, the URL (``NAME.FIELD=…``) and the markup all accept.
 NAME = re.compile(r"[a-z][a-z0-9_]*")
@@ -55,6 +58,16 @@ OPTIONAL_KEYS: dict[str, type] = {"verdict": str, "explain": str, "summary": str
 RULES: dict[str, Callable[[Any, Any], bool]] = {"at_most": operator.le, "below": operator.lt}
 #: The most decimals a step may have: the page compares numbers as integers of that many decimals.
 MAX_DECIMALS = 6
+
+
+def gpu_menu(specs: SpecSet) -> list[tuple[str, str]]:
+    """Every GPU of ``specs`` as a choice: ``("h100-sxm", "NVIDIA H100 SXM (80 GB)")``."""
+    return [(gpu.id, f"{gpu.name} ({fmt.gigabytes(gpu.memory_bytes, 0)})") for gpu in specs.gpus.values()]
+
+
+def model_menu(specs: SpecSet, keep: Callable[[ModelSpec], bool] = lambda model: True) -> list[tuple[str, str]]:
+    """Every model of ``specs`` that ``keep`` accepts, as a choice: ``("llama-3.1-8b", "Llama 3.1 8B")``."""
+    return [(model.id, model.name) for model in specs.models.values() if keep(model)]
 
 
 class FormError(ValueError):

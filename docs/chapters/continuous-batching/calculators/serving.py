@@ -15,7 +15,7 @@ from typing import Any
 
 from roofline import Hardware, ServingConfig, Workload, builtin_specs, simulate
 from roofline import formatting as fmt
-from roofline.forms import Field, Form, Output, Rule
+from roofline.forms import Field, Form, Output, Rule, gpu_menu, model_menu
 from roofline.serving import DEFAULT_TPOT_SLO_S, DEFAULT_TTFT_SLO_S, POLICIES, Lengths
 
 #: Requests per run: enough for a p99 of ten samples, few enough to answer within a keystroke.
@@ -35,19 +35,13 @@ FORM = Form(
     title="Serve a stream of requests",
     legend="Traffic and scheduler",
     fields=[
-        Field.choice(
-            "gpu",
-            "GPU",
-            [(gpu.id, f"{gpu.name} ({fmt.gigabytes(gpu.memory_bytes, 0)})") for gpu in _SPECS.gpus.values()],
-            default="h100-sxm",
-            wide=True,
-        ),
+        Field.choice("gpu", "GPU", gpu_menu(_SPECS), default="h100-sxm", wide=True),
         # Models with sliding-window layers are left out: the simulator refuses them (it would
         # overstate their cache), so offering them would only ever show an error.
         Field.choice(
             "model",
             "Model",
-            [(model.id, model.name) for model in _SPECS.models.values() if not model.sliding_window],
+            model_menu(_SPECS, keep=lambda model: not model.sliding_window),
             default="llama-3.1-8b",
             wide=True,
         ),

@@ -15,7 +15,7 @@ from typing import Any
 
 from roofline import Hardware, Workload, builtin_specs, decode_step, memory_use, step_split, users_that_fit
 from roofline import formatting as fmt
-from roofline.forms import Field, Form, Output, Rule
+from roofline.forms import Field, Form, Output, Rule, gpu_menu, model_menu
 from roofline.kvformats import KV_FORMAT_NAMES, kv_format
 from roofline.performance import gpus_to_fit
 from roofline.precisions import PRECISIONS
@@ -27,20 +27,8 @@ FORM = Form(
     title="KV budget: how many users fit, and how fast they go",
     legend="Deployment",
     fields=[
-        Field.choice(
-            "model",
-            "Model",
-            [(model.id, model.name) for model in _SPECS.models.values()],
-            default="llama-3.1-8b",
-            wide=True,
-        ),
-        Field.choice(
-            "gpu",
-            "GPU",
-            [(gpu.id, f"{gpu.name} ({fmt.gigabytes(gpu.memory_bytes, 0)})") for gpu in _SPECS.gpus.values()],
-            default="h100-sxm",
-            wide=True,
-        ),
+        Field.choice("model", "Model", model_menu(_SPECS), default="llama-3.1-8b", wide=True),
+        Field.choice("gpu", "GPU", gpu_menu(_SPECS), default="h100-sxm", wide=True),
         Field.number("gpus", "GPUs", low=1, high=64, default=1),
         Field.choice("weights", "Weight precision", [(p, p) for p in PRECISIONS], default="bf16"),
         Field.choice(

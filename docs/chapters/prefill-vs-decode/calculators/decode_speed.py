@@ -19,7 +19,7 @@ from typing import Any
 from roofline import Hardware, Workload, builtin_specs, decode_step, evaluate, memory_use
 from roofline import formatting as fmt
 from roofline.fit import memory_shortfall
-from roofline.forms import Field, Form, Output
+from roofline.forms import Field, Form, Output, gpu_menu, model_menu
 from roofline.measured import ExpectedRange, well_tuned_decode_range
 from roofline.precisions import PRECISIONS
 from roofline.sweep import gpus_to_fit
@@ -34,20 +34,8 @@ FORM = Form(
     title="How fast can a GPU generate tokens?",
     legend="Deployment",
     fields=[
-        Field.choice(
-            "gpu",
-            "GPU",
-            [(gpu.id, f"{gpu.name} ({fmt.gigabytes(gpu.memory_bytes, 0)})") for gpu in _SPECS.gpus.values()],
-            default="h100-sxm",
-            wide=True,
-        ),
-        Field.choice(
-            "model",
-            "Model",
-            [(model.id, model.name) for model in _SPECS.models.values()],
-            default="llama-3.1-8b",
-            wide=True,
-        ),
+        Field.choice("gpu", "GPU", gpu_menu(_SPECS), default="h100-sxm", wide=True),
+        Field.choice("model", "Model", model_menu(_SPECS), default="llama-3.1-8b", wide=True),
         Field.choice("precision", "Weight precision", [(p, p) for p in PRECISIONS], default="bf16"),
         Field.number("gpus", "GPUs", low=1, high=64, default=1),
         Field.number("users", "Users", low=1, high=4096, default=1),
