@@ -1,6 +1,6 @@
 """The browser's runtime without a browser: the wheel in Pyodide under Node 20 must agree with CPython.
 
-Builds the wheel and the memory snapshot as the site does, computes every answer
+Takes the wheel and the memory snapshot the tests' site serves, computes every answer
 here in CPython, then runs ``tests/node/golden.test.mjs`` with Node's own test
 runner, which boots the npm ``pyodide`` package through the page's boot module
 twice (restored from the snapshot, and plainly) and compares; it also checks that
@@ -21,8 +21,6 @@ from pathlib import Path
 import pytest
 import roofline_views as views
 
-import build_snapshot
-import build_wheel
 from sitegen.pages import find
 from support import node_test_report
 
@@ -107,17 +105,19 @@ def simulation_json(call: dict) -> str:
     return scope["answer"]
 
 
-def test_pyodide_under_node_matches_cpython(node: str, tmp_path: Path) -> None:
+def test_pyodide_under_node_matches_cpython(node: str, site, tmp_path: Path) -> None:
     from roofline import estimate
 
     CHAPTER.calculator(CALCULATOR)  # imported as the worker names it, for views.answer
     program_output = subprocess.run(
         [sys.executable, str(PROGRAM)], capture_output=True, text=True, check=True, cwd=ROOT
     ).stdout
-    wheel = build_wheel.build_wheel()
+    # The wheel and snapshot the tests' site serves (conftest.site): what a reader's browser gets,
+    # and one snapshot fewer for a fresh checkout to make.
+    runtime = site.directory / "assets" / "runtime"
     fixture = {
-        "wheel": str(wheel),
-        "snapshot": str(build_snapshot.build_snapshot(wheel)),
+        "wheel": str(next((runtime / "wheels").rglob("*.whl"))),
+        "snapshot": str(next((runtime / "snapshots").glob("*.snapshot.gz"))),
         "pyodide": str(PYODIDE),
         "program": {"path": str(PROGRAM), "filename": PROGRAM.name, "output": program_output},
         "simulation_program": SIMULATION_PROGRAM,

@@ -30,6 +30,7 @@ from urllib.parse import unquote, urlsplit
 
 import pytest
 
+import support
 from bench_pages import site_pages
 from chromium import CHROMIUM_PATH
 
@@ -85,10 +86,12 @@ class SubPathHost(http.server.SimpleHTTPRequestHandler):
 
 
 def build(site: Path, site_url: str) -> None:
-    """A build as a publisher makes it: ``SITE_URL`` set, mkdocs.yml reading it with ``!ENV``."""
+    """A build as a publisher makes it: ``SITE_URL`` set, mkdocs.yml reading it with ``!ENV``. Of the
+    tests' site's checkout (conftest), so its wheel and snapshot are the ones already cached."""
+    root = support.copy_checkout(site.parent / "repo", example=True, widgets=True)
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "SITE_URL": site_url}
     command = [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site)]
-    done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True)
+    done = subprocess.run(command, cwd=root, env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-4000:]
 
 
@@ -100,7 +103,7 @@ class Host:
 
 @pytest.fixture(scope="module")
 def host(tmp_path_factory, site) -> Iterator[Host]:
-    published = tmp_path_factory.mktemp("published")
+    published = tmp_path_factory.mktemp("published") / "site"
     build(published, PUBLISHED_URL)
     sites = {"roofline": published, "forgot": site.directory}
     handler = type("Host", (SubPathHost,), {"mounts": sites})

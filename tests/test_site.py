@@ -379,7 +379,7 @@ def test_widget_pages_preload_every_widget_module_and_other_pages_none(site, cha
     ],
 )
 def test_a_contract_mistake_stops_the_build_with_one_line(tmp_path, mistake, message):
-    root = support.copy_checkout(tmp_path / "repo")
+    root = support.copy_checkout(tmp_path / "repo", example=True, widgets=True)  # the tests' site's snapshot
     if mistake == "nav":  # a chapter folder the nav forgot
         yml = root / "mkdocs.yml"
         yml.write_text(yml.read_text().replace('      - "2. The KV Cache": chapters/kv-cache/index.md\n', ""))
