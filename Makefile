@@ -34,7 +34,7 @@ serve: setup
 test: setup
 	$(PY) -m pytest
 
-## The author's loop (under a minute): every test but the site builds, subprocess runs, Pyodide and the browser.
+## The author's loop (under a minute): every test but the site builds, subprocess runs, SVG re-renders, Pyodide and the browser.
 test-fast: setup
 	$(PY) -m pytest -m "not slow and not browser and not node" -q
 
