@@ -7,9 +7,16 @@ words the page shows too; decimal steps are exact; rules between fields name bot
 
 from __future__ import annotations
 
+import json
+import os
+import re
+import subprocess
+from decimal import Decimal
+
 import pytest
 
-from roofline.forms import Field, Form, FormError, InputError, Output, Rule, plain
+import support
+from roofline.forms import RULES, Field, Form, FormError, InputError, Output, Rule, plain
 
 
 def form(**changes: object) -> Form:
@@ -164,3 +171,69 @@ def test_numbers_in_the_markup_and_the_messages_read_as_written() -> None:
     assert field.describe() == "a whole number from 0 to 1,048,576 in steps of 2"
     with pytest.raises(InputError):
         field.check(3)
+
+
+# ---- The page's checks (checks.mjs) give Python's answers ------------------------------------------
+
+NUMBER_FIELDS = [
+    Field.number("users", "Users", low=1, high=4096, default=1),
+    Field.number("accept", "Acceptance", low=0, high=1, step=0.05, default=0.8),
+    Field.number("share", "Share", low=0.5, high=1, step=0.05, default=0.8),
+    Field.number("even", "Even", low=0, high=1_048_576, step=2, default=0),
+    Field.number("fine", "Fine", low=0, high=0.01, step=0.001, default=0.005),
+]
+RAW = ["1", "4096", "4,096", "4_096", " 7 ", "0", "4097", "1.5", "", "abc", "1e3", "0.8", "0.85", "0.83", "0.80",
+       "0.05", "1.05", "1", "1.0", "-0.05", ".5", "5.", "3", "1048576", "0.009", "0.0095", "0.010"]  # fmt: skip
+
+
+def python_answer(field: Field, raw: str) -> dict:
+    """What the page must answer for ``raw``: the text read as a decimal, then Python's own check."""
+    text = raw.strip().replace(",", "").replace("_", "")
+    if not re.fullmatch(r"-?\d*(\.\d*)?", text) or text in ("", "-", ".", "-."):
+        return {"error": f"must be {field.describe()}"}
+    number = Decimal(text)
+    value = int(number) if number == number.to_integral_value() else float(number)
+    try:
+        checked = field.check(value)
+    except InputError:
+        return {"error": f"must be {field.describe()}"}
+    return {"value": checked}
+
+
+@pytest.mark.node
+def test_the_page_checks_every_input_and_rule_as_python_does(node: str, tmp_path) -> None:
+    """checks.mjs (the page's checks) gives Python's answer for every case, under Node."""
+    fields = [
+        {
+            "field": {"min": plain(f.low), "max": plain(f.high), "step": plain(f.step), "describe": f.describe()},
+            "raw": raw,
+            "expected": python_answer(f, raw),
+        }
+        for f in NUMBER_FIELDS
+        for raw in RAW
+    ]
+    choice = Field.choice("gpu", "GPU", [("h100-sxm", "H100"), ("h200", "H200")], default="h100-sxm")
+    menu = {"values": [value for value, _ in choice.choices], "describe": choice.describe()}
+    for raw in ("h200", "h100", "", "H200"):
+        expected = {"value": raw} if raw in menu["values"] else {"error": "must be one of the choices"}
+        fields.append({"field": menu, "raw": raw, "expected": expected})
+    declared = (*form().rules, Rule.below("users", "accept", "m"))
+    rule_cases = []
+    for params in ({"low": 3, "high": 4}, {"low": 4, "high": 4}, {"low": 5, "high": 4}, {"users": 2}):
+        params = {"low": 1, "high": 1, "users": 1, "accept": 2, **params}
+        holds = [RULES[rule.kind](params[rule.first], params[rule.second]) for rule in declared]
+        broken = holds.index(False) if False in holds else None
+        rule_cases.append({"rules": [vars(rule) for rule in declared], "params": params, "broken": broken})
+    cases = tmp_path / "cases.json"
+    cases.write_text(json.dumps({"fields": fields, "rules": rule_cases}), encoding="utf-8")
+    done = subprocess.run(
+        [node, "--test", "--test-reporter=spec", str(support.ROOT / "tests" / "node" / "checks.test.mjs")],
+        capture_output=True,
+        text=True,
+        env={"ROOFLINE_CHECK_CASES": str(cases), "PATH": os.environ["PATH"]},
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "pass 2\n" in done.stdout
+    assert sum("value" in case["expected"] for case in fields) > 20  # the cases accept as well as refuse

@@ -350,6 +350,7 @@ def test_widget_pages_preload_every_widget_module_and_other_pages_none(site, cha
         "calculator.mjs",
         "editor.mjs",
         "outputs.mjs",
+        "checks.mjs",
         "timeline.mjs",
         "vega.mjs",
     }

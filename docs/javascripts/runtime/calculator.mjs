@@ -12,33 +12,12 @@
 // ready (the numbers shown are Python's for the current inputs), invalid (an input is
 // bad; the results are greyed and stay until it is fixed), failed.
 // data-rf-rendered holds the inputs of the answer on screen, as a query string.
+import { brokenRule, checkChoice, checkNumber } from "./checks.mjs";
 import { KINDS, SIZED } from "./outputs.mjs";
 import { runtime } from "./runtime.mjs";
 
 const ANNOUNCE_DELAY_MS = 600;
 const URL_DELAY_MS = 250;
-/** The cross-field rules a form may declare, as roofline.forms.RULES compares them. */
-const RULES = { at_most: (first, second) => first <= second, below: (first, second) => first < second };
-
-/** Digits after the point in a number as written ("0.05" -> 2, "1e-3" -> 3). */
-function decimals(text) {
-  const [mantissa, exponent = "0"] = String(text).toLowerCase().split("e");
-  const fraction = (mantissa.split(".")[1] ?? "").length;
-  return Math.max(0, fraction - Number(exponent));
-}
-
-/**
- * `text` (digits, an optional point and sign) times 10**places, exactly, as an integer; NaN if it
- * has more digits after the point than that (so 0.83 is not a multiple of 0.05 at two places).
- */
-function scaled(text, places) {
-  const match = /^(-?)(\d*)(?:\.(\d*))?$/.exec(text);
-  if (!match || (match[2] === "" && !match[3])) return NaN;
-  const fraction = (match[3] ?? "").replace(/0+$/, "");
-  if (fraction.length > places) return NaN;
-  const value = Number(`${match[2] || "0"}${fraction.padEnd(places, "0")}`);
-  return match[1] ? -value : value;
-}
 
 class Calculator {
   constructor(form, signal) {
@@ -98,31 +77,19 @@ class Calculator {
     return this.form.elements.namedItem(name);
   }
 
-  /** One field's value, or an error message saying what it must be (its data-rf-describe). */
+  /** One field's value, or an error message saying what it must be (checks.mjs, from the markup). */
   check(name, raw) {
     const control = this.control(name);
-    const must = `must be ${control.dataset.rfDescribe}`;
+    const describe = control.dataset.rfDescribe;
     if (control.tagName === "SELECT") {
-      const known = [...control.options].map((option) => option.value);
-      return known.includes(raw) ? { value: raw } : { error: must };
+      return checkChoice({ values: [...control.options].map((option) => option.value), describe }, raw);
     }
-    // The same test as roofline.forms.Field.check: within min..max and a whole number of steps
-    // above min, compared as integers of as many decimals as the step and min have.
-    const text = String(raw).trim().replaceAll(",", "").replaceAll("_", "");
-    const places = Math.max(decimals(control.step), decimals(control.min));
-    const value = scaled(text, places);
-    const low = scaled(control.min, places);
-    const step = scaled(control.step, places);
-    const high = scaled(control.max, places);
-    if (!Number.isSafeInteger(value) || value < low || value > high || (value - low) % step !== 0) {
-      return { error: must };
-    }
-    return { value: value / 10 ** places };
+    return checkNumber({ min: control.min, max: control.max, step: control.step, describe }, raw);
   }
 
   /** The first of the form's rules that `params` break ({first, second, message}), or null. */
   brokenRule(params) {
-    return this.rules.find((rule) => !RULES[rule.kind](params[rule.first], params[rule.second])) ?? null;
+    return brokenRule(this.rules, params);
   }
 
   /**
