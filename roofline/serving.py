@@ -42,17 +42,17 @@ KV memory
 
     - ``paged`` (default; vLLM): blocks are allocated as tokens are written, and the
       scheduler does not know output lengths. A queued request starts when the blocks of
-      its whole prompt are free (with ``chunked`` too, as vLLM's first scheduler
-      allocated). Before each iteration every decoding request that is about to fill its
-      last block gets a new one; when none is free, the newest running request (the last
-      admitted) is preempted, again until the rest fit, and no one is admitted in that
-      iteration. A preempted request goes back to the front of the queue. Under
-      ``preemption = "recompute"`` (vLLM's default) its blocks are freed and, when it
-      resumes, its prompt plus the tokens it had generated are prefilled again as one
-      prompt, which yields its next token. Under ``"swap"`` its blocks are copied to host
-      memory and back over the GPU's host link (``tokens in its blocks * KV bytes per
-      token / (GPUs * host link)`` each way), and that time is added to the iteration in
-      which the copy happens.
+      its whole prompt are free (under ``chunked`` too, as vLLM's V0 scheduler allocated
+      them). Before each iteration, every decoding request whose next token starts a new
+      block gets one; when too few are free, the newest running request (the last
+      admitted) is preempted, and the next newest, until the rest fit, and no one is
+      admitted in that iteration. A preempted request goes back to the front of the
+      queue. Under ``preemption = "recompute"`` (vLLM's default) its blocks are freed, and
+      when it resumes its prompt plus the tokens it had generated are prefilled again as
+      one prompt, which yields its next token. Under ``"swap"`` its blocks are copied to
+      host memory and back over the GPU's host link, ``16 * blocks * KV bytes per token /
+      (GPUs * host link)`` each way, and that time is added to the iteration in which the
+      copy happens.
     - ``reserve`` (the vLLM paper's "Orca (Oracle)" baseline): a request starts only when
       ``ceil((P + O) / 16)`` blocks are free, its whole prompt plus its true output
       length, reserved up front and freed when it ends. No one is ever preempted.
@@ -67,36 +67,44 @@ KV memory
 
 Metrics, over the requests that complete, times from each request's arrival
     TTFT = first token - arrival. ITL (inter-token latency) is every gap between two
-    consecutive tokens of a request, over every request: one iteration for a request
-    that was decoding, longer across a preemption. TPOT = (finish - first token) /
-    (output - 1), a request's mean gap (none for one-token outputs). Latency = finish -
-    arrival = TTFT + (output - 1) * TPOT; normalized latency = latency / output tokens (the
-    vLLM paper's per-token latency, queueing included). Means are plain means; percentiles use the
+    consecutive tokens of a request, over every request: one iteration for a request that
+    was decoding, longer across a preemption. TPOT = (finish - first token) / (output - 1),
+    a request's mean gap (none for one-token outputs). Latency = finish - arrival = TTFT +
+    (output - 1) * TPOT; normalized latency = latency / output tokens (the vLLM paper's
+    per-token latency, queueing included). Means are plain means. Percentiles use the
     nearest rank: the p-th of n sorted values is the ``ceil(p/100 * n)``-th, an actual
-    sample, no interpolation (``itl_p99_s`` ranks every gap, ``tpot_p99_s`` every request).
+    sample, no interpolation; ``itl_p99_s`` ranks every gap, ``tpot_p99_s`` every request.
+
     The run lasts from time 0 to the last finish, ``duration``. Throughput = output tokens
-    (or requests) / duration. Goodput, as DistServe defines it, is the completed requests
-    that met both the TTFT and the TPOT target / duration; SLO attainment is their share
-    of the completed. Mean in flight = sum of latencies / duration, the time-weighted
-    mean count of requests arrived and not finished (Little's law: rate * mean latency);
-    mean batch = the time-weighted mean count of those running, admitted and neither
-    finished nor preempted. Busy fraction = time spent in
-    iterations (swap copies included) / duration. ``preemptions`` counts preemptions,
-    ``recomputed_tokens`` the tokens prefilled again on resuming, ``swapped_bytes`` the
-    bytes copied over the host link, both ways.
+    (or requests) / duration. Goodput, as DistServe defines it, = the completed requests
+    that met both the TTFT and the TPOT target / duration; SLO attainment = their share of
+    those completed. Mean in flight = sum of latencies / duration, the time-weighted mean
+    count of requests arrived and not finished (Little's law: rate * mean latency). Mean
+    batch = the time-weighted mean count of requests running: admitted, and neither
+    finished nor preempted. Busy fraction = time in iterations, swap copies included /
+    duration. ``preemptions`` counts preemptions, ``recomputed_tokens`` the tokens
+    prefilled again on resuming, ``swapped_bytes`` the bytes copied over the host link,
+    both ways.
 
 Not modelled
-    Prefix caching and shared blocks; speculative decoding; a cap on host swap space;
-    vLLM's watermark of free blocks; the CPU's scheduling time between iterations;
-    tokenizer, network and sampling time; sliding-window layers (refused); a token
-    budget for ``continuous``; requests that stop early (each runs to its drawn length).
+    Prefix caching and shared blocks (so a recomputed prefix is never found cached);
+    speculative decoding; a cap on host swap space, and copies overlapping compute; a
+    watermark of blocks kept free (vLLM V0's); allocation per chunk (vLLM V1's); the CPU's
+    scheduling time between iterations; tokenizer, network and sampling time;
+    sliding-window layers (refused); a token budget for ``continuous``; requests that stop
+    early (each runs to its drawn length).
 
 Runs of iterations that differ only in their context (decode steps; prefill chunks of
 one long prompt) have memory and compute times linear in the step number, so their
 times are summed in closed form (an arithmetic series on each side of the roofline, split
 where the two cross), and the run ends at the next event: a request finishing, one that
 could join, a prompt completing, a block that is not free. The work is therefore a few
-steps per request and per preemption, whatever the lengths and budget.
+scheduling steps per request and per preemption, whatever the lengths and the budget.
+Preemptions stay few per request, because the oldest running request is never preempted
+and a preempted one resumes only when its blocks are free: at most about 30 a request in
+the worst cases a random search found (a cache that holds one request at its full length,
+one-token prompts), where a run takes up to about 45 scheduling steps a request instead
+of the usual 2 to 4.
 
 The same inputs and seed give the same floats in the same order, so
 ``json.dumps(result.to_dict())`` is byte-identical from run to run.
@@ -631,13 +639,10 @@ class _Gaps:
         return dict(zip(PERCENTILES, _select_ranks(runs, ranks), strict=True))
 
 
-#: Fewest distinct gaps worth narrowing by sampling: below this they are listed and sorted.
+#: Fewest distinct gaps worth narrowing first: below this they are listed and sorted.
 _LISTED_GAPS = 50_000
-#: Runs sampled to guess where a rank lies, and gaps taken from each (spread along it).
-_SAMPLED_RUNS = 512
-_GAPS_PER_SAMPLED_RUN = 4
-#: The guess keeps the gaps within this share of all, either side of the rank's.
-_MARGIN = 0.02
+#: Most distinct gaps the narrowed window may hold before quickselect takes the rank instead.
+_WINDOW_GAPS = 200_000
 
 Run = tuple[float, float, int, int, int]
 
@@ -645,77 +650,104 @@ Run = tuple[float, float, int, int, int]
 def _select_ranks(runs: list[Run], ranks: list[int]) -> list[float]:
     """The ``rank``-th smallest gap (1-based, counting multiplicity) for each of ``ranks``.
 
-    Few distinct gaps: they are listed and sorted. Many: a sample of the runs, each at a
-    few points along it, guesses for each rank two values that should hold it between them
-    (its share of all gaps, plus and minus ``_MARGIN``); one pass over the runs counts the
-    gaps below each lower value exactly and keeps, clipped, the runs' parts between the two
-    (still runs). A rank found between them is sought there; one the sample misjudged, in
-    the part beyond (``_beyond``). Each step keeps fewer gaps, so the search ends."""
+    Few distinct gaps: they are listed and sorted. Many: a sweep narrows each rank to a
+    window first. Count a run's gaps at or below v as if they were spread evenly between its
+    lowest and highest, ``mult * ((v - low) / slope + 1)``: too high by less than ``mult``.
+    Summed over the runs this estimate F(v) is piecewise linear in v, and so is the bound
+    below it, G(v) = F(v) - (mult of every run that straddles v), so one sweep over the runs'
+    ends, sorted, finds for each rank the value where F reaches it (fewer gaps lie below)
+    and the one where G does (at least that many lie at or below). One pass then counts the
+    gaps below each window exactly and lists the ones inside, sorted; a window that the
+    rounding misled, or too full to list, leaves the rank to quickselect (``_select``)."""
     distinct = sum(stop - start for _, _, start, stop, _ in runs)
     if distinct <= _LISTED_GAPS:
         gaps = sorted(
             (first + slope * step, mult) for first, slope, start, stop, mult in runs for step in range(start, stop)
         )
         return [_value_at(gaps, rank) for rank in ranks]
-    total = sum(mult * (stop - start) for _, _, start, stop, mult in runs)
-    stride = max(1, len(runs) // _SAMPLED_RUNS)
-    sample = sorted(
-        (
-            first + slope * (start + (2 * point + 1) * (stop - start) // (2 * _GAPS_PER_SAMPLED_RUN)),
-            mult * (stop - start),
-        )
-        for first, slope, start, stop, mult in runs[::stride]
-        for point in range(_GAPS_PER_SAMPLED_RUN)
-    )
-    weight = sum(count for _, count in sample)
-
-    def guess(share: float) -> float:
-        if share <= 0:
-            return -math.inf
-        return math.inf if share >= 1 else _value_at(sample, share * weight)
-
-    brackets = [(guess(rank / total - _MARGIN), guess(rank / total + _MARGIN)) for rank in ranks]
+    windows = _windows(runs, ranks)
     below = [0] * len(ranks)
-    between: list[list[Run]] = [[] for _ in ranks]
+    inside: list[list[Run]] = [[] for _ in ranks]
     for run in runs:
         first, slope, start, stop, mult = run
         low, high = first + slope * start, first + slope * (stop - 1)
-        for which, (floor, ceiling) in enumerate(brackets):
-            if high < floor:
+        for which, (floor, ceiling) in enumerate(windows):
+            if high <= floor:
                 below[which] += mult * (stop - start)
             elif low <= ceiling:
-                kept_from = start if low >= floor else start + _count_at_most(*run[:4], floor, strict=True)
+                kept_from = start if low > floor else start + _count_at_most(*run[:4], floor, strict=False)
                 kept_to = stop if high <= ceiling else start + _count_at_most(*run[:4], ceiling, strict=False)
                 below[which] += mult * (kept_from - start)
                 if kept_from < kept_to:
-                    between[which].append((first, slope, kept_from, kept_to, mult))
+                    inside[which].append((first, slope, kept_from, kept_to, mult))
     found = []
-    for rank, under, kept, (floor, ceiling) in zip(ranks, below, between, brackets, strict=True):
+    for rank, under, kept in zip(ranks, below, inside, strict=True):
         held = sum(mult * (stop - start) for _, _, start, stop, mult in kept)
-        if under < rank <= under + held and held < total:
-            found.extend(_select_ranks(kept, [rank - under]))
-        elif rank <= under:
-            found.extend(_select_ranks(_beyond(runs, floor, lower=True), [rank]))
-        elif rank > under + held:
-            found.extend(_select_ranks(_beyond(runs, ceiling, lower=False), [rank - under - held]))
-        else:  # every gap lies between the guesses: one plain quickselect round splits them
+        listed = sum(stop - start for _, _, start, stop, _ in kept)
+        if under < rank <= under + held and listed <= _WINDOW_GAPS:
+            found.extend(_listed(kept, [rank - under]))
+        else:
             found.append(_select(runs, rank))
     return found
 
 
-def _beyond(runs: list[Run], value: float, *, lower: bool) -> list[Run]:
-    """The runs' parts strictly below ``value`` (``lower``) or strictly above it."""
-    parts = []
+def _listed(runs: list[Run], ranks: list[int]) -> list[float]:
+    """The ranks found by listing every distinct gap with its multiplicity, sorted."""
+    gaps = sorted(
+        (first + slope * step, mult) for first, slope, start, stop, mult in runs for step in range(start, stop)
+    )
+    return [_value_at(gaps, rank) for rank in ranks]
+
+
+def _windows(runs: list[Run], ranks: list[int]) -> list[tuple[float, float]]:
+    """For each rank, ``(floor, ceiling)``: fewer than rank gaps lie at or below floor (F is
+    below the rank there), and at least rank at or below ceiling (G has reached it); see
+    ``_select_ranks``. A sweep over every run's lowest and highest gap, in order."""
+    events: list[tuple[float, int, float, int, float]] = []  # (value, kind, F jump, G jump, slope change)
     for first, slope, start, stop, mult in runs:
-        if lower:
-            count = _count_at_most(first, slope, start, stop, value, strict=True)
-            if count:
-                parts.append((first, slope, start, start + count, mult))
+        low, high = first + slope * start, first + slope * (stop - 1)
+        if high <= low:  # one value: every gap of the run lands at once
+            events.append((low, 0, mult * (stop - start), mult * (stop - start), 0.0))
         else:
-            count = _count_at_most(first, slope, start, stop, value, strict=False)
-            if start + count < stop:
-                parts.append((first, slope, start + count, stop, mult))
-    return parts
+            per = mult * (stop - start - 1) / (high - low)
+            events.append((low, 0, mult, 0, per))  # F counts the first gap at once; G does not yet
+            events.append((high, 1, 0, mult, -per))  # past the last gap the run counts exactly
+    events.sort()
+    # The ranks in increasing order: each crossing is sought only for the lowest rank not yet met.
+    order = sorted(range(len(ranks)), key=ranks.__getitem__)
+    floors: list[float] = [math.inf] * len(ranks)
+    ceilings: list[float] = [math.inf] * len(ranks)
+    next_floor = next_ceiling = 0
+    estimate = bound = slope = 0.0
+    previous = events[0][0]
+    for value, _, estimate_jump, bound_jump, slope_change in events:
+        if value > previous and slope:  # the linear stretch since the last event
+            rise = slope * (value - previous)
+            while next_floor < len(order) and estimate + rise >= ranks[order[next_floor]]:
+                rank = ranks[order[next_floor]]
+                floors[order[next_floor]] = math.nextafter(previous + (rank - estimate) / slope, -math.inf)
+                next_floor += 1
+            while next_ceiling < len(order) and bound + rise >= ranks[order[next_ceiling]]:
+                rank = ranks[order[next_ceiling]]
+                ceilings[order[next_ceiling]] = min(value, previous + (rank - bound) / slope)
+                next_ceiling += 1
+            estimate += rise
+            bound += rise
+        previous = value
+        estimate += estimate_jump
+        bound += bound_jump
+        slope += slope_change
+        while next_floor < len(order) and estimate >= ranks[order[next_floor]]:
+            floors[order[next_floor]] = math.nextafter(value, -math.inf)
+            next_floor += 1
+        while next_ceiling < len(order) and bound >= ranks[order[next_ceiling]]:
+            ceilings[order[next_ceiling]] = value
+            next_ceiling += 1
+    last = events[-1][0]
+    return [
+        (-math.inf if floor == math.inf else floor, min(ceiling, last))
+        for floor, ceiling in zip(floors, ceilings, strict=True)
+    ]
 
 
 def _value_at(sample: list[tuple[float, int]], weight: float) -> float:
@@ -1107,6 +1139,19 @@ class _Run:
             self.resume[index] = ("prefill", 0, target)
         return 0
 
+    def admission_cost(self, index: int) -> int:
+        """Blocks a queued request takes when it starts: its prompt plus output (reserve); its
+        prompt, or prompt and generated tokens to prefill again (paged); its swapped cache and
+        room for the token the coming step writes (swapped in as a decoder)."""
+        if not self.paged:
+            return self.blocks[index]
+        resume = self.resume.get(index)
+        if resume is None:
+            return blocks_for(self.prompt[index])
+        if resume[0] == "decode":
+            return blocks_for(resume[1] + 1)
+        return blocks_for(resume[2])
+
     def admit(self, step: int) -> list[int]:
         """Start queued requests, first come first served, while the batch and the free blocks
         allow; returns those swapped back in as decoders (their next gap is not one iteration)."""
@@ -1114,15 +1159,7 @@ class _Run:
         swapped_in = []
         while queue and len(running) < config.max_batch:
             index = queue[0]
-            resume = self.resume.get(index)
-            if not self.paged:
-                cost = self.blocks[index]
-            elif resume is None:
-                cost = blocks_for(self.prompt[index])
-            elif resume[0] == "decode":
-                cost = blocks_for(resume[1] + 1)  # its cache, and room for the token this step writes
-            else:
-                cost = blocks_for(resume[2])
+            cost = self.admission_cost(index)
             if cost > self.free_blocks:
                 break  # first come first served: later requests wait behind it
             queue.popleft()
@@ -1130,6 +1167,7 @@ class _Run:
             running[index] = None
             if self.admitted[index] is None:
                 self.admitted[index] = self.now
+            resume = self.resume.get(index)
             if resume is None:
                 self.prefilling.append([index, 0, self.prompt[index]])
                 continue
@@ -1193,7 +1231,8 @@ class _Run:
             # A run stops where a newcomer could join: only when the queue is empty (its head
             # waits for blocks or a slot, and neither comes back before a request ends).
             can_join = len(self.running) < self.config.max_batch and not self.queue
-            single = preempted or bool(swapped_in) or self.swap_s > 0
+            # A run stops after one iteration when the next could admit the queue's head.
+            single = bool(preempted and self.queue and self.admission_cost(self.queue[0]) <= self.free_blocks)
             if self.prefilling:
                 step = self.prefill_iteration(step, can_join, single, swapped_in)
             else:
@@ -1230,17 +1269,18 @@ class _Run:
         self.free_blocks -= needed
 
     def record_decodes(self, pieces: list[Piece], start_s: float, steps: int, swapped_in: list[int]) -> None:
-        """The gaps and spans of ``steps`` iterations in which every decoder made a token."""
+        """The gaps and spans of ``steps`` iterations in which every decoder made a token. The
+        first iteration's gap is longer by any swap copy before it, and for a request swapped
+        back in it runs from its last token before the preemption."""
         if not self.base:
             return
-        fresh = len(self.base) - len(swapped_in)
-        if self.swap_s > 0:  # one iteration, after a copy every decoder waited for
-            self.gaps.add(self.now - start_s, 0.0, 0, 1, fresh)
-        else:
-            for piece in pieces:
-                self.gaps.add(*piece, fresh)
+        first, slope, start, _ = pieces[0]
+        first_end = start_s + self.swap_s + first + slope * start
+        self.gaps.add(first_end - start_s, 0.0, 0, 1, len(self.base) - len(swapped_in))
+        for piece in _clipped(pieces, 1, steps):
+            self.gaps.add(*piece, len(self.base))
         for index in swapped_in:
-            self.gaps.add(self.now - self.last_token.pop(index), 0.0, 0, 1, 1)
+            self.gaps.add(first_end - self.last_token.pop(index), 0.0, 0, 1, 1)
         for index in self.decoders:
             self.span(index, "decode", start_s, self.now, steps)
 

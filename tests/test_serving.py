@@ -755,8 +755,8 @@ RUN = st.tuples(
 @QUICK
 @given(runs=st.lists(RUN, min_size=1, max_size=400), shares=st.lists(st.floats(0, 1), min_size=1, max_size=4))
 def test_gap_percentiles_are_the_nearest_rank_of_every_gap(runs: list, shares: list[float]) -> None:
-    """The ranks found among runs of gaps, by listing and by sampling alike, are the gaps that
-    sorting every one of them (with its multiplicity) puts there."""
+    """The ranks found among runs of gaps, by listing, by narrowing and by quickselect alike, are
+    the gaps that sorting every one of them (with its multiplicity) puts there."""
     every = sorted(
         value
         for first, slope, start, stop, mult in runs
@@ -766,7 +766,9 @@ def test_gap_percentiles_are_the_nearest_rank_of_every_gap(runs: list, shares: l
     expected = [every[rank - 1] for rank in ranks]
     assert serving._select_ranks(runs, ranks) == expected
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(serving, "_LISTED_GAPS", 10)  # take the sampling path too
+        patch.setattr(serving, "_LISTED_GAPS", 10)  # narrowed by the sweep, then listed
+        assert serving._select_ranks(runs, ranks) == expected
+        patch.setattr(serving, "_WINDOW_GAPS", 1)  # narrowed, then left to quickselect
         assert serving._select_ranks(runs, ranks) == expected
     assert [serving._select(runs, rank) for rank in ranks] == expected
 
@@ -794,6 +796,15 @@ HEAVY = {
     "thrashing paged cache": dict(
         rate=math.inf, prompt=Lengths(1, 1), output=Lengths(8000, 16000), max_batch=1_000_000, blocks=1000
     ),
+    "a cache that holds one request": dict(
+        policy="chunked",
+        rate=1000.0,
+        prompt=Lengths(1, 1),
+        output=Lengths(8000, 8000),
+        max_batch=64,
+        token_budget=65,
+        blocks=500,
+    ),
     "thrashing, chunked, swapping": dict(
         policy="chunked",
         preemption="swap",
@@ -816,8 +827,9 @@ HEAVY = {
 @pytest.mark.parametrize("case", HEAVY.values(), ids=HEAVY.keys())
 def test_the_work_is_a_few_scheduling_steps_per_request_and_preemption(case: dict) -> None:
     """Scheduling decisions (each a pass of the simulator's loop) stay within a few per request
-    and per preemption, however many iterations the run holds; preemptions stay within a few per
-    request. Before runs of chunks were summed, the first case took 2,000,000 passes."""
+    and per preemption, however many iterations the run holds, and preemptions within a bound
+    per request (about 30 at worst, measured). Before runs of chunks were summed, the first
+    case took 2,000,000 passes, and the widget's link 16,384,000 iterations one by one."""
     settings = dict(case)
     blocks = settings.pop("blocks", None)
     config = ServingConfig(requests=300, **settings)
@@ -833,7 +845,7 @@ def test_the_work_is_a_few_scheduling_steps_per_request_and_preemption(case: dic
         patch.setattr(serving._Run, "enqueue_arrivals", counted)
         result = run(config, H100 if blocks is None else with_blocks(blocks))
     assert result.completed + result.rejected == 300
-    assert result.preemptions <= 20 * 300
+    assert result.preemptions <= 40 * 300
     assert passes <= 4 * (300 + result.preemptions) + 10
 
 
