@@ -101,10 +101,11 @@ where the two cross), and the run ends at the next event: a request finishing, o
 could join, a prompt completing, a block that is not free. The work is therefore a few
 scheduling steps per request and per preemption, whatever the lengths and the budget.
 Preemptions stay few per request, because the oldest running request is never preempted
-and a preempted one resumes only when its blocks are free: at most about 30 a request in
-the worst cases a random search found (a cache that holds one request at its full length,
-one-token prompts), where a run takes up to about 45 scheduling steps a request instead
-of the usual 2 to 4.
+and a preempted one resumes only when its blocks are free; yet a cache that holds only one
+or two requests at their full length, with short prompts, can preempt some 50 times a
+request (a random search's worst), and take 70 scheduling steps a request instead of the
+usual 2 to 5. A run is therefore bounded at ``MAX_STEPS_PER_REQUEST`` steps a request and,
+past that, refused in one line (``SpecError``, field ``admission``) naming the thrashing.
 
 The same inputs and seed give the same floats in the same order, so
 ``json.dumps(result.to_dict())`` is byte-identical from run to run.
@@ -137,6 +138,11 @@ BLOCK_TOKENS = 16
 MAX_REQUESTS = 1_000_000
 #: Longest prompt or output accepted, in tokens (beyond any real context window).
 MAX_LENGTH_TOKENS = 10_000_000
+#: Most scheduling steps (passes of the simulator's loop) a run may take per request, plus a
+#: few for short runs: a run takes 2 to 5 (measured), so the cost stays about a second per
+#: 10,000 requests. Only a cache that thrashes, preempting many times a request, goes past it.
+MAX_STEPS_PER_REQUEST = 12
+SPARE_STEPS = 1000
 #: Percentiles reported for TTFT, TPOT, ITL and latency.
 PERCENTILES = (50, 90, 99)
 
@@ -1210,7 +1216,11 @@ class _Run:
     def run_iterative(self) -> None:
         """Iteration-level scheduling; ``chunked`` caps each iteration at the token budget."""
         step = 0  # decode steps so far (iterations that held decodes)
+        passes_left = MAX_STEPS_PER_REQUEST * self.config.requests + SPARE_STEPS
         while True:
+            passes_left -= 1
+            if passes_left < 0:
+                raise self.thrashing()
             self.enqueue_arrivals()
             self.swap_s = 0.0
             preempted = False
@@ -1241,6 +1251,21 @@ class _Run:
             while self.next_end() == step:
                 _, index = heapq.heappop(self.finishing)
                 self.complete(index, self.leave_decoding(index, step))
+
+    def thrashing(self) -> SpecError:
+        """The error for a run past ``MAX_STEPS_PER_REQUEST``: paged admission preempting without end."""
+        config = self.config
+        longest = blocks_for(config.prompt.high + config.output.high - 1)
+        holds = self.capacity // longest
+        done = sum(1 for finish in self.finish if finish is not None)
+        return SpecError(
+            f"the KV cache thrashes: {self.preemptions:,} preemptions by the time {done:,} of"
+            f" {config.requests:,} requests had finished, past the simulator's bound of"
+            f" {MAX_STEPS_PER_REQUEST} scheduling steps a request; the cache holds"
+            f" {holds:,} request{'' if holds == 1 else 's'} at the longest prompt plus output",
+            field="admission",
+            hint="use --admission reserve, more memory (--usable-fraction, --gpus), or shorter outputs",
+        )
 
     def affordable(self, start: int, most: int) -> int:
         """Decode steps from step ``start`` on, up to ``most``, whose new blocks fit in the free
@@ -1446,8 +1471,9 @@ def simulate(hardware: Hardware, workload: Workload, config: ServingConfig) -> S
 
     Raises SpecError when the weights leave no room for a KV cache, when the model has
     sliding-window layers (the simulator counts every layer's cache as growing with the
-    request, which would overstate a windowed model's memory and reads), or when swapping
-    is asked of a GPU whose spec has no host link.
+    request, which would overstate a windowed model's memory and reads), when swapping
+    is asked of a GPU whose spec has no host link, or when paged admission thrashes past
+    ``MAX_STEPS_PER_REQUEST`` scheduling steps a request.
     """
     model = workload.model
     if model.sliding_window:

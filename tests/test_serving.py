@@ -77,6 +77,17 @@ def with_blocks(blocks: int, workload: Workload = LLAMA_8B, gpu: GpuSpec = H100.
     return hardware
 
 
+def run_unless_thrashing(config: ServingConfig, hardware: Hardware):
+    """``run``, setting aside (hypothesis ``assume``) a draw whose cache thrashes past the
+    simulator's bound: that refusal is the subject of its own tests below."""
+    try:
+        return run(config, hardware)
+    except SpecError as error:
+        assert "the KV cache thrashes" in str(error)
+        assume(False)
+        raise
+
+
 # -- one package, one answer --------------------------------------------------------------------
 
 
@@ -309,7 +320,7 @@ def test_a_closed_loop_keeps_its_clients_busy_and_never_more(
         seed=seed,
         trace_requests=150,
     )
-    result = run(config, H100 if blocks is None else with_blocks(blocks))
+    result = run_unless_thrashing(config, H100 if blocks is None else with_blocks(blocks))
     assert result.completed + result.rejected == 150
     ends = sorted(request.finish_s if request.finish_s is not None else request.arrival_s for request in result.trace)
     arrivals = [request.arrival_s for request in result.trace]
@@ -482,7 +493,7 @@ def test_paged_blocks_never_exceed_the_cache_and_every_request_ends(
         trace_requests=120,
         record_blocks=True,
     )
-    result = run(config, with_blocks(blocks))
+    result = run_unless_thrashing(config, with_blocks(blocks))
     assert all(0 <= used <= blocks for _, used in result.blocks_in_use)
     assert result.blocks_in_use[-1][1] == 0  # everything handed back
     too_long = sum(1 for r in result.trace if blocks_for(r.prompt + r.output - 1) > blocks)
@@ -510,7 +521,7 @@ def test_a_preempted_request_gets_exactly_its_tokens_and_its_gaps(preemption: st
         seed=seed,
         trace_requests=100,
     )
-    result = run(config, with_blocks(blocks))
+    result = run_unless_thrashing(config, with_blocks(blocks))
     assume(result.preemptions > 0)
     assert sum(request.preemptions for request in result.trace) == result.preemptions
     for request in result.trace:
@@ -690,9 +701,10 @@ def test_summing_runs_of_iterations_in_closed_form_changes_nothing(
         seed=seed,
         trace_requests=120,
     )
-    fast = run(config, hardware)
+    fast = run_unless_thrashing(config, hardware)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(serving, "_run_cap", lambda _: 1)
+        patch.setattr(serving, "MAX_STEPS_PER_REQUEST", 10**9)  # one pass an iteration here
         stepped = run(config, hardware)
     assert (fast.iterations, fast.completed, fast.preemptions) == (
         stepped.iterations,
@@ -775,9 +787,10 @@ def test_gap_percentiles_are_the_nearest_rank_of_every_gap(runs: list, shares: l
 
 # -- no input inside the documented ranges runs away ----------------------------------------------
 
-#: Traffic that once ran for hours (chunked prefill of long prompts through a small budget: the
-#: attack round's H1 and H2), its neighbours, and paged caches that thrash, with a closed loop.
-HEAVY = {
+#: Traffic that once ran for hours: chunked prefill of long prompts through a small budget (the
+#: attack round's H1, and H2, the widget's link), and neighbours: each now a few scheduling steps
+#: (passes of the simulator's loop) a request, however many iterations it holds.
+LONG_RUNS = {
     "tiny budget, long prompts": dict(policy="chunked", max_batch=1, token_budget=2, prompt=Lengths(400_000, 400_000)),
     "budget one past the batch": dict(
         policy="chunked", max_batch=64, token_budget=65, prompt=Lengths(100_000, 100_000), output=Lengths(64, 4000)
@@ -793,46 +806,72 @@ HEAVY = {
     "rare long requests": dict(
         policy="chunked", rate=1e-6, prompt=Lengths(1, 400_000), output=Lengths(1, 20_000), max_batch=2, token_budget=3
     ),
-    "thrashing paged cache": dict(
-        rate=math.inf, prompt=Lengths(1, 1), output=Lengths(8000, 16000), max_batch=1_000_000, blocks=1000
-    ),
-    "a cache that holds one request": dict(
-        policy="chunked",
-        rate=1000.0,
-        prompt=Lengths(1, 1),
-        output=Lengths(8000, 8000),
-        max_batch=64,
-        token_budget=65,
-        blocks=500,
-    ),
-    "thrashing, chunked, swapping": dict(
-        policy="chunked",
-        preemption="swap",
-        rate=math.inf,
-        prompt=Lengths(1, 64),
-        output=Lengths(1000, 1600),
-        max_batch=100_000,
-        token_budget=100_001,
-        blocks=150,
-    ),
-    "closed loop on a tiny cache": dict(
-        concurrency=5000, prompt=Lengths(1, 16), output=Lengths(900, 1000), max_batch=5000, blocks=130
-    ),
     "static, huge batches": dict(
         policy="static", rate=math.inf, max_batch=1_000_000, prompt=Lengths(1, 64), output=Lengths(1, 100_000)
+    ),
+    "a closed loop of long outputs": dict(
+        concurrency=64, prompt=Lengths(1, 16), output=Lengths(1_000, 40_000), max_batch=8
+    ),
+}
+#: Paged caches that thrash: each run ends, completed or refused in one line, within the bound.
+THRASHING = {
+    "one-token prompts, outputs near the cache": (
+        dict(rate=math.inf, prompt=Lengths(1, 1), output=Lengths(8000, 16000), max_batch=1_000_000),
+        1000,
+        "completes",
+    ),
+    "chunked, swapping": (
+        dict(
+            policy="chunked",
+            preemption="swap",
+            rate=math.inf,
+            prompt=Lengths(1, 64),
+            output=Lengths(1000, 1600),
+            max_batch=100_000,
+            token_budget=100_001,
+        ),
+        150,
+        "completes",
+    ),
+    "a closed loop of outputs too long for the cache": (
+        dict(concurrency=64, prompt=Lengths(1, 16), output=Lengths(100_000, 200_000), max_batch=64),
+        None,
+        "completes",
+    ),
+    "a closed loop on a tiny cache": (
+        dict(concurrency=5000, prompt=Lengths(1, 16), output=Lengths(900, 1000), max_batch=5000),
+        130,
+        "completes",
+    ),
+    "a cache that holds one request": (
+        dict(
+            policy="chunked",
+            rate=1000.0,
+            prompt=Lengths(1, 1),
+            output=Lengths(8000, 8000),
+            max_batch=64,
+            token_budget=65,
+        ),
+        500,
+        "refused",
+    ),
+    "the random search's worst": (
+        dict(
+            policy="chunked",
+            concurrency=1000,
+            prompt=Lengths(16, 16),
+            output=Lengths(31984, 31984),
+            max_batch=64,
+            token_budget=66,
+        ),
+        2000,
+        "refused",
     ),
 }
 
 
-@pytest.mark.parametrize("case", HEAVY.values(), ids=HEAVY.keys())
-def test_the_work_is_a_few_scheduling_steps_per_request_and_preemption(case: dict) -> None:
-    """Scheduling decisions (each a pass of the simulator's loop) stay within a few per request
-    and per preemption, however many iterations the run holds, and preemptions within a bound
-    per request (about 30 at worst, measured). Before runs of chunks were summed, the first
-    case took 2,000,000 passes, and the widget's link 16,384,000 iterations one by one."""
-    settings = dict(case)
-    blocks = settings.pop("blocks", None)
-    config = ServingConfig(requests=300, **settings)
+def counting_passes(config: ServingConfig, hardware: Hardware) -> tuple[object, int]:
+    """The run (or the SpecError that ended it) and how many passes its loop made."""
     passes = 0
     original = serving._Run.enqueue_arrivals
 
@@ -843,10 +882,36 @@ def test_the_work_is_a_few_scheduling_steps_per_request_and_preemption(case: dic
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(serving._Run, "enqueue_arrivals", counted)
-        result = run(config, H100 if blocks is None else with_blocks(blocks))
+        try:
+            outcome: object = run(config, hardware)
+        except SpecError as error:
+            outcome = error
+    return outcome, passes
+
+
+@pytest.mark.parametrize("case", LONG_RUNS.values(), ids=LONG_RUNS.keys())
+def test_long_prompts_and_outputs_take_a_few_scheduling_steps_a_request(case: dict) -> None:
+    """Before runs of prefill chunks were summed in closed form, the first case took 2,000,000
+    passes and the widget's link 16,384,000 iterations, one pass each."""
+    result, passes = counting_passes(ServingConfig(requests=300, **case), H100)
     assert result.completed + result.rejected == 300
-    assert result.preemptions <= 40 * 300
-    assert passes <= 4 * (300 + result.preemptions) + 10
+    assert passes <= 5 * 300 + 10
+
+
+@pytest.mark.parametrize(("case", "blocks", "outcome"), THRASHING.values(), ids=THRASHING.keys())
+def test_a_thrashing_cache_ends_within_the_bound(case: dict, blocks: int, outcome: str) -> None:
+    """However small the cache, a run ends within ``MAX_STEPS_PER_REQUEST`` passes a request:
+    it completes (every request done or rejected), or it is refused in one line naming the
+    thrashing and the way out."""
+    hardware = H100 if blocks is None else with_blocks(blocks)
+    result, passes = counting_passes(ServingConfig(requests=300, **case), hardware)
+    assert passes <= serving.MAX_STEPS_PER_REQUEST * 300 + serving.SPARE_STEPS + 1
+    if outcome == "completes":
+        assert result.completed + result.rejected == 300 and result.preemptions > 300
+    else:
+        assert isinstance(result, SpecError) and result.field == "admission"
+        assert "the KV cache thrashes" in str(result) and "--admission reserve" in str(result)
+        assert "\n" not in str(result)
 
 
 # -- traces, determinism, lengths -------------------------------------------------------------
@@ -912,11 +977,11 @@ def test_the_same_inputs_and_seed_give_byte_identical_json(
             seed=seed,
         )
 
-    first = json.dumps(run(config(seed), hardware).to_dict(trace=True))
+    first = json.dumps(run_unless_thrashing(config(seed), hardware).to_dict(trace=True))
     random.seed(noise)  # the global generator must play no part
     random.random()
     assert json.dumps(run(config(seed), hardware).to_dict(trace=True)) == first
-    assert json.dumps(run(config(seed + 1), hardware).to_dict(trace=True)) != first
+    assert json.dumps(run_unless_thrashing(config(seed + 1), hardware).to_dict(trace=True)) != first
 
 
 @QUICK
@@ -1078,6 +1143,16 @@ def test_swapping_without_a_host_link_is_one_line(capsys: pytest.CaptureFixture[
     assert status == 2 and out == "" and err.count("\n") == 1
     assert "--preemption: linkless has no host link in its spec" in err and "--preemption recompute" in err
     assert cli(capsys, *argv)[0] == 0
+
+
+def test_a_thrashing_cache_is_one_line_from_the_command(capsys: pytest.CaptureFixture[str]) -> None:
+    fraction = with_blocks(500).usable_fraction
+    argv = (*SIMULATE, "--usable-fraction", repr(fraction), "--policy", "chunked", "--rate", "1000")
+    traffic = ("--prompt", "1", "--output", "8000", "--max-batch", "64", "--token-budget", "65", "--requests", "300")
+    status, out, err = cli(capsys, *argv, *traffic)
+    assert status == 2 and out == "" and err.count("\n") == 1
+    assert "--admission: the KV cache thrashes" in err and "use --admission reserve" in err
+    assert cli(capsys, *argv, *traffic, "--admission", "reserve")[0] == 0
 
 
 BAD_SIMULATE = {
