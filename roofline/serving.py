@@ -431,7 +431,7 @@ class SimulationResult:
                 "policy": config.policy,
                 "admission": "reserve" if config.policy == "static" else config.admission,
                 "preemption": config.preemption,
-                "rate": None if config.concurrency is not None or config.rate == math.inf else config.rate,
+                "rate": None if config.concurrency is not None or config.rate == math.inf else float(config.rate),
                 "concurrency": config.concurrency,
                 "requests": self.requests,
                 "rejected": self.rejected,
@@ -512,6 +512,16 @@ def _piece_seconds(first: float, slope: float, start: int, stop: int) -> float:
     """Total time of steps start..stop-1 taking ``first + slope * i``: ``n*first + slope*(start+stop-1)*n/2``."""
     count = stop - start
     return count * first + slope * ((start + stop - 1) * count / 2)
+
+
+def _pieces_seconds(pieces: list[Piece]) -> float:
+    """Total time of a run's pieces, added in order. (Not ``sum()``: from Python 3.12 it
+    compensates rounding, and the browser's 3.14 would then differ from CPython 3.11 in the
+    last digit, where every figure must be byte-identical.)"""
+    total = 0.0
+    for piece in pieces:
+        total += _piece_seconds(*piece)
+    return total
 
 
 def _run_seconds(first: float, slope: float, steps: int) -> float:
@@ -1040,13 +1050,13 @@ class _Run:
         # Token j (j >= 2) of every slot comes from decode step j - 1 at padded length P + j - 1.
         steps = longest_output - 1
         pieces = self.series(steps, size, size * (longest_prompt + 1)) if steps else []
-        end = prefill_end + sum(_piece_seconds(*piece) for piece in pieces)
+        end = prefill_end + _pieces_seconds(pieces)
         self.spend(end - prefill_end, steps, size)
         finishes = []
         for index in members:
             own_steps = self.output[index] - 1
             self.first[index] = prefill_end
-            finish = prefill_end + sum(_piece_seconds(*piece) for piece in _clipped(pieces, 0, own_steps))
+            finish = prefill_end + _pieces_seconds(_clipped(pieces, 0, own_steps))
             self.finish[index] = finish
             finishes.append((finish, index))
             if index < self.traced:
@@ -1325,7 +1335,7 @@ class _Run:
             steps = _pieces_to_reach(pieces, self.next_arrival_s() - self.now - self.swap_s)
             pieces = _clipped(pieces, 0, steps)
         start = self.now
-        self.spend(self.swap_s + sum(_piece_seconds(*piece) for piece in pieces), steps)
+        self.spend(self.swap_s + _pieces_seconds(pieces), steps)
         self.take_blocks(step + 1, steps - 1)
         self.record_decodes(pieces, start, steps, swapped_in)
         return step + steps
@@ -1348,7 +1358,7 @@ class _Run:
                 if can_join and steps > 1 and self.next_arrival_s() < math.inf:
                     steps = _pieces_to_reach(pieces, self.next_arrival_s() - self.now - self.swap_s)
                     pieces = _clipped(pieces, 0, steps)
-                self.spend(self.swap_s + sum(_piece_seconds(*piece) for piece in pieces), steps)
+                self.spend(self.swap_s + _pieces_seconds(pieces), steps)
                 entry[1] += steps * chunk
                 if index < self.traced:
                     self.span(index, "recompute" if index in self.redoing else "prefill", start, self.now, steps)
