@@ -29,9 +29,10 @@ Layout, lowest layer first. A module imports only from modules above it:
 - ``fit``          why an estimate does not fit in memory, and changes checked to make it fit.
 - ``measured``     published measurements (``data/measurements.toml``) beside their ceilings.
 - ``sweep``        grids of estimates as rows, Markdown and CSV (tables, figures, bench).
-- ``serving``      a deterministic discrete-event simulator of a server: Poisson
-                   arrivals, static / continuous / chunked batching, paged KV
-                   admission; TTFT, TPOT, throughput, goodput. Times from performance.
+- ``serving``      a deterministic discrete-event simulator of a server: open or
+                   closed-loop traffic, static / continuous / chunked batching, paged
+                   KV blocks with preemption or reservation; TTFT, TPOT, ITL,
+                   throughput, goodput. Times from performance.IterationCosts.
 - ``report``       human-readable text for one estimate or one simulation.
 - ``cli``          the ``roofline`` command; the only module that prints or exits.
 

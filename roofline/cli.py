@@ -4,7 +4,8 @@ roofline estimate --gpu h100-sxm --model llama-3.1-8b [--json]
 roofline list gpus|models|precisions|kv-precisions
 roofline validate FILE...
 roofline table [--gpu ID] [--model ID ...] [--precisions P,P] [--format markdown|csv|text]
-roofline simulate --gpu ID --model ID [--policy static|continuous|chunked] [--rate R] ... [--json]
+roofline simulate --gpu ID --model ID [--policy static|continuous|chunked] [--admission paged|reserve]
+                  [--rate R|inf | --concurrency N] ... [--json]
 
 Exit status: 0 done; 1 the output could not be written (a full disk, a closed
 pipe), said in one line; 2 bad input; 130 interrupted (Ctrl-C), silently.
@@ -35,9 +36,12 @@ from .performance import Hardware, Workload
 from .precisions import AUTO, DEFAULT_COMPUTE_PRECISION, FORMATS, PRECISIONS
 from .report import simulation_report, text_report
 from .serving import (
+    ADMISSIONS,
+    CONCURRENCY_RANGE,
     MAX_BATCH_RANGE,
     MAX_REQUESTS,
     POLICIES,
+    PREEMPTIONS,
     RATE_RANGE,
     SEED_RANGE,
     SLO_RANGE_S,
@@ -76,6 +80,11 @@ _WRITE_FAILURES = {
 }
 #: ASCII digits only (``int()`` would also take "١٢"), with ``_`` or ``,`` between groups.
 _WHOLE_NUMBER = re.compile(r"[+-]?[0-9][0-9_,]*")
+#: A decimal number in ASCII (``float()`` would also take "１０"): digits with ``_`` or ``,``
+#: only between two of them, an optional fraction and exponent.
+_DECIMAL = re.compile(r"[+-]?(?:[0-9](?:[_,]?[0-9])*(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+#: How ``--rate`` asks for every request at once (a benchmark's "request rate inf").
+_EVERY_AT_ONCE = ("inf", "infinity")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -150,16 +159,20 @@ def _fraction(text: str) -> float:
     return value
 
 
-def _number_in(bounds: tuple[float, float]) -> Callable[[str], float]:
-    """A parser for a finite number within ``bounds`` (a rate, a latency target)."""
+def _number_in(bounds: tuple[float, float], *, infinite: bool = False) -> Callable[[str], float]:
+    """A parser for a finite number within ``bounds`` (a rate, a latency target), written in
+    ASCII; with ``infinite``, ``inf`` too."""
     low, high = bounds
 
     def parse(text: str) -> float:
-        try:
-            value = float(text.replace("_", "").replace(",", ""))
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"must be a number, got {shown(text)}") from None
-        if not low <= value <= high:  # NaN and inf fail this too
+        written = text.strip()
+        if infinite and written.lower() in _EVERY_AT_ONCE:
+            return math.inf
+        if not _DECIMAL.fullmatch(written):
+            words = " or inf (every request at time 0)" if infinite else ""
+            raise argparse.ArgumentTypeError(f"must be a number{words}, got {shown(text)}")
+        value = float(written.replace("_", "").replace(",", ""))
+        if not low <= value <= high:  # overflow to inf fails this too
             raise argparse.ArgumentTypeError(f"must be between {low:g} and {high:g}, got {shown(text)}")
         return value
 
@@ -278,7 +291,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _add_simulate_parser(commands: argparse._SubParsersAction) -> None:
     defaults = ServingConfig()
-    run = commands.add_parser("simulate", help="serve a stream of requests and report latency and throughput")
+    run = commands.add_parser(
+        "simulate",
+        help="serve a stream of requests and report latency and throughput",
+        description="Serve a stream of requests on one model replica in a deterministic discrete-event"
+        " simulation whose iterations take their roofline time (roofline/serving.py explains the model).",
+    )
     run.add_argument("--gpu", required=True, help="GPU id (see: roofline list gpus)")
     run.add_argument("--model", required=True, help="model id (see: roofline list models)")
     run.add_argument(
@@ -289,12 +307,49 @@ def _add_simulate_parser(commands: argparse._SubParsersAction) -> None:
     )
     run.add_argument("--precision", type=_precision, default="bf16", help="weight precision (default bf16)")
     run.add_argument("--kv-precision", type=_kv_precision, default="bf16", help="KV-cache format (default bf16)")
+    run.add_argument(
+        "--compute-precision",
+        type=_compute_precision,
+        default=DEFAULT_COMPUTE_PRECISION,
+        help="math precision that sets the peak FLOP/s, as for estimate (default auto)",
+    )
+    run.add_argument(
+        "--usable-fraction",
+        type=_fraction,
+        default=0.9,
+        help=f"share of memory usable, {USABLE_FRACTION_RANGE[0]:g} to {USABLE_FRACTION_RANGE[1]:g}, as for"
+        " estimate (default 0.9)",
+    )
     run.add_argument("--policy", choices=POLICIES, default=defaults.policy, help="scheduler (default %(default)s)")
     run.add_argument(
+        "--admission",
+        choices=ADMISSIONS,
+        default=defaults.admission,
+        help="KV memory: paged allocates 16-token blocks as tokens are written and preempts when none is"
+        " free (vLLM); reserve holds prompt + true output length up front (the vLLM paper's Orca oracle)"
+        " (default %(default)s)",
+    )
+    run.add_argument(
+        "--preemption",
+        choices=PREEMPTIONS,
+        default=defaults.preemption,
+        help="paged only: recompute frees a preempted request's blocks and prefills its prompt and tokens"
+        " again; swap copies them to host memory and back over the GPU's host link (default %(default)s)",
+    )
+    run.add_argument(
         "--rate",
-        type=_number_in(RATE_RANGE),
-        default=defaults.rate,
-        help="Poisson arrivals per second (default %(default)g)",
+        type=_number_in(RATE_RANGE, infinite=True),
+        default=None,
+        help=f"Poisson arrivals per second, {RATE_RANGE[0]:g} to {RATE_RANGE[1]:g}, or inf for every request at"
+        f" time 0 (default {defaults.rate:g})",
+    )
+    run.add_argument(
+        "--concurrency",
+        type=_whole_number(CONCURRENCY_RANGE),
+        default=None,
+        metavar="N",
+        help=f"closed loop instead of --rate: N clients, {_span(CONCURRENCY_RANGE)}, each sending its next"
+        " request when its last one ends",
     )
     run.add_argument(
         "--requests",
@@ -318,13 +373,13 @@ def _add_simulate_parser(commands: argparse._SubParsersAction) -> None:
         "--max-batch",
         type=_whole_number(MAX_BATCH_RANGE),
         default=defaults.max_batch,
-        help="most requests running at once (default %(default)s)",
+        help="most requests running at once, vLLM's max_num_seqs (default %(default)s)",
     )
     run.add_argument(
         "--token-budget",
         type=_whole_number(TOKEN_BUDGET_RANGE),
         default=defaults.token_budget,
-        help="most tokens per iteration, chunked only (default %(default)s)",
+        help="most tokens per iteration, vLLM's max_num_batched_tokens; chunked only (default %(default)s)",
     )
     run.add_argument(
         "--ttft-slo",
@@ -348,6 +403,13 @@ def _add_simulate_parser(commands: argparse._SubParsersAction) -> None:
     _add_specs_option(run)
 
 
+def _precision_hint(error: SpecError) -> SpecError:
+    """A GPU without the asked math precision: say which option picks another."""
+    if error.field != "dense_flops_per_s":
+        return error
+    return SpecError(error.message, hint=f"{error.hint}; pick one with --compute-precision")
+
+
 def _run_estimate(args: argparse.Namespace, specs: SpecSet) -> str:
     _check_id("--gpu", specs.gpu, args.gpu)
     _check_id("--model", specs.model, args.model)
@@ -367,9 +429,7 @@ def _run_estimate(args: argparse.Namespace, specs: SpecSet) -> str:
             specs=specs,
         )
     except SpecError as error:
-        if error.field != "dense_flops_per_s":
-            raise
-        raise SpecError(error.message, hint=f"{error.hint}; pick one with --compute-precision") from None
+        raise _precision_hint(error) from None
     figures = result.to_dict()
     _check_finite(figures)
     if args.json:
@@ -472,18 +532,27 @@ _SIMULATE_OPTIONS = {
     "ttft_slo_s": "--ttft-slo",
     "tpot_slo_s": "--tpot-slo",
     "seed": "--seed",
+    "admission": "--admission",
+    "preemption": "--preemption",
+    "concurrency": "--concurrency",
+    "usable_fraction": "--usable-fraction",
 }
 
 
 def _run_simulate(args: argparse.Namespace, specs: SpecSet) -> str:
     _check_id("--gpu", specs.gpu, args.gpu)
     _check_id("--model", specs.model, args.model)
-    hardware = Hardware(specs.gpu(args.gpu), args.gpus)
-    workload = Workload(specs.model(args.model), args.precision, args.kv_precision)
+    if args.concurrency is not None and args.rate is not None:
+        raise SpecError(
+            "--concurrency: cannot be combined with --rate",
+            hint="a closed loop of N clients sets its own arrivals; give one of the two",
+        )
     try:
+        hardware = Hardware(specs.gpu(args.gpu), args.gpus, args.compute_precision, args.usable_fraction)
+        workload = Workload(specs.model(args.model), args.precision, args.kv_precision)
         config = ServingConfig(
             policy=args.policy,
-            rate=args.rate,
+            rate=ServingConfig.rate if args.rate is None else args.rate,
             requests=args.requests,
             prompt=args.prompt,
             output=args.output,
@@ -492,10 +561,16 @@ def _run_simulate(args: argparse.Namespace, specs: SpecSet) -> str:
             ttft_slo_s=args.ttft_slo,
             tpot_slo_s=args.tpot_slo,
             seed=args.seed,
+            admission=args.admission,
+            preemption=args.preemption,
+            concurrency=args.concurrency,
         )
         result = simulate(hardware, workload, config)
     except SpecError as error:
-        option = _SIMULATE_OPTIONS.get(error.field or "", "--" + (error.field or "").replace("_", "-"))
+        error = _precision_hint(error)
+        if error.field is None:
+            raise error from None
+        option = _SIMULATE_OPTIONS.get(error.field, "--" + error.field.replace("_", "-"))
         raise SpecError(f"{option}: {error.message}", hint=error.hint) from None
     figures = result.to_dict()
     _check_finite(figures)

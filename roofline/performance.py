@@ -458,6 +458,8 @@ class IterationCosts:
     prefill_attention_flops_per_pair: float
     bandwidth_bytes_per_s: float
     peak_flops_per_s: float
+    #: All GPUs' links to host memory together, one direction, bytes/s (None: the spec has none).
+    host_link_bytes_per_s: float | None = None
 
     def weights_bytes(self, tokens: float) -> float:
         """Weight bytes a pass over ``tokens`` tokens reads (every weight if dense)."""
@@ -487,6 +489,17 @@ class IterationCosts:
         )
         return Pass(bytes_moved, flops, bytes_moved / self.bandwidth_bytes_per_s, flops / self.peak_flops_per_s)
 
+    def swap_seconds(self, tokens: int) -> float:
+        """Time to copy ``tokens`` tokens of KV cache one way over the host links:
+        ``tokens * KV bytes per token / (GPUs * host link)``; SpecError when the GPU spec has none."""
+        if self.host_link_bytes_per_s is None:
+            raise SpecError(
+                "the GPU spec has no host link, so KV blocks cannot be swapped to host memory",
+                field="preemption",
+                hint="use --preemption recompute, or add host_link_bytes_per_s and host_link_source to the GPU's entry",
+            )
+        return tokens * self.kv_bytes_per_token / self.host_link_bytes_per_s
+
 
 def iteration_costs(hardware: Hardware, workload: Workload) -> IterationCosts:
     """The per-unit costs of serving ``workload.model`` at its precisions on ``hardware``
@@ -494,6 +507,7 @@ def iteration_costs(hardware: Hardware, workload: Workload) -> IterationCosts:
     model = workload.model
     hardware = resolved(hardware, workload)
     head = 2.0 * arch.output_head_parameters(model)
+    link = hardware.gpu.host_link_bytes_per_s
     return IterationCosts(
         model=model,
         weight_bytes_per_value=bytes_per_value(workload.weight_precision),
@@ -504,4 +518,5 @@ def iteration_costs(hardware: Hardware, workload: Workload) -> IterationCosts:
         prefill_attention_flops_per_pair=arch.attention_flops_per_cached_token(model, latent=False),
         bandwidth_bytes_per_s=hardware.bandwidth_bytes_per_s,
         peak_flops_per_s=hardware.peak_flops_per_s,
+        host_link_bytes_per_s=None if link is None else hardware.count * link,
     )

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import math
+
 from . import formatting as fmt
 from .estimate import Estimate
 from .fit import memory_shortfall
 from .performance import Hardware, Workload
-from .serving import BLOCK_TOKENS, PERCENTILES, SimulationResult
+from .serving import BLOCK_TOKENS, SimulationResult
 
 
 def _rows(estimate: Estimate) -> list[tuple[str, str]]:
@@ -94,6 +96,30 @@ def text_report(estimate: Estimate) -> str:
     return "\n".join([heading, *(f"  {label:<{width}}  {value}" for label, value in rows)]) + "\n"
 
 
+def _small(value: float, whole: str) -> str:
+    """``whole`` (a rounded rendering) unless that would print a nonzero value as 0: then three significant digits."""
+    return f"{value:.3g}" if 0 < value and float(whole.replace(",", "")) == 0 else whole
+
+
+def _traffic(result: SimulationResult) -> str:
+    config = result.config
+    if config.concurrency is not None:
+        return f"{config.requests:,} requests from {config.concurrency:,} clients in a closed loop"
+    if config.rate == math.inf:
+        return f"{config.requests:,} requests all at time 0"
+    return f"{config.requests:,} requests at {config.rate:g}/s"
+
+
+def _memory(result: SimulationResult) -> str:
+    config = result.config
+    cache = f"KV cache {result.kv_blocks:,} blocks of {BLOCK_TOKENS} tokens"
+    if config.policy == "static":
+        return f"{cache}, reserved for each padded batch"
+    if config.admission == "reserve":
+        return f"{cache}, reserved for prompt + output up front (the Orca-oracle baseline)"
+    return f"{cache}, paged as tokens are written; preemption by {config.preemption}"
+
+
 def simulation_report(result: SimulationResult, hardware: Hardware, workload: Workload) -> str:
     """What ``roofline simulate`` prints: the setup, then one labelled line per metric."""
     config = result.config
@@ -101,15 +127,16 @@ def simulation_report(result: SimulationResult, hardware: Hardware, workload: Wo
         f"{workload.model.name} on {hardware.count} × {hardware.gpu.name}, {workload.weight_precision} weights,"
         f" {workload.kv_precision} KV cache; {config.policy} batching, max batch {config.max_batch}"
         + (f", token budget {config.token_budget:,}" if config.policy == "chunked" else "")
-        + f"\n{config.requests:,} requests at {config.rate:g}/s (seed {config.seed}),"
-        f" prompt {config.prompt} and output {config.output} tokens;"
-        f" KV cache {result.kv_blocks:,} blocks of {BLOCK_TOKENS} tokens"
+        + f"\n{_traffic(result)} (seed {config.seed}), prompt {config.prompt} and output {config.output} tokens"
+        + f"\n{_memory(result)}"
     )
 
-    def spread(values: dict[int, float | None]) -> str:
-        if values[PERCENTILES[0]] is None:
+    def spread(mean: float | None, values: dict[int, float | None]) -> str:
+        if mean is None:
             return "none"
-        return "  ".join(f"p{p} {fmt.milliseconds(value)}" for p, value in values.items() if value is not None)
+        return f"mean {fmt.duration(mean)}  " + "  ".join(
+            f"p{p} {fmt.duration(value)}" for p, value in values.items() if value is not None
+        )
 
     def target(seconds: float) -> str:
         return fmt.milliseconds(seconds) if seconds < 1 else f"{seconds:g} s"
@@ -120,29 +147,47 @@ def simulation_report(result: SimulationResult, hardware: Hardware, workload: Wo
         else "none rejected"
     )
     latency = "none" if result.latency_mean_s is None else f"{result.latency_mean_s:,.3f} s mean"
+    if not result.preemptions:
+        preempted = "none"
+    elif config.preemption == "swap":
+        preempted = f"{result.preemptions:,}, {fmt.bytes_size(result.swapped_bytes)} swapped over the host link"
+    else:
+        preempted = f"{result.preemptions:,}, {result.recomputed_tokens:,} tokens prefilled again"
+    attainment = result.slo_attainment
     rows = [
         ("completed", f"{result.completed:,} of {result.requests:,} ({rejected})"),
         (
             "throughput",
-            f"{fmt.rate(result.throughput_tokens_per_s)} output tokens/s,"
-            f" {result.throughput_requests_per_s:,.2f} requests/s",
+            f"{_small(result.throughput_tokens_per_s, fmt.rate(result.throughput_tokens_per_s))} output tokens/s,"
+            f" {_small(result.throughput_requests_per_s, f'{result.throughput_requests_per_s:,.2f}')} requests/s",
         ),
-        ("time to first token", spread(result.ttft_s)),
-        ("time per output token", spread(result.tpot_s)),
+        ("time to first token", spread(result.ttft_mean_s, result.ttft_s)),
+        ("time per output token", spread(result.tpot_mean_s, result.tpot_s) + " (each request's mean)"),
+        ("inter-token latency", spread(result.itl_mean_s, result.itl_s or {}) + " (every gap)"),
         ("latency", latency),
         (
             "queueing",
             "none"
             if result.queue_wait_mean_s is None
-            else f"{fmt.milliseconds(result.queue_wait_mean_s)} mean wait for a batch slot and KV blocks",
+            else f"{fmt.duration(result.queue_wait_mean_s)} mean wait for a batch slot and KV blocks",
         ),
-        ("requests in flight", f"{result.mean_in_flight:,.2f} (time-weighted mean)"),
+        ("preemptions", preempted),
+        (
+            "requests in flight",
+            f"{_small(result.mean_in_flight, f'{result.mean_in_flight:,.2f}')} (time-weighted mean),"
+            f" {_small(result.mean_batch, f'{result.mean_batch:,.2f}')} of them running in the batch",
+        ),
         (
             "goodput",
-            f"{result.goodput_requests_per_s:,.2f} requests/s within TTFT ≤ {target(config.ttft_slo_s)}"
-            f" and TPOT ≤ {target(config.tpot_slo_s)}",
+            f"{_small(result.goodput_requests_per_s, f'{result.goodput_requests_per_s:,.2f}')} requests/s within"
+            f" TTFT ≤ {target(config.ttft_slo_s)} and TPOT ≤ {target(config.tpot_slo_s)}"
+            + ("" if attainment is None else f" ({attainment:.1%} of those completed)"),
         ),
-        ("GPU busy", f"{result.busy_fraction:.1%} of {result.duration_s:,.1f} s ({result.iterations:,} iterations)"),
+        (
+            "GPU busy",
+            f"{_small(100 * result.busy_fraction, f'{result.busy_fraction:.1%}'.rstrip('%'))}% of"
+            f" {result.duration_s:,.1f} s ({result.iterations:,} iterations)",
+        ),
     ]
     width = max(len(label) for label, _ in rows)
     return "\n".join([heading, *(f"  {label:<{width}}  {value}" for label, value in rows)]) + "\n"

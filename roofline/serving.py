@@ -1,43 +1,111 @@
 """A deterministic discrete-event simulator of one model replica serving a stream of requests.
 
-Requests arrive as a Poisson process at ``rate`` per second (exponential gaps,
-``-ln(1 - u) / rate`` with ``u`` from ``random.Random(seed)``, never the global
-generator). Each has a prompt and an output length, fixed or uniform on LO:HI.
-The GPU runs iterations back to back; each takes the roofline time of what it
-does (``performance.IterationCosts``): the weights read, plus the KV of every
-live request at its current length, against the FLOPs of every token processed.
+Traffic
+    Open loop (``rate``): requests arrive as a Poisson process at ``rate`` per second,
+    with exponential gaps ``-ln(1 - u) / rate`` and ``u`` from ``random.Random(seed)``
+    (never the global generator). ``rate = inf`` puts every request at time 0, as a
+    benchmark's "request rate inf" does. Closed loop (``concurrency = N``): N clients
+    each send their next request the moment their last one finishes or is turned away,
+    so N requests are always in the system; ``rate`` is then unused. Each request has a
+    prompt and an output length, fixed or uniform on LO:HI. The draws come in one fixed
+    order (gap, prompt, output per request), so a seed gives the same lengths under
+    every traffic shape, scheduler and admission rule.
 
-Policies (what one iteration holds):
+Iterations
+    The GPU runs iterations back to back. Each takes the roofline time of what it holds,
+    ``performance.IterationCosts.iteration(...).seconds``: the weights read for its
+    tokens, plus the KV cache of every live request at its current length, against the
+    FLOPs of every token. What one iteration holds is the policy:
 
-- ``static``: a batch of up to ``max_batch`` starts when the GPU is free and the
-  queue holds ``max_batch`` requests, or its oldest has waited ``batch_wait_s``
-  (0: start at once). Prompts are padded to the longest: one prefill of
-  ``batch * longest prompt`` tokens. Then every slot decodes until the longest
-  output ends; a slot whose request has finished computes padding. No one joins.
-- ``continuous``: iteration-level scheduling. Between iterations finished requests
-  leave and queued ones join; the newcomers' prompts are prefilled together in an
-  iteration of their own, during which every streaming request waits.
-- ``chunked``: every iteration holds at most ``token_budget`` tokens. Each decoding
-  request adds its one token first; what is left of the budget goes to prefill
-  chunks, oldest request first.
+    - ``static``: a batch of up to ``max_batch`` starts when the GPU is free and the
+      queue holds ``max_batch`` requests, or its oldest has waited ``batch_wait_s``
+      (0: start at once). Prompts are padded to the longest: one prefill of
+      ``batch * longest prompt`` tokens. Then every slot decodes until the longest
+      output ends; a slot whose request has finished computes padding. No one joins.
+    - ``continuous``: iteration-level scheduling, as Orca and vLLM do. Between
+      iterations finished requests leave and queued ones join, and an iteration holds
+      one decode token of every running request plus the newcomers' whole prompts.
+    - ``chunked``: chunked prefill (Sarathi-Serve; vLLM's chunked prefill). An iteration
+      holds at most ``token_budget`` tokens: each decoding request adds its one token
+      first, and what is left goes to prefill chunks, oldest request first.
 
-Memory admission: a request starts only when its whole prompt plus output fits in
-free KV memory, in 16-token blocks: ``ceil((prompt + output) / 16)`` blocks out of
-``floor((usable memory - weights) / (16 * KV bytes per token))``. It reserves
-them all up front (static batches reserve the padded size) and frees them when
-it ends. Requests wait in first-come order; a request too large for even an empty
-GPU is counted as rejected when it arrives, never silently dropped.
+    The knobs have the engines' names: ``max_batch`` is vLLM's ``max_num_seqs`` (most
+    requests running at once), ``token_budget`` its ``max_num_batched_tokens``.
 
-Metrics, over the requests that complete (times from the request's arrival):
-TTFT = first token - arrival; TPOT = (finish - first token) / (output - 1), the
-mean time between its tokens (none for one-token outputs); latency = finish -
-arrival = TTFT + (output - 1) * TPOT. Percentiles use the nearest rank: the p-th
-of n sorted values is the ``ceil(p/100 * n)``-th, an actual sample, no
-interpolation. The run lasts from time 0 to the last finish, ``duration``;
-throughput = output tokens (or requests) / duration; goodput = requests meeting
-both the TTFT and the TPOT target / duration; mean in flight = sum of latencies /
-duration, which is the time-weighted mean count of requests arrived and not
-finished; busy fraction = time spent in iterations / duration.
+KV memory
+    The cache is ``floor((usable memory - weights) / (16 * KV bytes per token))`` blocks of
+    16 tokens (``kv_blocks_available``). A request holding ``t`` tokens of cache uses
+    ``ceil(t / 16)`` blocks. After its prefill a request holds its P prompt tokens; decode
+    step j writes one more, so it holds ``P + j`` during step j and ``P + O - 1`` at the
+    end (the last token is returned, never cached). ``admission`` says how blocks are
+    given out:
+
+    - ``paged`` (default; vLLM): blocks are allocated as tokens are written, and the
+      scheduler does not know output lengths. A queued request starts when the blocks of
+      its whole prompt are free (under ``chunked`` too, as vLLM's V0 scheduler allocated
+      them). Before each iteration, every decoding request whose next token starts a new
+      block gets one; when too few are free, the newest running request (the last
+      admitted) is preempted, and the next newest, until the rest fit, and no one is
+      admitted in that iteration. A preempted request goes back to the front of the
+      queue. Under ``preemption = "recompute"`` (vLLM's default) its blocks are freed, and
+      when it resumes its prompt plus the tokens it had generated are prefilled again as
+      one prompt, which yields its next token. Under ``"swap"`` its blocks are copied to
+      host memory and back over the GPU's host link, ``16 * blocks * KV bytes per token /
+      (GPUs * host link)`` each way, and that time is added to the iteration in which the
+      copy happens.
+    - ``reserve`` (the vLLM paper's "Orca (Oracle)" baseline): a request starts only when
+      ``ceil((P + O) / 16)`` blocks are free, its whole prompt plus its true output
+      length, reserved up front and freed when it ends. No one is ever preempted.
+    - ``static`` batches always reserve, for the padded size.
+
+    A request that could never fit, even alone on an empty GPU, is counted as rejected
+    when it arrives, never dropped and never left waiting: ``ceil((P + O - 1) / 16)``
+    blocks (paged) or ``ceil((P + O) / 16)`` (reserve, static) above the whole cache.
+    This is the one use the paged scheduler makes of the output length, as an engine
+    refuses a prompt whose ``max_tokens`` exceed the context it can hold. Every other
+    request completes: the oldest running one is never preempted, so it always ends.
+
+Metrics, over the requests that complete, times from each request's arrival
+    TTFT = first token - arrival. ITL (inter-token latency) is every gap between two
+    consecutive tokens of a request, over every request: one iteration for a request that
+    was decoding, longer across a preemption. TPOT = (finish - first token) / (output - 1),
+    a request's mean gap (none for one-token outputs). Latency = finish - arrival = TTFT +
+    (output - 1) * TPOT; normalized latency = latency / output tokens (the vLLM paper's
+    per-token latency, queueing included). Means are plain means. Percentiles use the
+    nearest rank: the p-th of n sorted values is the ``ceil(p/100 * n)``-th, an actual
+    sample, no interpolation; ``itl_p99_s`` ranks every gap, ``tpot_p99_s`` every request.
+
+    The run lasts from time 0 to the last finish, ``duration``. Throughput = output tokens
+    (or requests) / duration. Goodput, as DistServe defines it, = the completed requests
+    that met both the TTFT and the TPOT target / duration; SLO attainment = their share of
+    those completed. Mean in flight = sum of latencies / duration, the time-weighted mean
+    count of requests arrived and not finished (Little's law: rate * mean latency). Mean
+    batch = the time-weighted mean count of requests running: admitted, and neither
+    finished nor preempted. Busy fraction = time in iterations, swap copies included /
+    duration. ``preemptions`` counts preemptions, ``recomputed_tokens`` the tokens
+    prefilled again on resuming, ``swapped_bytes`` the bytes copied over the host link,
+    both ways.
+
+Not modelled
+    Prefix caching and shared blocks (so a recomputed prefix is never found cached);
+    speculative decoding; a cap on host swap space, and copies overlapping compute; a
+    watermark of blocks kept free (vLLM V0's); allocation per chunk (vLLM V1's); the CPU's
+    scheduling time between iterations; tokenizer, network and sampling time;
+    sliding-window layers (refused); a token budget for ``continuous``; requests that stop
+    early (each runs to its drawn length).
+
+Runs of iterations that differ only in their context (decode steps; prefill chunks of
+one long prompt) have memory and compute times linear in the step number, so their
+times are summed in closed form (an arithmetic series on each side of the roofline, split
+where the two cross), and the run ends at the next event: a request finishing, one that
+could join, a prompt completing, a block that is not free. The work is therefore a few
+scheduling steps per request and per preemption, whatever the lengths and the budget.
+Preemptions stay few per request, because the oldest running request is never preempted
+and a preempted one resumes only when its blocks are free; yet a cache that holds only one
+or two requests at their full length, with short prompts, can preempt some 50 times a
+request (a random search's worst), and take 70 scheduling steps a request instead of the
+usual 2 to 5. A run is therefore bounded at ``MAX_STEPS_PER_REQUEST`` steps a request and,
+past that, refused in one line (``SpecError``, field ``admission``) naming the thrashing.
 
 The same inputs and seed give the same floats in the same order, so
 ``json.dumps(result.to_dict())`` is byte-identical from run to run.
@@ -48,15 +116,21 @@ from __future__ import annotations
 import heapq
 import math
 import random
+import re
+from array import array
 from collections import deque
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from .errors import SpecError, shown, unknown_name
-from .performance import Hardware, IterationCosts, Workload, iteration_costs, memory_use
+from .performance import Hardware, IterationCosts, Pass, Workload, iteration_costs, memory_use
 
 Policy = Literal["static", "continuous", "chunked"]
 POLICIES: tuple[Policy, ...] = ("static", "continuous", "chunked")
+Admission = Literal["paged", "reserve"]
+ADMISSIONS: tuple[Admission, ...] = ("paged", "reserve")
+Preemption = Literal["recompute", "swap"]
+PREEMPTIONS: tuple[Preemption, ...] = ("recompute", "swap")
 
 #: KV-cache page size in tokens (vLLM's default block size).
 BLOCK_TOKENS = 16
@@ -64,7 +138,12 @@ BLOCK_TOKENS = 16
 MAX_REQUESTS = 1_000_000
 #: Longest prompt or output accepted, in tokens (beyond any real context window).
 MAX_LENGTH_TOKENS = 10_000_000
-#: Percentiles reported for TTFT, TPOT and latency.
+#: Most scheduling steps (passes of the simulator's loop) a run may take per request, plus a
+#: few for short runs: a run takes 2 to 5 (measured), so the cost stays about a second per
+#: 10,000 requests. Only a cache that thrashes, preempting many times a request, goes past it.
+MAX_STEPS_PER_REQUEST = 12
+SPARE_STEPS = 1000
+#: Percentiles reported for TTFT, TPOT, ITL and latency.
 PERCENTILES = (50, 90, 99)
 
 #: Illustrative latency targets for goodput: a first token within a second, then at
@@ -83,10 +162,10 @@ class Lengths:
     def __post_init__(self) -> None:
         for value in (self.low, self.high):
             if isinstance(value, bool) or not isinstance(value, int):
-                raise SpecError(f"must be whole numbers, got {value!r}")
+                raise SpecError(f"must be whole numbers, got {shown(value)}")
         if not 1 <= self.low <= self.high <= MAX_LENGTH_TOKENS:
             raise SpecError(
-                f"must satisfy 1 <= LO <= HI <= {MAX_LENGTH_TOKENS:,}, got {self}",
+                f"must satisfy 1 <= LO <= HI <= {MAX_LENGTH_TOKENS:,}, got {shown(self.low)}:{shown(self.high)}",
                 hint="write N or LO:HI, e.g. 128:2048",
             )
 
@@ -103,29 +182,39 @@ class Lengths:
         return str(self.low) if self.low == self.high else f"{self.low}:{self.high}"
 
 
+#: A length as written: ASCII digits, with ``_`` or ``,`` between groups (``int()`` alone
+#: would also take other scripts' digits, which the rest of the command line refuses).
+_WRITTEN_LENGTH = re.compile(r"[0-9][0-9_,]*")
+
+
 def parse_lengths(text: str, field: str) -> Lengths:
     """``"N"`` (fixed) or ``"LO:HI"`` (uniform) as Lengths; a bad value raises SpecError naming ``field``."""
-    parts = str(text).replace("_", "").replace(",", "").split(":")
-    try:
-        if len(parts) == 1:
-            return Lengths(int(parts[0]), int(parts[0]))
-        if len(parts) == 2:
-            return Lengths(int(parts[0]), int(parts[1]))
-    except SpecError as error:  # a SpecError is a ValueError too, so it is caught first
-        raise error.located(field=field) from None
-    except ValueError:
-        pass
-    raise SpecError(f"must be N or LO:HI in tokens, got '{text}'", field=field, hint="e.g. 512 or 128:2048")
+    parts = [part.strip() for part in str(text).split(":")]
+    if len(parts) in (1, 2) and all(_WRITTEN_LENGTH.fullmatch(part) for part in parts):
+        digits = [part.replace("_", "").replace(",", "") for part in parts]
+        longest = max(len(number.lstrip("0")) for number in digits)
+        if longest > len(str(MAX_LENGTH_TOKENS)):  # measured before int(): a 5,000-digit length is never converted
+            raise SpecError(
+                f"must be at most {MAX_LENGTH_TOKENS:,} tokens, got a {longest:,}-digit number", field=field
+            )
+        low, high = int(digits[0]), int(digits[-1])
+        try:
+            return Lengths(low, high)
+        except SpecError as error:
+            raise error.located(field=field) from None
+    raise SpecError(f"must be N or LO:HI in tokens, got {shown(str(text))}", field=field, hint="e.g. 512 or 128:2048")
 
 
 #: Documented ranges, inclusive, that keep every time the simulator computes a finite float.
-#: Arrivals per second: one a week to a billion a second (all at once, in effect).
+#: Arrivals per second: one a week to a billion a second; ``inf`` (every request at time 0) too.
 RATE_RANGE = (1e-6, 1e9)
 #: Latency targets, seconds: a microsecond to about eleven days.
 SLO_RANGE_S = (1e-6, 1e6)
 #: Requests in flight at once, and tokens in one chunked iteration.
 MAX_BATCH_RANGE = (1, 1_000_000)
 TOKEN_BUDGET_RANGE = (1, 100_000_000)
+#: Clients of a closed loop.
+CONCURRENCY_RANGE = (1, 1_000_000)
 #: Seeds of random.Random: any 64-bit value.
 SEED_RANGE = (0, 2**64 - 1)
 
@@ -142,9 +231,19 @@ def _check_number(
         raise SpecError(f"must be at most {maximum:g}, got {shown(value)}", field=field)
 
 
+def _check_choice(field: str, kind: str, value: object, choices: tuple[str, ...]) -> None:
+    if value not in choices:
+        raise unknown_name(kind, str(value), choices).located(field=field)
+
+
 @dataclass(frozen=True)
 class ServingConfig:
-    """The traffic and the scheduler: everything but the hardware and the model."""
+    """The traffic and the scheduler: everything but the hardware and the model.
+
+    ``concurrency`` (a closed loop of that many clients) replaces ``rate``, which is
+    then unused. ``record_blocks`` keeps the KV blocks in use at every scheduling
+    decision, for a chart (``SimulationResult.blocks_in_use``).
+    """
 
     policy: Policy = "continuous"
     rate: float = 10.0
@@ -158,11 +257,17 @@ class ServingConfig:
     seed: int = 0
     batch_wait_s: float = 0.0
     trace_requests: int = 20
+    admission: Admission = "paged"
+    preemption: Preemption = "recompute"
+    concurrency: int | None = None
+    record_blocks: bool = False
 
     def __post_init__(self) -> None:
-        if self.policy not in POLICIES:
-            raise unknown_name("policy", str(self.policy), POLICIES).located(field="policy")
-        _check_number("rate", self.rate, minimum=RATE_RANGE[0], maximum=RATE_RANGE[1], whole=False)
+        _check_choice("policy", "policy", self.policy, POLICIES)
+        _check_choice("admission", "admission", self.admission, ADMISSIONS)
+        _check_choice("preemption", "preemption", self.preemption, PREEMPTIONS)
+        if not (isinstance(self.rate, float) and self.rate == math.inf):
+            _check_number("rate", self.rate, minimum=RATE_RANGE[0], maximum=RATE_RANGE[1], whole=False)
         _check_number("requests", self.requests, minimum=1, whole=True)
         if self.requests > MAX_REQUESTS:
             raise SpecError(f"must be at most {MAX_REQUESTS:,}, got {self.requests:,}", field="requests")
@@ -181,16 +286,22 @@ class ServingConfig:
         _check_number("seed", self.seed, minimum=0, maximum=SEED_RANGE[1], whole=True)
         _check_number("batch_wait_s", self.batch_wait_s, minimum=0, whole=False)
         _check_number("trace_requests", self.trace_requests, minimum=0, whole=True)
+        if self.concurrency is not None:
+            _check_number("concurrency", self.concurrency, minimum=1, maximum=CONCURRENCY_RANGE[1], whole=True)
+        if not isinstance(self.record_blocks, bool):
+            raise SpecError(f"must be true or false, got {shown(self.record_blocks)}", field="record_blocks")
 
 
 @dataclass(frozen=True)
 class RequestTrace:
-    """One request's life, for a timeline: when it arrived, was admitted, got its first
-    token and finished (None if rejected), and the spans of iterations it took part in.
+    """One request's life, for a timeline: when it arrived, was first admitted, got its
+    first token and finished (None if rejected), how often it was preempted, and the spans
+    of iterations it took part in.
 
-    Each span is ``(kind, start_s, end_s, iterations)`` with kind ``prefill``,
-    ``decode`` or ``padding`` (a static slot computing after its request ended);
-    back-to-back iterations of one kind merge into one span, so a gap is a stall.
+    Each span is ``(kind, start_s, end_s, iterations)`` with kind ``prefill``, ``decode``,
+    ``recompute`` (its prompt and generated tokens prefilled again after a preemption) or
+    ``padding`` (a static slot computing after its request ended); back-to-back iterations
+    of one kind merge into one span, so a gap is a stall.
     """
 
     id: int
@@ -201,6 +312,7 @@ class RequestTrace:
     first_token_s: float | None
     finish_s: float | None
     spans: tuple[tuple[str, float, float, int], ...]
+    preemptions: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         """The trace as plain JSON values."""
@@ -212,6 +324,7 @@ class RequestTrace:
             "admitted_s": self.admitted_s,
             "first_token_s": self.first_token_s,
             "finish_s": self.finish_s,
+            "preemptions": self.preemptions,
             "spans": [list(span) for span in self.spans],
         }
 
@@ -238,6 +351,19 @@ class SimulationResult:
     latency_sum_s: float
     kv_blocks: int
     trace: tuple[RequestTrace, ...]
+    ttft_mean_s: float | None = None
+    tpot_mean_s: float | None = None
+    itl_s: dict[int, float | None] | None = None
+    itl_mean_s: float | None = None
+    preemptions: int = 0
+    recomputed_tokens: int = 0
+    swapped_bytes: float = 0.0
+    #: ``(time_s, blocks)`` at every scheduling decision, when ``config.record_blocks``.
+    blocks_in_use: tuple[tuple[float, int], ...] = ()
+    batch_seconds: float = 0.0
+    normalized_latency_mean_s: float | None = None
+    #: How many inter-token gaps the ITL figures rank: ``sum(output - 1)`` over completed requests.
+    itl_count: int = 0
 
     def _per_second(self, count: float) -> float:
         return count / self.duration_s if self.duration_s > 0 else 0.0
@@ -254,13 +380,23 @@ class SimulationResult:
 
     @property
     def goodput_requests_per_s(self) -> float:
-        """Completed requests within both the TTFT and the TPOT target / duration."""
+        """DistServe's goodput: completed requests within both the TTFT and the TPOT target / duration."""
         return self._per_second(self.good)
+
+    @property
+    def slo_attainment(self) -> float | None:
+        """Share of the completed requests within both targets (None when none completed)."""
+        return self.good / self.completed if self.completed else None
 
     @property
     def mean_in_flight(self) -> float:
         """Time-weighted mean of requests arrived and not finished: sum of latencies / duration."""
         return self._per_second(self.latency_sum_s)
+
+    @property
+    def mean_batch(self) -> float:
+        """Time-weighted mean of requests running (admitted, in the batch), over the whole run."""
+        return self._per_second(self.batch_seconds)
 
     @property
     def busy_fraction(self) -> float:
@@ -269,6 +405,7 @@ class SimulationResult:
 
     def to_dict(self, *, trace: bool = False) -> dict[str, Any]:
         """Plain JSON values: the CLI's ``--json`` keys, then run facts; traces if asked."""
+        config = self.config
         result: dict[str, Any] = {
             "completed": self.completed,
             "throughput_tokens_per_s": self.throughput_tokens_per_s,
@@ -277,15 +414,30 @@ class SimulationResult:
         for name, values in (("ttft", self.ttft_s), ("tpot", self.tpot_s)):
             for percentile in PERCENTILES:
                 result[f"{name}_p{percentile}_s"] = values[percentile]
+        result["ttft_mean_s"] = self.ttft_mean_s
+        result["tpot_mean_s"] = self.tpot_mean_s
+        result["itl_mean_s"] = self.itl_mean_s
+        for percentile in PERCENTILES:
+            result[f"itl_p{percentile}_s"] = (self.itl_s or {}).get(percentile)
         result.update(
             {
                 "latency_mean_s": self.latency_mean_s,
+                "normalized_latency_mean_s": self.normalized_latency_mean_s,
                 "mean_in_flight": self.mean_in_flight,
+                "mean_batch": self.mean_batch,
                 "goodput_requests_per_s": self.goodput_requests_per_s,
+                "slo_attainment": self.slo_attainment,
                 "busy_fraction": self.busy_fraction,
-                "policy": self.config.policy,
+                "policy": config.policy,
+                "admission": "reserve" if config.policy == "static" else config.admission,
+                "preemption": config.preemption,
+                "rate": None if config.concurrency is not None or config.rate == math.inf else float(config.rate),
+                "concurrency": config.concurrency,
                 "requests": self.requests,
                 "rejected": self.rejected,
+                "preemptions": self.preemptions,
+                "recomputed_tokens": self.recomputed_tokens,
+                "swapped_bytes": self.swapped_bytes,
                 "duration_s": self.duration_s,
                 "iterations": self.iterations,
                 "queue_wait_mean_s": self.queue_wait_mean_s,
@@ -328,25 +480,53 @@ def blocks_for(tokens: int) -> int:
     return -(-tokens // BLOCK_TOKENS)
 
 
-def _steady_run(
-    memory0: float, memory_slope: float, compute0: float, compute_slope: float, steps: int
-) -> tuple[float, float] | None:
-    """Decode steps whose context grows by the same amount each step have memory and compute
-    times linear in the step number, ``memory0 + memory_slope * i`` and the like. When one of
-    the two is the larger at both the first and the last of ``steps`` steps, it is the larger
-    throughout: return its (first step's time, growth per step). None when they cross."""
+# -- runs of like iterations, summed in closed form ---------------------------------------------
+
+#: A run of steps: step i, for i in [start, stop), takes ``first + slope * i`` seconds.
+Piece = tuple[float, float, int, int]
+
+
+def _pieces(memory0: float, memory_slope: float, compute0: float, compute_slope: float, steps: int) -> list[Piece]:
+    """``steps`` steps whose memory and compute times grow linearly, ``memory0 + memory_slope * i``
+    and the like, each taking the larger: one piece when one side leads throughout, else two,
+    split at the step where the lead changes (the difference is linear, so it changes once)."""
+
     last = steps - 1
-    memory_last, compute_last = memory0 + memory_slope * last, compute0 + compute_slope * last
-    if memory0 >= compute0 and memory_last >= compute_last:
-        return memory0, memory_slope
-    if memory0 <= compute0 and memory_last <= compute_last:
-        return compute0, compute_slope
-    return None
+    leads_first = memory0 >= compute0
+    if leads_first == (memory0 + memory_slope * last >= compute0 + compute_slope * last):
+        return [(memory0, memory_slope, 0, steps) if leads_first else (compute0, compute_slope, 0, steps)]
+    memory = (memory0, memory_slope)
+    compute = (compute0, compute_slope)
+    low, high = 0, last  # the lead is as at step 0 at low, changed at high
+    while high - low > 1:
+        middle = (low + high) // 2
+        if (memory0 + memory_slope * middle >= compute0 + compute_slope * middle) == leads_first:
+            low = middle
+        else:
+            high = middle
+    before, after = (memory, compute) if leads_first else (compute, memory)
+    return [(*before, 0, high), (*after, high, steps)]
+
+
+def _piece_seconds(first: float, slope: float, start: int, stop: int) -> float:
+    """Total time of steps start..stop-1 taking ``first + slope * i``: ``n*first + slope*(start+stop-1)*n/2``."""
+    count = stop - start
+    return count * first + slope * ((start + stop - 1) * count / 2)
+
+
+def _pieces_seconds(pieces: list[Piece]) -> float:
+    """Total time of a run's pieces, added in order. (Not ``sum()``: from Python 3.12 it
+    compensates rounding, and the browser's 3.14 would then differ from CPython 3.11 in the
+    last digit, where every figure must be byte-identical.)"""
+    total = 0.0
+    for piece in pieces:
+        total += _piece_seconds(*piece)
+    return total
 
 
 def _run_seconds(first: float, slope: float, steps: int) -> float:
     """Total time of ``steps`` steps taking ``first + slope * i``: ``k*first + slope*k*(k-1)/2``."""
-    return steps * first + slope * (steps * (steps - 1) / 2)
+    return _piece_seconds(first, slope, 0, steps)
 
 
 def _steps_to_reach(first: float, slope: float, gap: float, most: int) -> int:
@@ -370,89 +550,386 @@ def _steps_to_reach(first: float, slope: float, gap: float, most: int) -> int:
     return steps
 
 
+def _pieces_to_reach(pieces: list[Piece], gap: float) -> int:
+    """Fewest steps of the run whose total time reaches ``gap`` (all of them if none do)."""
+    spent = 0.0
+    for first, slope, start, stop in pieces:
+        seconds = _piece_seconds(first, slope, start, stop)
+        if spent + seconds >= gap:
+            return start + _steps_to_reach(first + slope * start, slope, gap - spent, stop - start)
+        spent += seconds
+    return pieces[-1][3]
+
+
+def _clipped(pieces: list[Piece], start: int, stop: int) -> list[Piece]:
+    """The parts of ``pieces`` with step numbers in [start, stop)."""
+    kept = []
+    for first, slope, low, high in pieces:
+        low, high = max(low, start), min(high, stop)
+        if low < high:
+            kept.append((first, slope, low, high))
+    return kept
+
+
+#: How far out a run's second time is taken: 2**20 steps, so the slope is exact to the float.
+_PROBE = 2**20
+
+
+def _beyond_roofline(timed: Pass) -> float:
+    """What an iteration's time adds to its roofline ``max(memory, compute)`` (nothing today);
+    taken as the same for every iteration of a run."""
+    return timed.seconds - max(timed.memory_s, timed.compute_s)
+
+
+def _run_cap(steps: int) -> int:
+    """The longest run summed in closed form: all of it. (A test caps it at 1, to check the
+    sums against stepping one iteration at a time.)"""
+    return steps
+
+
+# -- inter-token gaps ----------------------------------------------------------------------------
+
+
+def _count_at_most(first: float, slope: float, start: int, stop: int, value: float, strict: bool) -> int:
+    """How many steps i in [start, stop) take ``first + slope * i`` at most ``value`` (below, if
+    ``strict``). Those steps are a prefix, as the times never fall (``slope >= 0``)."""
+
+    def inside(step: int) -> bool:
+        seconds = first + slope * step
+        return seconds < value if strict else seconds <= value
+
+    if slope <= 0:
+        return stop - start if inside(start) else 0
+    guess = (value - first) / slope
+    last = stop - 1 if guess >= stop else start - 1 if guess < start else math.floor(guess)
+    while last >= start and not inside(last):
+        last -= 1
+    while last + 1 < stop and inside(last + 1):
+        last += 1
+    return last - start + 1
+
+
+class _Gaps:
+    """Every gap between consecutive tokens of every request, held as runs: ``mult`` requests
+    each waited ``first + slope * i`` for every i in [start, stop). Every decoding request takes
+    part in every iteration, so one run of iterations is one such run of gaps; a run of
+    10,000 steps for 64 requests costs one entry, not 640,000."""
+
+    def __init__(self) -> None:
+        self.first = array("d")
+        self.slope = array("d")
+        self.start = array("q")
+        self.stop = array("q")
+        self.mult = array("q")
+
+    def add(self, first: float, slope: float, start: int, stop: int, mult: int) -> None:
+        if mult > 0 and stop > start:
+            self.first.append(first)
+            self.slope.append(slope)
+            self.start.append(start)
+            self.stop.append(stop)
+            self.mult.append(mult)
+
+    def count(self) -> int:
+        return sum(mult * (stop - start) for start, stop, mult in zip(self.start, self.stop, self.mult, strict=True))
+
+    def runs(self) -> list[tuple[float, float, int, int, int]]:
+        return list(zip(self.first, self.slope, self.start, self.stop, self.mult, strict=True))
+
+    def mean(self) -> float | None:
+        """Sum of every gap / their count."""
+        runs = self.runs()
+        count = sum(mult * (stop - start) for _, _, start, stop, mult in runs)
+        if not count:
+            return None
+        total = math.fsum(mult * _piece_seconds(first, slope, start, stop) for first, slope, start, stop, mult in runs)
+        return total / count
+
+    def percentiles(self) -> dict[int, float | None]:
+        """The nearest-rank percentiles of every gap (``PERCENTILES``), each an actual gap."""
+        runs = self.runs()
+        count = sum(mult * (stop - start) for _, _, start, stop, mult in runs)
+        if not count:
+            return dict.fromkeys(PERCENTILES)
+        ranks = [max(1, math.ceil(p / 100 * count)) for p in PERCENTILES]
+        return dict(zip(PERCENTILES, _select_ranks(runs, ranks), strict=True))
+
+
+#: Fewest distinct gaps worth narrowing first: below this they are listed and sorted.
+_LISTED_GAPS = 50_000
+#: Most distinct gaps the narrowed window may hold before quickselect takes the rank instead.
+_WINDOW_GAPS = 200_000
+
+Run = tuple[float, float, int, int, int]
+
+
+def _select_ranks(runs: list[Run], ranks: list[int]) -> list[float]:
+    """The ``rank``-th smallest gap (1-based, counting multiplicity) for each of ``ranks``.
+
+    Few distinct gaps: they are listed and sorted. Many: a sweep narrows each rank to a
+    window first. Count a run's gaps at or below v as if they were spread evenly between its
+    lowest and highest, ``mult * ((v - low) / slope + 1)``: too high by less than ``mult``.
+    Summed over the runs this estimate F(v) is piecewise linear in v, and so is the bound
+    below it, G(v) = F(v) - (mult of every run that straddles v), so one sweep over the runs'
+    ends, sorted, finds for each rank the value where F reaches it (fewer gaps lie below)
+    and the one where G does (at least that many lie at or below). One pass then counts the
+    gaps below each window exactly and lists the ones inside, sorted; a window that the
+    rounding misled, or too full to list, leaves the rank to quickselect (``_select``)."""
+    distinct = sum(stop - start for _, _, start, stop, _ in runs)
+    if distinct <= _LISTED_GAPS:
+        gaps = sorted(
+            (first + slope * step, mult) for first, slope, start, stop, mult in runs for step in range(start, stop)
+        )
+        return [_value_at(gaps, rank) for rank in ranks]
+    windows = _windows(runs, ranks)
+    below = [0] * len(ranks)
+    inside: list[list[Run]] = [[] for _ in ranks]
+    for run in runs:
+        first, slope, start, stop, mult = run
+        low, high = first + slope * start, first + slope * (stop - 1)
+        for which, (floor, ceiling) in enumerate(windows):
+            if high <= floor:
+                below[which] += mult * (stop - start)
+            elif low <= ceiling:
+                kept_from = start if low > floor else start + _count_at_most(*run[:4], floor, strict=False)
+                kept_to = stop if high <= ceiling else start + _count_at_most(*run[:4], ceiling, strict=False)
+                below[which] += mult * (kept_from - start)
+                if kept_from < kept_to:
+                    inside[which].append((first, slope, kept_from, kept_to, mult))
+    found = []
+    for rank, under, kept in zip(ranks, below, inside, strict=True):
+        held = sum(mult * (stop - start) for _, _, start, stop, mult in kept)
+        listed = sum(stop - start for _, _, start, stop, _ in kept)
+        if under < rank <= under + held and listed <= _WINDOW_GAPS:
+            found.extend(_listed(kept, [rank - under]))
+        else:
+            found.append(_select(runs, rank))
+    return found
+
+
+def _listed(runs: list[Run], ranks: list[int]) -> list[float]:
+    """The ranks found by listing every distinct gap with its multiplicity, sorted."""
+    gaps = sorted(
+        (first + slope * step, mult) for first, slope, start, stop, mult in runs for step in range(start, stop)
+    )
+    return [_value_at(gaps, rank) for rank in ranks]
+
+
+def _windows(runs: list[Run], ranks: list[int]) -> list[tuple[float, float]]:
+    """For each rank, ``(floor, ceiling)``: fewer than rank gaps lie at or below floor (F is
+    below the rank there), and at least rank at or below ceiling (G has reached it); see
+    ``_select_ranks``. A sweep over every run's lowest and highest gap, in order."""
+    events: list[tuple[float, int, float, int, float]] = []  # (value, kind, F jump, G jump, slope change)
+    for first, slope, start, stop, mult in runs:
+        low, high = first + slope * start, first + slope * (stop - 1)
+        if high <= low:  # one value: every gap of the run lands at once
+            events.append((low, 0, mult * (stop - start), mult * (stop - start), 0.0))
+        else:
+            per = mult * (stop - start - 1) / (high - low)
+            events.append((low, 0, mult, 0, per))  # F counts the first gap at once; G does not yet
+            events.append((high, 1, 0, mult, -per))  # past the last gap the run counts exactly
+    events.sort()
+    # The ranks in increasing order: each crossing is sought only for the lowest rank not yet met.
+    order = sorted(range(len(ranks)), key=ranks.__getitem__)
+    floors: list[float] = [math.inf] * len(ranks)
+    ceilings: list[float] = [math.inf] * len(ranks)
+    next_floor = next_ceiling = 0
+    estimate = bound = slope = 0.0
+    previous = events[0][0]
+    for value, _, estimate_jump, bound_jump, slope_change in events:
+        if value > previous and slope:  # the linear stretch since the last event
+            rise = slope * (value - previous)
+            while next_floor < len(order) and estimate + rise >= ranks[order[next_floor]]:
+                rank = ranks[order[next_floor]]
+                floors[order[next_floor]] = math.nextafter(previous + (rank - estimate) / slope, -math.inf)
+                next_floor += 1
+            while next_ceiling < len(order) and bound + rise >= ranks[order[next_ceiling]]:
+                rank = ranks[order[next_ceiling]]
+                ceilings[order[next_ceiling]] = min(value, previous + (rank - bound) / slope)
+                next_ceiling += 1
+            estimate += rise
+            bound += rise
+        previous = value
+        estimate += estimate_jump
+        bound += bound_jump
+        slope += slope_change
+        while next_floor < len(order) and estimate >= ranks[order[next_floor]]:
+            floors[order[next_floor]] = math.nextafter(value, -math.inf)
+            next_floor += 1
+        while next_ceiling < len(order) and bound >= ranks[order[next_ceiling]]:
+            ceilings[order[next_ceiling]] = value
+            next_ceiling += 1
+    last = events[-1][0]
+    return [
+        (-math.inf if floor == math.inf else floor, min(ceiling, last))
+        for floor, ceiling in zip(floors, ceilings, strict=True)
+    ]
+
+
+def _value_at(sample: list[tuple[float, int]], weight: float) -> float:
+    """The first value of a sorted, weighted sample at which the running weight reaches ``weight``."""
+    seen = 0.0
+    for value, count in sample:
+        seen += count
+        if seen >= weight:
+            return value
+    return sample[-1][0]
+
+
+def _select(runs: list[tuple[float, float, int, int, int]], rank: int) -> float:
+    """The ``rank``-th smallest gap (1-based) of the runs, by quickselect. The pivot is the
+    middle gap of a run, chosen where the rank falls when a sample of up to 256 runs is
+    sorted by their middle gaps. Each round counts the gaps below and at the pivot (a run
+    wholly on one side at a glance, one that straddles it by ``_count_at_most``), keeps the
+    side that holds the rank, runs clipped at the pivot being runs still, and so ends with
+    the pivot itself or a lone run."""
+    total = sum(mult * (stop - start) for _, _, start, stop, mult in runs)
+    while True:
+        if len(runs) == 1:
+            first, slope, start, _, mult = runs[0]
+            return first + slope * (start + (rank - 1) // mult)
+        stride = max(1, len(runs) // 256)
+        sample = sorted(
+            (first + slope * ((start + stop - 1) // 2), mult * (stop - start))
+            for first, slope, start, stop, mult in runs[::stride]
+        )
+        target = rank / total * sum(weight for _, weight in sample)
+        pivot = _value_at(sample, target)
+        below = at_most = 0
+        counts = []
+        for first, slope, start, stop, mult in runs:
+            if first + slope * (stop - 1) < pivot:
+                under = upto = stop - start
+            elif first + slope * start > pivot:
+                under = upto = 0
+            else:
+                under = _count_at_most(first, slope, start, stop, pivot, strict=True)
+                upto = _count_at_most(first, slope, start, stop, pivot, strict=False)
+            counts.append((under, upto))
+            below += mult * under
+            at_most += mult * upto
+        if below < rank <= at_most:
+            return pivot
+        if rank <= below:
+            total = below
+            runs = [
+                (first, slope, start, start + under, mult)
+                for (first, slope, start, _, mult), (under, _) in zip(runs, counts, strict=True)
+                if under
+            ]
+        else:
+            rank -= at_most
+            total -= at_most
+            runs = [
+                (first, slope, start + upto, stop, mult)
+                for (first, slope, start, stop, mult), (_, upto) in zip(runs, counts, strict=True)
+                if start + upto < stop
+            ]
+
+
+# -- the simulation --------------------------------------------------------------------------------
+
+
 class _Run:
     """The mutable state of one simulation; ``simulate`` is its only user."""
 
     def __init__(self, costs: IterationCosts, config: ServingConfig, capacity: int) -> None:
         self.config = config
+        self.costs = costs
         self.capacity = capacity
+        self.paged = config.admission == "paged" and config.policy != "static"
+        self.swap = config.preemption == "swap"
         rng = random.Random(config.seed)
         count = config.requests
         arrival, prompt, output = [0.0] * count, [0] * count, [0] * count
         clock = 0.0
         for index in range(count):  # fixed draw order: gap, prompt, output
-            clock += -math.log(1.0 - rng.random()) / config.rate
-            arrival[index] = clock
+            gap = -math.log(1.0 - rng.random())
+            if config.concurrency is None and config.rate != math.inf:
+                clock += gap / config.rate
+                arrival[index] = clock
             prompt[index] = config.prompt.draw(rng)
             output[index] = config.output.draw(rng)
         self.arrival, self.prompt, self.output = arrival, prompt, output
-        #: KV blocks each request reserves: its whole prompt plus output.
+        #: Requests sent so far: all of them in an open loop; in a closed loop the clients' first
+        #: ones, and one more each time a request ends (its arrival set then).
+        self.issued = count if config.concurrency is None else min(config.concurrency, count)
+        #: KV blocks a reserving scheduler holds for each request: its whole prompt plus output.
         self.blocks = [blocks_for(p + o) for p, o in zip(prompt, output, strict=True)]
         self.admitted: list[float | None] = [None] * count
         self.first: list[float | None] = [None] * count
         self.finish: list[float | None] = [None] * count
+        self.generated = [0] * count  # tokens each request has produced
         self.rejected = 0
         self.next_arrival = 0
         self.queue: deque[int] = deque()
         self.now = 0.0
         self.busy = 0.0
+        self.batch_seconds = 0.0  # requests running (in the batch) * seconds, summed over iterations
         self.iterations = 0
         self.free_blocks = capacity
-        # Seconds per unit of work, so the hot loops do plain arithmetic.
-        self.bandwidth = costs.bandwidth_bytes_per_s
-        self.peak = costs.peak_flops_per_s
-        self.kv_s = costs.kv_bytes_per_token / self.bandwidth
-        self.layer_s = costs.layer_flops_per_token / self.peak
-        self.head_s = costs.head_flops_per_token / self.peak
-        self.matmul_s = self.layer_s + self.head_s  # one decode token: the layers and the head
-        self.decode_attention_s = costs.decode_attention_flops_per_cached_token / self.peak
-        self.prefill_attention_s = costs.prefill_attention_flops_per_pair / self.peak
-        self._costs = costs
-        self._weights_s: dict[int, float] = {}
+        self.gaps = _Gaps()
+        self.preemptions = 0
+        self.recomputed_tokens = 0
+        self.swapped_bytes = 0.0
+        self.swap_s = 0.0  # copy time to add to the coming iteration
+        self.blocks_log: list[tuple[float, int]] | None = [] if config.record_blocks else None
         self.traced = min(config.trace_requests, count)
         self.spans: list[list[list]] = [[] for _ in range(self.traced)]
+        self.preempted_times = [0] * self.traced
+        # Iteration-level state (continuous, chunked).
+        self.running: dict[int, None] = {}  # admission order: the last is the newest
+        self.prefilling: deque[list[int]] = deque()  # [request, tokens cached, tokens to reach]
+        #: Decoding requests: the length their next step reads, less the step number (constant).
+        self.base: dict[int, int] = {}
+        self.base_sum = 0
+        #: Decoding requests by ``(base - 1) % 16``: those with phase q need a block at step s
+        #: when ``(q + s) % 16 == 0`` (they hold a whole number of full blocks).
+        self.phases = [0] * BLOCK_TOKENS
+        self.ends: dict[int, int] = {}  # decoding request -> the step at which it finishes
+        self.finishing: list[tuple[int, int]] = []  # (end step, request); entries not in ends are stale
+        self.last_token: dict[int, float] = {}  # preempted request -> time of its last token
+        self.resume: dict[int, tuple[str, int, int]] = {}  # preempted: (kind, tokens cached, tokens to reach)
+        self.redoing: set[int] = set()  # traced requests whose prefill is a recompute
+        self.decoders: list[int] = []  # traced requests now decoding
+        self.decode_lines: dict[int, tuple[float, float, float, float]] = {}
 
-    def weights_s(self, tokens: int) -> float:
-        """Seconds to read the weights ``tokens`` tokens touch (memoized: the same few counts recur)."""
-        seconds = self._weights_s.get(tokens)
-        if seconds is None:
-            seconds = self._weights_s[tokens] = self._costs.weights_bytes(tokens) / self.bandwidth
-        return seconds
+    # -- arrivals --------------------------------------------------------------------------------
 
-    def iteration_s(
-        self, decodes: int, decode_context: int, new: int, cached: int, pairs: float, finished: int
-    ) -> float:
-        """``IterationCosts.iteration(...).seconds``, from the per-unit times (``finished``:
-        prompts whose last token is in this iteration, so their next token is predicted)."""
-        memory = self.weights_s(decodes + new) + self.kv_s * (decode_context + cached + new)
-        compute = self.matmul_s * decodes + self.layer_s * new + self.head_s * finished
-        compute += self.decode_attention_s * decode_context
-        compute += self.prefill_attention_s * pairs
-        return memory if memory >= compute else compute
+    def never_fits(self, index: int) -> bool:
+        """Whether the request needs more blocks than the whole cache even alone (see the module docstring)."""
+        if self.paged:
+            return blocks_for(self.prompt[index] + self.output[index] - 1) > self.capacity
+        return self.blocks[index] > self.capacity
 
-    def run_iteration(self, seconds: float) -> None:
-        self.now += seconds
-        self.busy += seconds
-        self.iterations += 1
+    def issue_next(self, when: float) -> None:
+        """Closed loop: the client whose request just ended sends the next one now."""
+        if self.issued < self.config.requests:
+            self.arrival[self.issued] = when
+            self.issued += 1
 
     def enqueue_arrivals(self) -> None:
-        """Move every request that has arrived by now into the queue, or count it as rejected
-        when its whole prompt plus output could never fit, even on an empty GPU."""
-        arrival, index, count = self.arrival, self.next_arrival, self.config.requests
-        while index < count and arrival[index] <= self.now:
-            if self.blocks[index] > self.capacity:
+        """Move every request that has arrived by now into the queue, or count it as rejected."""
+        arrival = self.arrival
+        while self.next_arrival < self.issued and arrival[self.next_arrival] <= self.now:
+            index = self.next_arrival
+            self.next_arrival += 1
+            if self.never_fits(index):
                 self.rejected += 1
+                if self.config.concurrency is not None:
+                    self.issue_next(arrival[index])
             else:
                 self.queue.append(index)
-            index += 1
-        self.next_arrival = index
 
     def wait_for_arrival(self) -> bool:
         """Idle until the next arrival; False when none is left."""
-        if self.next_arrival >= self.config.requests:
+        if self.next_arrival >= self.issued:
             return False
         self.now = max(self.now, self.arrival[self.next_arrival])
         return True
+
+    def next_arrival_s(self) -> float:
+        return self.arrival[self.next_arrival] if self.next_arrival < self.issued else math.inf
 
     def span(self, index: int, kind: str, start: float, end: float, iterations: int) -> None:
         """Record that traced request ``index`` took part in iterations from start to end."""
@@ -463,7 +940,73 @@ class _Run:
         else:
             spans.append([kind, start, end, iterations])
 
-    # -- static ---------------------------------------------------------------------------------
+    def spend(self, seconds: float, iterations: int, running: int | None = None) -> None:
+        """Run ``iterations`` iterations taking ``seconds`` in all, with ``running`` requests in the batch."""
+        self.now += seconds
+        self.busy += seconds
+        self.iterations += iterations
+        self.batch_seconds += (len(self.running) if running is None else running) * seconds
+
+    def series(
+        self,
+        steps: int,
+        decodes: int,
+        context: int,
+        new: int = 0,
+        cached: int = 0,
+        pairs: float = 0.0,
+        cached_growth: int = 0,
+        pairs_growth: float = 0.0,
+    ) -> list[Piece]:
+        """The pieces of ``steps`` iterations, iteration i holding ``decodes`` decodes at total
+        context ``context + i * decodes``, and ``new`` prefill tokens after ``cached + i *
+        cached_growth`` over ``pairs + i * pairs_growth`` token pairs, none finishing a prompt.
+
+        Both times are linear in i, so ``IterationCosts.iteration`` at i = 0 and far out at
+        i = ``_PROBE`` gives each line (far out, so the slope keeps its digits). A run of decodes
+        alone depends on its batch only through ``decode_line``, worked out once per batch size.
+        """
+        if not new:
+            memory_at, memory_per, compute_at, compute_per = self.decode_line(decodes)
+            memory0, compute0 = memory_at + memory_per * context, compute_at + compute_per * context
+            memory_slope, compute_slope = memory_per * decodes, compute_per * decodes
+        else:
+            costs = self.costs
+            at0 = costs.iteration(decodes, context, new, cached, pairs, 0)
+            if steps == 1:
+                return [(at0.seconds, 0.0, 0, 1)]
+            far = costs.iteration(
+                decodes,
+                context + decodes * _PROBE,
+                new,
+                cached + cached_growth * _PROBE,
+                pairs + pairs_growth * _PROBE,
+                0,
+            )
+            extra = _beyond_roofline(at0)
+            memory0, compute0 = at0.memory_s + extra, at0.compute_s + extra
+            memory_slope = max(far.memory_s - at0.memory_s, 0.0) / _PROBE
+            compute_slope = max(far.compute_s - at0.compute_s, 0.0) / _PROBE
+        return _pieces(memory0, memory_slope, compute0, compute_slope, steps)
+
+    def decode_line(self, decodes: int) -> tuple[float, float, float, float]:
+        """An iteration of ``decodes`` decodes alone at total context D takes ``max(memory_at +
+        memory_per * D, compute_at + compute_per * D)``: the four numbers, from two
+        ``IterationCosts.iteration`` calls per batch size (memoized: the same sizes recur)."""
+        line = self.decode_lines.get(decodes)
+        if line is None:
+            at0 = self.costs.iteration(decodes, 0)
+            far = self.costs.iteration(decodes, _PROBE)
+            extra = _beyond_roofline(at0)
+            line = self.decode_lines[decodes] = (
+                at0.memory_s + extra,
+                max(far.memory_s - at0.memory_s, 0.0) / _PROBE,
+                at0.compute_s + extra,
+                max(far.compute_s - at0.compute_s, 0.0) / _PROBE,
+            )
+        return line
+
+    # -- static ------------------------------------------------------------------------------------
 
     def run_static(self) -> None:
         config, queue = self.config, self.queue
@@ -474,9 +1017,9 @@ class _Run:
                     return
                 continue
             oldest_waited = self.now - self.arrival[queue[0]]
-            more_coming = self.next_arrival < config.requests
+            more_coming = self.next_arrival < self.issued
             if len(queue) < config.max_batch and oldest_waited < config.batch_wait_s and more_coming:
-                self.now = min(self.arrival[self.next_arrival], self.arrival[queue[0]] + config.batch_wait_s)
+                self.now = min(self.next_arrival_s(), self.arrival[queue[0]] + config.batch_wait_s)
                 continue
             self.static_batch(self.form_static_batch())
 
@@ -502,165 +1045,363 @@ class _Run:
         for index in members:
             self.admitted[index] = start
         pairs = size * longest_prompt * (longest_prompt + 1) / 2
-        self.run_iteration(self.iteration_s(0, 0, size * longest_prompt, 0, pairs, size))
+        self.spend(self.costs.iteration(0, 0, size * longest_prompt, 0, pairs, size).seconds, 1, size)
         prefill_end = self.now
         # Token j (j >= 2) of every slot comes from decode step j - 1 at padded length P + j - 1.
         steps = longest_output - 1
-        context = size * (longest_prompt + 1)
-        weights, kv_s, matmul = self.weights_s(size), self.kv_s, self.matmul_s * size
-        attention = self.decode_attention_s
-        memory0, compute0 = weights + kv_s * context, matmul + attention * context
-        steady = _steady_run(memory0, kv_s * size, compute0, attention * size, steps)
-        if steady is not None:
-            token_times = None
-            end = prefill_end + _run_seconds(*steady, steps)
-        else:  # memory and compute cross within the batch: step by step
-            token_times = [prefill_end]
-            now = prefill_end
-            for _ in range(steps):
-                memory = weights + kv_s * context
-                compute = matmul + attention * context
-                now += memory if memory >= compute else compute
-                token_times.append(now)
-                context += size
-            end = now
-        self.iterations += steps
-        self.busy += end - prefill_end
-        self.now = end
+        pieces = self.series(steps, size, size * (longest_prompt + 1)) if steps else []
+        end = prefill_end + _pieces_seconds(pieces)
+        self.spend(end - prefill_end, steps, size)
+        finishes = []
         for index in members:
             own_steps = self.output[index] - 1
             self.first[index] = prefill_end
-            if token_times is None:
-                finish = end if own_steps == steps else prefill_end + _run_seconds(*steady, own_steps)
-            else:
-                finish = token_times[own_steps]
+            finish = prefill_end + _pieces_seconds(_clipped(pieces, 0, own_steps))
             self.finish[index] = finish
+            finishes.append((finish, index))
             if index < self.traced:
                 self.span(index, "prefill", start, prefill_end, 1)
                 if own_steps:
                     self.span(index, "decode", prefill_end, finish, own_steps)
                 if own_steps < steps:
                     self.span(index, "padding", finish, end, steps - own_steps)
+        # Step i gives a token to every slot whose request wants more than i + 1 tokens.
+        alive, done = size, 0
+        for own_steps in sorted(self.output[index] - 1 for index in members):
+            for first, slope, low, high in _clipped(pieces, done, own_steps):
+                self.gaps.add(first, slope, low, high, alive)
+            done = max(done, own_steps)
+            alive -= 1
+        if self.config.concurrency is not None:
+            for finish, _ in sorted(finishes):
+                self.issue_next(finish)
 
-    # -- continuous and chunked -----------------------------------------------------------------
+    # -- continuous and chunked: the requests' states --------------------------------------------
+
+    def join_decoding(self, index: int, length: int, step: int) -> None:
+        """``index`` decodes from now on; its next step (number ``step``) reads ``length`` tokens."""
+        base = length - step
+        self.base[index] = base
+        self.base_sum += base
+        self.phases[(base - 1) % BLOCK_TOKENS] += 1
+        end = step + self.output[index] - self.generated[index]
+        self.ends[index] = end
+        heapq.heappush(self.finishing, (end, index))
+        if index < self.traced:
+            self.decoders.append(index)
+
+    def leave_decoding(self, index: int, step: int) -> int:
+        """``index`` stops decoding before step ``step``; returns the tokens it holds in cache."""
+        base = self.base.pop(index)
+        self.base_sum -= base
+        self.phases[(base - 1) % BLOCK_TOKENS] -= 1
+        del self.ends[index]
+        if index < self.traced:
+            self.decoders.remove(index)
+        return base + step - 1
+
+    def next_end(self) -> float:
+        """The step at which the next decoding request finishes (inf when none decode)."""
+        finishing, ends = self.finishing, self.ends
+        while finishing and ends.get(finishing[0][1]) != finishing[0][0]:
+            heapq.heappop(finishing)  # left behind by a preemption
+        return finishing[0][0] if finishing else math.inf
+
+    def complete(self, index: int, held_tokens: int) -> None:
+        """``index`` has its last token: it leaves, its blocks are freed, its client may send another."""
+        self.finish[index] = self.now
+        del self.running[index]
+        self.free_blocks += blocks_for(held_tokens) if self.paged else self.blocks[index]
+        if self.config.concurrency is not None:
+            self.issue_next(self.now)
+
+    def copy_blocks(self, tokens: int) -> None:
+        """Swap the blocks holding ``tokens`` tokens one way over the host link: bytes and time counted."""
+        moved = blocks_for(tokens) * BLOCK_TOKENS
+        self.swapped_bytes += moved * self.costs.kv_bytes_per_token
+        self.swap_s += self.costs.swap_seconds(moved)
+
+    def preempt_newest(self, step: int) -> int:
+        """Preempt the newest running request before step ``step``; returns the block it needed
+        for that step (1 or 0), which no longer needs finding."""
+        running = self.running
+        index = next(reversed(running))
+        del running[index]
+        self.preemptions += 1
+        if index < self.traced:
+            self.preempted_times[index] += 1
+        self.queue.appendleft(index)
+        if index in self.base:
+            held = self.leave_decoding(index, step)
+            self.free_blocks += blocks_for(held)
+            self.last_token[index] = self.now
+            self.generated[index] = held + 1 - self.prompt[index]  # its next step would read prompt + generated
+            if self.swap:
+                self.copy_blocks(held)
+                self.resume[index] = ("decode", held, held)
+            else:  # its prompt and every generated token, prefilled again: held + 1 = prompt + generated
+                self.resume[index] = ("prefill", 0, held + 1)
+            return 1 if held % BLOCK_TOKENS == 0 else 0
+        for entry in self.prefilling:
+            if entry[0] == index:
+                break
+        self.prefilling.remove(entry)
+        _, cached, target = entry
+        self.free_blocks += blocks_for(target)
+        if self.swap and cached:
+            self.copy_blocks(cached)
+            self.resume[index] = ("prefill", cached, target)
+        else:
+            self.resume[index] = ("prefill", 0, target)
+        return 0
+
+    def admission_cost(self, index: int) -> int:
+        """Blocks a queued request takes when it starts: its prompt plus output (reserve); its
+        prompt, or prompt and generated tokens to prefill again (paged); its swapped cache and
+        room for the token the coming step writes (swapped in as a decoder)."""
+        if not self.paged:
+            return self.blocks[index]
+        resume = self.resume.get(index)
+        if resume is None:
+            return blocks_for(self.prompt[index])
+        if resume[0] == "decode":
+            return blocks_for(resume[1] + 1)
+        return blocks_for(resume[2])
+
+    def admit(self, step: int) -> list[int]:
+        """Start queued requests, first come first served, while the batch and the free blocks
+        allow; returns those swapped back in as decoders (their next gap is not one iteration)."""
+        config, queue, running = self.config, self.queue, self.running
+        swapped_in = []
+        while queue and len(running) < config.max_batch:
+            index = queue[0]
+            cost = self.admission_cost(index)
+            if cost > self.free_blocks:
+                break  # first come first served: later requests wait behind it
+            queue.popleft()
+            self.free_blocks -= cost
+            running[index] = None
+            if self.admitted[index] is None:
+                self.admitted[index] = self.now
+            resume = self.resume.get(index)
+            if resume is None:
+                self.prefilling.append([index, 0, self.prompt[index]])
+                continue
+            del self.resume[index]
+            kind, cached, target = resume
+            if kind == "decode":
+                self.copy_blocks(cached)
+                self.join_decoding(index, cached + 1, step)
+                swapped_in.append(index)
+            else:
+                if cached:
+                    self.copy_blocks(cached)
+                else:
+                    self.recomputed_tokens += target
+                    if index < self.traced:
+                        self.redoing.add(index)
+                self.prefilling.append([index, cached, target])
+        return swapped_in
+
+    def prefilled(self, index: int, target: int, step: int) -> None:
+        """``index`` has cached all ``target`` tokens it was prefilling; the iteration gave it a token."""
+        generated = self.generated[index]
+        if generated == 0:
+            self.first[index] = self.now
+        else:  # resumed after a recompute: its gap spans the preemption
+            self.gaps.add(self.now - self.last_token.pop(index), 0.0, 0, 1, 1)
+        self.redoing.discard(index)
+        self.generated[index] = generated + 1
+        if generated + 1 == self.output[index]:
+            self.complete(index, target)
+        else:
+            self.join_decoding(index, target + 1, step)
+
+    def note_blocks(self) -> None:
+        if self.blocks_log is not None:
+            self.blocks_log.append((self.now, self.capacity - self.free_blocks))
+
+    # -- continuous and chunked: the loop ---------------------------------------------------------
 
     def run_iterative(self) -> None:
         """Iteration-level scheduling; ``chunked`` caps each iteration at the token budget."""
-        config, queue = self.config, self.queue
-        chunked = config.policy == "chunked"
-        prompt, output, blocks, traced = self.prompt, self.output, self.blocks, self.traced
-        prefilling: deque[list[int]] = deque()  # [request, prompt tokens already cached]
-        finishing: list[tuple[int, int]] = []  # (decode step at which it ends, request)
-        decoders: list[int] = []  # traced requests now decoding
-        running = decodes = decode_context = step = 0
+        step = 0  # decode steps so far (iterations that held decodes)
+        passes_left = MAX_STEPS_PER_REQUEST * self.config.requests + SPARE_STEPS
         while True:
-            # Between iterations: admit from the queue while the batch and the memory allow.
+            passes_left -= 1
+            if passes_left < 0:
+                raise self.thrashing()
             self.enqueue_arrivals()
-            while queue and running < config.max_batch:
-                need = blocks[queue[0]]
-                if need > self.free_blocks:
-                    break  # first come first served: later requests wait behind it
-                index = queue.popleft()
+            self.swap_s = 0.0
+            preempted = False
+            if self.paged and self.base:
+                need = self.phases[(-step) % BLOCK_TOKENS]
+                while need > self.free_blocks:
+                    need -= self.preempt_newest(step)
+                    preempted = True
                 self.free_blocks -= need
-                self.admitted[index] = self.now
-                prefilling.append([index, 0])
-                running += 1
-            if running == 0:
+            # vLLM admits no one in an iteration that preempted.
+            swapped_in = [] if preempted else self.admit(step)
+            if not self.running:
+                self.note_blocks()
                 if not self.wait_for_arrival():
                     return
                 continue
-            start = self.now
-            if prefilling:
-                # A prefill (continuous: every newcomer whole; chunked: decodes first, then chunks).
-                budget = config.token_budget - decodes if chunked else math.inf
-                new = cached = 0
-                pairs = 0.0
-                chunks = []
-                for entry in prefilling:
-                    if budget <= 0:
-                        break
-                    index, done = entry
-                    chunk = min(prompt[index] - done, budget)
-                    budget -= chunk
-                    new += chunk
-                    cached += done
-                    pairs += chunk * done + chunk * (chunk + 1) / 2
-                    chunks.append((entry, chunk))
-                with_decodes = decodes if chunked else 0
-                finished = sum(1 for (index, done), chunk in chunks if done + chunk == prompt[index])
-                context = decode_context if chunked else 0
-                self.run_iteration(self.iteration_s(with_decodes, context, new, cached, pairs, finished))
-                if with_decodes:
-                    step += 1
-                    decode_context += decodes
-                    for index in decoders:
-                        self.span(index, "decode", start, self.now, 1)
-                for entry, chunk in chunks:
-                    index = entry[0]
-                    entry[1] += chunk
-                    if index < traced:
-                        self.span(index, "prefill", start, self.now, 1)
-                    if entry[1] < prompt[index]:
-                        continue
-                    prefilling.popleft()  # chunks are taken in order, so a finished one is first
-                    self.first[index] = self.now
-                    if output[index] == 1:
-                        self.finish[index] = self.now
-                        self.free_blocks += blocks[index]
-                        running -= 1
-                        continue
-                    decodes += 1
-                    decode_context += prompt[index] + 1
-                    heapq.heappush(finishing, (step + output[index] - 1, index))
-                    if index < traced:
-                        decoders.append(index)
+            self.note_blocks()
+            # A run stops where a newcomer could join: only when the queue is empty (its head
+            # waits for blocks or a slot, and neither comes back before a request ends).
+            can_join = len(self.running) < self.config.max_batch and not self.queue
+            # A run stops after one iteration when the next could admit the queue's head.
+            single = bool(preempted and self.queue and self.admission_cost(self.queue[0]) <= self.free_blocks)
+            if self.prefilling:
+                step = self.prefill_iteration(step, can_join, single, swapped_in)
             else:
-                # Decode steps back to back until someone finishes or a newcomer could join.
-                end_step = finishing[0][0]
-                can_join = running < config.max_batch
-                next_arrival = self.arrival[self.next_arrival] if self.next_arrival < config.requests else math.inf
-                weights = self.weights_s(decodes)
-                kv_s, matmul = self.kv_s, self.matmul_s * decodes
-                attention = self.decode_attention_s
-                now, first_step = self.now, step
-                memory0, compute0 = weights + kv_s * decode_context, matmul + attention * decode_context
-                steady = _steady_run(memory0, kv_s * decodes, compute0, attention * decodes, end_step - step)
-                if steady is not None:  # one side bounds every step: the times are an arithmetic series
-                    steps = end_step - step
-                    if can_join and next_arrival < math.inf:
-                        steps = _steps_to_reach(*steady, next_arrival - now, steps)
-                    now += _run_seconds(*steady, steps)
-                    decode_context += decodes * steps
-                    step += steps
-                else:
-                    while step < end_step:  # memory and compute cross within the run: step by step
-                        memory = weights + kv_s * decode_context
-                        compute = matmul + attention * decode_context
-                        now += memory if memory >= compute else compute
-                        decode_context += decodes
-                        step += 1
-                        if can_join and now >= next_arrival:
-                            break
-                self.iterations += step - first_step
-                self.busy += now - self.now
-                self.now = now
-                for index in decoders:
-                    self.span(index, "decode", start, now, step - first_step)
-            while finishing and finishing[0][0] == step:
-                _, index = heapq.heappop(finishing)
-                self.finish[index] = self.now
-                decodes -= 1
-                decode_context -= prompt[index] + output[index]
-                self.free_blocks += blocks[index]
-                running -= 1
-                if index < traced:
-                    decoders.remove(index)
+                step = self.decode_run(step, can_join, single, swapped_in)
+            self.note_blocks()
+            while self.next_end() == step:
+                _, index = heapq.heappop(self.finishing)
+                self.complete(index, self.leave_decoding(index, step))
+
+    def thrashing(self) -> SpecError:
+        """The error for a run past ``MAX_STEPS_PER_REQUEST``: paged admission preempting without end."""
+        config = self.config
+        longest = blocks_for(config.prompt.high + config.output.high - 1)
+        holds = self.capacity // longest
+        done = sum(1 for finish in self.finish if finish is not None)
+        return SpecError(
+            f"the KV cache thrashes: {self.preemptions:,} preemptions by the time {done:,} of"
+            f" {config.requests:,} requests had finished, past the simulator's bound of"
+            f" {MAX_STEPS_PER_REQUEST} scheduling steps a request; the cache holds"
+            f" {holds:,} request{'' if holds == 1 else 's'} at the longest prompt plus output",
+            field="admission",
+            hint="use --admission reserve, more memory (--usable-fraction, --gpus), or shorter outputs",
+        )
+
+    def affordable(self, start: int, most: int) -> int:
+        """Decode steps from step ``start`` on, up to ``most``, whose new blocks fit in the free
+        ones (paged): each decoder needs one block in every 16 steps, at the step its phase says."""
+        decodes = len(self.base)
+        if not self.paged or not decodes:
+            return most
+        cycles, left = divmod(self.free_blocks, decodes)
+        if BLOCK_TOKENS * cycles >= most:  # room for all of them, whatever the phases
+            return most
+        needed = 0
+        for offset in range(BLOCK_TOKENS):
+            needed += self.phases[-(start + offset) % BLOCK_TOKENS]
+            if needed > left:
+                return min(most, BLOCK_TOKENS * cycles + offset)
+        raise AssertionError("a cycle of 16 steps needs one block per decoder")
+
+    def take_blocks(self, start: int, steps: int) -> None:
+        """Allocate the new blocks of ``steps`` decode steps from step ``start`` (paged)."""
+        if not self.paged or steps <= 0:
+            return
+        cycles, rest = divmod(steps, BLOCK_TOKENS)
+        needed = cycles * len(self.base)
+        for offset in range(rest):
+            needed += self.phases[-(start + offset) % BLOCK_TOKENS]
+        self.free_blocks -= needed
+
+    def record_decodes(self, pieces: list[Piece], start_s: float, steps: int, swapped_in: list[int]) -> None:
+        """The gaps and spans of ``steps`` iterations in which every decoder made a token. The
+        first iteration's gap is longer by any swap copy before it, and for a request swapped
+        back in it runs from its last token before the preemption."""
+        if not self.base:
+            return
+        first, slope, start, _ = pieces[0]
+        first_end = start_s + self.swap_s + first + slope * start
+        self.gaps.add(first_end - start_s, 0.0, 0, 1, len(self.base) - len(swapped_in))
+        for piece in _clipped(pieces, 1, steps):
+            self.gaps.add(*piece, len(self.base))
+        for index in swapped_in:
+            self.gaps.add(first_end - self.last_token.pop(index), 0.0, 0, 1, 1)
+        for index in self.decoders:
+            self.span(index, "decode", start_s, self.now, steps)
+
+    def run_length(self, step: int, most: float, single: bool) -> int:
+        """How many like iterations to sum: to the next finish and, paged, while blocks last."""
+        if single:
+            return 1
+        most = int(min(most, self.next_end() - step))
+        return _run_cap(1 + self.affordable(step + 1, most - 1))
+
+    def decode_run(self, step: int, can_join: bool, single: bool, swapped_in: list[int]) -> int:
+        """Decode steps back to back until someone finishes, a newcomer could join or blocks run out."""
+        decodes = len(self.base)
+        steps = self.run_length(step, math.inf, single)
+        pieces = self.series(steps, decodes, self.base_sum + decodes * step)
+        if can_join and steps > 1 and self.next_arrival_s() < math.inf:
+            steps = _pieces_to_reach(pieces, self.next_arrival_s() - self.now - self.swap_s)
+            pieces = _clipped(pieces, 0, steps)
+        start = self.now
+        self.spend(self.swap_s + _pieces_seconds(pieces), steps)
+        self.take_blocks(step + 1, steps - 1)
+        self.record_decodes(pieces, start, steps, swapped_in)
+        return step + steps
+
+    def prefill_iteration(self, step: int, can_join: bool, single: bool, swapped_in: list[int]) -> int:
+        """One iteration holding prefill tokens, or a run of them when chunked prefill feeds one
+        long prompt a budgetful at a time."""
+        config, costs = self.config, self.costs
+        decodes = len(self.base)
+        context = self.base_sum + decodes * step
+        start = self.now
+        if config.policy == "chunked":
+            chunk = config.token_budget - decodes
+            entry = self.prefilling[0]
+            index, cached, target = entry
+            if target - cached > chunk:  # only this prompt gets prefill tokens, and it does not finish
+                steps = self.run_length(step, (target - cached - 1) // chunk, single)
+                pairs = chunk * cached + chunk * (chunk + 1) / 2
+                pieces = self.series(steps, decodes, context, chunk, cached, pairs, chunk, chunk * chunk)
+                if can_join and steps > 1 and self.next_arrival_s() < math.inf:
+                    steps = _pieces_to_reach(pieces, self.next_arrival_s() - self.now - self.swap_s)
+                    pieces = _clipped(pieces, 0, steps)
+                self.spend(self.swap_s + _pieces_seconds(pieces), steps)
+                entry[1] += steps * chunk
+                if index < self.traced:
+                    self.span(index, "recompute" if index in self.redoing else "prefill", start, self.now, steps)
+                if decodes:
+                    self.take_blocks(step + 1, steps - 1)
+                    self.record_decodes(pieces, start, steps, swapped_in)
+                    return step + steps
+                return step
+        budget = config.token_budget - decodes if config.policy == "chunked" else math.inf
+        new = cached_total = finished = 0
+        pairs = 0.0
+        chunks = []
+        for entry in self.prefilling:
+            if budget <= 0:
+                break
+            _, cached, target = entry
+            chunk = min(target - cached, budget)
+            budget -= chunk
+            new += chunk
+            cached_total += cached
+            pairs += chunk * cached + chunk * (chunk + 1) / 2
+            chunks.append((entry, chunk))
+            finished += cached + chunk == target
+        seconds = costs.iteration(decodes, context, new, cached_total, pairs, finished).seconds
+        self.spend(self.swap_s + seconds, 1)
+        if decodes:
+            self.record_decodes([(seconds, 0.0, 0, 1)], start, 1, swapped_in)
+            step += 1
+        for entry, chunk in chunks:
+            index = entry[0]
+            entry[1] += chunk
+            if index < self.traced:
+                self.span(index, "recompute" if index in self.redoing else "prefill", start, self.now, 1)
+            if entry[1] == entry[2]:
+                self.prefilling.popleft()  # chunks are taken in order, so a finished one is first
+                self.prefilled(index, entry[2], step)
+        return step
 
     # -- results --------------------------------------------------------------------------------
 
     def result(self) -> SimulationResult:
         config = self.config
-        ttfts, tpots, latencies, waits = [], [], [], []
+        ttfts, tpots, latencies, waits, per_token = [], [], [], [], []
         duration = output_tokens = good = 0
         for index in range(config.requests):
             finish = self.finish[index]
@@ -670,6 +1411,7 @@ class _Run:
             ttft, latency = first - arrival, finish - arrival
             ttfts.append(ttft)
             latencies.append(latency)
+            per_token.append(latency / self.output[index])
             waits.append(self.admitted[index] - arrival)
             output_tokens += self.output[index]
             duration = max(duration, finish)
@@ -680,6 +1422,11 @@ class _Run:
                 good += 1
         latency_sum = math.fsum(latencies)
         completed = len(latencies)
+
+        def mean(values: list[float]) -> float | None:
+            return math.fsum(values) / len(values) if values else None
+
+        ttft_mean, tpot_mean = mean(ttfts), mean(tpots)
         for values in (ttfts, tpots, latencies):
             values.sort()
         trace = tuple(
@@ -692,6 +1439,7 @@ class _Run:
                 first_token_s=self.first[index],
                 finish_s=self.finish[index],
                 spans=tuple((kind, start, end, count) for kind, start, end, count in self.spans[index]),
+                preemptions=self.preempted_times[index],
             )
             for index in range(self.traced)
         )
@@ -708,11 +1456,22 @@ class _Run:
             tpot_s={p: percentile(tpots, p) for p in PERCENTILES},
             latency_s={p: percentile(latencies, p) for p in PERCENTILES},
             latency_mean_s=latency_sum / completed if completed else None,
-            queue_wait_mean_s=math.fsum(waits) / completed if completed else None,
+            queue_wait_mean_s=mean(waits),
             good=good,
             latency_sum_s=latency_sum,
             kv_blocks=self.capacity,
             trace=trace,
+            ttft_mean_s=ttft_mean,
+            tpot_mean_s=tpot_mean,
+            itl_s=self.gaps.percentiles(),
+            itl_mean_s=self.gaps.mean(),
+            preemptions=self.preemptions,
+            recomputed_tokens=self.recomputed_tokens,
+            swapped_bytes=self.swapped_bytes,
+            blocks_in_use=tuple(self.blocks_log or ()),
+            batch_seconds=self.batch_seconds,
+            normalized_latency_mean_s=mean(per_token),
+            itl_count=self.gaps.count(),
         )
 
 
@@ -720,9 +1479,11 @@ def simulate(hardware: Hardware, workload: Workload, config: ServingConfig) -> S
     """Serve ``config.requests`` requests of ``workload.model`` (at its weight and KV precisions;
     its batch, context and prompt are not used) on ``hardware`` and measure the result.
 
-    Raises SpecError when the weights leave no room for a KV cache, or when the model has
-    sliding-window layers: the simulator counts every layer's cache as growing with the
-    request, which would overstate a windowed model's memory and reads.
+    Raises SpecError when the weights leave no room for a KV cache, when the model has
+    sliding-window layers (the simulator counts every layer's cache as growing with the
+    request, which would overstate a windowed model's memory and reads), when swapping
+    is asked of a GPU whose spec has no host link, or when paged admission thrashes past
+    ``MAX_STEPS_PER_REQUEST`` scheduling steps a request.
     """
     model = workload.model
     if model.sliding_window:
@@ -730,6 +1491,12 @@ def simulate(hardware: Hardware, workload: Workload, config: ServingConfig) -> S
             f"{model.id} has sliding-window layers, which the simulator does not model yet",
             field="model",
             hint="simulate a model whose every layer is global (roofline list models)",
+        )
+    if config.preemption == "swap" and hardware.gpu.host_link_bytes_per_s is None:
+        raise SpecError(
+            f"{hardware.gpu.id} has no host link in its spec, so KV blocks cannot be swapped to host memory",
+            field="preemption",
+            hint="use --preemption recompute, or add host_link_bytes_per_s and host_link_source to its entry",
         )
     run = _Run(iteration_costs(hardware, workload), config, kv_blocks_available(hardware, workload))
     if config.policy == "static":

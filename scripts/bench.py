@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import functools
 import itertools
+import math
 import time
 import tracemalloc
 from collections.abc import Callable
@@ -94,21 +95,24 @@ def report_package() -> None:
 #: outputs 16-512 tokens) per policy, and a light load, where most iterations are lone decodes.
 SIMULATE_REQUESTS = 10_000
 SIMULATE_CASES = (("continuous", 10.0), ("chunked", 10.0), ("static", 10.0), ("continuous", 1.0))
+#: Issue 17's check: a benchmark-style run of 3,000 requests all sent at once (goal: under 2 s).
+BURST_REQUESTS = 3000
+#: Paged admission where it preempts: about 1,900 blocks of cache (a usable fraction of 0.2513 of
+#: an H100 beside Llama 3.1 8B), outputs 16-2048, max batch 256, every request at once.
+THRASH_USABLE_FRACTION = 0.2513
 
 
-def simulate_case(policy: str, rate: float, requests: int):
+def simulate_case(policy: str, rate: float, requests: int, admission: str = "paged", **changes: object):
     """One simulator run, as the chapter's widget would ask for it."""
     from roofline import Hardware, ServingConfig, Workload, builtin_specs, parse_lengths, simulate
 
     specs = builtin_specs()
-    config = ServingConfig(
-        policy=policy,
-        rate=rate,
-        requests=requests,
-        prompt=parse_lengths("128:2048", "prompt"),
-        output=parse_lengths("16:512", "output"),
-    )
-    return simulate(Hardware(specs.gpu("h100-sxm")), Workload(specs.model("llama-3.1-8b")), config)
+    usable = changes.pop("usable_fraction", 0.9)
+    settings = {"prompt": parse_lengths("128:2048", "prompt"), "output": parse_lengths("16:512", "output")}
+    settings.update(changes)
+    config = ServingConfig(policy=policy, rate=rate, requests=requests, admission=admission, **settings)
+    hardware = Hardware(specs.gpu("h100-sxm"), usable_fraction=usable)
+    return simulate(hardware, Workload(specs.model("llama-3.1-8b")), config)
 
 
 def bare_iteration_loop(iterations: int) -> float:
@@ -125,12 +129,14 @@ def bare_iteration_loop(iterations: int) -> float:
 
 
 def bench_simulate(repeats: int = 3) -> list[dict[str, float]]:
-    """Time 10,000 (and 1,000) simulated requests per case, against the bare loop over as many iterations."""
+    """Time 10,000 (and 1,000) simulated requests per case, against the bare loop over as many
+    iterations, and the same traffic with reserved admission (what paged admission costs)."""
     figures = []
     for policy, rate in SIMULATE_CASES:
         iterations = simulate_case(policy, rate, SIMULATE_REQUESTS).iterations
         run_s = best_of(repeats, functools.partial(simulate_case, policy, rate, SIMULATE_REQUESTS))
         small_s = best_of(repeats, functools.partial(simulate_case, policy, rate, SIMULATE_REQUESTS // 10))
+        reserve_s = best_of(repeats, functools.partial(simulate_case, policy, rate, SIMULATE_REQUESTS, "reserve"))
         baseline_s = best_of(repeats, functools.partial(bare_iteration_loop, iterations))
         figures.append(
             {
@@ -139,10 +145,39 @@ def bench_simulate(repeats: int = 3) -> list[dict[str, float]]:
                 "iterations": iterations,
                 "run_s": run_s,
                 "run_1000_s": small_s,
+                "paged_to_reserve": run_s / reserve_s,
                 "ratio_to_baseline": run_s / baseline_s,
             }
         )
     return figures
+
+
+def thrash_case(admission: str):
+    """10,000 requests at once on a cache where paged admission preempts (see THRASH_USABLE_FRACTION)."""
+    from roofline import parse_lengths
+
+    return simulate_case(
+        "continuous",
+        math.inf,
+        SIMULATE_REQUESTS,
+        admission,
+        prompt=parse_lengths("128:512", "prompt"),
+        output=parse_lengths("16:2048", "output"),
+        max_batch=256,
+        usable_fraction=THRASH_USABLE_FRACTION,
+    )
+
+
+def bench_simulate_extremes(repeats: int = 3) -> dict[str, float]:
+    """The 3,000-request burst, and 10,000 requests on a cache where paged admission preempts."""
+    preempted = thrash_case("paged")
+    return {
+        "burst_s": best_of(repeats, functools.partial(simulate_case, "continuous", math.inf, BURST_REQUESTS)),
+        "thrash_s": best_of(repeats, functools.partial(thrash_case, "paged")),
+        "thrash_reserve_s": best_of(repeats, functools.partial(thrash_case, "reserve")),
+        "thrash_preemptions": preempted.preemptions,
+        "thrash_blocks": preempted.kv_blocks,
+    }
 
 
 def report_simulate() -> None:
@@ -151,8 +186,17 @@ def report_simulate() -> None:
             f"simulate {figures['policy']} at {figures['rate']:g}/s: {SIMULATE_REQUESTS:,} requests"
             f" ({figures['iterations']:,} iterations) in {figures['run_s']:.3f} s (goal ≤ 1 s),"
             f" 1,000 in {figures['run_1000_s'] * 1e3:.0f} ms;"
-            f" {figures['ratio_to_baseline']:.2f}× a bare loop over as many iterations"
+            f" {figures['ratio_to_baseline']:.2f}× a bare loop over as many iterations;"
+            f" paged admission {figures['paged_to_reserve']:.2f}× the time of reserved"
         )
+    extremes = bench_simulate_extremes()
+    print(
+        f"simulate {BURST_REQUESTS:,} requests all at once: {extremes['burst_s']:.3f} s (goal ≤ 2 s);"
+        f" {SIMULATE_REQUESTS:,} at once on a {extremes['thrash_blocks']:,}-block cache, paged:"
+        f" {extremes['thrash_s']:.3f} s with {extremes['thrash_preemptions']:,} preemptions,"
+        f" {extremes['thrash_s'] / extremes['thrash_reserve_s']:.2f}× reserved"
+        f" ({extremes['thrash_reserve_s']:.3f} s)"
+    )
 
 
 def report_site() -> None:
