@@ -26,8 +26,8 @@ from typing import NoReturn
 
 from . import architecture as arch
 from . import formatting as fmt
-from .errors import SpecError, did_you_mean, one_line, shown
 from .calibration import COSTS
+from .errors import SpecError, did_you_mean, one_line, shown
 from .estimate import estimate
 from .kvformats import KV_FORMAT_NAMES, KV_FORMATS
 from .loader import SpecSet, load_specs, read_spec_file

@@ -227,9 +227,7 @@ def evaluate(hardware: Hardware, workload: Workload, calibration: Calibration | 
     expected = None
     if calibration is not None:
         fitted = replace(engine, costs=calibration.cost_model(engine.gpu.id))
-        expected = Expected(
-            decode_step(fitted, workload), prefill_pass(fitted, workload), workload.batch, calibration
-        )
+        expected = Expected(decode_step(fitted, workload), prefill_pass(fitted, workload), workload.batch, calibration)
     return Estimate(
         hardware=engine,
         workload=workload,

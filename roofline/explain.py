@@ -85,9 +85,7 @@ def decode_steps(hardware: Hardware, workload: Workload) -> tuple[Step, ...]:
         steps.append(Step(f"{whose} {verb} it to", 1.0 / step.memory_s))
     if step.bound == "compute":
         math = resolved(hardware, workload).compute_precision
-        steps.append(
-            Step(f"at {users:,} users the {math} math takes longer than the reads, so", 1.0 / step.compute_s)
-        )
+        steps.append(Step(f"at {users:,} users the {math} math takes longer than the reads, so", 1.0 / step.compute_s))
     if step.communication_s:
         steps.append(Step(_allreduces(hardware, model, step.communication_s), 1.0 / step.seconds))
     return tuple(steps)
@@ -96,7 +94,7 @@ def decode_steps(hardware: Hardware, workload: Workload) -> tuple[Step, ...]:
 def _allreduces(hardware: Hardware, model: ModelSpec, seconds: float) -> str:
     """The all-reduce step's words: how many, over what, and what they add."""
     count = allreduces_per_pass(hardware, model)
-    return f"{count:,} all-reduces over {hardware.count:,} GPUs' links add {fmt.milliseconds(seconds)}, so"
+    return f"{count:,} all-reduces between the {hardware.count:,} GPUs add {fmt.milliseconds(seconds)}, so"
 
 
 def prefill_steps(hardware: Hardware, workload: Workload) -> tuple[Step, ...]:

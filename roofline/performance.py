@@ -36,6 +36,7 @@ from types import MappingProxyType
 from typing import Literal
 
 from . import architecture as arch
+from . import formatting as fmt
 from .errors import SpecError
 from .kvformats import kv_format
 from .precisions import AUTO, DEFAULT_COMPUTE_PRECISION, SIXTEEN_BIT, bytes_per_value, check_precision
@@ -671,6 +672,12 @@ def gpus_to_fit(hardware: Hardware, workload: Workload) -> int:
     largest = degrees[-1]
     group = memory_use(replace(hardware, count=largest), workload)
     per_group = replace(hardware, count=largest).usable_memory_bytes
+    if per_group <= 0:
+        raise SpecError(
+            "the workspace takes all of each GPU's memory",
+            field="workspace_bytes",
+            hint=f"keep it below {fmt.gigabytes(hardware.gpu.addressable_bytes)}",
+        )
     # n groups hold the weights once and the cache (with the largest degree's copies) once:
     # weights + cache / fraction <= n * room of one group.
     needed = group.weights_bytes + group.kv_bytes / hardware.usable_fraction

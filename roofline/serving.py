@@ -407,6 +407,8 @@ class _Run:
         self.matmul_s = self.layer_s + self.head_s  # one decode token: the layers and the head
         self.decode_attention_s = costs.decode_attention_flops_per_cached_token / self.peak
         self.prefill_attention_s = costs.prefill_attention_flops_per_pair / self.peak
+        # Beyond the roofline: every iteration's fixed time, and the all-reduces' time per token.
+        self.fixed_s, self.per_token_s = costs.fixed_s, costs.communication_s_per_token
         self._costs = costs
         self._weights_s: dict[int, float] = {}
         self.traced = min(config.trace_requests, count)
@@ -428,7 +430,8 @@ class _Run:
         compute = self.matmul_s * decodes + self.layer_s * new + self.head_s * finished
         compute += self.decode_attention_s * decode_context
         compute += self.prefill_attention_s * pairs
-        return memory if memory >= compute else compute
+        beyond = self.fixed_s + self.per_token_s * (decodes + new) if decodes + new else 0.0
+        return (memory if memory >= compute else compute) + beyond
 
     def run_iteration(self, seconds: float) -> None:
         self.now += seconds
@@ -507,7 +510,9 @@ class _Run:
         # Token j (j >= 2) of every slot comes from decode step j - 1 at padded length P + j - 1.
         steps = longest_output - 1
         context = size * (longest_prompt + 1)
-        weights, kv_s, matmul = self.weights_s(size), self.kv_s, self.matmul_s * size
+        # The fixed time and the all-reduces of a step of ``size`` decodes add alike to both sides.
+        beyond = self.fixed_s + self.per_token_s * size
+        weights, kv_s, matmul = self.weights_s(size) + beyond, self.kv_s, self.matmul_s * size + beyond
         attention = self.decode_attention_s
         memory0, compute0 = weights + kv_s * context, matmul + attention * context
         steady = _steady_run(memory0, kv_s * size, compute0, attention * size, steps)
@@ -619,8 +624,9 @@ class _Run:
                 end_step = finishing[0][0]
                 can_join = running < config.max_batch
                 next_arrival = self.arrival[self.next_arrival] if self.next_arrival < config.requests else math.inf
-                weights = self.weights_s(decodes)
-                kv_s, matmul = self.kv_s, self.matmul_s * decodes
+                beyond = self.fixed_s + self.per_token_s * decodes  # adds alike to both sides
+                weights = self.weights_s(decodes) + beyond
+                kv_s, matmul = self.kv_s, self.matmul_s * decodes + beyond
                 attention = self.decode_attention_s
                 now, first_step = self.now, step
                 memory0, compute0 = weights + kv_s * decode_context, matmul + attention * decode_context

@@ -308,12 +308,12 @@ def test_with_long_prompts_chunked_prefill_lowers_p99_tpot(
 @SIMULATION
 @given(policy=POLICY, blocks=st.integers(40, 400), seed=st.integers(0, 2**32))
 def test_admitted_requests_never_hold_more_kv_blocks_than_fit(policy: str, blocks: int, seed: int) -> None:
-    """Shrink the usable memory to ``blocks`` 16-token blocks beyond the weights: running
+    """Shrink the KV pool to ``blocks`` 16-token blocks beyond the weights: running
     requests' reservations never overlap beyond that, and the too-long ones are rejected,
     counted, not dropped."""
     per_block = BLOCK_TOKENS * LLAMA_8B.kv_bytes_per_token
-    usable = weight_bytes(LLAMA_8B.model, "bf16") + (blocks + 0.5) * per_block
-    hardware = Hardware(H100.gpu, usable_fraction=usable / H100.memory_bytes)
+    left = H100.usable_memory_bytes - weight_bytes(LLAMA_8B.model, "bf16")
+    hardware = Hardware(H100.gpu, usable_fraction=(blocks + 0.5) * per_block / left)
     assert kv_blocks_available(hardware, LLAMA_8B) == blocks
     config = ServingConfig(
         policy=policy,
