@@ -143,7 +143,7 @@ def parse_serving_runs(text: str, label: str = "data/serving-measurements.csv") 
         if not math.isfinite(value) or value <= 0:
             raise SpecError(f"must be a positive number, got {row['value']!r}", file=label, entry=row_id, field="value")
         kind, _, amount = row["load"].partition("=")
-        if kind not in ("rate", "concurrency", "static") or not amount:
+        if row["split"] != "out" and (kind not in ("rate", "concurrency", "static") or not amount):
             raise SpecError(
                 f"must be rate=R, rate=inf, concurrency=N or static=B, got {row['load']!r}",
                 file=label,
@@ -164,7 +164,7 @@ def parse_serving_runs(text: str, label: str = "data/serving-measurements.csv") 
                 input_tokens=_whole(row["input_tokens"], "input_tokens", label, row_id),
                 output_tokens=_whole(row["output_tokens"], "output_tokens", label, row_id),
                 load=row["load"],
-                requests=_whole(row["requests"], "requests", label, row_id, 1),
+                requests=_whole(row["requests"], "requests", label, row_id, 0 if row["split"] == "out" else 1),
                 metric=row["metric"],
                 value=value,
                 source=row["source"],

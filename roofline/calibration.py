@@ -5,14 +5,18 @@ prediction. Its parameters live in ``data/calibration.toml``, written by
 ``scripts/fit_expected.py`` from published serving measurements and never edited by hand:
 
 - ``bandwidth_efficiency``: the share of the HBM bandwidth a pass reaches;
+- ``link_efficiency``: the share of the links' bandwidth an all-reduce reaches;
 - ``compute_efficiency.<gpu>.<math>``: the share of the dense peak a pass reaches, per chip
   and math precision (``default_compute_efficiency`` where the fit saw no run);
 - ``layer_overhead_s``: fixed seconds per layer of every pass (kernel launches,
-  synchronization, the scheduler's share);
+  synchronization);
+- ``token_overhead_s``: host seconds per token sampled (sampling, stop checks, the
+  scheduler's bookkeeping), which grow with the batch;
 - ``allreduce_latency_s``: the fixed latency of one tensor-parallel all-reduce.
 
 A pass then takes ``max(bytes / (e_bw * bandwidth), FLOPs / (e_c * peak)) + layers *
-overhead + 2L * (latency + 2 (G-1)/G * message / link)``. The file also holds the band:
+overhead + tokens sampled * token overhead + 2L * (latency + 2 (G-1)/G * message /
+(e_link * link))``. The file also holds the band:
 the 10th and 90th percentiles of the fit's residuals (measured ÷ expected) for each kind of
 figure, so an expected value ``x`` comes with ``[p10 * x, p90 * x]``.
 
@@ -51,10 +55,12 @@ class Calibration:
 
     package_version: str
     bandwidth_efficiency: float
+    link_efficiency: float
     #: GPU id -> math precision -> share of that peak reached.
     compute_efficiency: Mapping[str, Mapping[str, float]]
     default_compute_efficiency: float
     layer_overhead_s: float
+    token_overhead_s: float
     allreduce_latency_s: float
     #: Metric (``BAND_METRICS``) -> (p10, p90) of measured ÷ expected over the fit's rows.
     band: Mapping[str, tuple[float, float]]
@@ -66,9 +72,11 @@ class Calibration:
         return CostModel(
             name="expected",
             bandwidth_efficiency=self.bandwidth_efficiency,
+            link_efficiency=self.link_efficiency,
             compute_efficiency=self.compute_efficiency.get(gpu_id, {}),
             default_compute_efficiency=self.default_compute_efficiency,
             layer_overhead_s=self.layer_overhead_s,
+            token_overhead_s=self.token_overhead_s,
             allreduce_latency_s=self.allreduce_latency_s,
         )
 
@@ -119,8 +127,8 @@ def parse_calibration(text: str, label: str = CALIBRATION_FILE) -> Calibration:
     if version != VERSION:
         raise _fail(f"was fitted for roofline {version}, and this is roofline {VERSION}", label, "fit.package_version")
     costs = _table(document, "costs", label)
-    known = ("bandwidth_efficiency", "compute_efficiency", "default_compute_efficiency")
-    known += ("layer_overhead_s", "allreduce_latency_s")
+    known = ("bandwidth_efficiency", "link_efficiency", "compute_efficiency", "default_compute_efficiency")
+    known += ("layer_overhead_s", "token_overhead_s", "allreduce_latency_s")
     for key in costs:
         if key not in known:
             raise _fail("unknown key", label, f"costs.{key}")
@@ -152,11 +160,13 @@ def parse_calibration(text: str, label: str = CALIBRATION_FILE) -> Calibration:
     return Calibration(
         package_version=version,
         bandwidth_efficiency=_share(costs["bandwidth_efficiency"], label, "costs.bandwidth_efficiency"),
+        link_efficiency=_share(costs["link_efficiency"], label, "costs.link_efficiency"),
         compute_efficiency=MappingProxyType(compute),
         default_compute_efficiency=_share(
             costs["default_compute_efficiency"], label, "costs.default_compute_efficiency"
         ),
         layer_overhead_s=_seconds(costs["layer_overhead_s"], label, "costs.layer_overhead_s"),
+        token_overhead_s=_seconds(costs["token_overhead_s"], label, "costs.token_overhead_s"),
         allreduce_latency_s=_seconds(costs["allreduce_latency_s"], label, "costs.allreduce_latency_s"),
         band=MappingProxyType(band),
         provenance=MappingProxyType(dict(fit)),

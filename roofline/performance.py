@@ -77,27 +77,34 @@ class CostModel:
     ``CEILING`` reaches all of it: every efficiency 1, no overhead, and each all-reduce
     at the smallest latency measured on the GPU's links (``allreduce_latency_s=None``).
     An expected model (``calibration.cost_model``) holds fitted values: the share of the
-    HBM bandwidth reached, the share of the peak reached at each math precision
+    HBM bandwidth reached, the share of the links' bandwidth an all-reduce reaches, the
+    share of the peak reached at each math precision
     (``default_compute_efficiency`` for a precision the fit did not see), a fixed
-    overhead per layer of every pass (kernel launches, synchronization, the scheduler),
-    and the latency of one all-reduce.
+    overhead per layer of every pass (kernel launches, synchronization), a host overhead
+    per token sampled, and the latency of one all-reduce.
     """
 
     name: str = "ceiling"
     bandwidth_efficiency: float = 1.0
+    #: Share of the links' nameplate bandwidth an all-reduce reaches (NCCL's bus bandwidth
+    #: on 8 H100s is about 370 of 450 GB/s for 10 GB messages, about 150 for 58 MB ones).
+    link_efficiency: float = 1.0
     compute_efficiency: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
     default_compute_efficiency: float = 1.0
     layer_overhead_s: float = 0.0
+    #: Host time per token sampled (each decode, each prompt's first token): sampling, stop
+    #: checks, the scheduler's bookkeeping and streaming, which grow with the batch.
+    token_overhead_s: float = 0.0
     allreduce_latency_s: float | None = None
 
     def __post_init__(self) -> None:
-        shares = {"bandwidth_efficiency": self.bandwidth_efficiency}
+        shares = {"bandwidth_efficiency": self.bandwidth_efficiency, "link_efficiency": self.link_efficiency}
         shares["default_compute_efficiency"] = self.default_compute_efficiency
         shares.update({f"compute_efficiency.{k}": v for k, v in dict(self.compute_efficiency).items()})
         for name, share in shares.items():
             if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share <= 1:
                 raise SpecError(f"must be above 0 and at most 1, got {share!r}", field=name)
-        for name in ("layer_overhead_s", "allreduce_latency_s"):
+        for name in ("layer_overhead_s", "token_overhead_s", "allreduce_latency_s"):
             value = getattr(self, name)
             if value is None and name == "allreduce_latency_s":
                 continue
@@ -110,9 +117,11 @@ class CostModel:
         """True when nothing is scaled down or added: the figures are upper bounds."""
         return (
             self.bandwidth_efficiency == 1
+            and self.link_efficiency == 1
             and self.default_compute_efficiency == 1
             and all(share == 1 for share in self.compute_efficiency.values())
             and self.layer_overhead_s == 0
+            and self.token_overhead_s == 0
             and self.allreduce_latency_s is None
         )
 
@@ -243,11 +252,13 @@ class Hardware:
     @property
     def link_bytes_per_s(self) -> float | None:
         """One GPU's bandwidth to the others, one direction: the scale-up link within a domain,
-        the scale-out network past it; None for one GPU or a spec without an interconnect."""
+        the scale-out network past it, times the cost model's link share; None for one GPU or
+        a spec without an interconnect."""
         link = self.gpu.interconnect
         if self.count == 1 or link is None:
             return None
-        return link.link_bytes_per_s if self.count <= link.domain_gpus else link.scale_out_bytes_per_s
+        nameplate = link.link_bytes_per_s if self.count <= link.domain_gpus else link.scale_out_bytes_per_s
+        return self.costs.link_efficiency * nameplate
 
     def allreduce_s(self, message_bytes: float) -> float:
         """One ring all-reduce of ``message_bytes`` over the GPUs:
@@ -428,11 +439,14 @@ def communication_s(hardware: Hardware, model: ModelSpec, tokens: float) -> floa
     return count * hardware.allreduce_s(allreduce_bytes(model, tokens)) if count and tokens else 0.0
 
 
-def _timed(hardware: Hardware, bytes_moved: float, flops: float, model: ModelSpec, tokens: float) -> Pass:
-    """A model's pass over ``tokens`` tokens: the roofline (``timed``), its all-reduces, and
-    the cost model's per-layer overhead (none when there are no tokens)."""
+def _timed(
+    hardware: Hardware, bytes_moved: float, flops: float, model: ModelSpec, tokens: float, sampled: float
+) -> Pass:
+    """A model's pass over ``tokens`` tokens that samples ``sampled`` next tokens: the roofline
+    (``timed``), its all-reduces, and the cost model's overheads (none when there are no tokens)."""
     kernel = timed(hardware, bytes_moved, flops)
-    overhead = model.layers * hardware.costs.layer_overhead_s if tokens else 0.0
+    costs = hardware.costs
+    overhead = model.layers * costs.layer_overhead_s + sampled * costs.token_overhead_s if tokens else 0.0
     return replace(kernel, communication_s=communication_s(hardware, model, tokens), overhead_s=overhead)
 
 
@@ -456,7 +470,7 @@ def decode_pass(hardware: Hardware, workload: Workload, batch: float) -> Pass:
     weights = arch.parameters_read(model, batch) * bytes_per_value(workload.weight_precision)
     cache = kv_copies(hardware, model) * workload.kv_bytes_for(batch)
     flops = batch * arch.decode_flops_per_token(model, workload.context)
-    return _timed(hardware, weights + cache, flops, model, batch)
+    return _timed(hardware, weights + cache, flops, model, batch, batch)
 
 
 def decode_step(hardware: Hardware, workload: Workload) -> Pass:
@@ -494,7 +508,7 @@ def prefill_pass(hardware: Hardware, workload: Workload) -> Pass:
     model = workload.model
     weights = arch.parameters_read(model, prompt) * bytes_per_value(workload.weight_precision)
     cache = kv_copies(hardware, model) * arch.kv_cache_bytes(model, prompt, workload.kv_precision)
-    return _timed(hardware, weights + cache, arch.prefill_flops(model, prompt), model, prompt)
+    return _timed(hardware, weights + cache, arch.prefill_flops(model, prompt), model, prompt, 1)
 
 
 def crossover_batch(hardware: Hardware, workload: Workload) -> float | None:
@@ -707,11 +721,12 @@ class IterationCosts:
     cap is not applied per request here (exact for models without windows).
 
     time = ``max(bytes / bandwidth, FLOPs / peak) + fixed_s +
-    communication_s_per_token * n`` (``seconds``): ``bandwidth`` and ``peak`` are
-    already scaled by the cost model's efficiencies; ``fixed_s`` is the per-layer
-    overhead plus every all-reduce's latency, ``communication_s_per_token`` every
-    all-reduce's bytes per token over the link. A simulator that inlines the time
-    for speed must add both.
+    communication_s_per_token * n + token_overhead_s * sampled`` (``seconds``):
+    ``bandwidth`` and ``peak`` are already scaled by the cost model's efficiencies;
+    ``fixed_s`` is the per-layer overhead plus every all-reduce's latency,
+    ``communication_s_per_token`` every all-reduce's bytes per token over the link, and
+    ``sampled`` the decodes plus the prompts finishing. A simulator that inlines the time
+    for speed must add all three.
     """
 
     model: ModelSpec
@@ -731,6 +746,8 @@ class IterationCosts:
     allreduce_s_per_token: float = 0.0
     #: The cost model's fixed time per iteration: ``layers * overhead per layer``.
     overhead_s: float = 0.0
+    #: The cost model's host time per token sampled (each decode, each finished prompt).
+    token_overhead_s: float = 0.0
 
     @property
     def fixed_s(self) -> float:
@@ -774,7 +791,7 @@ class IterationCosts:
             bytes_moved / self.bandwidth_bytes_per_s,
             flops / self.peak_flops_per_s,
             self.allreduces * (self.allreduce_latency_s + self.allreduce_s_per_token * tokens),
-            self.overhead_s,
+            self.overhead_s + self.token_overhead_s * (decodes + prompts_finished),
         )
 
 
@@ -806,4 +823,5 @@ def iteration_costs(hardware: Hardware, workload: Workload) -> IterationCosts:
         allreduce_latency_s=latency,
         allreduce_s_per_token=per_token,
         overhead_s=model.layers * hardware.costs.layer_overhead_s,
+        token_overhead_s=hardware.costs.token_overhead_s,
     )

@@ -409,6 +409,7 @@ class _Run:
         self.prefill_attention_s = costs.prefill_attention_flops_per_pair / self.peak
         # Beyond the roofline: every iteration's fixed time, and the all-reduces' time per token.
         self.fixed_s, self.per_token_s = costs.fixed_s, costs.communication_s_per_token
+        self.sampled_s = costs.token_overhead_s
         self._costs = costs
         self._weights_s: dict[int, float] = {}
         self.traced = min(config.trace_requests, count)
@@ -430,7 +431,8 @@ class _Run:
         compute = self.matmul_s * decodes + self.layer_s * new + self.head_s * finished
         compute += self.decode_attention_s * decode_context
         compute += self.prefill_attention_s * pairs
-        beyond = self.fixed_s + self.per_token_s * (decodes + new) if decodes + new else 0.0
+        beyond = self.fixed_s + self.per_token_s * (decodes + new) + self.sampled_s * (decodes + finished)
+        beyond = beyond if decodes + new else 0.0
         return (memory if memory >= compute else compute) + beyond
 
     def run_iteration(self, seconds: float) -> None:
@@ -511,7 +513,7 @@ class _Run:
         steps = longest_output - 1
         context = size * (longest_prompt + 1)
         # The fixed time and the all-reduces of a step of ``size`` decodes add alike to both sides.
-        beyond = self.fixed_s + self.per_token_s * size
+        beyond = self.fixed_s + (self.per_token_s + self.sampled_s) * size
         weights, kv_s, matmul = self.weights_s(size) + beyond, self.kv_s, self.matmul_s * size + beyond
         attention = self.decode_attention_s
         memory0, compute0 = weights + kv_s * context, matmul + attention * context
@@ -624,7 +626,7 @@ class _Run:
                 end_step = finishing[0][0]
                 can_join = running < config.max_batch
                 next_arrival = self.arrival[self.next_arrival] if self.next_arrival < config.requests else math.inf
-                beyond = self.fixed_s + self.per_token_s * decodes  # adds alike to both sides
+                beyond = self.fixed_s + (self.per_token_s + self.sampled_s) * decodes  # adds alike to both sides
                 weights = self.weights_s(decodes) + beyond
                 kv_s, matmul = self.kv_s, self.matmul_s * decodes + beyond
                 attention = self.decode_attention_s

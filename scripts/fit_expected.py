@@ -6,10 +6,10 @@ the squared logs of measured ÷ expected, each kind of figure weighted alike, ar
 they get (Levenberg-Marquardt on the logs of the parameters, a forward-difference Jacobian,
 a fixed start: the same inputs give the same file). The parameters:
 
-- one bandwidth efficiency;
+- one bandwidth efficiency, and one for the links between GPUs;
 - one compute efficiency per GPU and math precision the fit runs use (others take the
   geometric mean of these);
-- one overhead per layer of every iteration;
+- one overhead per layer of every iteration, and one per token sampled;
 - one all-reduce latency.
 
 Then every ``split = check`` run, held out, is predicted with the fitted costs, and the file
@@ -49,11 +49,20 @@ from roofline.version import VERSION  # noqa: E402
 ROWS = ROOT / "data" / "serving-measurements.csv"
 OUTPUT = ROOT / CALIBRATION_FILE
 #: Where the fit starts (the same start every time), and how far it may go.
-START = {"bandwidth": 0.8, "compute": 0.6, "layer_overhead_s": 3e-5, "allreduce_latency_s": 1e-5}
+START = {
+    "bandwidth": 0.8,
+    "link": 0.6,
+    "compute": 0.6,
+    "layer_overhead_s": 3e-5,
+    "token_overhead_s": 5e-6,
+    "allreduce_latency_s": 1e-5,
+}
 LOG_BOUNDS = {
     "bandwidth": (math.log(0.2), 0.0),
+    "link": (math.log(0.05), 0.0),
     "compute": (math.log(0.05), 0.0),
     "layer_overhead_s": (math.log(1e-7), math.log(2e-3)),
+    "token_overhead_s": (math.log(1e-9), math.log(1e-3)),
     "allreduce_latency_s": (math.log(1e-7), math.log(2e-4)),
 }
 ITERATIONS = 12
@@ -75,9 +84,11 @@ def _cost_model(values: dict[str, float], gpu: str) -> CostModel:
     return CostModel(
         name="expected",
         bandwidth_efficiency=values["bandwidth"],
+        link_efficiency=values["link"],
         compute_efficiency=compute,
         default_compute_efficiency=_geometric_mean(shares),
         layer_overhead_s=values["layer_overhead_s"],
+        token_overhead_s=values["token_overhead_s"],
         allreduce_latency_s=values["allreduce_latency_s"],
     )
 
@@ -99,7 +110,7 @@ def _weights(runs) -> list[float]:
 def _solve(matrix: list[list[float]], vector: list[float]) -> list[float]:
     """Gaussian elimination with partial pivoting (the normal equations are small)."""
     n = len(vector)
-    a = [row[:] + [vector[i]] for i, row in enumerate(matrix)]
+    a = [[*row, vector[i]] for i, row in enumerate(matrix)]
     for col in range(n):
         pivot = max(range(col, n), key=lambda r: abs(a[r][col]))
         a[col], a[pivot] = a[pivot], a[col]
@@ -117,7 +128,7 @@ def _solve(matrix: list[list[float]], vector: list[float]) -> list[float]:
 
 def fit(runs, specs) -> tuple[dict[str, float], int]:
     """The fitted parameters and the iterations taken (Levenberg-Marquardt on log parameters)."""
-    names = ["bandwidth", "layer_overhead_s", "allreduce_latency_s"]
+    names = ["bandwidth", "link", "layer_overhead_s", "token_overhead_s", "allreduce_latency_s"]
     pairs = sorted({(run.gpu, math_precision(specs.gpu(run.gpu), run.weight_precision)) for run in runs})
     names += [f"compute:{gpu}:{precision}" for gpu, precision in pairs]
     params = [Parameter(name) for name in names]
@@ -196,6 +207,12 @@ def _digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+def _specs_digest() -> str:
+    """Of the two spec files the fit read, together (a spec edit changes every prediction)."""
+    data = ROOT / "roofline" / "data"
+    return hashlib.sha256((data / "gpus.toml").read_bytes() + (data / "models.toml").read_bytes()).hexdigest()
+
+
 def _tp_order(values, specs) -> dict[str, float]:
     """Expected output tokens/s per GPU, Llama 3.1 70B fp8 on H100s at 128/2048 with every
     request at once, at TP 2, 4 and 8 (the issue's ordering check)."""
@@ -237,6 +254,7 @@ def render(values, iterations, fit_runs, check_runs, fit_ratios, check_ratios, s
         )
         for kind in benchmarks.KINDS
     }
+    shares = [value for key, value in values.items() if key.startswith("compute:")]
     metric_kind = {
         "throughput_tokens_per_s": "throughput",
         "ttft_mean_s": "ttft",
@@ -253,7 +271,7 @@ def render(values, iterations, fit_runs, check_runs, fit_ratios, check_ratios, s
         'script = "scripts/fit_expected.py"',
         'rows = "data/serving-measurements.csv"',
         f'rows_sha256 = "{_digest(ROWS)}"',
-        f'specs_sha256 = "{hashlib.sha256((ROOT / "roofline/data/gpus.toml").read_bytes() + (ROOT / "roofline/data/models.toml").read_bytes()).hexdigest()}"',
+        f'specs_sha256 = "{_specs_digest()}"',
         f"fit_rows = {len(fit_runs)}",
         f"held_out_rows = {len(check_runs)}",
         f"iterations = {iterations}",
@@ -278,8 +296,10 @@ def render(values, iterations, fit_runs, check_runs, fit_ratios, check_ratios, s
         "",
         "[costs]",
         f"bandwidth_efficiency = {_number(values['bandwidth'])}",
-        f"default_compute_efficiency = {_number(_geometric_mean([v for k, v in values.items() if k.startswith('compute:')]))}",
+        f"link_efficiency = {_number(values['link'])}",
+        f"default_compute_efficiency = {_number(_geometric_mean(shares))}",
         f"layer_overhead_s = {_number(values['layer_overhead_s'])}",
+        f"token_overhead_s = {_number(values['token_overhead_s'])}",
         f"allreduce_latency_s = {_number(values['allreduce_latency_s'])}",
         "",
         "[costs.compute_efficiency]",
