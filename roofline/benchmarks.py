@@ -204,12 +204,21 @@ def ceiling(run: ServingRun, specs: SpecSet | None = None) -> float:
     raise SpecError(f"no ceiling for {run.metric}", entry=run.id, field="metric")
 
 
+def admission(run: ServingRun) -> str:
+    """How the run's engine admits requests: TensorRT-LLM (and NIM, built on it) schedules with
+    GUARANTEED_NO_EVICT by default, admitting a request only when its whole prompt and output
+    fit ("reserve"); vLLM allocates blocks as tokens are written and preempts ("paged")."""
+    engine = run.engine.lower()
+    return "reserve" if engine.startswith(("tensorrt-llm", "nim")) else "paged"
+
+
 def scenario(run: ServingRun) -> ServingConfig:
     """The simulator's traffic for the run: its lengths and load, the engine's scheduler."""
     kind, _, amount = run.load.partition("=")
     lengths = {
         "prompt": Lengths(run.input_tokens, run.input_tokens),
         "output": Lengths(run.output_tokens, run.output_tokens),
+        "admission": admission(run),
     }
     requests = min(run.requests, SIMULATED_REQUESTS)
     if kind == "static":
