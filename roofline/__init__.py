@@ -33,6 +33,8 @@ Layout, lowest layer first. A module imports only from modules above it:
 - ``serving``      a deterministic discrete-event simulator of a server: Poisson
                    arrivals, static / continuous / chunked batching, paged KV
                    admission; TTFT, TPOT, throughput, goodput. Times from performance.
+- ``benchmarks``   published serving runs (a CSV) beside their ceiling and the simulator's
+                   expected figure: what ``scripts/fit_expected.py`` fits on.
 - ``report``       human-readable text for one estimate or one simulation.
 - ``cli``          the ``roofline`` command; the only module that prints or exits.
 
