@@ -137,13 +137,14 @@ def test_pages_without_markers_are_left_alone(hook: ModuleType) -> None:
 
 
 def test_the_first_paint_shows_the_packages_numbers_for_the_defaults(hook: ModuleType) -> None:
-    """Issue 2, section 5: one user of the 8B at 16-bit, 4,096 tokens, ≈17 GB of 72 GB. Issue 9: the ceiling
-    reads one embedding row, not the table, so ≈216 tokens/s where the rule gave ≈203."""
+    """Issue 2, section 5: one user of the 8B at 16-bit, 4,096 tokens, ≈17 GB of 81.6 GB (issue 17: the
+    weights plus 95% of what they leave of the 85.5 GB the driver reports, less 0.5 GB of workspace).
+    Issue 9: the ceiling reads one embedding row, not the table, so ≈216 tokens/s where the rule gave ≈203."""
     html = hook.replace_markers(CALCULATOR, "index.md", "")
     view = calculator.view(**calculator.DEFAULTS)
     for name in ("per_user", "total", "weights", "hardware", "memory", "bound", "verdict", "explain"):
         assert f'data-rf-out="{name}">{html_module.escape(view[name])}<' in html
-    assert view["per_user"] in {"215", "216"} and view["memory"] == "16.6 GB of 72.0 GB usable"
+    assert view["per_user"] in {"215", "216"} and view["memory"] == "16.6 GB of 81.6 GB usable"
     for field in calculator.form()["fields"]:
         assert f'id="rf-decode_speed-{field["name"]}"' in html
 
@@ -164,25 +165,26 @@ def test_a_form_declaration_is_checked() -> None:
 
 def test_the_view_words_a_deployment_that_does_not_fit() -> None:
     view = calculator.view(**dict(calculator.DEFAULTS, model="llama-3.1-405b"))
-    # 811.7 GB over 72 GB per H100 is 11.3 GPUs; the smallest tensor-parallel degree that holds it is 16.
+    # 811.7 GB over 85.0 GB per H100 is 9.5 GPUs; the smallest tensor-parallel degree that holds it is 16.
     assert view["fits"] is False and view["per_user"] == "—" and view["gpus_needed"] == 16
     assert view["expected"] == "—"
     assert view["explain"] == (
-        "Does not fit. The weights alone need 811.7 GB at bf16, more than the 72.0 GB usable on 1 GPU."
+        "Does not fit. The weights alone need 811.7 GB at bf16, more than the 85.0 GB usable on 1 GPU."
         " To fit: use 16 GPUs of this kind."
     )
 
 
 def test_a_long_context_that_does_not_fit_gets_advice_that_works() -> None:
-    # Issue 8: 70B at int4 fits its weights (36.4 GB); one user's 131,072-token cache (42.9 GB) does not.
-    # The answer is a shorter context or an 8-bit cache, not "weights alone" and more GPUs only.
-    view = calculator.view(**dict(calculator.DEFAULTS, model="llama-3.1-70b", precision="int4", context=131072))
+    # Issue 8: 70B at fp8 fits its weights (70.6 GB); one user's 131,072-token cache (42.9 GB) does not
+    # fit the 13.7 GB KV pool they leave (issue 17's memory). The answer is a shorter context, a
+    # smaller cache or smaller weights, not "weights alone" and more GPUs only.
+    view = calculator.view(**dict(calculator.DEFAULTS, model="llama-3.1-70b", precision="fp8", context=131072))
     assert view["fits"] is False
     assert "weights alone" not in view["explain"]
     assert view["explain"].startswith(
-        "Does not fit. The weights (36.4 GB) fit, but one user's KV cache at 131,072 tokens needs 42.9 GB"
+        "Does not fit. The weights (70.6 GB) fit, but one user's KV cache at 131,072 tokens needs 42.9 GB"
     )
-    assert "shorten the context to 108,705 tokens or fewer; or cache keys and values in fp8" in view["explain"]
+    assert "shorten the context to 41,942 tokens or fewer; or cache keys and values in int4" in view["explain"]
 
 
 def test_the_view_says_what_the_rule_gives_and_why_the_ceiling_differs() -> None:

@@ -114,7 +114,7 @@ def view(model: str, gpu: str, gpus: int, weights: str, kv: str, context: int, p
     params = dict(model=model, gpu=gpu, gpus=gpus, weights=weights, kv=kv, context=context, prefix=prefix)
     specs = builtin_specs()
     hardware = Hardware(specs.gpu(gpu), gpus)
-    total_bytes = hardware.memory_bytes
+    total_bytes = hardware.addressable_memory_bytes  # what the driver reports, as engines see it
     if prefix >= context:
         return _empty(
             params,
