@@ -15,13 +15,14 @@ a fixed start: the same inputs give the same file). The parameters:
 Then every ``split = check`` run, held out, is predicted with the fitted costs, and the file
 records, per kind of figure (throughput, TTFT, ITL), the median, p10 and p90 of measured ÷
 expected on the fit runs and on the held-out runs, and how many measured values each band
-holds. The band itself is the fit runs' p10 and p90.
+holds. The band itself is the fit runs' p10 and p90. data/serving-expected.csv gets every
+fit and check run's ceiling and expected figure, which the measured page shows.
 
-    python scripts/fit_expected.py          # refit and write the file (only if it changed)
-    python scripts/fit_expected.py --check  # refit and compare: exit 1 when the file differs
+    python scripts/fit_expected.py          # refit and write the files (only those that changed)
+    python scripts/fit_expected.py --check  # refit and compare: exit 1 when a file differs
 
 A failure (a bad row, a run the simulator refuses, a fit that does not converge) prints one
-line and exits 1, leaving the file as it was, byte for byte.
+line and exits 1, leaving both files as they were, byte for byte.
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ from roofline.version import VERSION  # noqa: E402
 
 ROWS = ROOT / "data" / "serving-measurements.csv"
 OUTPUT = ROOT / CALIBRATION_FILE
+PREDICTIONS = ROOT / "data" / "serving-expected.csv"
 #: Where the fit starts (the same start every time), and how far it may go.
 START = {
     "bandwidth": 0.8,
@@ -321,8 +323,21 @@ def render(values, iterations, fit_runs, check_runs, fit_ratios, check_ratios, s
     return "\n".join(lines) + "\n"
 
 
-def build() -> str:
-    """Refit from the rows and return the file's text (raises SpecError on any failure)."""
+def predictions_text(runs, expected: dict[str, float], specs) -> str:
+    """One line per fit and check run: its ceiling and its expected figure, for the measured page."""
+    lines = [
+        "# WRITTEN BY scripts/fit_expected.py: do not edit by hand. Each fit and check run of",
+        "# data/serving-measurements.csv, its ceiling (roofline.benchmarks.ceiling) and its expected",
+        "# figure at the costs in roofline/data/calibration.toml (roofline.benchmarks.predict).",
+        "id,ceiling,expected",
+    ]
+    for run in runs:
+        lines.append(f"{run.id},{_number(benchmarks.ceiling(run, specs))},{_number(expected[run.id])}")
+    return "\n".join(lines) + "\n"
+
+
+def build() -> dict[Path, str]:
+    """Refit from the rows; return each output file's text (raises SpecError on any failure)."""
     specs = load_specs()
     runs = benchmarks.load_serving_runs(ROWS)
     fit_runs = [run for run in runs if run.split == "fit"]
@@ -334,11 +349,13 @@ def build() -> str:
     check_ratios = [math.exp(e) for e in _residuals(check_runs, values, specs)]
     text = render(values, iterations, fit_runs, check_runs, fit_ratios, check_ratios, specs)
     parse_calibration(text, "the refit")  # what is written must load
-    return text
+    modelled = fit_runs + check_runs
+    expected = {run.id: run.value / ratio for run, ratio in zip(modelled, fit_ratios + check_ratios, strict=True)}
+    return {OUTPUT: text, PREDICTIONS: predictions_text(modelled, expected, specs)}
 
 
 def write_atomically(path: Path, text: str) -> None:
-    descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=".calibration.", suffix=".tmp")
+    descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
             handle.write(text)
@@ -350,27 +367,25 @@ def write_atomically(path: Path, text: str) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="refit and compare with the file; write nothing")
+    parser.add_argument("--check", action="store_true", help="refit and compare with the files; write nothing")
     args = parser.parse_args(argv)
     try:
-        text = build()
+        texts = build()
     except (SpecError, ArithmeticError, ValueError) as error:
-        sys.stderr.write(f"fit_expected: error: {error} ({OUTPUT.relative_to(ROOT)} left unchanged)\n")
+        kept = ", ".join(str(path.relative_to(ROOT)) for path in (OUTPUT, PREDICTIONS))
+        sys.stderr.write(f"fit_expected: error: {error} ({kept} left unchanged)\n")
         return 1
-    current = OUTPUT.read_text(encoding="utf-8") if OUTPUT.exists() else None
+    changed = [path for path, text in texts.items() if not path.exists() or path.read_text(encoding="utf-8") != text]
     if args.check:
-        if current != text:
-            sys.stderr.write(
-                f"fit_expected: {OUTPUT.relative_to(ROOT)} differs from a refit; run scripts/fit_expected.py\n"
-            )
+        if changed:
+            names = ", ".join(str(path.relative_to(ROOT)) for path in changed)
+            sys.stderr.write(f"fit_expected: {names} differ from a refit; run scripts/fit_expected.py\n")
             return 1
-        sys.stdout.write(f"{OUTPUT.relative_to(ROOT)}: current\n")
+        sys.stdout.write("calibration and predictions: current\n")
         return 0
-    if current == text:
-        sys.stdout.write(f"{OUTPUT.relative_to(ROOT)}: unchanged\n")
-        return 0
-    write_atomically(OUTPUT, text)
-    sys.stdout.write(f"{OUTPUT.relative_to(ROOT)}: written\n")
+    for path in changed:  # every text is built before any is written
+        write_atomically(path, texts[path])
+    sys.stdout.write(f"{len(changed)} written, {len(texts) - len(changed)} unchanged\n")
     return 0
 
 
