@@ -271,7 +271,10 @@ def test_serve_sends_isolation_headers_and_mime_types(tmp_path: Path, isolated: 
     assert server.server_address[0] == "127.0.0.1"
 
 
-def test_multi_gpu_answers_carry_the_ideal_scaling_caveat() -> None:
+def test_multi_gpu_answers_name_how_the_all_reduces_are_charged() -> None:
+    """Issue 17: several GPUs pay two all-reduces a layer, and the answer says at what rate."""
     view = calculator.view(**dict(calculator.DEFAULTS, model="llama-3.1-70b", gpus=2))
-    assert "at 6.70 TB/s (2 GPUs together, taking ideal scaling with the interconnect free)" in view["explain"]
-    assert "interconnect" not in calculator.view(**calculator.DEFAULTS)["explain"]
+    assert "at 6.70 TB/s (2 GPUs together)" in view["explain"]
+    assert "160 all-reduces between the 2 GPUs add" in view["explain"]
+    assert "each 3.7 µs + 2(G-1)/G x message / 450 GB/s over NVLink 4" in view["explain"]
+    assert "all-reduce" not in calculator.view(**calculator.DEFAULTS)["explain"]

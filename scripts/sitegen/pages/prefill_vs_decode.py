@@ -149,6 +149,7 @@ def compute_values(ctx: Context, content: PageContent) -> None:
     put("gpu_peak_tflops", tera(gpu.peak_flops_per_s("bf16"), 0))
     put("gpu_memory_gb", fmt.gigabytes(gpu.memory_bytes, 0).removesuffix(" GB"))
     put("gpu_usable_gb", fmt.gigabytes(one.usable_memory_bytes, 0).removesuffix(" GB"))
+    put("gpu_addressable_gb", fmt.gigabytes(gpu.addressable_bytes).removesuffix(" GB"))
     put("usable_fraction", percent(one.usable_fraction))
     put("ridge_flops_per_byte", whole(gpu.peak_flops_per_s("bf16") / gpu.bandwidth_bytes_per_s))
 
