@@ -33,12 +33,12 @@ Iterations
     requests running at once), ``token_budget`` its ``max_num_batched_tokens``.
 
 KV memory
-    The cache is ``floor((usable memory - weights) / (16 * KV bytes per token))`` blocks of
-    16 tokens (``kv_blocks_available``). A request holding ``t`` tokens of cache uses
-    ``ceil(t / 16)`` blocks. After its prefill a request holds its P prompt tokens; decode
-    step j writes one more, so it holds ``P + j`` during step j and ``P + O - 1`` at the
-    end (the last token is returned, never cached). ``admission`` says how blocks are
-    given out:
+    The cache is ``floor(KV pool / (16 * KV bytes per token))`` blocks of 16 tokens
+    (``kv_blocks_available``; the pool is ``performance.memory_use``'s, KV copies included).
+    A request holding ``t`` tokens of cache uses ``ceil(t / 16)`` blocks. After its prefill
+    a request holds its P prompt tokens; decode step j writes one more, so it holds ``P + j``
+    during step j and ``P + O - 1`` at the end (the last token is returned, never cached).
+    ``admission`` says how blocks are given out:
 
     - ``paged`` (default; vLLM): blocks are allocated as tokens are written, and the
       scheduler does not know output lengths. A queued request starts when the blocks of
@@ -461,7 +461,8 @@ def percentile(sorted_values: list[float], p: float) -> float | None:
 
 def kv_blocks_available(hardware: Hardware, workload: Workload) -> int:
     """KV blocks that fit beside the weights: ``chapter 2's largest batch at a 16-token context``,
-    i.e. ``floor((usable - weights) / (16 * KV bytes per token))``. Raises SpecError when the
+    i.e. ``floor(KV pool / (16 * KV bytes per token))``, the pool being ``usable fraction *
+    (memory - workspace - weights)`` (``performance.memory_use``). Raises SpecError when the
     weights alone do not fit."""
     one_block = Workload(workload.model, workload.weight_precision, workload.kv_precision, context=BLOCK_TOKENS)
     use = memory_use(hardware, one_block)

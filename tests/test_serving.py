@@ -687,7 +687,7 @@ def test_summing_runs_of_iterations_in_closed_form_changes_nothing(
     """The simulator sums a run of decode steps, or of one long prompt's chunks, as an arithmetic
     series on each side of the roofline; stepping one iteration at a time must give the same run."""
     if small_cache:
-        hardware = Hardware(hardware.gpu, usable_fraction=0.2 + 400 * BLOCK_TOKENS * LLAMA_8B.kv_bytes_per_token / 80e9)
+        hardware = with_blocks(400, gpu=hardware.gpu)
     config = ServingConfig(
         policy=policy,
         admission=admission,
