@@ -117,7 +117,7 @@ from .rule import (
     rule_of_thumb,
     rule_prefill_seconds,
 )
-from .serving import Lengths, ServingConfig, SimulationResult, parse_lengths, simulate
+from .serving import Lengths, ServingConfig, SimulationResult, parse_lengths, simulate, simulate_expected
 from .specs import GpuSpec, InterconnectSpec, MlaSpec, ModelSpec, MoeSpec
 
 #: The rule-of-thumb functions under the names the package used before the rule had its own module.
@@ -201,6 +201,7 @@ __all__ = [
     "simple_crossover_batch",
     "simple_prefill_seconds",
     "simulate",
+    "simulate_expected",
     "step_split",
     "swap_or_recompute",
     "tensor_parallel_degrees",

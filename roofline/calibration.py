@@ -85,6 +85,14 @@ class Calibration:
         low, high = self.band[metric]
         return (low * expected, high * expected)
 
+    def bands(self, figures: Mapping[str, float | None]) -> dict[str, list[float] | None]:
+        """``[low, high]`` (``band_for``) for each metric of ``BAND_METRICS``, from ``figures``
+        by their JSON names; None where a figure is missing or None (no prompt, nothing completed)."""
+        return {
+            metric: None if figures.get(metric) is None else list(self.band_for(metric, figures[metric]))
+            for metric in BAND_METRICS
+        }
+
 
 def _fail(message: str, label: str, field: str | None = None) -> SpecError:
     return SpecError(message, file=label, field=field, hint=REFIT)

@@ -27,7 +27,7 @@ from typing import NoReturn
 
 from . import architecture as arch
 from . import formatting as fmt
-from .calibration import COSTS
+from .calibration import COSTS, load_calibration
 from .errors import SpecError, did_you_mean, one_line, shown
 from .estimate import estimate
 from .kvformats import KV_FORMAT_NAMES, KV_FORMATS
@@ -50,6 +50,7 @@ from .serving import (
     ServingConfig,
     parse_lengths,
     simulate,
+    simulate_expected,
 )
 from .sweep import Table, decode_prefill_rows, decode_prefill_table
 
@@ -344,6 +345,13 @@ def _add_simulate_parser(commands: argparse._SubParsersAction) -> None:
         help="share of the memory the weights and workspace leave that holds the KV cache, as for estimate,"
         f" {USABLE_FRACTION_RANGE[0]:g} to {USABLE_FRACTION_RANGE[1]:g} (default {DEFAULT_USABLE_FRACTION:g})",
     )
+    run.add_argument(
+        "--costs",
+        choices=COSTS,
+        default="ceiling",
+        help="ceiling: every iteration at its upper bound (default); expected: also the same run at the"
+        " calibrated costs, with its band",
+    )
     run.add_argument("--policy", choices=POLICIES, default=defaults.policy, help="scheduler (default %(default)s)")
     run.add_argument(
         "--admission",
@@ -470,6 +478,8 @@ def _check_finite(figures: dict[str, object], prefix: str = "") -> None:
     for key, value in figures.items():
         if isinstance(value, dict):
             _check_finite(value, f"{prefix}{key}.")
+        elif isinstance(value, list):  # a band's [low, high]
+            _check_finite({f"{key}[{index}]": item for index, item in enumerate(value)}, prefix)
         elif isinstance(value, float) and not math.isfinite(value):
             raise SpecError(
                 f"the result '{prefix}{key}' is {value}, out of a float's range",
@@ -574,6 +584,8 @@ def _run_simulate(args: argparse.Namespace, specs: SpecSet) -> str:
             "--concurrency: cannot be combined with --rate",
             hint="a closed loop of N clients sets its own arrivals; give one of the two",
         )
+    # A bad calibration file names itself and its field, not a simulate option: loaded outside the try.
+    calibration = load_calibration() if args.costs == "expected" else None
     try:
         hardware = Hardware(specs.gpu(args.gpu), args.gpus, args.compute_precision, args.usable_fraction)
         workload = Workload(specs.model(args.model), args.precision, args.kv_precision)
@@ -593,6 +605,7 @@ def _run_simulate(args: argparse.Namespace, specs: SpecSet) -> str:
             concurrency=args.concurrency,
         )
         result = simulate(hardware, workload, config)
+        expected = None if calibration is None else simulate_expected(hardware, workload, config, calibration)
     except SpecError as error:
         error = _precision_hint(error)
         if error.field is None:
@@ -600,10 +613,13 @@ def _run_simulate(args: argparse.Namespace, specs: SpecSet) -> str:
         option = _SIMULATE_OPTIONS.get(error.field, "--" + error.field.replace("_", "-"))
         raise SpecError(f"{option}: {error.message}", hint=error.hint) from None
     figures = result.to_dict()
+    if expected is not None and calibration is not None:
+        expected_figures = expected.to_dict()
+        figures.update(costs="expected", expected=expected_figures, band=calibration.bands(expected_figures))
     _check_finite(figures)
     if args.json:
         return json.dumps(figures, indent=2, allow_nan=False) + "\n"
-    return simulation_report(result, hardware, workload)
+    return simulation_report(result, hardware, workload, expected, calibration)
 
 
 def _run(args: argparse.Namespace) -> int:

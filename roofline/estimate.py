@@ -57,10 +57,7 @@ class Expected:
 
     def band(self) -> dict[str, list[float] | None]:
         """``[low, high]`` for each figure: the figure times the fit's p10 and p90 of measured ÷ expected."""
-        return {
-            metric: None if value is None else list(self.calibration.band_for(metric, value))
-            for metric, value in self.figures().items()
-        }
+        return self.calibration.bands(self.figures())
 
 
 @dataclass(frozen=True)

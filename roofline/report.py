@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 from . import formatting as fmt
+from .calibration import Calibration
 from .estimate import Estimate
 from .fit import memory_shortfall
-from .performance import Hardware, Workload
+from .performance import Hardware, Workload, resolved
 from .serving import BLOCK_TOKENS, SimulationResult
 
 
@@ -126,20 +128,22 @@ def _expected_rows(estimate: Estimate) -> list[tuple[str, str]]:
                 f" (band {fmt.milliseconds(ttft_low)} to {fmt.milliseconds(ttft_high)})",
             )
         )
-    calibration = expected.calibration
-    costs = calibration.cost_model(estimate.hardware.gpu.id)
-    math = estimate.hardware.compute_precision
-    fitted = calibration.provenance.get("fit_rows", "published")
-    rows.append(
-        (
-            "expected costs",
-            f"fitted on {fitted} published serving runs: {costs.bandwidth_efficiency:.0%} of the bandwidth,"
-            f" {costs.compute_share(math):.0%} of the {math} peak, {fmt.milliseconds(costs.layer_overhead_s)}"
-            f" a layer, {fmt.microseconds(costs.allreduce_latency_s or 0.0)} an all-reduce;"
-            " the band holds 80% of the fit's measurements",
-        )
-    )
+    rows.append(_expected_costs(expected.calibration, estimate.hardware))
     return rows
+
+
+def _expected_costs(calibration: Calibration, hardware: Hardware) -> tuple[str, str]:
+    """The ``expected costs`` line: what the fit found for this GPU and math (``hardware`` resolved)."""
+    costs = calibration.cost_model(hardware.gpu.id)
+    math = hardware.compute_precision
+    fitted = calibration.provenance.get("fit_rows", "published")
+    return (
+        "expected costs",
+        f"fitted on {fitted} published serving runs: {costs.bandwidth_efficiency:.0%} of the bandwidth,"
+        f" {costs.compute_share(math):.0%} of the {math} peak, {fmt.milliseconds(costs.layer_overhead_s)}"
+        f" a layer, {fmt.microseconds(costs.allreduce_latency_s or 0.0)} an all-reduce;"
+        " the band holds 80% of the fit's measurements",
+    )
 
 
 def text_report(estimate: Estimate) -> str:
@@ -180,8 +184,16 @@ def _memory(result: SimulationResult) -> str:
     return f"{cache}, paged as tokens are written; preemption by {config.preemption}"
 
 
-def simulation_report(result: SimulationResult, hardware: Hardware, workload: Workload) -> str:
-    """What ``roofline simulate`` prints: the setup, then one labelled line per metric."""
+def simulation_report(
+    result: SimulationResult,
+    hardware: Hardware,
+    workload: Workload,
+    expected: SimulationResult | None = None,
+    calibration: Calibration | None = None,
+) -> str:
+    """What ``roofline simulate`` prints: the setup, then one labelled line per metric; with
+    ``expected`` (the same run at ``calibration``'s costs, ``serving.simulate_expected``), its
+    throughput and mean times after them, each with its band."""
     config = result.config
     heading = (
         f"{workload.model.name} on {hardware.count} × {hardware.gpu.name}, {workload.weight_precision} weights,"
@@ -249,5 +261,29 @@ def simulation_report(result: SimulationResult, hardware: Hardware, workload: Wo
             f" {result.duration_s:,.1f} s ({result.iterations:,} iterations)",
         ),
     ]
+    if expected is not None and calibration is not None:
+        rows.append(("ceiling's costs", "the figures above: the datasheet's bandwidth and dense peak, nothing added"))
+        rows.extend(_expected_simulation_rows(expected, calibration, resolved(hardware, workload)))
     width = max(len(label) for label, _ in rows)
     return "\n".join([heading, *(f"  {label:<{width}}  {value}" for label, value in rows)]) + "\n"
+
+
+def _expected_simulation_rows(
+    expected: SimulationResult, calibration: Calibration, hardware: Hardware
+) -> list[tuple[str, str]]:
+    """The run at the expected costs: throughput and the mean times, each with its band."""
+    bands = calibration.bands(expected.to_dict())
+
+    def banded(metric: str, show: Callable[[float], str], before: str = "", after: str = "") -> str:
+        value, band = getattr(expected, metric), bands[metric]
+        if value is None or band is None:
+            return "none"
+        return f"{before}{show(value)}{after} (band {show(band[0])} to {show(band[1])})"
+
+    rows = [
+        ("expected throughput", banded("throughput_tokens_per_s", fmt.rate, after=" output tokens/s")),
+        ("expected TTFT", banded("ttft_mean_s", fmt.duration, before="mean ")),
+        ("expected TPOT", banded("tpot_mean_s", fmt.duration, before="mean ")),
+        ("expected ITL", banded("itl_mean_s", fmt.duration, before="mean ")),
+    ]
+    return [*rows, _expected_costs(calibration, hardware)]

@@ -15,7 +15,10 @@ Iterations
     The GPU runs iterations back to back. Each takes the roofline time of what it holds,
     ``performance.IterationCosts.iteration(...).seconds``: the weights read for its
     tokens, plus the KV cache of every live request at its current length, against the
-    FLOPs of every token. What one iteration holds is the policy:
+    FLOPs of every token, plus the all-reduces of its tokens on several GPUs. The costs
+    are ``hardware.costs``: the ceiling by default; ``simulate_expected`` runs the same
+    requests at the fitted expected costs (shares of bandwidth and peak, overheads per
+    layer and per sampled token). What one iteration holds is the policy:
 
     - ``static``: a batch of up to ``max_batch`` starts when the GPU is free and the
       queue holds ``max_batch`` requests, or its oldest has waited ``batch_wait_s``
@@ -90,7 +93,8 @@ Not modelled
     Prefix caching and shared blocks (so a recomputed prefix is never found cached);
     speculative decoding; a cap on host swap space, and copies overlapping compute; a
     watermark of blocks kept free (vLLM V0's); allocation per chunk (vLLM V1's); the CPU's
-    scheduling time between iterations; tokenizer, network and sampling time;
+    scheduling time between iterations; tokenizer, network and sampling time (but for the
+    expected costs' fitted overhead per sampled token);
     sliding-window layers (refused); a token budget for ``continuous``; requests that stop
     early (each runs to its drawn length).
 
@@ -119,9 +123,10 @@ import random
 import re
 from array import array
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
+from .calibration import Calibration
 from .errors import SpecError, shown, unknown_name
 from .performance import Hardware, IterationCosts, Pass, Workload, iteration_costs, memory_use
 
@@ -1505,3 +1510,13 @@ def simulate(hardware: Hardware, workload: Workload, config: ServingConfig) -> S
     else:
         run.run_iterative()
     return run.result()
+
+
+def simulate_expected(
+    hardware: Hardware, workload: Workload, config: ServingConfig, calibration: Calibration
+) -> SimulationResult:
+    """The same run at ``calibration``'s expected costs for ``hardware``'s GPU (``simulate
+    --costs expected``): every iteration is timed by ``IterationCosts`` at the fitted shares of
+    bandwidth and peak, plus the fitted overheads and all-reduce latency. Its throughput, mean
+    TTFT, ITL and TPOT get a band from ``calibration.bands``."""
+    return simulate(replace(hardware, costs=calibration.cost_model(hardware.gpu.id)), workload, config)
