@@ -87,6 +87,8 @@ def on_config(config: Any) -> None:
     build_snapshot = _load("build_snapshot", ROOT / "scripts" / "build_snapshot.py")
     try:
         snapshot = build_snapshot.build_snapshot(wheel)
+        # What the worker checks the restored memory against (boot.mjs), named in every page.
+        snapshot_digest = build_snapshot.content_digest(snapshot)
     except build_snapshot.SnapshotError as error:
         raise PluginError(f"runtime hook: {error}") from None
     _state.clear()
@@ -95,6 +97,7 @@ def on_config(config: Any) -> None:
         wheel_uri=f"{RUNTIME_DIR}/wheels/{digest}/{wheel.name}",
         snapshot=snapshot,
         snapshot_uri=f"{RUNTIME_DIR}/snapshots/{snapshot.name}",  # the name is its inputs' digest
+        snapshot_digest=snapshot_digest,
         version=digest,
         docs=Path(config["docs_dir"]) if config else DOCS,
         calculators={},  # name -> (form, initial view), computed once per build
@@ -153,7 +156,7 @@ def replace_markers(html: str, page_uri: str, page_url: str) -> str:
     """``html`` with each marker replaced by its widget; a bad marker raises MarkerError."""
     links = runtime_markup.RuntimeLinks(
         wheel=get_relative_url(_state["wheel_uri"], page_url),
-        snapshot=get_relative_url(_state["snapshot_uri"], page_url),
+        snapshot=f"{get_relative_url(_state['snapshot_uri'], page_url)}#sha256={_state['snapshot_digest']}",
         version=_state["version"],
     )
     docs: Path = _state["docs"]
