@@ -53,6 +53,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from .errors import SpecError, shown, unknown_name
+from .parsing import parse_whole
 from .performance import Hardware, IterationCosts, Workload, iteration_costs, memory_use
 
 Policy = Literal["static", "continuous", "chunked"]
@@ -104,18 +105,17 @@ class Lengths:
 
 
 def parse_lengths(text: str, field: str) -> Lengths:
-    """``"N"`` (fixed) or ``"LO:HI"`` (uniform) as Lengths; a bad value raises SpecError naming ``field``."""
-    parts = str(text).replace("_", "").replace(",", "").split(":")
+    """``"N"`` (fixed) or ``"LO:HI"`` (uniform) as Lengths, each number as ``parsing.parse_whole``
+    reads it (ASCII digits); a bad value raises SpecError naming ``field``, echoing it cut short."""
+    parts = str(text).split(":")
+    if len(parts) > 2:
+        raise SpecError(f"must be N or LO:HI in tokens, got {shown(text)}", field=field, hint="e.g. 512 or 128:2048")
     try:
-        if len(parts) == 1:
-            return Lengths(int(parts[0]), int(parts[0]))
-        if len(parts) == 2:
-            return Lengths(int(parts[0]), int(parts[1]))
-    except SpecError as error:  # a SpecError is a ValueError too, so it is caught first
-        raise error.located(field=field) from None
-    except ValueError:
-        pass
-    raise SpecError(f"must be N or LO:HI in tokens, got '{text}'", field=field, hint="e.g. 512 or 128:2048")
+        # Range checked by Lengths, which names LO and HI; the digits' own limit keeps int() cheap.
+        values = [parse_whole(part, (-MAX_LENGTH_TOKENS, MAX_LENGTH_TOKENS)) for part in parts]
+        return Lengths(values[0], values[-1])
+    except SpecError as error:
+        raise SpecError(error.message, field=field, hint=error.hint or "write N or LO:HI, e.g. 128:2048") from None
 
 
 #: Documented ranges, inclusive, that keep every time the simulator computes a finite float.

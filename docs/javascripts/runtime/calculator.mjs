@@ -14,6 +14,14 @@ import { runtime } from "./runtime.mjs";
 import { drawTimeline } from "./timeline.mjs";
 
 const ANNOUNCE_DELAY_MS = 600;
+// Longest piece of a link's value a note quotes, as the package's errors quote input (SHOWN_LENGTH).
+const ECHO_LENGTH = 60;
+
+/** `text` quoted for a note, cut to ECHO_LENGTH characters: a 30,000-character link value stays a line. */
+function echo(text) {
+  const quoted = JSON.stringify(text);
+  return quoted.length <= ECHO_LENGTH ? quoted : `${quoted.slice(0, ECHO_LENGTH - 1)}…`;
+}
 const URL_DELAY_MS = 250;
 
 class Calculator {
@@ -83,8 +91,10 @@ class Calculator {
     }
     const low = Number(control.min);
     const high = Number(control.max);
-    const text = String(raw).trim().replaceAll(",", "").replaceAll("_", "");
-    const value = /^\d+$/.test(text) ? Number(text) : NaN;
+    // The package's rule for a typed number (roofline/parsing.py): ASCII digits, "_" or "," only
+    // between two of them, so "1,000" is a thousand and ",,1,," is not a number.
+    const text = String(raw).trim();
+    const value = /^[0-9]+(?:[_,][0-9]+)*$/.test(text) ? Number(text.replaceAll(",", "").replaceAll("_", "")) : NaN;
     if (!Number.isSafeInteger(value) || value < low || value > high) {
       return { error: `must be a whole number from ${low.toLocaleString("en-US")} to ${high.toLocaleString("en-US")}` };
     }
@@ -111,7 +121,7 @@ class Calculator {
       else {
         const label = this.form.querySelector(`label[for="${this.control(name).id}"]`).textContent;
         problems.push(
-          `The link's ${key}=${JSON.stringify(query.get(key))} ${result.error}, so ${label} shows its default, ${this.defaults[name]}.`,
+          `The link's ${key}=${echo(query.get(key))} ${result.error}, so ${label} shows its default, ${this.defaults[name]}.`,
         );
       }
     }

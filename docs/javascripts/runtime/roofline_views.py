@@ -12,6 +12,7 @@ import importlib
 import json
 
 from roofline import SpecError
+from roofline.errors import shortened
 
 #: Python module name of a calculator, as the worker writes it.
 MODULE_PREFIX = "roofline_calculator_"
@@ -23,4 +24,5 @@ def answer(name: str, request: str) -> str:
     try:
         return json.dumps(view(**json.loads(request)))
     except (SpecError, TypeError, ValueError) as error:
-        return json.dumps({"error": str(error)})
+        # A note is a line: whatever the request held (a 30,000-character link value), it is cut.
+        return json.dumps({"error": shortened(str(error))})
