@@ -23,7 +23,7 @@ from sitegen.generate import Run as GeneratorRun
 from sitegen.generate import build_outputs, generate
 from sitegen.pages import measured as measured_page
 
-from roofline import SpecError
+from roofline import SpecError, builtin_specs
 from roofline.cli import main
 from roofline.measured import compare, load_measurements, parse_measurements
 
@@ -238,9 +238,16 @@ def test_ratios_past_a_float_or_past_the_ceiling_are_refused_not_charted(metric:
     assert "field 'value'" in message
 
 
-def measurement_text(metric: str, value: float, speculative: bool, batch: int, tokens: int) -> str:
+def measurement_text(
+    metric: str, value: float, speculative: bool, batch: int, tokens: int, where: tuple[str, str, int, str]
+) -> str:
+    gpu, model, gpus, precision = where
     return (
         GOOD.replace('"decode_tokens_per_s_per_user"', f'"{metric}"')
+        .replace('gpu = "h100-sxm"', f'gpu = "{gpu}"')
+        .replace('model = "llama-3.1-8b"', f'model = "{model}"')
+        .replace("gpus = 1", f"gpus = {gpus}")
+        .replace('weight_precision = "bf16"', f'weight_precision = "{precision}"')
         .replace("value = 100.0", f"value = {value!r}")
         .replace("speculative = false", f"speculative = {str(speculative).lower()}")
         .replace("batch = 1", f"batch = {batch}")
@@ -248,7 +255,7 @@ def measurement_text(metric: str, value: float, speculative: bool, batch: int, t
     )
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     metric=st.sampled_from(
         [
@@ -262,13 +269,20 @@ def measurement_text(metric: str, value: float, speculative: bool, batch: int, t
     ),
     value=st.floats(min_value=5e-324, max_value=1e308, allow_nan=False, allow_infinity=False),
     speculative=st.booleans(),
-    batch=st.integers(min_value=1, max_value=1_000_000),
+    batch=st.one_of(st.integers(min_value=1, max_value=1_000_000), st.just("max")),
     tokens=st.integers(min_value=0, max_value=100_000_000),
+    where=st.tuples(
+        st.sampled_from(sorted(builtin_specs().gpus)),
+        st.sampled_from(sorted(builtin_specs().models)),
+        st.sampled_from([1, 2, 8, 64, 100_000]),
+        st.sampled_from(["bf16", "fp8", "int4"]),
+    ),
 )
-def test_whatever_validate_accepts_charts_as_strict_json(metric, value, speculative, batch, tokens) -> None:
+def test_whatever_validate_accepts_charts_as_strict_json(metric, value, speculative, batch, tokens, where) -> None:
     """C3's class: a measurement that parses has a finite, charted ratio; nothing in between crashes."""
+    batch = '"max"' if batch == "max" else batch
     try:
-        (measurement,) = parse_measurements(measurement_text(metric, value, speculative, batch, tokens))
+        (measurement,) = parse_measurements(measurement_text(metric, value, speculative, batch, tokens, where))
     except SpecError as error:
         assert "\n" not in str(error) and str(error).startswith("roofline/data/measurements.toml: ")
         return
