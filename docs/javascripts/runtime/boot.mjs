@@ -220,7 +220,7 @@ function installPage(pyodide, wheel, sources) {
  * the snapshot was downloaded and unpacked), then until the package was ready
  * (`wheelAndImports`), and how Python started: `snapshot: true`, or
  * `fallback: "<why the snapshot was not used>"` when a snapshot was offered but failed.
- * `onRestoring()` is called once a snapshot has been read and checked, as the restore
+ * `onRestoring()` is called once a snapshot has been read and checked and the wasm compiled, as the restore
  * begins: from then on only a watchdog outside this thread can end a restore that spins.
  */
 export async function bootPython({
@@ -255,11 +255,11 @@ export async function bootPython({
   let pyodide = null;
   if (snapshot) {
     try {
-      snapshot
-        .then(() => {
-          timings.snapshotRead = performance.now() - started;
-          onRestoring?.(); // the page's watchdog starts: a restore cannot stop itself if it spins
-        })
+      snapshot.then(() => (timings.snapshotRead = performance.now() - started)).catch(() => {});
+      // The page's watchdog starts once nothing is left to wait for but the restore itself
+      // (the snapshot read and checked, the wasm compiled): a restore cannot stop itself if it spins.
+      Promise.all([snapshot, wasm.compiled?.catch(() => null)])
+        .then(() => onRestoring?.())
         .catch(() => {});
       pyodide = await whileLoading(() => loadPyodide({ ...options, _loadSnapshot: snapshot }), watch);
       timings.snapshot = true;
