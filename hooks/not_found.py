@@ -16,7 +16,10 @@ GitHub Pages project site whose owner forgot ``SITE_URL``). So, in the built 404
 When the address holds none of the site's folders (``/project/typo``) and
 ``site_url`` names no sub-path, the script asks the parent folders, nearest first,
 for ``sitemap.xml`` (synchronously, so nothing loads from a wrong root) and takes
-the first that holds this site's.
+the first that holds this site's. It asks only the ``MAX_PROBED_DEPTH`` folders
+nearest the host's root: a crafted address with thousands of segments costs at
+most that many requests, not one per segment. A site published deeper than that
+whose owner forgot ``SITE_URL`` gets ``site_url``'s root on such an address.
 """
 
 from __future__ import annotations
@@ -29,11 +32,14 @@ from urllib.parse import urlsplit
 from mkdocs.exceptions import PluginError
 
 _state: dict[str, Any] = {}
+#: Folders asked for a sitemap at most: sub-paths of depth 0 to 4 (``/``, ``/repo/``, ``/a/b/c/d/``).
+MAX_PROBED_DEPTH = 5
 
 ROOT_SCRIPT = """<script>
 (() => {
   const known = new Set(%(known)s);
   const sitePath = %(site_path)s;
+  const maxProbes = %(max_probes)s;
   const parts = location.pathname.split("/").filter(Boolean);
   const prefix = (depth) => "/" + parts.slice(0, depth).map((part) => part + "/").join("");
   // Does this folder hold this site? Asked synchronously, before anything else loads, and
@@ -49,7 +55,8 @@ ROOT_SCRIPT = """<script>
   if (at >= 0) root = prefix(at);
   else if (sitePath !== "/" && location.pathname.startsWith(sitePath)) root = sitePath;
   else {
-    for (let depth = parts.length - 1; depth >= 0 && root === null; depth--) {
+    // At most maxProbes requests, nearest the host's root: never one per segment of a crafted address.
+    for (let depth = Math.min(parts.length - 1, maxProbes - 1); depth >= 0 && root === null; depth--) {
       if (holdsSite(prefix(depth))) root = prefix(depth);
     }
   }
@@ -107,6 +114,7 @@ def relative_404(output: str, site_path: str, known: list[str], marker: str) -> 
         "known": json.dumps(known),
         "site_path": json.dumps(site_path),
         "marker": json.dumps(marker),
+        "max_probes": MAX_PROBED_DEPTH,
     }
     # The browser's preload scanner reads ahead of scripts, before the <base> exists, and would
     # fetch relative stylesheets and scripts from the wrong folder: write those tags from script.

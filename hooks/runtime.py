@@ -65,6 +65,8 @@ def on_config(config: Any) -> None:
         raise PluginError(f"node_modules/pyodide lacks {', '.join(missing)}; run `make setup` (npm ci)")
     try:
         snapshot = build_snapshot.build_snapshot(wheel, sorted(RUNTIME_JS.glob("*.py")))
+        # What the worker checks the restored memory against (boot.mjs), named in every page.
+        snapshot_digest = build_snapshot.content_digest(snapshot)
     except build_snapshot.SnapshotError as error:
         raise PluginError(f"runtime hook: {error}") from None
     from sitegen.markers import Markers
@@ -81,6 +83,7 @@ def on_config(config: Any) -> None:
         docs=Path(config["docs_dir"]),
         wheel_uri=_state["wheel_uri"],
         snapshot_uri=_state["snapshot_uri"],
+        snapshot_digest=snapshot_digest,
         version=digest,
     )
     log.info("runtime: %s, Pyodide from node_modules", _state["wheel_uri"])

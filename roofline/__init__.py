@@ -6,6 +6,7 @@ browser, in Pyodide.
 Layout, lowest layer first. A module imports only from modules above it:
 
 - ``errors``       SpecError, the one error for bad input, and "did you mean" hints.
+- ``parsing``      numbers as a person types them: ASCII digits, one rule for the CLI.
 - ``precisions``   number formats and their bytes per value.
 - ``kvformats``    KV-cache formats: bytes per value plus their scales' share (KvFormat).
 - ``formatting``   how numbers print (decimal SI units), for tables and reports.

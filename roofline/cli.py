@@ -28,11 +28,12 @@ from typing import NoReturn
 from . import architecture as arch
 from . import formatting as fmt
 from .calibration import COSTS, load_calibration
-from .errors import SpecError, did_you_mean, one_line, shown
+from .errors import SHOWN_LENGTH, SpecError, did_you_mean, one_line, shortened, shown
 from .estimate import estimate
 from .kvformats import KV_FORMAT_NAMES, KV_FORMATS
 from .loader import SpecSet, load_specs, read_spec_file
 from .measured import load_measurements
+from .parsing import parse_real, parse_whole
 from .performance import DEFAULT_USABLE_FRACTION, Hardware, Workload
 from .precisions import AUTO, DEFAULT_COMPUTE_PRECISION, FORMATS, PRECISIONS
 from .report import simulation_report, text_report
@@ -82,19 +83,27 @@ ALLREDUCE_LATENCY_RANGE = (0.0, 1.0)
 _WRITE_FAILURES = {
     getattr(errno, name) for name in ("EPIPE", "ENOSPC", "EDQUOT", "EFBIG", "EIO") if hasattr(errno, name)
 }
-#: ASCII digits only (``int()`` would also take "١٢"), with ``_`` or ``,`` between groups.
-_WHOLE_NUMBER = re.compile(r"[+-]?[0-9][0-9_,]*")
-#: A decimal number in ASCII (``float()`` would also take "１０"): digits with ``_`` or ``,``
-#: only between two of them, an optional fraction and exponent.
-_DECIMAL = re.compile(r"[+-]?(?:[0-9](?:[_,]?[0-9])*(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 #: How ``--rate`` asks for every request at once (a benchmark's "request rate inf").
 _EVERY_AT_ONCE = ("inf", "infinity")
+#: Longest argparse message echoed, and longest value quoted in it (``--policy`` with 100 kB of text).
+_ARGPARSE_MESSAGE_LENGTH = 400
+#: An option value that starts with "-" but is meant as a value: a negative number or range
+#: (``--output -5:10``), so the parser says what is wrong with it, not "expected one argument".
+_NEGATIVE_VALUE = re.compile(r"^-[0-9.][0-9.,_:eE+-]*$")
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse, but an error is one line (no usage block) so scripts and readers see only the cause."""
+    """argparse, but an error is one line (no usage block) so scripts and readers see only the cause,
+    echoing no more of what was typed than a line holds, and a negative number is a value."""
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)
+        self._negative_number_matcher = _NEGATIVE_VALUE  # argparse's own: -5 and -.5 only
 
     def error(self, message: str) -> NoReturn:
+        # argparse quotes a bad choice with repr(); a 100 kB value is cut like any echoed input.
+        message = re.sub(rf"'[^']{{{SHOWN_LENGTH},}}'", lambda quoted: shown(quoted.group(0)[1:-1]), message)
+        message = shortened(message, _ARGPARSE_MESSAGE_LENGTH)
         self.exit(EXIT_BAD_INPUT, one_line(f"{self.prog}: error: {message} (see {self.prog} --help)") + "\n")
 
 
@@ -102,28 +111,21 @@ def _span(bounds: tuple[int, int]) -> str:
     return f"{bounds[0]:,} to {bounds[1]:,}"
 
 
+def _argument(parse: Callable[[str], object]) -> Callable[[str], object]:
+    """``parse`` for argparse: its SpecError becomes argparse's one-line error."""
+
+    def checked(text: str) -> object:
+        try:
+            return parse(text)
+        except SpecError as error:
+            raise argparse.ArgumentTypeError(error.message + (f" ({error.hint})" if error.hint else "")) from None
+
+    return checked
+
+
 def _whole_number(bounds: tuple[int, int]) -> Callable[[str], int]:
-    """A parser for a whole number within ``bounds``, written with ASCII digits (``1_000`` and ``1,000`` too)."""
-    minimum, maximum = bounds
-
-    def parse(text: str) -> int:
-        written = text.strip()
-        if not _WHOLE_NUMBER.fullmatch(written):
-            raise argparse.ArgumentTypeError(f"must be a whole number, got {shown(text)}")
-        digits = written.replace("_", "").replace(",", "")
-        # Measured before int(): a 5,000-digit number is refused, never converted.
-        if len(digits.lstrip("+-").lstrip("0")) > len(str(maximum)):
-            if digits.startswith("-"):
-                raise argparse.ArgumentTypeError(f"must be at least {minimum:,}, got {shown(text)}")
-            raise argparse.ArgumentTypeError(f"must be at most {maximum:,}, got a {len(digits):,}-digit number")
-        value = int(digits)
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"must be at least {minimum:,}, got {value:,}")
-        if value > maximum:
-            raise argparse.ArgumentTypeError(f"must be at most {maximum:,}, got {value:,}")
-        return value
-
-    return parse
+    """A parser for a whole number within ``bounds``, written as ``parsing.parse_whole`` takes it."""
+    return _argument(lambda text: parse_whole(text, bounds))
 
 
 def _precision(text: str) -> str:
@@ -152,45 +154,28 @@ def _precision_list(text: str) -> tuple[str, ...]:
     return chosen
 
 
-def _fraction(text: str) -> float:
-    low, high = USABLE_FRACTION_RANGE
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a number, got {shown(text)}") from None
-    if not low <= value <= high:  # NaN fails this too
-        raise argparse.ArgumentTypeError(f"must be between {low:g} and {high:g}, got {shown(text)}")
-    return value
-
-
 def _number_in(bounds: tuple[float, float], *, infinite: bool = False) -> Callable[[str], float]:
-    """A parser for a finite number within ``bounds`` (a rate, a latency target), written in
-    ASCII; with ``infinite``, ``inf`` too."""
-    low, high = bounds
+    """A parser for a finite number within ``bounds`` (a rate, a latency target, a share of memory),
+    written as ``parsing.parse_real`` takes it; with ``infinite``, ``inf`` too (``--rate inf``)."""
 
     def parse(text: str) -> float:
-        written = text.strip()
-        if infinite and written.lower() in _EVERY_AT_ONCE:
+        if infinite and text.strip().lower() in _EVERY_AT_ONCE:
             return math.inf
-        if not _DECIMAL.fullmatch(written):
-            words = " or inf (every request at time 0)" if infinite else ""
-            raise argparse.ArgumentTypeError(f"must be a number{words}, got {shown(text)}")
-        value = float(written.replace("_", "").replace(",", ""))
-        if not low <= value <= high:  # overflow to inf fails this too
-            raise argparse.ArgumentTypeError(f"must be between {low:g} and {high:g}, got {shown(text)}")
-        return value
+        try:
+            return parse_real(text, bounds)
+        except SpecError as error:
+            if infinite and error.message.startswith("must be a number,"):
+                words = error.message.replace("a number,", "a number or inf (every request at time 0),", 1)
+                raise SpecError(words) from None
+            raise
 
-    return parse
+    return _argument(parse)
+
+_fraction = _number_in(USABLE_FRACTION_RANGE)
 
 
 def _lengths(option: str) -> Callable[[str], object]:
-    def parse(text: str) -> object:
-        try:
-            return parse_lengths(text, option)
-        except SpecError as error:
-            raise argparse.ArgumentTypeError(f"{error.message}" + (f" ({error.hint})" if error.hint else "")) from None
-
-    return parse
+    return _argument(lambda text: parse_lengths(text, option))
 
 
 def _add_specs_option(parser: argparse.ArgumentParser) -> None:

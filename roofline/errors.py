@@ -7,6 +7,9 @@ from collections.abc import Iterable
 
 #: Longest echo of a bad value in a message; a 5,000-digit number must not fill the screen.
 SHOWN_LENGTH = 60
+#: Longest message and longest hint of one error line: whatever a message quotes from its input
+#: (a path, a key, a library's own words), the line stays a line.
+MESSAGE_LENGTH = 400
 
 
 class SpecError(ValueError):
@@ -49,11 +52,11 @@ class SpecError(ValueError):
             _cut(self.file),
             _cut(self.entry),
             f"field '{_cut(self.field)}'" if self.field else None,
-            self.message,
+            shortened(self.message),
         ]
         text = ": ".join(part for part in parts if part)
         if self.hint:
-            text += f" ({self.hint})"
+            text += f" ({shortened(self.hint)})"
         return one_line(text)
 
 
@@ -62,6 +65,15 @@ def _cut(text: str | None, limit: int = 200) -> str | None:
     if text is None or len(text) <= limit:
         return text
     return text[: limit - 1] + "…"
+
+
+def shortened(text: str, limit: int = MESSAGE_LENGTH) -> str:
+    """``text`` cut to ``limit`` characters, keeping its start and its end (where a message says
+    what was expected): ``"must be … got 'aaa…aaa' (see --help)"``."""
+    if len(text) <= limit:
+        return text
+    head = (limit - 1) * 2 // 3
+    return text[:head] + "…" + text[len(text) - (limit - 1 - head) :]
 
 
 def one_line(text: str) -> str:

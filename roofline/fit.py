@@ -5,19 +5,20 @@ The CLI's report and the page's calculator both explain a "does not fit" with
 can overflow the usable memory ``U`` (see ``performance.memory_use``):
 
 - the weights alone, ``W > U``;
-- one user's KV cache beside them, ``context * KV bytes per token > U - W``;
-- the batch's caches together, ``batch * context * KV bytes per token > U - W``.
+- one user's KV cache beside them, ``shared + private > U - W``;
+- the batch's caches together, ``shared + batch * private > U - W``
 
-``U - W`` is the KV pool, and the cache counts its copies over the GPUs
-(``performance.kv_copies``).
-
-Every remedy offered is checked by recomputing the memory with that one change
-(or solved for exactly, as the longest context), so every piece of advice works.
+where, as ``performance.memory_use`` counts them, a shared prefix is held once for
+the batch, a local layer holds at most its window, ``U - W`` is the KV pool, and the
+cache counts its copies over the GPUs (``performance.kv_copies``). Every remedy is
+found with that same function: the users are its largest batch (the report's "most
+users that fit"), the context the longest that fits (searched, since windows and a
+prefix make the cache grow unevenly), and the rest checked by recomputing the memory
+with that one change, so every piece of advice works and none contradicts the report.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, replace
 
 from . import formatting as fmt
@@ -68,17 +69,16 @@ def memory_shortfall(estimate: Estimate) -> Shortfall | None:
         return None
     weights, usable = memory.weights_bytes, memory.usable_bytes
     free = usable - weights
-    copies = estimate.kv_copies
-    per_user = copies * workload.context * workload.kv_bytes_per_token
+    one_user = estimate.kv_copies * workload.kv_bytes_for(1)  # every copy over the GPUs takes memory
     on = f"{fmt.gigabytes(usable)} usable on {_gpus(hardware.count)}"
     if weights > usable:
         shortfall = ("weights", weights, usable)
         problem = f"The weights alone need {fmt.gigabytes(weights)} at {workload.weight_precision}, more than the {on}."
-    elif per_user > free:
-        shortfall = ("one user's KV cache", per_user, free)
+    elif one_user > free:
+        shortfall = ("one user's KV cache", one_user, free)
         problem = (
             f"The weights ({fmt.gigabytes(weights)}) fit, but one user's KV cache at {workload.context:,} tokens"
-            f" needs {fmt.gigabytes(per_user)}, more than the {fmt.gigabytes(free)} left beside them ({on})."
+            f" needs {fmt.gigabytes(one_user)}, more than the {fmt.gigabytes(free)} left beside them ({on})."
         )
     else:
         shortfall = ("the KV cache of every user", memory.kv_bytes, free)
@@ -87,19 +87,41 @@ def memory_shortfall(estimate: Estimate) -> Shortfall | None:
             f" {fmt.gigabytes(memory.kv_bytes)} of KV cache, more than the {fmt.gigabytes(free)} left beside"
             f" the weights ({on}); at most {memory.max_batch or 0:,} fit."
         )
-    return Shortfall(*shortfall, problem=problem, remedies=tuple(_remedies(hardware, workload, free, copies)))
+    return Shortfall(*shortfall, problem=problem, remedies=tuple(_remedies(hardware, workload, memory.max_batch)))
 
 
-def _remedies(hardware: Hardware, workload: Workload, free: float, copies: float) -> list[str]:
+def _with_context(workload: Workload, context: int) -> Workload:
+    """``workload`` at ``context`` tokens, its shared prefix cut to fit inside them."""
+    return replace(workload, context=context, shared_prefix=min(workload.shared_prefix, context))
+
+
+def longest_context(hardware: Hardware, workload: Workload) -> int | None:
+    """The longest context, below ``workload.context``, at which the batch fits; None if not even 1 token does.
+
+    The memory used never falls as the context grows (a local layer's cache stops at its
+    window, a global one's keeps growing, the shared prefix is held once), so a bisection
+    over ``memory_use`` finds it exactly. A shared prefix longer than the answer is cut to it.
+    """
+    low, high = 1, workload.context - 1
+    if high < low or not _fits(hardware, _with_context(workload, low)):
+        return None
+    while low < high:  # low fits; the answer is in [low, high]
+        middle = (low + high + 1) // 2
+        if _fits(hardware, _with_context(workload, middle)):
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+def _remedies(hardware: Hardware, workload: Workload, max_batch: int | None) -> list[str]:
     remedies = []
-    per_token = copies * workload.kv_bytes_per_token  # every copy over the GPUs takes memory
-    if free > 0 and workload.context:
-        users = math.floor(free / (workload.context * per_token))
-        if 1 <= users < workload.batch:
-            remedies.append(f"serve at most {users:,} users at this context")
-        longest = math.floor(free / (workload.batch * per_token))
-        if longest >= 1:
-            remedies.append(f"shorten the context to {longest:,} tokens or fewer")
+    if max_batch and max_batch < workload.batch:
+        remedies.append(f"serve at most {max_batch:,} user{'s' if max_batch != 1 else ''} at this context")
+    longest = longest_context(hardware, workload) if workload.context else None
+    if longest is not None:
+        cut = " (and the shared prefix with it)" if longest < workload.shared_prefix else ""
+        remedies.append(f"shorten the context to {longest:,} tokens or fewer{cut}")
     for precision in _NARROWER:
         if workload.context and bytes_per_value(precision) < bytes_per_value(workload.kv_precision):
             if _fits(hardware, replace(workload, kv_precision=precision)):
@@ -110,7 +132,10 @@ def _remedies(hardware: Hardware, workload: Workload, free: float, copies: float
             if _fits(hardware, replace(workload, weight_precision=precision)):
                 remedies.append(f"store the weights in {precision}")
                 break
+    # Past the largest tensor-parallel degree gpus_to_fit counts pipeline stages, which an
+    # estimate at that many GPUs (all tensor-parallel, KV heads copied) may not fit: offered
+    # only when it does, as every remedy here.
     needed = gpus_to_fit(hardware, workload)
-    if needed > hardware.count:
+    if needed > hardware.count and _fits(replace(hardware, count=needed), workload):
         remedies.append(f"use {_gpus(needed)} of this kind")
     return remedies

@@ -10,9 +10,9 @@ the calculator quotes as "expected on a well-tuned stack".
 
 from __future__ import annotations
 
+import datetime
 import math
 import re
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from . import architecture as arch
-from .errors import SpecError, did_you_mean
-from .loader import SpecSet, load_specs
+from .errors import SpecError, did_you_mean, shown
+from .loader import SpecSet, _decode_toml, decode_spec_text, load_specs, read_spec_bytes
 from .performance import (
     Hardware,
     Workload,
@@ -35,6 +35,7 @@ from .performance import (
     resolved,
 )
 from .precisions import AUTO, check_precision
+from .specs import _check_field
 
 MEASUREMENTS_FILE = "roofline/data/measurements.toml"
 
@@ -63,8 +64,33 @@ _COMMON_KEYS = (
     "speculative",
 )
 _MODEL_KEYS = ("model", "weight_precision", "kv_precision", "batch", "input_tokens", "output_tokens")
-_ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
-_DATE_PATTERN = re.compile(r"^(\d{4}-\d{2}-\d{2}|undated)$")
+#: Matched with ``fullmatch``, as spec ids are: ``$`` would also take an id ending in a newline.
+_ID_PATTERN = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
+_DATE_PATTERN = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")  # ASCII digits: \\d takes any script's
+_TEXT_KEYS = ("hardware", "software", "software_version", "section", "source", "date")
+#: Keys that name something (a GPU, a model, a precision, a metric): text, checked before it is looked up.
+_NAME_KEYS = ("gpu", "metric", "compute_precision", "model", "weight_precision", "kv_precision")
+
+# The plausible ranges the file's header states, inclusive. They keep every ceiling a
+# finite number and catch a slipped unit or an extra zero before it reaches a chart.
+#: GPUs working together, as ``roofline estimate --gpus`` takes them.
+GPUS_RANGE = (1, 100_000)
+#: Concurrent users, as ``roofline estimate --batch`` takes them.
+BATCH_RANGE = (1, 1_000_000)
+#: Prompt and generated tokens, as ``roofline estimate --context`` takes them.
+TOKENS_RANGE = (0, 100_000_000)
+#: A measured figure in its metric's unit: a nanosecond to a zettaFLOP/s.
+VALUE_RANGE = (1e-9, 1e21)
+#: Longest text field, in characters (a spec file's source may be as long).
+TEXT_LENGTH = 2000
+#: Sources older than this are not about LLM inference.
+FIRST_DATE = datetime.date(2000, 1, 1)
+#: The most a speculative run may reach, as a multiple of its ceiling. Speculative decoding and
+#: multi-token prediction accept a few tokens per weight read; ten times is far past any report.
+SPECULATIVE_MAX_RATIO = 10.0
+#: The least share of its ceiling a measurement may show: below a thousandth, a slipped unit
+#: (milliseconds written as seconds, one GPU's figure as a cluster's) is likelier than a result.
+MIN_RATIO = 1e-3
 
 #: The chart's groups, in the order a reader meets them.
 KINDS = (
@@ -138,23 +164,35 @@ def _fail(message: str, entry: str, field: str | None = None, hint: str | None =
     return SpecError(message, entry=f'[measurement."{entry}"]', field=field, hint=hint)
 
 
-def _whole(entry: str, key: str, value: Any, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise _fail(f"must be a whole number of at least {minimum}, got {value!r}", entry, key)
-    return value
+def _checked(entry: str, key: str, kind: str, value: Any, bounds: tuple[float, float] = (1, 1)) -> None:
+    """``value`` checked as the spec files check a field of ``kind`` (count, quantity, text, flag)."""
+    try:
+        _check_field(key, kind, value, *bounds)
+    except SpecError as error:
+        raise _fail(error.message, entry, key, error.hint) from None
 
 
-def _text(entry: str, key: str, value: Any) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise _fail(f"must be non-empty text, got {value!r}", entry, key)
-    return value
+def _date(entry: str, text: str) -> None:
+    """``undated``, or a real calendar day from FIRST_DATE to today (a source is not from the future)."""
+    if text == "undated":
+        return
+    try:
+        day = datetime.date.fromisoformat(text) if _DATE_PATTERN.fullmatch(text) else None
+    except ValueError:
+        raise _fail(f"is not a day of the calendar, got {shown(text)}", entry, "date", "YYYY-MM-DD") from None
+    if day is None:
+        raise _fail(f"must be YYYY-MM-DD or 'undated', got {shown(text)}", entry, "date")
+    if not FIRST_DATE <= day <= datetime.date.today():
+        raise _fail(
+            f"must be from {FIRST_DATE.isoformat()} to today, got {text}", entry, "date", "the source's own date"
+        )
 
 
 def _measurement(entry: str, table: Mapping[str, Any], specs: SpecSet) -> Measurement:
     metric = table.get("metric")
-    if metric not in METRICS:
-        hint = did_you_mean(str(metric), METRICS) or "one of " + ", ".join(METRICS)
-        raise _fail(f"unknown metric {metric!r}", entry, "metric", hint)
+    if not isinstance(metric, str) or metric not in METRICS:
+        hint = did_you_mean(metric, METRICS) if isinstance(metric, str) else None
+        raise _fail(f"unknown metric {shown(metric)}", entry, "metric", hint or "one of " + ", ".join(METRICS))
     needed = _COMMON_KEYS + (() if metric in _MICROBENCHMARKS else _MODEL_KEYS)
     allowed = (*_COMMON_KEYS, *_MODEL_KEYS, "note")
     for key in table:
@@ -164,21 +202,16 @@ def _measurement(entry: str, table: Mapping[str, Any], specs: SpecSet) -> Measur
         if key not in table:
             raise _fail("is missing", entry, key)
     values: dict[str, Any] = {key: table[key] for key in table}
-    for key in ("hardware", "software", "software_version", "section", "source", "date"):
-        _text(entry, key, values[key])
-    if "note" in values:
-        _text(entry, "note", values["note"])
-    if not re.match(r"^https?://\S+$", values["source"]):
-        raise _fail(f"must be an http(s) URL, got {values['source']!r}", entry, "source")
-    if not _DATE_PATTERN.match(values["date"]):
-        raise _fail(f"must be YYYY-MM-DD or 'undated', got {values['date']!r}", entry, "date")
-    if not isinstance(values["speculative"], bool):
-        raise _fail(f"must be true or false, got {values['speculative']!r}", entry, "speculative")
-    value = values["value"]
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
-        raise _fail(f"must be a positive number, got {value!r}", entry, "value")
-    values["value"] = float(value)
-    _whole(entry, "gpus", values["gpus"], 1)
+    # Every field's type and range first, so nothing below meets a list, a huge integer or a NaN.
+    for key in (*_TEXT_KEYS, *(key for key in _NAME_KEYS if key in values), *(("note",) if "note" in values else ())):
+        _checked(entry, key, "text", values[key], (1, TEXT_LENGTH))
+    if not re.fullmatch(r"https?://\S+", values["source"]):
+        raise _fail(f"must be an http(s) URL, got {shown(values['source'])}", entry, "source")
+    _date(entry, values["date"])
+    _checked(entry, "speculative", "flag", values["speculative"])
+    _checked(entry, "value", "quantity", values["value"], VALUE_RANGE)
+    values["value"] = float(values["value"])
+    _checked(entry, "gpus", "count", values["gpus"], GPUS_RANGE)
     _lookup(entry, "gpu", values["gpu"], specs.gpu)
     if values["compute_precision"] != AUTO:
         _lookup(entry, "compute_precision", values["compute_precision"], check_precision)
@@ -189,9 +222,16 @@ def _measurement(entry: str, table: Mapping[str, Any], specs: SpecSet) -> Measur
         if values["batch"] == "max":
             values["batch"] = None
         else:
-            _whole(entry, "batch", values["batch"], 1)
-        _whole(entry, "input_tokens", values["input_tokens"], 0)
-        _whole(entry, "output_tokens", values["output_tokens"], 1)
+            _checked(entry, "batch", "count", values["batch"], BATCH_RANGE)
+        _checked(entry, "input_tokens", "count", values["input_tokens"], TOKENS_RANGE)
+        _checked(entry, "output_tokens", "count", values["output_tokens"], (1, TOKENS_RANGE[1]))
+        if metric == "time_to_first_token_s" and values["input_tokens"] == 0:
+            raise _fail(
+                "must be at least 1 for a time to first token, got 0",
+                entry,
+                "input_tokens",
+                "a first token follows the prefill of the prompt; give the prompt's length",
+            )
     return Measurement(id=entry, **values)
 
 
@@ -202,40 +242,88 @@ def _lookup(entry: str, key: str, value: Any, check) -> None:
         raise _fail(error.message, entry, key, error.hint) from None
 
 
+def _check_ratio(measurement: Measurement, specs: SpecSet) -> None:
+    """Refuse what the file's header rules out: a ratio that is not a finite number, a
+    non-speculative run above its ceiling, a speculative one far above, or a figure so far
+    below its ceiling that a unit must have slipped."""
+    entry = measurement.id
+    try:
+        comparison = compare(measurement, specs)
+    except SpecError as error:
+        raise _fail(error.message, entry, error.field, error.hint) from None
+    ratio = comparison.ratio
+    ceiling = f"its ceiling ({comparison.ceiling:.4g}, {comparison.accounting})"
+    most = SPECULATIVE_MAX_RATIO if measurement.speculative else 1.0
+    if not math.isfinite(ratio) or ratio > most:
+        shown_ratio = f"{ratio:,.3g}×" if math.isfinite(ratio) else "infinitely far"
+        reason = f"is {shown_ratio} beyond {ceiling}"
+        hint = (
+            f"a speculative run may beat the ceiling, by at most {SPECULATIVE_MAX_RATIO:g}×; check the unit"
+            if measurement.speculative
+            else "only speculative runs may beat a ceiling: check the unit, the GPU count and the batch,"
+            " or set speculative = true"
+        )
+        raise _fail(reason, entry, "value", hint)
+    if ratio < MIN_RATIO:
+        raise _fail(
+            f"is {ratio:.3g} of {ceiling}, under a thousandth",
+            entry,
+            "value",
+            "check the unit (seconds, not milliseconds) and the GPU count",
+        )
+
+
 def parse_measurements(
     text: str, specs: SpecSet | None = None, label: str = MEASUREMENTS_FILE
 ) -> tuple[Measurement, ...]:
     """Parse a measurements file's TOML ``text`` (``label`` names it in errors); the first bad
-    entry raises a one-line SpecError naming file, entry and field."""
+    entry raises a one-line SpecError naming file, entry and field.
+
+    Each entry is checked against the rules of the file's header: types, ranges, real
+    dates, and a ratio to its ceiling that the header allows (``_check_ratio``), so
+    every measurement that loads has a finite ceiling and ratio to chart.
+    """
     specs = specs or load_specs()
-    try:
-        document = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as error:
-        raise SpecError(f"TOML syntax error: {error}", file=label) from None
+    document = _decode_toml(text, label)
     for key in document:
         if key != "measurement":
-            raise SpecError(f"unknown table [{key}]", file=label, hint="the file holds [measurement.ID]")
+            raise SpecError(f"unknown table [{shown(key)}]", file=label, hint="the file holds [measurement.ID]")
+    entries = document.get("measurement", {})
+    if not isinstance(entries, dict):
+        raise SpecError(f"must hold [measurement.ID] tables, got {shown(entries)}", file=label, field="measurement")
     found = []
-    for entry, table in document.get("measurement", {}).items():
+    for entry, table in entries.items():
         try:
-            if not _ID_PATTERN.match(entry):
-                raise _fail("bad id: use lower-case letters, digits, '.', '-' and '_'", entry)
+            if not _ID_PATTERN.fullmatch(entry):
+                raise _fail("bad id: use 1 to 64 lower-case letters, digits, '.', '-' and '_'", entry)
             if not isinstance(table, dict):
-                raise _fail("must be a table", entry)
-            found.append(_measurement(entry, table, specs))
+                raise _fail(f"must be a table [measurement.ID], got {shown(table)}", entry)
+            measurement = _measurement(entry, table, specs)
+            _check_ratio(measurement, specs)
+            found.append(measurement)
         except SpecError as error:
             raise error.located(file=label) from None
     return tuple(found)
 
 
 def load_measurements(path: str | Path | None = None, specs: SpecSet | None = None) -> tuple[Measurement, ...]:
-    """The built-in measurements (or those in ``path``), validated against the spec files."""
-    location = Path(path) if path is not None else resources.files("roofline") / "data" / "measurements.toml"
-    label = str(path) if path is not None else MEASUREMENTS_FILE
-    try:
-        text = location.read_text(encoding="utf-8")
-    except OSError as error:
-        raise SpecError(f"cannot read: {error}", file=label) from None
+    """The built-in measurements (or those in ``path``), validated against the spec files.
+
+    ``path`` is read as a spec file is (``loader.read_spec_bytes``): a regular UTF-8 file
+    of at most 1 MB, opened without blocking, so a FIFO or ``/dev/zero`` is one line.
+    """
+    if path is None:
+        location = resources.files("roofline") / "data" / "measurements.toml"
+        if isinstance(location, Path):
+            path, label = location, MEASUREMENTS_FILE
+        else:  # a zipped install: read through importlib, as builtin_specs does
+            try:
+                return parse_measurements(decode_spec_text(location.read_bytes(), MEASUREMENTS_FILE), specs)
+            except OSError as error:
+                raise SpecError(f"cannot read: {error.strerror or error}", file=MEASUREMENTS_FILE) from None
+    else:
+        label = str(path)
+    text = decode_spec_text(read_spec_bytes(path, label), label)
     return parse_measurements(text, specs, label)
 
 

@@ -120,7 +120,6 @@ from __future__ import annotations
 import heapq
 import math
 import random
-import re
 from array import array
 from collections import deque
 from dataclasses import dataclass, replace
@@ -128,6 +127,7 @@ from typing import Any, Literal
 
 from .calibration import Calibration
 from .errors import SpecError, shown, unknown_name
+from .parsing import parse_whole
 from .performance import Hardware, IterationCosts, Pass, Workload, iteration_costs, memory_use
 
 Policy = Literal["static", "continuous", "chunked"]
@@ -187,27 +187,18 @@ class Lengths:
         return str(self.low) if self.low == self.high else f"{self.low}:{self.high}"
 
 
-#: A length as written: ASCII digits, with ``_`` or ``,`` between groups (``int()`` alone
-#: would also take other scripts' digits, which the rest of the command line refuses).
-_WRITTEN_LENGTH = re.compile(r"[0-9][0-9_,]*")
-
-
 def parse_lengths(text: str, field: str) -> Lengths:
-    """``"N"`` (fixed) or ``"LO:HI"`` (uniform) as Lengths; a bad value raises SpecError naming ``field``."""
-    parts = [part.strip() for part in str(text).split(":")]
-    if len(parts) in (1, 2) and all(_WRITTEN_LENGTH.fullmatch(part) for part in parts):
-        digits = [part.replace("_", "").replace(",", "") for part in parts]
-        longest = max(len(number.lstrip("0")) for number in digits)
-        if longest > len(str(MAX_LENGTH_TOKENS)):  # measured before int(): a 5,000-digit length is never converted
-            raise SpecError(
-                f"must be at most {MAX_LENGTH_TOKENS:,} tokens, got a {longest:,}-digit number", field=field
-            )
-        low, high = int(digits[0]), int(digits[-1])
-        try:
-            return Lengths(low, high)
-        except SpecError as error:
-            raise error.located(field=field) from None
-    raise SpecError(f"must be N or LO:HI in tokens, got {shown(str(text))}", field=field, hint="e.g. 512 or 128:2048")
+    """``"N"`` (fixed) or ``"LO:HI"`` (uniform) as Lengths, each number as ``parsing.parse_whole``
+    reads it (ASCII digits); a bad value raises SpecError naming ``field``, echoing it cut short."""
+    parts = str(text).split(":")
+    if len(parts) > 2:
+        raise SpecError(f"must be N or LO:HI in tokens, got {shown(text)}", field=field, hint="e.g. 512 or 128:2048")
+    try:
+        # Range checked by Lengths, which names LO and HI; the digits' own limit keeps int() cheap.
+        values = [parse_whole(part, (-MAX_LENGTH_TOKENS, MAX_LENGTH_TOKENS)) for part in parts]
+        return Lengths(values[0], values[-1])
+    except SpecError as error:
+        raise SpecError(error.message, field=field, hint=error.hint or "write N or LO:HI, e.g. 128:2048") from None
 
 
 #: Documented ranges, inclusive, that keep every time the simulator computes a finite float.

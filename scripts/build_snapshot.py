@@ -15,6 +15,7 @@ hook ``hooks/runtime.py`` calls ``build_snapshot`` on every site build.
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
 import os
@@ -60,6 +61,23 @@ def snapshot_name(wheel: Path, modules: list[Path], pyodide: Path = PYODIDE) -> 
     for path in (wheel, MAKER, *CODE, *modules):
         digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
     return f"roofline-pyodide{version}-{digest.hexdigest()[:16]}.snapshot.gz"
+
+
+def content_digest(snapshot: Path) -> str:
+    """The SHA-256 of the raw snapshot, as its header records it (make_snapshot.mjs computes it).
+
+    The page names it beside the file's address, and the worker restores nothing that
+    does not match (boot.mjs): a file corrupted or replaced after the build is refused.
+    """
+    try:
+        with gzip.open(snapshot, "rb") as stream:
+            stream.readline()  # the format line
+            digest = json.loads(stream.readline())["sha256"]
+    except (OSError, EOFError, ValueError, KeyError, TypeError) as error:
+        raise SnapshotError(f"{snapshot.name} has no readable digest in its header ({error})") from None
+    if not (isinstance(digest, str) and len(digest) == 64 and all(c in "0123456789abcdef" for c in digest)):
+        raise SnapshotError(f"{snapshot.name}'s header holds no SHA-256 digest")
+    return digest
 
 
 def build_snapshot(

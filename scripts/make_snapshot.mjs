@@ -18,7 +18,7 @@ import { pathToFileURL } from "node:url";
 import { gzipSync } from "node:zlib";
 // The paths and the container are boot.mjs's: it must find what this leaves.
 import { MODULE_DIR, PRE_IMPORT, SITE_PACKAGES } from "../docs/javascripts/runtime/boot.mjs";
-import { encodeSnapshot } from "../docs/javascripts/runtime/snapshot_codec.mjs";
+import { sealedSnapshot } from "../docs/javascripts/runtime/snapshot_codec.mjs";
 import { dataSegments, initialMemory, segmentsDigest } from "../docs/javascripts/runtime/wasm_memory.mjs";
 
 /**
@@ -91,7 +91,8 @@ gc.collect()
   const segments = dataSegments(new Uint8Array(readFileSync(`${indexURL}pyodide.asm.wasm`)));
   const base = initialMemory(segments, { total: raw.length, at });
   const header = { pyodide: version, wheel: basename(wheelPath), modules: names };
-  const encoded = encodeSnapshot(raw, { ...header, base: { digest: segmentsDigest(segments), at } }, base);
+  // Sealed with its digest: boot.mjs restores nothing that does not match it.
+  const encoded = await sealedSnapshot(raw, { ...header, base: { digest: segmentsDigest(segments), at } }, base);
   const zipped = gzipSync(encoded, { level: 9 });
   writeFileSync(outFile, zipped);
   const mb = (bytes) => `${(bytes / 1e6).toFixed(1)} MB`;

@@ -9,6 +9,12 @@ isolated (the Run cell's Stop then interrupts Python instead of restarting it),
 and ``.wasm``/``.mjs`` get their proper MIME types. ``--no-isolation`` leaves
 those two headers out, as a static host such as GitHub Pages would.
 
+A connection that sits idle, or sends its request slowly, is closed: no read or write
+may wait more than ``IDLE_TIMEOUT_S``, and a request's line and headers must arrive
+whole within ``HEAD_DEADLINE_S`` of the first byte awaited, so a client dripping a
+byte at a time cannot hold a thread either. A path that is not UTF-8 once its
+%-escapes are undone (``/%ff``, overlong forms such as ``/%c0%ae``) is a 400.
+
 Like a static host it also gzips text responses (HTML, CSS, JavaScript, JSON,
 SVG, WebAssembly) for clients that accept it, and sends cache headers: files
 whose name carries a content hash (Material's bundles, the versioned wheel) may
@@ -28,6 +34,7 @@ import http.server
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
 import threading
@@ -59,6 +66,52 @@ MIN_COMPRESS_BYTES = 512
 IMMUTABLE = re.compile(r"(\.[0-9a-f]{8}\.min\.(js|css)$|/assets/runtime/wheels/[0-9a-f]{12}/)")
 
 
+#: Longest wait for any one read or write on a connection, seconds (a browser's idle
+#: keep-alive connection is closed after it and simply reopened).
+IDLE_TIMEOUT_S = 20.0
+#: Longest a request's line and headers may take to arrive, seconds.
+HEAD_DEADLINE_S = 30.0
+
+
+class HeadDeadlines:
+    """One thread for a whole server that closes connections whose request head is overdue.
+
+    A socket timeout bounds each read, not their sum: a client sending one byte just
+    inside it would keep its thread forever. A timer per request would cost a thread
+    each; here every connection waiting for its head is in one table, checked twice a
+    second.
+    """
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self._due: dict[socket.socket, float] = {}
+        self._lock = threading.Lock()
+        threading.Thread(target=self._watch, name="head-deadlines", daemon=True).start()
+
+    def arm(self, connection: socket.socket) -> None:
+        with self._lock:
+            self._due[connection] = time.monotonic() + self.seconds
+
+    def disarm(self, connection: socket.socket) -> None:
+        with self._lock:
+            self._due.pop(connection, None)
+
+    def _watch(self) -> None:
+        while True:
+            time.sleep(min(0.5, self.seconds / 4))
+            now = time.monotonic()
+            with self._lock:
+                overdue = [connection for connection, due in self._due.items() if due <= now]
+                for connection in overdue:
+                    del self._due[connection]
+            for connection in overdue:
+                try:
+                    # The handler's pending read returns nothing, and it closes the connection.
+                    connection.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass  # already closed
+
+
 @functools.lru_cache(maxsize=256)
 def _gzipped(path: str, mtime_ns: int, size: int) -> bytes:
     """``path`` gzipped; keyed by modification time and size, so a rebuilt file is compressed again."""
@@ -83,6 +136,20 @@ class IsolatedHandler(http.server.SimpleHTTPRequestHandler):
     }
     isolated = True
     quiet = False
+    #: Applied to the socket by StreamRequestHandler.setup: every read and write.
+    timeout = IDLE_TIMEOUT_S
+
+    def handle_one_request(self) -> None:
+        # Armed while the request line and headers arrive; parse_request disarms it, so a
+        # slow download of a large body is bounded by the per-write timeout only.
+        deadlines = getattr(self.server, "head_deadlines", None)
+        if deadlines is not None:
+            deadlines.arm(self.connection)
+        try:
+            super().handle_one_request()
+        finally:
+            if deadlines is not None:
+                deadlines.disarm(self.connection)
 
     def send_head(self):
         # The parent finds and opens the file and sends the plain headers; send_header
@@ -144,9 +211,18 @@ class IsolatedHandler(http.server.SimpleHTTPRequestHandler):
         super().end_headers()
 
     def parse_request(self) -> bool:
-        if not super().parse_request():
+        if not super().parse_request():  # reads the headers
             return False
-        path = urllib.parse.unquote(self.path.split("?", 1)[0].split("#", 1)[0], errors="surrogatepass")
+        deadlines = getattr(self.server, "head_deadlines", None)
+        if deadlines is not None:
+            deadlines.disarm(self.connection)
+        try:
+            # Strict: a file name is UTF-8, and bytes that are not (%ff, the overlong %c0%ae,
+            # an encoded surrogate) name no file; they are the client's error, not a crash.
+            path = urllib.parse.unquote(self.path.split("?", 1)[0].split("#", 1)[0], errors="strict")
+        except UnicodeDecodeError:
+            self.send_error(HTTPStatus.BAD_REQUEST, "Path is not UTF-8")
+            return False
         if any(ord(char) < 0x20 or ord(char) == 0x7F for char in path):
             self.send_error(HTTPStatus.BAD_REQUEST, "Control character in path")
             return False
@@ -196,11 +272,22 @@ class IsolatedHandler(http.server.SimpleHTTPRequestHandler):
             super().log_message(format, *args)
 
 
-def make_server(directory: str | Path, port: int = 0, *, isolated: bool = True, quiet: bool = False):
+def make_server(
+    directory: str | Path,
+    port: int = 0,
+    *,
+    isolated: bool = True,
+    quiet: bool = False,
+    idle_timeout_s: float = IDLE_TIMEOUT_S,
+    head_deadline_s: float = HEAD_DEADLINE_S,
+):
     """A threading HTTP server for ``directory`` on 127.0.0.1 (port 0: any free port)."""
-    handler_class = type("Handler", (IsolatedHandler,), {"isolated": isolated, "quiet": quiet})
+    settings = {"isolated": isolated, "quiet": quiet, "timeout": idle_timeout_s}
+    handler_class = type("Handler", (IsolatedHandler,), settings)
     handler = functools.partial(handler_class, directory=str(directory))
-    return http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
+    server.head_deadlines = HeadDeadlines(head_deadline_s)
+    return server
 
 
 def serve_in_background(server: http.server.ThreadingHTTPServer) -> str:

@@ -13,6 +13,9 @@ data-rf-rendered), never on sleeps; the first Pyodide boot gets 60 s.
 
 from __future__ import annotations
 
+import gzip
+import hashlib
+import json
 import re
 import subprocess
 import sys
@@ -202,6 +205,94 @@ def test_a_corrupted_snapshot_boots_plain_says_so_and_prints_the_same(browser, s
     assert run(page) == cpython_output()
     expect(cell.locator(".rf-status")).to_contain_text(
         "Python started without its snapshot (the snapshot download is truncated or corrupted)."
+    )
+    recorded.assert_only(site.isolated)
+    recorded.context.close()
+
+
+def resealed(container: bytes, edit) -> bytes:
+    """The served snapshot with ``edit(records)`` applied to its records (a bytearray), and, like a
+    careful tamperer's, a fresh digest in its header that matches them (snapshot_codec's recordsDigest)."""
+    raw = gzip.decompress(container)
+    format_end = raw.index(b"\n")
+    header_end = raw.index(b"\n", format_end + 1)
+    header = json.loads(raw[format_end + 1 : header_end])
+    records = bytearray(raw[header_end + 1 :])
+    edit(records)
+    base = header.get("base") or {}
+    binding = f"{raw[:format_end].decode()}\n{header['rawBytes']}\n{base.get('at', '')}\n{base.get('digest', '')}\n"
+    header["sha256"] = hashlib.sha256(binding.encode() + bytes(records)).hexdigest()
+    return gzip.compress(raw[: format_end + 1] + json.dumps(header).encode() + b"\n" + bytes(records))
+
+
+def flip_middle_byte(records: bytearray) -> None:
+    records[len(records) // 2] ^= 0x40
+
+
+@pytest.mark.parametrize(
+    ("change", "reason"),
+    [
+        # One byte of memory changed in transit or on disk, the header left alone.
+        (
+            lambda whole: gzip.compress(
+                (lambda b: b[: len(b) // 2] + bytes([b[len(b) // 2] ^ 1]) + b[len(b) // 2 + 1 :])(
+                    gzip.decompress(whole)
+                )
+            ),
+            "the snapshot's content does not match its digest (corrupted or altered)",
+        ),
+        # Replaced whole by one that is consistent in itself: only the page's record of the digest tells.
+        (lambda whole: resealed(whole, flip_middle_byte), "the snapshot is not the one this page was built with"),
+    ],
+    ids=["altered", "replaced-with-its-own-digest"],
+)
+def test_a_snapshot_that_is_not_the_built_one_is_never_restored(browser, site, change, reason) -> None:
+    recorded = _context(browser)
+    page = recorded.page()
+    recorded.context.route(
+        "**/*.snapshot.gz", lambda route: route.fulfill(status=200, body=change(route.fetch().body()))
+    )
+    page.goto(site.plain + CHAPTER)
+    cell = page.locator("[data-rf-cell]")
+    expect(cell).to_have_attribute("data-state", "ready", timeout=BOOT_MS)
+    assert boot_timings(page).get("snapshot") is not True
+    assert run(page) == cpython_output()
+    expect(cell.locator(".rf-status")).to_contain_text(f"Python started without its snapshot ({reason}).")
+    # The calculator too computes with the plain Python, and gives the package's numbers.
+    params = dict(calculator_view.DEFAULTS, users=33)
+    set_control(page, "users", 33)
+    wait_for(page, params)
+    assert shown(page) == expected(params)
+    recorded.assert_only(site.plain)
+    recorded.context.close()
+
+
+def test_a_restore_that_never_ends_is_replaced_by_a_plain_boot(browser, site) -> None:
+    """The watchdog. A worker whose restore spins reports "restoring" and then nothing, busy in wasm;
+    here the first worker script does just that (in JavaScript), and the page must give up on it."""
+    recorded = _context(browser)
+    page = recorded.page()
+    spun: list[str] = []
+
+    def spinning_once(route: object) -> None:
+        if spun:
+            route.continue_()
+            return
+        spun.append(route.request.url)
+        # A worker of a cross-origin isolated page must say it may be embedded there.
+        isolation = {"Cross-Origin-Embedder-Policy": "require-corp", "Cross-Origin-Resource-Policy": "same-origin"}
+        body = 'postMessage({type: "restoring"}); for (;;) {}'
+        route.fulfill(status=200, content_type="text/javascript", headers=isolation, body=body)
+
+    recorded.context.route("**/javascripts/runtime/worker.mjs*", spinning_once)
+    page.goto(site.isolated + CHAPTER)
+    cell = page.locator("[data-rf-cell]")
+    expect(cell).to_have_attribute("data-state", "ready", timeout=BOOT_MS + 15_000)
+    assert spun and page.evaluate("document.documentElement.dataset.rfBoots") == "2"
+    assert boot_timings(page).get("snapshot") is not True  # the second worker was told to boot plainly
+    assert run(page) == cpython_output()
+    expect(cell.locator(".rf-status")).to_contain_text(
+        "Python started without its snapshot (restoring it took over 15 s)."
     )
     recorded.assert_only(site.isolated)
     recorded.context.close()

@@ -16,6 +16,7 @@ from decimal import Decimal
 import pytest
 
 import support
+from roofline import parsing
 from roofline.forms import RULES, Field, Form, FormError, InputError, Output, Rule, plain
 
 
@@ -183,12 +184,17 @@ NUMBER_FIELDS = [
     Field.number("fine", "Fine", low=0, high=0.01, step=0.001, default=0.005),
 ]
 RAW = ["1", "4096", "4,096", "4_096", " 7 ", "0", "4097", "1.5", "", "abc", "1e3", "0.8", "0.85", "0.83", "0.80",
-       "0.05", "1.05", "1", "1.0", "-0.05", ".5", "5.", "3", "1048576", "0.009", "0.0095", "0.010"]  # fmt: skip
+       "0.05", "1.05", "1", "1.0", "-0.05", ".5", "5.", "3", "1048576", "0.009", "0.0095", "0.010",
+       ",,1,,", "1__0", "4,,096", "_4096", "4096,", "1,048,576", "0,5"]  # fmt: skip
 
 
 def python_answer(field: Field, raw: str) -> dict:
-    """What the page must answer for ``raw``: the text read as a decimal, then Python's own check."""
-    text = raw.strip().replace(",", "").replace("_", "")
+    """What the page must answer for ``raw``: the text read as a decimal, digit groups as the
+    package's number rule has them (``roofline.parsing``: one "_" or "," between two digits),
+    then Python's own check."""
+    written = raw.strip()
+    grouped = re.fullmatch(rf"-?{parsing.DIGIT_GROUPS}(\.\d*)?", written)
+    text = written.replace(",", "").replace("_", "") if grouped or not re.search("[_,]", written) else ""
     if not re.fullmatch(r"-?\d*(\.\d*)?", text) or text in ("", "-", ".", "-."):
         return {"error": f"must be {field.describe()}"}
     number = Decimal(text)

@@ -116,7 +116,7 @@ def test_a_speculative_measurement_may_beat_the_ceiling() -> None:
         (('gpu = "h100-sxm"', 'gpu = "h100"'), "field 'gpu': unknown GPU 'h100' (did you mean 'h100-sxm'?)"),
         (('date = "2024-09-15"', 'date = "Sept 2024"'), "field 'date': must be YYYY-MM-DD or 'undated'"),
         (("batch = 1\n", ""), "field 'batch': is missing"),
-        (("value = 100.0", "value = -1"), "field 'value': must be a positive number"),
+        (("value = 100.0", "value = -1"), "field 'value': must be positive, got -1"),
         (("speculative = false", "speculative = false\nspeculativ = true"), "field 'speculativ': unknown key"),
     ],
 )

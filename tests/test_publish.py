@@ -254,3 +254,37 @@ def test_the_404_page_is_styled_and_links_into_the_site_from_any_depth(browser, 
     expect(page.locator("h1")).to_contain_text("Prefill vs Decode")
     assert [failure for failure in watched.failed if f"{host.url}{mount}/{missing} 404" not in failure] == []
     watched.close()
+
+
+@pytest.mark.parametrize(
+    ("missing", "probes"),
+    [
+        # No folder of the site in it: the nearest few folders are asked, never one per segment.
+        ("typo/" + "x/" * 1500 + "end", 5),
+        ("a/" * 40, 5),
+        # A folder of the site in it, however deep: the address alone says where the root is.
+        ("chapters/" + "y/" * 800, 0),
+    ],
+)
+def test_the_404_page_asks_a_bounded_number_of_folders_at_any_depth(browser, host, missing, probes) -> None:
+    watched = Watched(browser)
+    page = watched.page
+    # The 404 page's probes are synchronous requests; Material's own sitemap reads are not counted.
+    page.add_init_script(
+        """window.__probes = [];
+        const open = XMLHttpRequest.prototype.open;
+        XMLHttpRequest.prototype.open = function (method, url, async) {
+          if (async === false) window.__probes.push(String(url));
+          return open.apply(this, arguments);
+        };"""
+    )
+    response = page.goto(f"{host.url}forgot/{missing}")
+    assert response.status == 404
+    page.wait_for_load_state("networkidle")
+    assert styled(page)
+    assert page.evaluate("window.__rfSiteRoot") == "/forgot/"
+    asked = page.evaluate("window.__probes")
+    assert len(asked) <= probes and all(url.endswith("sitemap.xml") for url in asked), asked
+    hrefs = page.eval_on_selector_all(".md-nav__link[href]", "links => links.map((link) => link.href)")
+    assert f"{host.url}forgot/chapters/kv-cache/" in hrefs
+    watched.close()

@@ -1180,8 +1180,12 @@ BAD_SIMULATE = {
     "rate not a number": (["--rate", "fast"], "argument --rate: must be a number or inf"),
     "rate in full-width digits": (["--rate", "１０"], "argument --rate: must be a number or inf"),
     "rate among commas": (["--rate", ",,1,,"], "argument --rate: must be a number or inf"),
-    "prompt in other digits": (["--prompt", "١٢"], "argument --prompt: must be N or LO:HI"),
-    "a 100,000-character prompt": (["--prompt", "a" * 100_000], "argument --prompt: must be N or LO:HI"),
+    # One number rule (roofline.parsing) for every option, lengths included; the hint names N or LO:HI.
+    "prompt in other digits": (
+        ["--prompt", "١٢"],
+        "argument --prompt: must be a whole number, got '١٢' (write N or LO:HI, e.g. 128:2048)",
+    ),
+    "a 100,000-character prompt": (["--prompt", "a" * 100_000], "(write N or LO:HI, e.g. 128:2048)"),
     "reversed range": (["--prompt", "900:100"], "argument --prompt: must satisfy 1 <= LO <= HI"),
     "range with three parts": (["--output", "1:2:3"], "argument --output: must be N or LO:HI"),
     "zero output": (["--output", "0"], "argument --output: must satisfy 1 <= LO"),

@@ -10,6 +10,14 @@ browser shows as the character itself and no Markdown rule reads.
 
 A source becomes a link only where it holds an http(s) URL with a host; any
 other scheme (``javascript:``, ``data:``) stays text.
+
+One rule for text that looks like markup or a script link, in every file, entry and
+field: it is shown as the characters it holds, never refused. ``roofline validate``
+accepts it and the build shows it literally; the colon after a script scheme's name
+is written as a reference too (``javascript&#58;``), so no generated text holds an
+active ``javascript:`` for the build's last check (``generate.check_outputs``) to
+find, and a link target that happens to contain one (in its query) has it
+percent-encoded.
 """
 
 from __future__ import annotations
@@ -29,9 +37,14 @@ URL = re.compile(r"(?<![\w:/.])https?://[^\s<>\"']+", re.IGNORECASE)
 _URL_SAFE = "/:?#@!$&'*+,;=%-._~"
 
 
+#: A URL scheme that runs or embeds code when followed: its colon is escaped wherever spec text goes.
+SCRIPT_SCHEME = re.compile(r"(javascript|vbscript|livescript|data)(\s*):", re.IGNORECASE)
+
+
 def text(value: str) -> str:
     """``value`` as literal text in Markdown (a table cell, a list item, prose, an image's alt)."""
-    return "".join(f"&#{ord(char)};" if char in _MARKUP else char for char in value)
+    escaped = "".join(f"&#{ord(char)};" if char in _MARKUP else char for char in value)
+    return SCRIPT_SCHEME.sub(r"\1\2&#58;", escaped)
 
 
 def table(rows: Table) -> str:
@@ -52,7 +65,7 @@ def http_url(candidate: str) -> str | None:
         return None
     if parts.scheme.lower() not in ("http", "https") or not parts.netloc:
         return None
-    return quote(candidate, safe=_URL_SAFE)
+    return SCRIPT_SCHEME.sub(r"\1\2%3A", quote(candidate, safe=_URL_SAFE))
 
 
 def _label(url: str) -> str:

@@ -12,13 +12,14 @@ from __future__ import annotations
 import json
 import re
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 
-from roofline import SpecError
+from roofline import SpecError, SpecSet
+from roofline.errors import entry_label, shown
 
 from . import render
-from .context import load_context
+from .context import load_context, read_specs
 from .output import is_generated, json_file, markdown_file, svg_file, write_all_if_changed
 from .page import PageContent, PageModuleError
 from .pages import failure, page_folders
@@ -79,12 +80,27 @@ def page_contents(root: Path) -> dict[str, PageContent]:
     return contents
 
 
-def check_outputs(outputs: dict[str, bytes]) -> None:
+def spec_text_holding(specs: SpecSet, pattern: re.Pattern[str]) -> tuple[str, str, str] | None:
+    """(file, entry, field) of the first spec text that ``pattern`` finds, or None: which
+    file, entry and field to look at when generated text holds something it should not."""
+    for kind, entries in (("gpu", specs.gpus), ("model", specs.models)):
+        for entry_id, record in entries.items():
+            label = entry_label(kind, entry_id)
+            for spec_field in fields(record):
+                value = getattr(record, spec_field.name)
+                if isinstance(value, str) and pattern.search(value):
+                    return specs.origins.get(label, "roofline/data"), label, spec_field.name
+    return None
+
+
+def check_outputs(outputs: dict[str, bytes], specs: SpecSet | None = None) -> None:
     """Raise SpecError naming the file if any generated Markdown or prose value could act as markup.
 
-    Spec text is escaped where it is written (``escape``); this is the last
-    check before anything reaches ``figures/``, so a slip fails the build
-    here, with ``figures/`` untouched, not later on a page.
+    Spec text is escaped where it is written (``escape``), which shows markup and script
+    links as the characters they are; this is the last check before anything reaches
+    ``figures/``, so a slip fails the build here, with ``figures/`` untouched, not later
+    on a page. The error names the generated file and, when the text came from a spec
+    (``specs``), that spec's file, entry and field.
     """
     for name, content in outputs.items():
         if name.endswith(".md"):
@@ -100,6 +116,17 @@ def check_outputs(outputs: dict[str, bytes]) -> None:
         for where, text in texts.items():
             found = _FORBIDDEN.search(text)
             if found:
+                generated = f"figures/{name}" + (f" ({where})" if where else "")
+                origin = spec_text_holding(specs, _FORBIDDEN) if specs is not None else None
+                if origin is not None:
+                    file, entry, field_name = origin
+                    raise SpecError(
+                        f"holds {shown(found.group(0))}, which reached {generated} unescaped",
+                        file=file,
+                        entry=entry,
+                        field=field_name,
+                        hint="the spec text is fine; the generator must pass it through sitegen.escape.text",
+                    )
                 raise SpecError(
                     f"generated text holds {found.group(0)!r}, which a page would read as markup",
                     file=f"figures/{name}",
@@ -144,7 +171,7 @@ def build_outputs(root: Path, figures: Path, *, rerender: bool, run: Run) -> dic
             add(f"{figure.name}.vl.json", page, spec_bytes)
             add(f"{figure.name}.svg", page, svg_bytes)
             add(f"figure-{figure.name}.md", page, markdown_file(render.snippet(figure, image)))
-    check_outputs(outputs)
+    check_outputs(outputs, read_specs(root))
     return outputs
 
 

@@ -50,6 +50,9 @@ class Markers:
     wheel_uri: str
     snapshot_uri: str
     version: str
+    #: The snapshot's SHA-256, named beside its address (``#sha256=``) so the worker restores
+    #: nothing else (boot.mjs); "" names none (a build without a snapshot's digest, in tests).
+    snapshot_digest: str = ""
     #: Calculator file -> (form, answer for the defaults), computed once per build.
     calculators: dict[Path, tuple[Form, dict[str, Any]]] = field(default_factory=dict)
 
@@ -93,7 +96,8 @@ class Markers:
         """``html`` of ``page`` (relative to docs/, shown at ``page_url``) with each marker replaced by its widget."""
         links = widgets.RuntimeLinks(
             wheel=relative_url(self.wheel_uri, page_url),
-            snapshot=relative_url(self.snapshot_uri, page_url),
+            snapshot=relative_url(self.snapshot_uri, page_url)
+            + (f"#sha256={self.snapshot_digest}" if self.snapshot_digest else ""),
             version=self.version,
         )
         folder = (self.docs / page).parent

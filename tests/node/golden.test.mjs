@@ -21,7 +21,14 @@ import { fileURLToPath } from "node:url";
 import { gunzipSync, gzipSync } from "node:zlib";
 import { after, before, describe, test } from "node:test";
 import { bootPython } from "../../docs/javascripts/runtime/boot.mjs";
-import { SNAPSHOT_FORMAT } from "../../docs/javascripts/runtime/snapshot_codec.mjs";
+import {
+  decodeSnapshot,
+  readContainer,
+  recordsDigest,
+  SNAPSHOT_FORMAT,
+  sealedSnapshot,
+} from "../../docs/javascripts/runtime/snapshot_codec.mjs";
+import { dataSegments, initialMemory } from "../../docs/javascripts/runtime/wasm_memory.mjs";
 
 const fixture = JSON.parse(readFileSync(process.env.ROOFLINE_NODE_FIXTURE, "utf8"));
 // Floats: the same IEEE arithmetic in both runtimes, but libm's pow/log may differ in the
@@ -157,7 +164,9 @@ function goldenSuite(title, start, expectSnapshot) {
 }
 
 goldenSuite("roofline in Pyodide, plain boot", () => boot(null), false);
-goldenSuite("roofline in Pyodide, restored from the snapshot", () => boot(fixture.snapshot), true);
+// As a page asks for it: with the digest the build recorded (hooks/runtime.py), checked before restoring.
+const builtDigest = readContainer(gunzipSync(readFileSync(fixture.snapshot))).header.sha256;
+goldenSuite("roofline in Pyodide, restored from the snapshot", () => boot(`${fixture.snapshot}#sha256=${builtDigest}`), true);
 
 test("a snapshot the host sent with Content-Encoding: gzip (so it arrives unzipped) restores too", async () => {
   const path = join(mkdtempSync(join(tmpdir(), "roofline-snapshot-")), "unzipped.snapshot.gz");
@@ -186,44 +195,104 @@ test("two restores of one snapshot draw different random numbers", async () => {
   assert.notEqual(await draw(), await draw());
 });
 
-/** The served container with its raw snapshot's first byte (Pyodide's magic number) changed. */
-function wrongMagic(container) {
+/** The served container with one byte of its memory changed after it was made (its digest left as it was). */
+function alteredAfterwards(container) {
   const bytes = gunzipSync(container);
   const body = bytes.indexOf(10, bytes.indexOf(10) + 1) + 1;
   assert.equal(bytes.readUInt32LE(body), 0, "the snapshot starts with a literal record");
-  bytes[body + 16] ^= 0xff; // after the first record's four words
+  bytes[body + 16] ^= 0xff; // after the first record's four words: Pyodide's magic number
   return gzipSync(bytes);
 }
 
-/** The served container, its header saying it was encoded against another wasm build's memory. */
-function otherWasm(container) {
+/** The served container with `edit(header)` applied to its header line. */
+function withHeader(container, edit) {
   const bytes = gunzipSync(container);
   const formatEnd = bytes.indexOf(10);
   const headerEnd = bytes.indexOf(10, formatEnd + 1);
   const header = JSON.parse(bytes.subarray(formatEnd + 1, headerEnd).toString("utf8"));
-  assert.ok(header.base, "the snapshot is encoded against pyodide.asm.wasm's initial memory");
-  header.base.digest = header.base.digest === "00000000" ? "00000001" : "00000000";
+  edit(header);
   const rest = bytes.subarray(headerEnd);
   return gzipSync(Buffer.concat([bytes.subarray(0, formatEnd + 1), Buffer.from(JSON.stringify(header)), rest]));
 }
 
+/**
+ * The served container, its header saying it was encoded against another wasm build's memory,
+ * sealed again with a digest that covers that header: what a snapshot made from another build
+ * of pyodide.asm.wasm looks like.
+ */
+async function otherWasm(container) {
+  const bytes = gunzipSync(container);
+  const { header, recordsAt } = readContainer(bytes);
+  assert.ok(header.base, "the snapshot is encoded against pyodide.asm.wasm's initial memory");
+  header.base.digest = header.base.digest === "00000000" ? "00000001" : "00000000";
+  const records = bytes.subarray(recordsAt);
+  header.sha256 = await recordsDigest(header, records);
+  const head = Buffer.from(`${SNAPSHOT_FORMAT}\n${JSON.stringify(header)}\n`);
+  return gzipSync(Buffer.concat([head, records]));
+}
+
+/** The base image a container was encoded against, from the fixture's pyodide.asm.wasm. */
+function baseOf(header) {
+  const segments = dataSegments(new Uint8Array(readFileSync(`${fixture.pyodide}/pyodide.asm.wasm`)));
+  return initialMemory(segments, { total: header.rawBytes, at: header.base.at });
+}
+
+/**
+ * A tampered snapshot made as carefully as a tamperer could: the A100's bandwidth in the parsed
+ * specs multiplied by ten in memory, the container rebuilt, and a fresh, correct digest in its
+ * header. Only the page's own record of the digest can tell.
+ */
+async function tamperedAndDigestedAgain(container) {
+  const bytes = gunzipSync(container);
+  const { header } = readContainer(bytes);
+  const raw = decodeSnapshot(bytes, baseOf(header));
+  const view = new DataView(raw.buffer, raw.byteOffset, raw.byteLength);
+  let changed = 0;
+  for (let at = 0; at + 8 <= raw.length; at += 8) {
+    if (view.getFloat64(at, true) === 2.039e12) {
+      view.setFloat64(at, 20.39e12, true);
+      changed += 1;
+    }
+  }
+  assert.ok(changed > 0, "the parsed A100 bandwidth is in the snapshot's memory");
+  const { sha256, rawBytes, ...made } = header;
+  return gzipSync(await sealedSnapshot(raw, made, baseOf(header)));
+}
+
+// Made before the suite (its callback cannot wait): rebuilding 31 MB of memory takes a few seconds.
+const tampered = await tamperedAndDigestedAgain(readFileSync(fixture.snapshot));
+const fromOtherWasm = await otherWasm(readFileSync(fixture.snapshot));
+
 describe("a broken snapshot falls back to a plain boot that prints the same", () => {
   const container = readFileSync(fixture.snapshot);
   const folder = mkdtempSync(join(tmpdir(), "roofline-snapshot-"));
+  const digest = readContainer(gunzipSync(container)).header.sha256;
+  const pageSays = `#sha256=${digest}`; // what the built page names beside the file's address
   const broken = {
     "a truncated download": [container.subarray(0, container.length >> 1), /truncated or corrupted/],
     "a snapshot made for another Pyodide": [
       gzipSync(`${SNAPSHOT_FORMAT}\n${JSON.stringify({ pyodide: "0.27.0", rawBytes: 0 })}\n`),
       /made for Pyodide 0\.27\.0, and this is 314\./,
     ],
-    "memory Pyodide itself rejects": [wrongMagic(container), /invalid magic number/],
-    "a snapshot made from another pyodide.asm.wasm": [otherWasm(container), /made from another pyodide\.asm\.wasm/],
+    "memory altered after the digest was taken": [alteredAfterwards(container), /does not match its digest/],
+    "a snapshot made from another pyodide.asm.wasm": [fromOtherWasm, /made from another pyodide\.asm\.wasm/],
+    "a snapshot with no digest": [withHeader(container, (header) => delete header.sha256), /carries no digest/],
+    "a snapshot whose digest is not the page's": [
+      withHeader(container, (header) => (header.sha256 = "0".repeat(64))),
+      /not the one this page was built with/,
+      pageSays,
+    ],
+    "tampered memory with a fresh digest of its own": [
+      tampered,
+      /not the one this page was built with/,
+      pageSays,
+    ],
   };
-  for (const [what, [bytes, reason]] of Object.entries(broken)) {
+  for (const [what, [bytes, reason, fragment = ""]] of Object.entries(broken)) {
     test(what, async () => {
-      const path = join(folder, `${what.replaceAll(" ", "-")}.snapshot.gz`);
+      const path = join(folder, `${what.replaceAll(" ", "-").replaceAll("'", "")}.snapshot.gz`);
       writeFileSync(path, bytes);
-      const { pyodide, timings } = await boot(path);
+      const { pyodide, timings } = await boot(path + fragment);
       assert.notEqual(timings.snapshot, true);
       assert.match(timings.fallback, reason);
       const { answer, output } = runProgram(pyodide);

@@ -4,7 +4,13 @@
 // Run by tests/test_node_pyodide.py; standalone: node --test tests/node/snapshot_codec.test.mjs
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { decodeSnapshot, encodeSnapshot, readContainer } from "../../docs/javascripts/runtime/snapshot_codec.mjs";
+import {
+  decodeSnapshot,
+  encodeSnapshot,
+  readContainer,
+  recordsDigest,
+  sealedSnapshot,
+} from "../../docs/javascripts/runtime/snapshot_codec.mjs";
 
 /** Memory-like bytes: noise, long zero runs, short zero runs, and blocks repeated far apart. */
 function memoryLike() {
@@ -78,4 +84,28 @@ test("a base of the wrong length is refused on both sides", () => {
   assert.throws(() => encodeSnapshot(raw, {}, raw.subarray(1)), /as long as the snapshot/);
   const container = encodeSnapshot(raw, {}, baseFor(raw));
   assert.throws(() => decodeSnapshot(container, new Uint8Array(10)), /wrong length/);
+});
+
+test("a sealed container's digest covers every record and the header fields that place them", async () => {
+  const raw = memoryLike();
+  const base = baseFor(raw);
+  const sealed = await sealedSnapshot(raw, { pyodide: "test", base: { digest: "0123abcd", at: 8 } }, base);
+  const { header, recordsAt } = readContainer(sealed);
+  assert.match(header.sha256, /^[0-9a-f]{64}$/);
+  assert.deepEqual(decodeSnapshot(sealed, base.slice()), raw);
+  const records = sealed.subarray(recordsAt);
+  assert.equal(await recordsDigest(header, records), header.sha256);
+  // One byte anywhere in the records, or where the base image goes, or the raw size: another digest.
+  for (const at of [0, 17, records.length >> 1, records.length - 1]) {
+    const changed = records.slice();
+    changed[at] ^= 1;
+    assert.notEqual(await recordsDigest(header, changed), header.sha256, `record byte ${at}`);
+  }
+  for (const moved of [{ ...header, base: { ...header.base, at: 16 } }, { ...header, rawBytes: raw.length + 8 }]) {
+    assert.notEqual(await recordsDigest(moved, records), header.sha256);
+  }
+});
+
+test("an unsealed container carries no digest", () => {
+  assert.equal(readContainer(encodeSnapshot(memoryLike(), {})).header.sha256, undefined);
 });

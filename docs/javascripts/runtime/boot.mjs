@@ -24,7 +24,7 @@
 // Also runs under Node (tests/node/golden.test.mjs): `indexURL` may then be a file
 // path, and `fetch` a stand-in that reads files.
 
-import { decodeSnapshot, readContainer } from "./snapshot_codec.mjs";
+import { decodeSnapshot, readContainer, recordsDigest } from "./snapshot_codec.mjs";
 import { dataSegments, initialMemory, segmentsDigest } from "./wasm_memory.mjs";
 
 /** Where the helper modules live in Pyodide's file system; make_snapshot.mjs uses the same. */
@@ -58,16 +58,30 @@ function missingFile(name, status) {
 }
 
 /**
+ * The digest the page expects of the snapshot at `url`: its fragment, `#sha256=HEX`, which
+ * the build writes beside the file's address (scripts/sitegen/markers.py); null when there is none.
+ * A digest that travels with the page, not only inside the file, is what catches a file
+ * replaced whole, its own header rewritten to match.
+ */
+export function expectedDigest(url) {
+  const found = /(?:^|[#&])sha256=([0-9a-f]{64})(?:&|$)/.exec(new URL(url, "file:///").hash);
+  return found ? found[1] : null;
+}
+
+/**
  * The raw Pyodide snapshot from the served file: gzip, undone by the browser's
  * DecompressionStream (or already by the browser, when a host sends the file with
  * Content-Encoding: gzip), around the container of snapshot_codec.mjs, rebuilt over
  * the initial memory of `wasmBytes` (a promise of pyodide.asm.wasm's bytes) when the
  * container says so. Throws a short reason if the file is not a complete snapshot
- * for Pyodide `pyodideVersion` (a version string, or a promise of one) and this wasm.
+ * for Pyodide `pyodideVersion` (a version string, or a promise of one) and this wasm,
+ * or if its SHA-256 is not the one its header and the page (`url`'s fragment) name:
+ * nothing is restored that was not checked.
  */
 export async function readSnapshot(get, url, pyodideVersion, wasmBytes) {
   if (typeof DecompressionStream !== "function") throw new Error("this browser has no DecompressionStream");
-  const response = await fetchOk(get, url, "the snapshot");
+  const expected = expectedDigest(url);
+  const response = await fetchOk(get, url.split("#")[0], "the snapshot");
   let bytes;
   try {
     // Unzipped while it downloads. A host that labels the .gz file Content-Encoding:
@@ -91,10 +105,15 @@ export async function readSnapshot(get, url, pyodideVersion, wasmBytes) {
   } catch {
     throw new Error("the snapshot download is truncated or corrupted");
   }
-  const { header } = readContainer(bytes);
+  const { header, recordsAt } = readContainer(bytes);
   const version = await pyodideVersion;
   if (header.pyodide !== version) {
     throw new Error(`the snapshot was made for Pyodide ${header.pyodide}, and this is ${version}`);
+  }
+  if (typeof header.sha256 !== "string") throw new Error("the snapshot carries no digest");
+  if (expected && header.sha256 !== expected) throw new Error("the snapshot is not the one this page was built with");
+  if ((await recordsDigest(header, bytes.subarray(recordsAt))) !== header.sha256) {
+    throw new Error("the snapshot's content does not match its digest (corrupted or altered)");
   }
   return decodeSnapshot(bytes, header.base ? baseImage(await wasmBytes, header) : null);
 }
@@ -214,8 +233,17 @@ function installPage(pyodide, wheel, sources) {
  * the snapshot was downloaded and unpacked), then until the package was ready
  * (`wheelAndImports`), and how Python started: `snapshot: true`, or
  * `fallback: "<why the snapshot was not used>"` when a snapshot was offered but failed.
+ * `onRestoring()` is called once a snapshot has been read and checked and the wasm compiled, as the restore
+ * begins: from then on only a watchdog outside this thread can end a restore that spins.
  */
-export async function bootPython({ indexURL, wheelURL, snapshotURL = null, modules, fetch: get = fetch }) {
+export async function bootPython({
+  indexURL,
+  wheelURL,
+  snapshotURL = null,
+  modules,
+  fetch: get = fetch,
+  onRestoring = null,
+}) {
   const started = performance.now();
   // A file path (Node) becomes a file: URL; an http(s) URL is left as it is.
   const base = new URL(indexURL, "file:///");
@@ -241,6 +269,11 @@ export async function bootPython({ indexURL, wheelURL, snapshotURL = null, modul
   if (snapshot) {
     try {
       snapshot.then(() => (timings.snapshotRead = performance.now() - started)).catch(() => {});
+      // The page's watchdog starts once nothing is left to wait for but the restore itself
+      // (the snapshot read and checked, the wasm compiled): a restore cannot stop itself if it spins.
+      Promise.all([snapshot, wasm.compiled?.catch(() => null)])
+        .then(() => onRestoring?.())
+        .catch(() => {});
       pyodide = await whileLoading(() => loadPyodide({ ...options, _loadSnapshot: snapshot }), watch);
       timings.snapshot = true;
     } catch (error) {

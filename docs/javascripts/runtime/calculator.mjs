@@ -17,6 +17,14 @@ import { KINDS, SIZED } from "./outputs.mjs";
 import { runtime } from "./runtime.mjs";
 
 const ANNOUNCE_DELAY_MS = 600;
+// Longest piece of a link's value a note quotes, as the package's errors quote input (SHOWN_LENGTH).
+const ECHO_LENGTH = 60;
+
+/** `text` quoted for a note, cut to ECHO_LENGTH characters: a 30,000-character link value stays a line. */
+function echo(text) {
+  const quoted = JSON.stringify(text);
+  return quoted.length <= ECHO_LENGTH ? quoted : `${quoted.slice(0, ECHO_LENGTH - 1)}…`;
+}
 const URL_DELAY_MS = 250;
 
 class Calculator {
@@ -112,7 +120,7 @@ class Calculator {
       else {
         const label = this.form.querySelector(`label[for="${this.control(name).id}"]`).textContent;
         problems.push(
-          `The link's ${key}=${JSON.stringify(query.get(key))} ${result.error}, so ${label} shows its default, ${this.defaults[name]}.`,
+          `The link's ${key}=${echo(query.get(key))} ${result.error}, so ${label} shows its default, ${this.defaults[name]}.`,
         );
       }
     }

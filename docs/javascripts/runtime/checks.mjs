@@ -30,12 +30,20 @@ function scaled(text, places) {
 }
 
 /**
+ * A number with digit groups, as the package's rule for a typed number has them (roofline/parsing.py):
+ * "_" or "," one at a time and only between two digits, so "4,096" is 4096 and ",,1,," is no number.
+ */
+const GROUPED = /^-?[0-9]+(?:[_,][0-9]+)*(?:\.[0-9]*)?$/;
+
+/**
  * `raw` (what the reader typed, or a link's value) checked against a number field declared
  * `{min, max, step, describe}` as the markup holds them (strings): {value} or {error}.
- * Commas and underscores between digits are allowed ("4,096").
+ * Commas and underscores between digits are allowed ("4,096"), one at a time (GROUPED).
  */
 export function checkNumber({ min, max, step, describe }, raw) {
-  const text = String(raw).trim().replaceAll(",", "").replaceAll("_", "");
+  const written = String(raw).trim();
+  const grouped = !/[_,]/.test(written) || GROUPED.test(written);
+  const text = grouped ? written.replaceAll(",", "").replaceAll("_", "") : "";
   const places = Math.max(decimals(step), decimals(min), decimals(max));
   const value = scaled(text, places);
   const low = scaled(String(min), places);

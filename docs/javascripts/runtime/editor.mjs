@@ -21,21 +21,34 @@ const BUILTINS = new Set(
 
 // One alternation, tried left to right at each position: comments, strings (triple-quoted
 // first, with any prefix), numbers, names, decorators. Everything else is plain text.
+//
+// Every part must take time linear in what it scans, or a pasted line freezes the page on
+// each keystroke. No two repeated parts of one token may match the same characters: the
+// number's integer and fraction digits are split by a required ".", not an optional one
+// (`\d[\d_]*\.?[\d_]*` tried every split of a 60,000-digit run, 5 s a keystroke).
 const TOKEN = new RegExp(
   [
     /(#[^\n]*)/.source,
     /((?:[rRbBuUfF]{1,2})?(?:"""[\s\S]*?(?:"""|$)|'''[\s\S]*?(?:'''|$)|"(?:\\.|[^"\\\n])*"?|'(?:\\.|[^'\\\n])*'?))/.source,
-    /(\b(?:0[xob][\da-f_]+|\d[\d_]*\.?[\d_]*(?:e[+-]?\d+)?j?|\.\d[\d_]*(?:e[+-]?\d+)?)\b)/.source,
+    /(\b(?:0[xob][\da-f_]+|\d[\d_]*(?:\.[\d_]*)?(?:e[+-]?\d+)?j?|\.\d[\d_]*(?:e[+-]?\d+)?)\b)/.source,
     /([A-Za-z_][A-Za-z0-9_]*)/.source,
     /(@[A-Za-z_][\w.]*)/.source,
   ].join("|"),
   "gi",
 );
+/**
+ * Characters highlighted at most; the rest is shown as plain text. A second guard beside the
+ * linear pattern: what is past it costs one escape, whatever it holds.
+ */
+export const HIGHLIGHT_LIMIT = 50_000;
 
 const escapeHTML = (text) => text.replace(/[&<>]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;" })[c]);
 
-/** Python source as HTML with <span class="rf-hl-…"> around each token. */
+/** Python source as HTML with <span class="rf-hl-…"> around each token (the first HIGHLIGHT_LIMIT characters). */
 export function highlight(source) {
+  if (source.length > HIGHLIGHT_LIMIT) {
+    return highlight(source.slice(0, HIGHLIGHT_LIMIT)) + escapeHTML(source.slice(HIGHLIGHT_LIMIT));
+  }
   let html = "";
   let last = 0;
   let previousName = "";

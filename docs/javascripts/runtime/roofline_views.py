@@ -15,6 +15,7 @@ import importlib
 import json
 
 from roofline import SpecError
+from roofline.errors import shortened
 from roofline.forms import InputError
 
 #: Python module name of a calculator, as the worker writes it (sitegen.pages.CALCULATOR_MODULE too).
@@ -27,6 +28,7 @@ def answer(name: str, request: str) -> str:
     try:
         return json.dumps(view(**json.loads(request)))
     except InputError as error:
-        return json.dumps({"error": str(error), "fields": list(error.fields)})
+        # A note is a line: whatever the request held (a 30,000-character link value), it is cut.
+        return json.dumps({"error": shortened(str(error)), "fields": list(error.fields)})
     except (SpecError, TypeError, ValueError) as error:
-        return json.dumps({"error": str(error)})
+        return json.dumps({"error": shortened(str(error))})

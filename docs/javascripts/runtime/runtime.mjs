@@ -27,6 +27,11 @@ const INTERRUPT_GRACE_MS = 1500;
 // A run that leaves the worker's memory this far above a fresh worker's gets a new worker:
 // wasm memory never shrinks, and after a MemoryError the tab would keep gigabytes.
 const MEMORY_HEADROOM_BYTES = 512 * 1024 * 1024;
+// A restore still running this long after the worker read and checked the snapshot is taken
+// to spin (memory that is well-formed but wrong): the worker cannot end it itself, busy in
+// wasm, so the page replaces it with one that boots plainly. A restore takes well under a
+// second here, a few under heavy load.
+const RESTORE_WATCHDOG_MS = 15_000;
 
 /** Why this browser cannot run Python here, or null if it can. */
 export function unsupportedReason() {
@@ -55,6 +60,9 @@ class PythonRuntime extends EventTarget {
     this.ranSinceBoot = false;
     this.notice = "";
     this.calculators = new Map(); // name -> module URL of the calculators shown so far (see preloadCalculator)
+    // Why this tab boots without the snapshot from now on (a restore the watchdog ended), or "".
+    this.snapshotFailure = "";
+    this.restoreTimer = null;
     // Why Python waits for the reader (Save-Data, a slow connection), or "": see main.mjs.
     this.deferredBecause = "";
     this.isolated = globalThis.crossOriginIsolated === true && typeof SharedArrayBuffer === "function";
@@ -114,7 +122,7 @@ class PythonRuntime extends EventTarget {
       JSON.stringify({
         indexURL: INDEX_URL.href,
         wheelURL: this.wheelURL,
-        snapshotURL: this.snapshotURL,
+        snapshotURL: this.snapshotFailure ? null : this.snapshotURL,
         modules: MODULES.map((name) => ({ name, url: this.withVersion(new URL(name, WORKER_URL)) })),
       }),
     );
@@ -144,6 +152,7 @@ class PythonRuntime extends EventTarget {
   }
 
   fail(message) {
+    clearTimeout(this.restoreTimer);
     this.worker?.terminate();
     this.worker = null;
     for (const [id, job] of this.pending) {
@@ -156,10 +165,15 @@ class PythonRuntime extends EventTarget {
 
   receive(worker, data) {
     if (worker !== this.worker) return; // a message from a worker we already replaced
-    if (data.type === "booted") {
+    if (data.type === "restoring") {
+      clearTimeout(this.restoreTimer);
+      this.restoreTimer = setTimeout(() => this.restoreTimedOut(worker), RESTORE_WATCHDOG_MS);
+    } else if (data.type === "booted") {
+      clearTimeout(this.restoreTimer);
       this.timings = { ...data.timings, sinceStart: performance.now() - this.startedAt };
       // Said in the Run cell's status line: a plain boot is correct, only slower.
-      this.notice = data.timings.fallback ? `Python started without its snapshot (${data.timings.fallback}).` : "";
+      const fallback = data.timings.fallback || this.snapshotFailure;
+      this.notice = fallback ? `Python started without its snapshot (${fallback}).` : "";
       this.setState("ready");
     } else if (data.type === "boot-failed") {
       this.fail(`Python could not start: ${data.message}`);
@@ -176,7 +190,17 @@ class PythonRuntime extends EventTarget {
     }
   }
 
-  send(kind, message, extra = {}) {
+  /** The watchdog: `worker`'s restore never finished; boot a worker without the snapshot instead. */
+  restoreTimedOut(worker) {
+    if (worker !== this.worker || this.state !== "booting") return;
+    this.snapshotFailure = `restoring it took over ${RESTORE_WATCHDOG_MS / 1000} s`;
+    worker.terminate();
+    this.worker = null;
+    this.setState("idle");
+    this.start();
+  }
+
+    send(kind, message, extra = {}) {
     const id = this.nextId++;
     return {
       id,
@@ -244,6 +268,7 @@ class PythonRuntime extends EventTarget {
 
   /** Throw the worker away and boot a new one; the run in progress ends as "stopped". */
   restart() {
+    clearTimeout(this.restoreTimer);
     const runningId = this.runningId;
     this.finishRun();
     this.worker?.terminate();

@@ -19,6 +19,8 @@
 //                                            calculator `calculator`'s view, from its Python module at
 //                                            URL `module`; `request` is a JSON string
 //   worker -> page
+//     {type: "restoring"}                    the snapshot is read and checked; Python's memory is being
+//                                            restored (the page's watchdog runs until "booted")
 //     {type: "booted", timings}              ready; timings in ms, and `fallback` if the snapshot failed
 //     {type: "boot-failed", message}         a readable reason; the page offers Retry
 //     {type: "out", id, chunks: [[stream, text]], dropped: {chars, lines}}
@@ -190,7 +192,8 @@ function useInterruptBuffer(buffer) {
 async function boot({ indexURL, wheelURL, snapshotURL, modules }) {
   // boot.mjs restores Python from the build's snapshot, or boots it plainly if it cannot;
   // either way the package is imported and the helper modules are on sys.path.
-  const booted = await bootPython({ indexURL, wheelURL, snapshotURL, modules });
+  const onRestoring = () => postMessage({ type: "restoring" });
+  const booted = await bootPython({ indexURL, wheelURL, snapshotURL, modules, onRestoring });
   pyodide = booted.pyodide;
   // A program that calls input() gets EOFError at once: a worker has no prompt() to wait on.
   pyodide.setStdin({ error: true });

@@ -1,0 +1,61 @@
+"""Numbers as a person types them (a command-line option, a length range): one parser, one rule.
+
+- ASCII digits only: ``int()`` and ``float()`` also take ``"١٢"`` (Arabic-Indic) and
+  ``"１０"`` (full-width), which no reader means as a number here.
+- ``_`` or ``,`` may group digits, one at a time and only between two digits:
+  ``1_000`` and ``1,000``, never ``,,1,,`` or ``1__0``.
+- A real number may have a fraction and an exponent (``2.5``, ``1e-6``); ``inf`` and
+  ``nan`` are read, then refused as outside every range; hex is not a number here.
+- A whole number is measured before it is converted: a 5,000-digit one is refused
+  without ``int()`` (which refuses past 4,300 digits, slowly).
+
+A bad value raises SpecError whose message echoes it cut to ``SHOWN_LENGTH`` characters.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+from .errors import SpecError, shown
+
+#: Digits in groups: "_" or "," one at a time, only between two digits (a page's number fields
+#: take the same rule: docs/javascripts/runtime/checks.mjs).
+DIGIT_GROUPS = r"[0-9]+(?:[_,][0-9]+)*"
+WHOLE = re.compile(rf"[+-]?{DIGIT_GROUPS}")
+REAL = re.compile(
+    rf"[+-]?(?:(?:{DIGIT_GROUPS}(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|inf|infinity|nan)", re.IGNORECASE
+)
+
+
+def _plain(text: str) -> str:
+    return text.strip().replace("_", "").replace(",", "")
+
+
+def parse_whole(text: str, bounds: tuple[int, int]) -> int:
+    """``text`` as a whole number within ``bounds`` (inclusive), written as the module says."""
+    minimum, maximum = bounds
+    if not isinstance(text, str) or not WHOLE.fullmatch(text.strip()):
+        raise SpecError(f"must be a whole number, got {shown(text)}")
+    digits = _plain(text)
+    if len(digits.lstrip("+-").lstrip("0")) > len(str(max(abs(minimum), abs(maximum)))):
+        if digits.startswith("-"):
+            raise SpecError(f"must be at least {minimum:,}, got a {len(digits) - 1:,}-digit negative number")
+        raise SpecError(f"must be at most {maximum:,}, got a {len(digits.lstrip('+')):,}-digit number")
+    value = int(digits)
+    if value < minimum:
+        raise SpecError(f"must be at least {minimum:,}, got {value:,}")
+    if value > maximum:
+        raise SpecError(f"must be at most {maximum:,}, got {value:,}")
+    return value
+
+
+def parse_real(text: str, bounds: tuple[float, float]) -> float:
+    """``text`` as a finite number within ``bounds`` (inclusive), written as the module says."""
+    low, high = bounds
+    if not isinstance(text, str) or not REAL.fullmatch(text.strip()):
+        raise SpecError(f"must be a number, got {shown(text)}")
+    value = float(_plain(text))  # a long run of digits is fine here: float() has no digit limit
+    if not (math.isfinite(value) and low <= value <= high):
+        raise SpecError(f"must be between {low:g} and {high:g}, got {shown(text.strip())}")
+    return value
