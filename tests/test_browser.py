@@ -826,3 +826,22 @@ def test_a_decimal_step_is_checked_in_the_page_as_in_python(browser, site) -> No
     expect(share).not_to_have_attribute("aria-invalid", "true")
     recorded.assert_only(site.isolated)
     recorded.context.close()
+
+
+def test_the_calculators_chart_is_a_vega_view_drawn_near_the_screen_and_redrawn_on_input(browser, site) -> None:
+    """Chapter 1's chart is the generic `vega` output kind: the view's Vega-Lite spec, drawn with the
+    site's vega-embed once it nears the screen, named by its description, and redrawn for new inputs."""
+    recorded = _context(browser)
+    page = recorded.page()
+    page.goto(site.isolated + CHAPTER)
+    chart = page.locator("form[data-rf-calc=decode_speed] [data-rf-draw=vega]")
+    assert chart.get_attribute("data-state") is None  # not drawn while far from the screen
+    chart.scroll_into_view_if_needed()
+    expect(chart).to_have_attribute("data-state", "drawn", timeout=BOOT_MS)
+    svg = chart.locator("svg.marks")
+    expect(svg).to_have_attribute("aria-label", re.compile(r"the dots mark 1 users\.$"))
+    page.locator(f"#rf-{CALC}-users").fill("32")
+    wait_for(page, dict(calculator_view.DEFAULTS, users=32))
+    expect(chart.locator("svg.marks")).to_have_attribute("aria-label", re.compile(r"the dots mark 32 users\.$"))
+    recorded.assert_only(site.isolated)
+    recorded.context.close()

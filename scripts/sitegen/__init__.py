@@ -8,6 +8,7 @@ into the MkDocs build.
 Modules, lowest first (each imports only from those above it):
 
 - ``output``     byte-exact files: generated-file headers, atomic writes, write-if-changed.
+- ``escape``     spec text as literal Markdown, and sources as safe links.
 - ``context``    the spec set read fresh from disk.
 - ``page``       what a page module hands the build: values, tables, figures (``PageContent``).
 - ``tables``     Markdown tables with literal cells, and the sources listed under a table.
@@ -18,6 +19,10 @@ Modules, lowest first (each imports only from those above it):
 - ``shortcodes`` ``{{ n.NAME }}``, ``{{ md.NAME }}`` and ``{{ fig.NAME }}``; per-page values, figure letters.
 - ``vendor``     which files of node_modules the site serves (Vega, KaTeX).
 - ``widgets``    the Run cell's and the calculator's markup, and the calculator's output kinds.
+- ``markers``    a page's widget markers turned into those widgets (hooks/runtime.py's work).
 - ``navigation`` the chapters as the nav lists them: the home page's list, and the check that none is missing.
-- ``generate``   the whole run: every page module computes in memory, then what changed is written.
+- ``generate``   the whole run: every page folder's page.py computes in memory, then what changed is written.
+
+Nothing here names a chapter: a chapter's own code (its page.py, chart helpers,
+calculators, tests) lives in its folder, ``docs/chapters/<slug>/``.
 """

@@ -4,11 +4,16 @@
 // so Vega loads once per page however many charts and calculators it has.
 //
 // Like the page's figures, a chart is drawn only once it comes within a quarter screen of
-// the viewport: drawing is a long task, and a reader who never scrolls there should not pay
-// for it while the page loads. Each element keeps its own view and last spec (no module-wide
-// size or state), redrawn at a new width and when the reader switches light and dark.
+// the viewport: drawing is a long task (vega-embed compiles, parses and renders the spec: tens
+// of milliseconds), and a reader who never scrolls there should not pay for it while the page
+// loads. Once drawn, a new answer redraws it when the answers pause for REDRAW_DELAY_MS: the
+// numbers follow every keystroke at once, and a held-down arrow key does not queue a chart
+// per step. Each element keeps its own view and last spec (no module-wide size or state),
+// and is redrawn when the reader switches light and dark; vega-embed follows its width.
 
+const REDRAW_DELAY_MS = 120;
 const latest = new WeakMap(); // element -> the last spec asked for
+const timers = new WeakMap(); // element -> its pending redraw
 const views = new WeakMap(); // element -> its vega View, freed before the next draw
 const tickets = new WeakMap(); // element -> number of the newest draw; older draws give way
 const waiting = new Set(); // elements with a spec that have not come near the viewport yet
@@ -54,6 +59,10 @@ async function render(element) {
       config: charts.config(),
       tooltip: { theme: charts.isDark() ? "dark" : "light" },
     });
+    if (tickets.get(element) !== ticket) {
+      result.view.finalize(); // a newer draw has replaced this one on the page
+      return;
+    }
     views.get(element)?.finalize();
     views.set(element, result.view);
     charts.showTooltipOnTap(result.view);
@@ -71,7 +80,8 @@ export function drawVega(element, spec) {
   latest.set(element, spec);
   followTheme();
   if (element.dataset.state === "drawn") {
-    render(element);
+    clearTimeout(timers.get(element));
+    timers.set(element, setTimeout(() => render(element), REDRAW_DELAY_MS));
   } else if (!waiting.has(element)) {
     waiting.add(element);
     near().observe(element);
