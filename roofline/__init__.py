@@ -11,10 +11,16 @@ Layout, lowest layer first. A module imports only from modules above it:
 - ``kvformats``    KV-cache formats: bytes per value plus their scales' share (KvFormat).
 - ``formatting``   how numbers print (decimal SI units), for tables and reports.
 - ``specs``        frozen, validated records: GpuSpec, ModelSpec, MoeSpec, MlaSpec.
+                   A feature a new architecture needs (a bias, a norm) is a field here.
 - ``loader``       TOML spec files (``data/*.toml``) -> SpecSet, with located errors.
 - ``forms``        a calculator's declared inputs, rules and outputs (Form, Field, Rule, Output),
                    checked alike in CPython and, in the reader's browser, in Pyodide; GPU and
                    model menus from a SpecSet.
+- ``hfconfig``     a Hugging Face ``config.json`` -> ModelSpec, one reader per supported
+                   ``architectures`` value. A new model family goes here.
+- ``ownspecs``     what ``--model``/``--gpu`` name: an id, or the path of the reader's own
+                   config.json or GPU file (read and added to the SpecSet); a model as a
+                   spec-file entry (``roofline model import``).
 - ``architecture`` what a model implies: parameters, KV bytes per token, FLOPs per token.
                    A new per-model formula goes here.
 - ``version``      the package's version (a calibration file names the one it was fitted for).

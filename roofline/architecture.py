@@ -3,8 +3,11 @@
 Symbols used in the docstrings: L layers, d hidden size, H attention heads,
 K KV heads, h head dim, f FFN size, V vocabulary, E routed experts, k experts
 per token, S shared experts, f_e expert FFN size, L_d leading dense layers,
-W sliding window, c context (tokens cached per user).
-Biases are absent in every supported model and are not counted.
+W sliding window, c context (tokens cached per user), n norms per layer.
+Biases, q/k norms and extra norms are counted where the record says the model
+has them (``qkv_bias``, ``output_bias``, ``qk_norm``, ``norms_per_layer``,
+``moe.router_bias``, ``moe.expert_bias``). Not counted: gpt-oss's attention
+sinks (one scalar per head per layer, 2,304 in gpt-oss-120b).
 """
 
 from __future__ import annotations
@@ -24,19 +27,27 @@ def swiglu_parameters(hidden_size: int, ffn_size: int) -> int:
 def attention_parameters(model: ModelSpec) -> int:
     """Attention weights of one layer.
 
-    Grouped-query attention: ``d*H*h`` (Q) + ``2*d*K*h`` (K, V) + ``H*h*d`` (output).
+    Grouped-query attention: ``d*H*h`` (Q) + ``2*d*K*h`` (K, V) + ``H*h*d`` (output),
+    plus ``H*h + 2*K*h`` with q/k/v biases, ``d`` with an output bias and ``2*h``
+    with q/k norms. A fused qkv or gate-up matrix (Phi-3) holds the same weights.
     Latent attention (MLA) with ranks r_q, r_kv and head dims h_nope, h_rope, h_v:
-    ``d*r_q + r_q + r_q*H*(h_nope+h_rope)`` (query down, norm, up)
+    ``d*r_q + r_q + r_q*H*(h_nope+h_rope)`` (query down, norm, up; ``d*H*(h_nope+h_rope)``
+    when r_q is 0, a direct query projection)
     ``+ d*(r_kv+h_rope) + r_kv + r_kv*H*(h_nope+h_v)`` (KV down, norm, up)
     ``+ H*h_v*d`` (output).
     """
     d, heads = model.hidden_size, model.attention_heads
     mla = model.mla
     if mla is None:
-        return d * heads * model.head_dim + 2 * d * model.kv_heads * model.head_dim + heads * model.head_dim * d
-    query = (
-        d * mla.q_lora_rank + mla.q_lora_rank + mla.q_lora_rank * heads * (mla.qk_nope_head_dim + mla.qk_rope_head_dim)
-    )
+        h, kv = model.head_dim, model.kv_heads
+        weights = d * heads * h + 2 * d * kv * h + heads * h * d
+        biases = (heads * h + 2 * kv * h if model.qkv_bias else 0) + (d if model.output_bias else 0)
+        return weights + biases + (2 * h if model.qk_norm else 0)
+    query_width = heads * (mla.qk_nope_head_dim + mla.qk_rope_head_dim)
+    if mla.q_lora_rank:
+        query = d * mla.q_lora_rank + mla.q_lora_rank + mla.q_lora_rank * query_width
+    else:
+        query = d * query_width
     key_value = (
         d * (mla.kv_lora_rank + mla.qk_rope_head_dim)
         + mla.kv_lora_rank
@@ -56,23 +67,35 @@ def moe_layers(model: ModelSpec) -> int:
 
 
 def expert_parameters(model: ModelSpec) -> int:
-    """Parameters of one routed expert, ``3 * d * f_e`` (0 for a dense model)."""
-    return 0 if model.moe is None else swiglu_parameters(model.hidden_size, model.moe.expert_ffn_size)
+    """Parameters of one expert, ``3 * d * f_e``, plus ``2*f_e + d`` when experts carry
+    biases (gate and up, then down); 0 for a dense model."""
+    if model.moe is None:
+        return 0
+    size = model.moe.expert_ffn_size
+    bias = 2 * size + model.hidden_size if model.moe.expert_bias else 0
+    return swiglu_parameters(model.hidden_size, size) + bias
+
+
+def router_parameters(model: ModelSpec) -> int:
+    """The router of one MoE layer: ``d*E``, plus ``E`` with a router bias (0 for a dense model)."""
+    if model.moe is None:
+        return 0
+    return model.moe.experts * (model.hidden_size + (1 if model.moe.router_bias else 0))
 
 
 @functools.cache  # records are frozen; the sweep asks for these millions of times
 def always_used_parameters(model: ModelSpec) -> int:
     """Parameters every token passes through: all but the routed experts.
 
-    ``embeddings + d`` (final norm) ``+ L*(attention + 2d)`` (norms)
-    ``+ (L - L_moe)*3*d*f`` (dense MLPs) ``+ L_moe*(d*E + S*3*d*f_e)`` (router, shared experts).
+    ``embeddings + d`` (final norm) ``+ L*(attention + n*d)`` (norms)
+    ``+ (L - L_moe)*3*d*f`` (dense MLPs) ``+ L_moe*(router + S*expert)`` (router, shared experts).
     """
     d = model.hidden_size
     dense_mlp_layers = model.layers - moe_layers(model)
-    total = embedding_parameters(model) + d + model.layers * (attention_parameters(model) + 2 * d)
+    total = embedding_parameters(model) + d + model.layers * (attention_parameters(model) + model.norms_per_layer * d)
     total += dense_mlp_layers * swiglu_parameters(d, model.ffn_size)
     if model.moe is not None:
-        total += moe_layers(model) * (d * model.moe.experts + model.moe.shared_experts * expert_parameters(model))
+        total += moe_layers(model) * (router_parameters(model) + model.moe.shared_experts * expert_parameters(model))
     return total
 
 

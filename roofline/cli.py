@@ -6,6 +6,11 @@ roofline validate FILE...
 roofline table [--gpu ID] [--model ID ...] [--precisions P,P] [--format markdown|csv|text]
 roofline simulate --gpu ID --model ID [--policy static|continuous|chunked] [--admission paged|reserve]
                   [--rate R|inf | --concurrency N] ... [--json]
+roofline model import CONFIG.json [--id ID] [--name NAME] [--source URL] [-o FILE]
+
+Wherever a command takes ``--model``, it takes the path of a Hugging Face
+config.json too, and ``--gpu`` the path of a GPU file (TOML or JSON): see
+``ownspecs``. Nothing is fetched from the network.
 
 Exit status: 0 done; 1 the output could not be written (a full disk, a closed
 pipe), said in one line; 2 bad input; 130 interrupted (Ctrl-C), silently.
@@ -30,9 +35,11 @@ from . import formatting as fmt
 from .calibration import COSTS, load_calibration
 from .errors import SHOWN_LENGTH, SpecError, did_you_mean, one_line, shortened, shown
 from .estimate import estimate
+from .hfconfig import FAMILIES, read_config
 from .kvformats import KV_FORMAT_NAMES, KV_FORMATS
 from .loader import SpecSet, load_specs, read_spec_file
 from .measured import load_measurements
+from .ownspecs import model_entry_toml, resolve_gpu, resolve_model
 from .parsing import parse_real, parse_whole
 from .performance import DEFAULT_USABLE_FRACTION, Hardware, Workload
 from .precisions import AUTO, DEFAULT_COMPUTE_PRECISION, FORMATS, PRECISIONS
@@ -78,6 +85,9 @@ TABLE_PROMPT_RANGE = (1, 100_000_000)
 USABLE_FRACTION_RANGE = (0.01, 1.0)
 #: Fixed latency of one all-reduce, seconds: none to a second.
 ALLREDUCE_LATENCY_RANGE = (0.0, 1.0)
+
+GPU_HELP = "GPU id (see: roofline list gpus), or the path of a GPU file (TOML or JSON)"
+MODEL_HELP = "model id (see: roofline list models), or the path of a Hugging Face config.json"
 
 #: Why writing stdout can fail: a closed pipe, a full disk or quota, a dead device.
 _WRITE_FAILURES = {
@@ -194,8 +204,8 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     run = commands.add_parser("estimate", help="decode speed, prefill time and memory for one deployment")
-    run.add_argument("--gpu", required=True, help="GPU id (see: roofline list gpus)")
-    run.add_argument("--model", required=True, help="model id (see: roofline list models)")
+    run.add_argument("--gpu", required=True, help=GPU_HELP)
+    run.add_argument("--model", required=True, help=MODEL_HELP)
     run.add_argument("--precision", type=_precision, default="bf16", help="weight precision (default bf16)")
     run.add_argument(
         "--kv-precision",
@@ -279,8 +289,8 @@ def build_parser() -> argparse.ArgumentParser:
     validate.add_argument("files", nargs="+", metavar="FILE")
 
     table = commands.add_parser("table", help="models × weight precisions: decode tokens/s and prefill ms")
-    table.add_argument("--gpu", default="h100-sxm", help="GPU id (default h100-sxm)")
-    table.add_argument("--model", action="append", dest="models", metavar="ID", help="a model id; repeat for more")
+    table.add_argument("--gpu", default="h100-sxm", help=f"{GPU_HELP} (default h100-sxm)")
+    table.add_argument("--model", action="append", dest="models", metavar="ID", help=f"{MODEL_HELP}; repeat for more")
     table.add_argument(
         "--precisions",
         type=_precision_list,
@@ -296,7 +306,23 @@ def build_parser() -> argparse.ArgumentParser:
     table.add_argument("--format", choices=("markdown", "csv", "text"), default="markdown")
     _add_specs_option(table)
     _add_simulate_parser(commands)
+    _add_model_parser(commands)
     return parser
+
+
+def _add_model_parser(commands: argparse._SubParsersAction) -> None:
+    model = commands.add_parser("model", help="your own model: a Hugging Face config.json as a spec entry")
+    actions = model.add_subparsers(dest="action", required=True, parser_class=_Parser)
+    read = actions.add_parser(
+        "import",
+        help="read a config.json and print (or write) a checked [model.ID] entry for --specs or roofline/data/",
+        description="Supported architectures: " + ", ".join(FAMILIES),
+    )
+    read.add_argument("config", metavar="CONFIG", help="the path of a Hugging Face config.json")
+    read.add_argument("--id", help="the entry's id (default: from the name)")
+    read.add_argument("--name", help="how tables print the model (default: from the config or its folder)")
+    read.add_argument("--source", metavar="URL", help="where the config comes from (default: its path)")
+    read.add_argument("-o", "--output", metavar="FILE", help="write the entry to FILE, a new file (default: print)")
 
 
 def _add_simulate_parser(commands: argparse._SubParsersAction) -> None:
@@ -307,8 +333,8 @@ def _add_simulate_parser(commands: argparse._SubParsersAction) -> None:
         description="Serve a stream of requests on one model replica in a deterministic discrete-event"
         " simulation whose iterations take their roofline time (roofline/serving.py explains the model).",
     )
-    run.add_argument("--gpu", required=True, help="GPU id (see: roofline list gpus)")
-    run.add_argument("--model", required=True, help="model id (see: roofline list models)")
+    run.add_argument("--gpu", required=True, help=GPU_HELP)
+    run.add_argument("--model", required=True, help=MODEL_HELP)
     run.add_argument(
         "--gpus",
         type=_whole_number(GPUS_RANGE),
@@ -607,11 +633,67 @@ def _run_simulate(args: argparse.Namespace, specs: SpecSet) -> str:
     return simulation_report(result, hardware, workload, expected, calibration)
 
 
+def _resolve_choices(args: argparse.Namespace, specs: SpecSet) -> SpecSet:
+    """The one place where ``--gpu`` and ``--model`` values become ids, for every command that
+    takes them: a path is read (a GPU file, a config.json) and its entry joins ``specs``."""
+    if getattr(args, "gpu", None) is not None:
+        specs, args.gpu = _resolved("--gpu", resolve_gpu, specs, args.gpu)
+    if getattr(args, "model", None) is not None:
+        specs, args.model = _resolved("--model", resolve_model, specs, args.model)
+    for index, value in enumerate(getattr(args, "models", None) or ()):
+        specs, args.models[index] = _resolved("--model", resolve_model, specs, value)
+    return specs
+
+
+def _resolved(
+    option: str, resolve: Callable[[SpecSet, str], tuple[SpecSet, str]], specs: SpecSet, value: str
+) -> tuple[SpecSet, str]:
+    try:
+        return resolve(specs, value)
+    except SpecError as error:
+        # The option leads the line; message and hint keep their own length limits, so a long
+        # path does not cut the hint (the supported architectures) off the end.
+        where = {"file": f"{option}: {error.file}"} if error.file else {}
+        message = error.message if error.file else f"{option}: {error.message}"
+        located = SpecError(message, entry=error.entry, field=error.field, hint=error.hint, **where)
+        located.missing = error.missing
+        raise located from None
+
+
+def _run_model_import(args: argparse.Namespace) -> str:
+    """A config.json as a checked ``[model."ID"]`` entry: printed, or written to a new file."""
+    model = read_config(args.config, model_id=args.id, name=args.name, source=args.source)
+    header = f"# Written by `roofline model import` from {one_line(args.config)}; add it to a file for --specs\n"
+    header += "# or to roofline/data/models.toml. Check the values against the model card.\n"
+    text = header + model_entry_toml(model)
+    if args.output is None:
+        return text
+    try:
+        with open(args.output, "x", encoding="utf-8") as out:
+            out.write(text)
+    except FileExistsError:
+        raise SpecError("exists already", file=args.output, hint="name a new file, or delete this one") from None
+    except OSError as error:
+        raise SpecError(f"cannot write: {error.strerror or error}", file=args.output) from None
+    return (
+        one_line(
+            f'{args.output}: wrote [model."{model.id}"] {model.name}: {fmt.parameters(arch.total_parameters(model))}'
+            f" parameters, {fmt.parameters(arch.active_parameters(model))} active,"
+            f" KV cache {fmt.bytes_size(arch.kv_cache_bytes_per_token(model))} per token (bf16)"
+        )
+        + "\n"
+    )
+
+
 def _run(args: argparse.Namespace) -> int:
     try:
         if args.command == "validate":
             return _run_validate(args.files)
-        specs = load_specs(args.specs)
+        if args.command == "model":
+            output = _run_model_import(args)
+            sys.stdout.write(output)
+            return 0
+        specs = _resolve_choices(args, load_specs(args.specs))
         if args.command == "estimate":
             output = _run_estimate(args, specs)
         elif args.command == "list":

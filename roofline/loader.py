@@ -46,10 +46,13 @@ _GPU_OPTIONAL = (
     "interconnect",
 )
 _WINDOW_KEYS = ("sliding_window", "layer_pattern")
+#: Small per-layer weights some architectures add (biases, q/k norms, extra norms).
+_LAYER_EXTRAS = ("qkv_bias", "output_bias", "qk_norm", "norms_per_layer")
+_MOE_OPTIONAL = ("router_bias", "expert_bias")
 _GPU_KEYS = _keys(GpuSpec, leave_out=_GPU_OPTIONAL)
-_MODEL_KEYS = _keys(ModelSpec, leave_out=("moe", "mla", *_WINDOW_KEYS))
+_MODEL_KEYS = _keys(ModelSpec, leave_out=("moe", "mla", *_WINDOW_KEYS, *_LAYER_EXTRAS))
 _MLA_MODEL_KEYS = tuple(key for key in _MODEL_KEYS if key not in ("kv_heads", "head_dim"))
-_MOE_KEYS = _keys(MoeSpec)
+_MOE_KEYS = _keys(MoeSpec, leave_out=_MOE_OPTIONAL)
 _MLA_KEYS = _keys(MlaSpec)
 _INTERCONNECT_KEYS = _keys(InterconnectSpec)
 
@@ -104,7 +107,7 @@ class SpecSet:
         )
 
 
-def _require_keys(table: Mapping[str, Any], allowed: tuple[str, ...], *, optional=()) -> None:
+def _require_keys(table: Mapping[str, Any], allowed: tuple[str, ...], *, optional: tuple[str, ...] = ()) -> None:
     """Raise on the first unknown key (with the close match) or missing key."""
     for key in table:
         if key not in allowed and key not in optional:
@@ -125,10 +128,12 @@ def _subtable(table: Mapping[str, Any], key: str) -> Mapping[str, Any]:
     return value
 
 
-def _nested(record_type: type, table: Mapping[str, Any], key: str, allowed: tuple[str, ...]) -> Any:
+def _nested(
+    record_type: type, table: Mapping[str, Any], key: str, allowed: tuple[str, ...], optional: tuple[str, ...] = ()
+) -> Any:
     sub = _subtable(table, key)
     try:
-        _require_keys(sub, allowed)
+        _require_keys(sub, allowed, optional=optional)
         return record_type(**sub)
     except SpecError as error:
         raise SpecError(error.message, field=f"{key}.{error.field}", hint=error.hint) from None
@@ -154,10 +159,10 @@ def _model(entry_id: str, table: Mapping[str, Any]) -> ModelSpec:
                     field=key,
                     hint="the latent's size is set by mla.kv_lora_rank; remove this key",
                 )
-    _require_keys(table, base_keys, optional=("moe", "mla", *_WINDOW_KEYS))
-    values = {key: table[key] for key in (*base_keys, *_WINDOW_KEYS) if key in table}
+    _require_keys(table, base_keys, optional=("moe", "mla", *_WINDOW_KEYS, *_LAYER_EXTRAS))
+    values = {key: table[key] for key in (*base_keys, *_WINDOW_KEYS, *_LAYER_EXTRAS) if key in table}
     if "moe" in table:
-        values["moe"] = _nested(MoeSpec, table, "moe", _MOE_KEYS)
+        values["moe"] = _nested(MoeSpec, table, "moe", _MOE_KEYS, _MOE_OPTIONAL)
     if uses_mla:
         values["mla"] = _nested(MlaSpec, table, "mla", _MLA_KEYS)
         values.update(kv_heads=0, head_dim=0)
@@ -167,7 +172,22 @@ def _model(entry_id: str, table: Mapping[str, Any]) -> ModelSpec:
 _BUILDERS = {"gpu": _gpu, "model": _model}
 
 
-def _suggested_id(entry_id: str) -> str:
+def gpu_entry(entry_id: str, table: Mapping[str, Any]) -> GpuSpec:
+    """A GpuSpec from the keys of one ``[gpu."ID"]`` table, with a spec file's checks
+    (a GPU file given to ``--gpu`` holds the same keys)."""
+    return _gpu(entry_id, table)
+
+
+def check_id(entry_id: object) -> None:
+    """Raise SpecError unless ``entry_id`` is a valid id (what ``--gpu``/``--model`` take)."""
+    if not isinstance(entry_id, str) or not _ID_PATTERN.fullmatch(entry_id):
+        raise SpecError(
+            "bad id: use 1 to 64 lower-case letters, digits, '.', '-' and '_', starting with a letter or digit",
+            hint=f"for example '{suggested_id(str(entry_id))}'",
+        )
+
+
+def suggested_id(entry_id: str) -> str:
     """A valid id close to ``entry_id``: lower case, runs of other characters as one '-'."""
     cleaned = re.sub(r"[^a-z0-9._-]+", "-", entry_id.lower()).strip("-._")[:64]
     return cleaned or "my-entry"
@@ -215,13 +235,10 @@ def parse_specs(text: str, label: str) -> SpecSet:
             raise SpecError(f"[{kind}] must hold [{kind}.ID] tables", file=label)
         for entry_id, table in entries.items():
             entry = entry_label(kind, entry_id)
-            if not _ID_PATTERN.fullmatch(entry_id):
-                raise SpecError(
-                    "bad id: use 1 to 64 lower-case letters, digits, '.', '-' and '_', starting with a letter or digit",
-                    file=label,
-                    entry=entry,
-                    hint=f"for example '{_suggested_id(entry_id)}'",
-                )
+            try:
+                check_id(entry_id)
+            except SpecError as error:
+                raise error.located(file=label, entry=entry) from None
             if not isinstance(table, dict):
                 raise SpecError(f"must be a table [{kind}.{entry_id}]", file=label, entry=entry)
             try:

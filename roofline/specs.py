@@ -23,8 +23,8 @@ from .precisions import PRECISIONS, SIXTEEN_BIT
 LAYER_KINDS = ("local", "global")
 
 
-def _count(minimum: int = 1, maximum: int = 1_000_000) -> Any:
-    return field(metadata={"kind": "count", "minimum": minimum, "maximum": maximum})
+def _count(minimum: int = 1, maximum: int = 1_000_000, **default: int) -> Any:
+    return field(metadata={"kind": "count", "minimum": minimum, "maximum": maximum}, **default)
 
 
 def _quantity(minimum: float, maximum: float) -> Any:
@@ -35,8 +35,8 @@ def _text(maximum: int = 200) -> Any:
     return field(metadata={"kind": "text", "maximum": maximum})
 
 
-def _flag() -> Any:
-    return field(metadata={"kind": "flag"})
+def _flag(**default: bool) -> Any:
+    return field(metadata={"kind": "flag"}, **default)
 
 
 # Physically sensible ranges. They are wide enough for any real chip or model
@@ -267,8 +267,11 @@ class GpuSpec:
 class MoeSpec:
     """Mixture of experts: each token goes to ``experts_per_token`` of ``experts`` routed experts.
 
-    Shared experts see every token. The first ``dense_layers`` layers use the
-    model's plain FFN of ``ffn_size`` instead of experts.
+    Shared experts see every token. ``dense_layers`` layers (the first ones in
+    every supported model) use the model's plain FFN of ``ffn_size`` instead of
+    experts. ``router_bias``: the router adds a bias per expert (gpt-oss;
+    DeepSeek-V3's load-balancing correction). ``expert_bias``: every expert's
+    projections carry biases (gpt-oss).
     """
 
     experts: int = _count(maximum=100_000)
@@ -276,6 +279,8 @@ class MoeSpec:
     expert_ffn_size: int = _count(maximum=10_000_000)
     shared_experts: int = _count(minimum=0, maximum=1_000)
     dense_layers: int = _count(minimum=0, maximum=10_000)
+    router_bias: bool = _flag(default=False)
+    expert_bias: bool = _flag(default=False)
 
     def __post_init__(self) -> None:
         _validate(self)
@@ -289,10 +294,12 @@ class MoeSpec:
 @dataclass(frozen=True)
 class MlaSpec:
     """Multi-head latent attention (DeepSeek-V2/V3): keys and values are cached as a
-    compressed latent of ``kv_lora_rank`` plus one shared RoPE key of ``qk_rope_head_dim``."""
+    compressed latent of ``kv_lora_rank`` plus one shared RoPE key of ``qk_rope_head_dim``.
+    A ``q_lora_rank`` of 0 means queries are projected directly, not through a latent
+    (DeepSeek-V2-Lite's ``q_lora_rank: null``)."""
 
     kv_lora_rank: int = _count()
-    q_lora_rank: int = _count()
+    q_lora_rank: int = _count(minimum=0)
     qk_nope_head_dim: int = _count()
     qk_rope_head_dim: int = _count()
     v_head_dim: int = _count()
@@ -310,6 +317,13 @@ class ModelSpec:
     A model with sliding-window layers sets ``sliding_window`` (tokens a local
     layer keeps) and ``layer_pattern``, the kinds of layer ("local" or "global")
     repeated from the first layer on; without them every layer is global.
+
+    Small per-layer weights that some architectures add, all off by default:
+    ``qkv_bias`` (biases on the query, key and value projections: Qwen2, gpt-oss),
+    ``output_bias`` (on the attention output projection: gpt-oss), ``qk_norm``
+    (an RMSNorm over each query and key head: Qwen3, Gemma 3) and
+    ``norms_per_layer`` (2 in most models; Gemma 2 and 3 norm before and after
+    both attention and MLP, 4).
     """
 
     id: str = _text()
@@ -327,10 +341,18 @@ class ModelSpec:
     mla: MlaSpec | None = None
     sliding_window: int = 0
     layer_pattern: tuple[str, ...] = ()
+    qkv_bias: bool = _flag(default=False)
+    output_bias: bool = _flag(default=False)
+    qk_norm: bool = _flag(default=False)
+    norms_per_layer: int = _count(minimum=0, maximum=16, default=2)
 
     def __post_init__(self) -> None:
         _validate(self)
         self._check_windows()
+        if self.mla is not None:
+            for name in ("qkv_bias", "output_bias", "qk_norm"):
+                if getattr(self, name):
+                    raise SpecError("does not apply to a model with [mla]", field=name, hint="remove this key")
         if self.mla is None:
             for name in ("kv_heads", "head_dim"):
                 if getattr(self, name) < 1:

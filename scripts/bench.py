@@ -1,6 +1,6 @@
 """Benchmarks: the package's full sweep, the serving simulator, the site build and the in-browser runtime.
 
-Run: ``python scripts/bench.py [package] [simulate] [site] [browser] [pages]`` (all
+Run: ``python scripts/bench.py [package] [config] [simulate] [site] [browser] [pages]`` (all
 when none is named), or ``make bench``. ``pages`` is Lighthouse and axe-core on every
 page (``scripts/bench_pages.py``). Prints one line per figure and writes nothing.
 
@@ -89,6 +89,49 @@ def report_package() -> None:
         f" ({figures['evaluations_per_s']:,.0f}/s; goal < 1 s);"
         f" {figures['ratio_to_baseline']:.1f}× the bare rule-of-thumb loop;"
         f" peak traced memory holding every result {figures['peak_traced_bytes'] / 1e6:.1f} MB"
+    )
+
+
+#: The config read by the ``config`` benchmark: the largest supported family's (MoE, windows, biases).
+CONFIG_FIXTURE = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "hfconfig" / "gpt-oss-120b.json"
+
+
+def bench_config(repeats: int = 30) -> dict[str, float]:
+    """Read a config.json from disk and estimate from it, as ``--model config.json`` does (goal
+    ≤ 50 ms), against an estimate of a built-in model with the same settings in this process.
+
+    Each run gives the model a new id, so no per-model figure cached by an earlier run helps it.
+    """
+    from types import MappingProxyType
+
+    from roofline import SpecSet, estimate, load_specs
+    from roofline.hfconfig import read_config
+
+    specs = load_specs()
+    settings = {"batch": 8, "context": 4096, "prompt": 2000}
+    counter = itertools.count()
+
+    def from_config() -> None:
+        model = read_config(CONFIG_FIXTURE, model_id=f"bench-{next(counter)}")
+        with_model = specs.merged(SpecSet(models=MappingProxyType({model.id: model})))
+        estimate("h100-sxm", model.id, specs=with_model, **settings)
+
+    def built_in() -> None:
+        estimate("h100-sxm", "llama-3.1-8b", specs=specs, **settings)
+
+    from_config()
+    built_in()
+    config_s = best_of(repeats, from_config)
+    baseline_s = best_of(repeats, built_in)
+    return {"config_s": config_s, "baseline_s": baseline_s, "ratio_to_baseline": config_s / baseline_s}
+
+
+def report_config() -> None:
+    figures = bench_config()
+    print(
+        f"config.json read and estimate: {figures['config_s'] * 1e3:.2f} ms (goal ≤ 50 ms);"
+        f" {figures['ratio_to_baseline']:.1f}× an estimate of a built-in model"
+        f" ({figures['baseline_s'] * 1e3:.2f} ms) in the same process"
     )
 
 
@@ -265,6 +308,7 @@ def report_pages() -> None:
 
 SECTIONS = {
     "package": report_package,
+    "config": report_config,
     "simulate": report_simulate,
     "site": report_site,
     "browser": report_browser,

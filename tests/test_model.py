@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 from pathlib import Path
 
 import pytest
@@ -328,3 +329,57 @@ def test_past_the_nvlink_domain_the_all_reduce_crosses_the_scale_out_network() -
     assert sixteen.link_bytes_per_s == 50e9
     assert Hardware(H100, 8).link_bytes_per_s == 450e9
     assert Hardware(SPECS.gpu("mi300x"), 8).link_bytes_per_s is None  # no interconnect spec: not counted
+# -- Small per-layer weights some architectures add (issue 24) ------------------------------------
+
+
+def test_attention_biases_and_qk_norms_add_their_vectors() -> None:
+    """q/k/v biases add H*h + 2*K*h, an output bias d, q/k norms 2*h, per layer."""
+    base = arch.attention_parameters(LLAMA_8B)
+    d, heads, kv, h = 4096, 32, 8, 128
+    assert arch.attention_parameters(dataclasses.replace(LLAMA_8B, qkv_bias=True)) == base + heads * h + 2 * kv * h
+    assert arch.attention_parameters(dataclasses.replace(LLAMA_8B, output_bias=True)) == base + d
+    assert arch.attention_parameters(dataclasses.replace(LLAMA_8B, qk_norm=True)) == base + 2 * h
+
+
+def test_four_norms_per_layer_add_two_vectors_a_layer() -> None:
+    four = dataclasses.replace(LLAMA_8B, norms_per_layer=4)
+    assert arch.total_parameters(four) - arch.total_parameters(LLAMA_8B) == 32 * 2 * 4096
+
+
+def test_router_and_expert_biases() -> None:
+    """A router bias adds E a layer; expert biases 2*f_e + d an expert, for all E experts in the
+    total and the k chosen ones in the active count."""
+    layers, d, experts, k, f = 32, 4096, 8, 2, 14336
+    moe = MIXTRAL.moe
+    routed = dataclasses.replace(MIXTRAL, moe=dataclasses.replace(moe, router_bias=True))
+    assert arch.total_parameters(routed) - arch.total_parameters(MIXTRAL) == layers * experts
+    biased = dataclasses.replace(MIXTRAL, moe=dataclasses.replace(moe, expert_bias=True))
+    assert arch.total_parameters(biased) - arch.total_parameters(MIXTRAL) == layers * experts * (2 * f + d)
+    assert arch.active_parameters(biased) - arch.active_parameters(MIXTRAL) == layers * k * (2 * f + d)
+
+
+def test_mla_without_a_query_latent_projects_queries_directly() -> None:
+    """q_lora_rank 0 (DeepSeek-V2-Lite's null): d*H*(h_nope + h_rope) in place of the
+    down-projection, its norm and the up-projection."""
+    direct = dataclasses.replace(DEEPSEEK, mla=dataclasses.replace(DEEPSEEK.mla, q_lora_rank=0))
+    d, heads, r_q, width = 7168, 128, 1536, 128 + 64
+    latent_query = d * r_q + r_q + r_q * heads * width
+    assert arch.attention_parameters(DEEPSEEK) - arch.attention_parameters(direct) == latent_query - d * heads * width
+
+
+@pytest.mark.parametrize(
+    ("change", "fragment"),
+    [
+        ({"qkv_bias": "yes"}, "field 'qkv_bias': must be true or false"),
+        ({"norms_per_layer": 17}, "field 'norms_per_layer': must be at most 16"),
+        ({"norms_per_layer": -1}, "field 'norms_per_layer': must be at least 0"),
+    ],
+)
+def test_layer_extras_are_validated(change: dict, fragment: str) -> None:
+    with pytest.raises(SpecError, match=re.escape(fragment)):
+        dataclasses.replace(LLAMA_8B, **change)
+
+
+def test_biases_and_qk_norms_do_not_apply_to_latent_attention() -> None:
+    with pytest.raises(SpecError, match=re.escape("field 'qk_norm': does not apply to a model with [mla]")):
+        dataclasses.replace(DEEPSEEK, qk_norm=True)

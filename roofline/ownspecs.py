@@ -1,0 +1,183 @@
+"""The reader's own model and GPU: what ``--model`` and ``--gpu`` name, on every command.
+
+One resolver for every command that takes them: a value that is a known id
+(built in, or from ``--specs``) is that entry. Any other value that names a
+file, or looks like a path (it has a ``/`` or ends in ``.json`` or ``.toml``),
+is read from disk: for ``--model`` a Hugging Face ``config.json`` (see
+``hfconfig``), for ``--gpu`` a small GPU file. The entry read joins the spec
+set under its own id, so everything downstream works by id as before. Nothing
+is fetched from the network.
+
+A GPU file holds the keys of one ``[gpu."ID"]`` entry of ``data/gpus.toml``,
+as TOML or as one JSON object, with ``id`` and ``source`` optional::
+
+    name = "My accelerator"
+    memory_bytes = 96e9
+    bandwidth_bytes_per_s = 4.0e12
+    [dense_flops_per_s]
+    bf16 = 900e12
+    fp8 = 1800e12
+
+A TOML file that is a spec file with exactly one ``[gpu."ID"]`` table works too.
+
+This module also writes a model as a spec-file entry (``roofline model import``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from collections.abc import Mapping
+from dataclasses import MISSING, fields
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from .errors import SpecError, entry_label, one_line
+from .hfconfig import MAX_CONFIG_BYTES, decode_json, read_config, read_small_file, too_large
+from .loader import (
+    SpecSet,
+    check_id,
+    gpu_entry,
+    parse_specs,
+    suggested_id,
+)
+from .specs import SOURCE_LENGTH, GpuSpec, ModelSpec
+
+_PATH_ENDINGS = (".json", ".toml")
+_GPU_HINT = "a GPU file holds one GPU's keys, as a [gpu.ID] entry in roofline/data/gpus.toml does"
+
+
+def looks_like_path(value: str) -> bool:
+    """Whether ``value`` is meant as a file: it has a path separator or a .json/.toml ending,
+    or something of that name exists. (An id has neither; a known id is never read as a file.)"""
+    return "/" in value or "\\" in value or value.lower().endswith(_PATH_ENDINGS) or os.path.exists(value)
+
+
+def _with(specs: SpecSet, kind: str, entry: GpuSpec | ModelSpec, label: str) -> SpecSet:
+    """``specs`` with ``entry`` added (replacing an entry with its id), its origin the file."""
+    added = SpecSet(
+        gpus=MappingProxyType({entry.id: entry} if kind == "gpu" else {}),
+        models=MappingProxyType({entry.id: entry} if kind == "model" else {}),
+        origins=MappingProxyType({entry_label(kind, entry.id): label}),
+    )
+    return specs.merged(added)
+
+
+def resolve_model(specs: SpecSet, value: str) -> tuple[SpecSet, str]:
+    """``(specs, id)`` for a ``--model`` value: a known id as it is, a config.json's path (or the
+    folder holding one, as a downloaded model is laid out) read and added. Anything else is
+    returned unchanged, for the caller's unknown-id error."""
+    if value in specs.models or not looks_like_path(value):
+        return specs, value
+    inside = os.path.join(value, "config.json")
+    model = read_config(inside if os.path.isdir(value) and os.path.isfile(inside) else value)
+    return _with(specs, "model", model, value), model.id
+
+
+def resolve_gpu(specs: SpecSet, value: str) -> tuple[SpecSet, str]:
+    """``(specs, id)`` for a ``--gpu`` value: a known id as it is, a GPU file read and added."""
+    if value in specs.gpus or not looks_like_path(value):
+        return specs, value
+    gpu = read_gpu_file(value)
+    return _with(specs, "gpu", gpu, value), gpu.id
+
+
+# -- GPU files ----------------------------------------------------------------------------------
+
+
+def parse_gpu_text(text: str, label: str) -> GpuSpec:
+    """A GpuSpec from a GPU file's text: a JSON object when it starts with ``{``, else TOML."""
+    try:
+        if text.lstrip().startswith("{"):
+            return _gpu_from_table(decode_json(text, label, "GPU file", _GPU_HINT), label)
+        if len(text.encode("utf-8", "surrogatepass")) > MAX_CONFIG_BYTES:
+            raise too_large(label, "GPU file")
+        return _gpu_from_toml(text, label)
+    except SpecError as error:
+        raise error.located(file=label) from None
+
+
+def _gpu_from_toml(text: str, label: str) -> GpuSpec:
+    try:
+        table = tomllib.loads(text)
+    except (tomllib.TOMLDecodeError, RecursionError, ValueError, OverflowError):
+        parse_specs(text, label)  # raises the spec reader's one-line error, with line and column
+        raise SpecError("is not TOML", file=label, hint=_GPU_HINT) from None
+    entries = table.get("gpu")
+    if isinstance(entries, dict) and entries and all(isinstance(entry, dict) for entry in entries.values()):
+        gpus = parse_specs(text, label).gpus  # a spec file: its entries get a spec file's checks
+        if len(gpus) != 1 or len(table) != 1:
+            raise SpecError(f"holds {len(gpus)} GPU entries and more; a GPU file holds one", hint=_GPU_HINT)
+        return next(iter(gpus.values()))
+    return _gpu_from_table(table, label)
+
+
+def _gpu_from_table(table: Mapping[str, Any], label: str) -> GpuSpec:
+    """The GPU of a flat table: a ``[gpu."ID"]`` entry's keys, ``id`` and ``source`` optional."""
+    values = dict(table)
+    gpu_id = values.pop("id", None)
+    name = values.get("name")
+    if gpu_id is None:
+        gpu_id = suggested_id(name if isinstance(name, str) and name.strip() else Path(label).stem)
+    else:
+        try:
+            check_id(gpu_id)
+        except SpecError as error:
+            raise error.located(field="id") from None
+    values.setdefault("source", f"GPU file {one_line(label)}"[:SOURCE_LENGTH])
+    return gpu_entry(gpu_id, values)
+
+
+def read_gpu_file(path: str | Path) -> GpuSpec:
+    """The GpuSpec in the GPU file at ``path`` (TOML or JSON, at most ``MAX_CONFIG_BYTES``)."""
+    return parse_gpu_text(read_small_file(path, "GPU file"), str(path))
+
+
+# -- Writing a model entry ------------------------------------------------------------------------
+
+
+def _toml_string(text: str) -> str:
+    """``text`` as a TOML basic string: quotes and backslashes escaped, control characters as \\uXXXX."""
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"')
+    return '"' + re.sub(r"[\x00-\x1f\x7f]", lambda m: f"\\u{ord(m.group()):04x}", escaped) + '"'
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, str):
+        return _toml_string(value)
+    return "[" + ", ".join(_toml_value(item) for item in value) + "]"
+
+
+def _changed(record: Any, skip: tuple[str, ...] = ()) -> list[tuple[str, Any]]:
+    """A record's fields as key/value pairs, leaving out those at their default (optional keys)."""
+    pairs = []
+    for spec_field in fields(record):
+        value = getattr(record, spec_field.name)
+        if spec_field.name in skip or (spec_field.default is not MISSING and value == spec_field.default):
+            continue
+        pairs.append((spec_field.name, value))
+    return pairs
+
+
+def model_entry_toml(model: ModelSpec) -> str:
+    """``model`` as a ``[model."ID"]`` entry of a spec file, checked by reading it back:
+    the text parses to a record equal to ``model``."""
+    skip = ("id", "moe", "mla", "source") + (("kv_heads", "head_dim") if model.mla else ())
+    lines = [f'[model."{model.id}"]']
+    lines += [f"{key} = {_toml_value(value)}" for key, value in _changed(model, skip)]
+    lines.append(f"source = {_toml_string(model.source)}")
+    for part, record in (("moe", model.moe), ("mla", model.mla)):
+        if record is not None:
+            lines += ["", f'[model."{model.id}".{part}]']
+            lines += [f"{key} = {_toml_value(value)}" for key, value in _changed(record)]
+    text = "\n".join(lines) + "\n"
+    back = parse_specs(text, entry_label("model", model.id)).models[model.id]
+    if back != model:  # pragma: no cover - a writer bug, not bad input
+        raise AssertionError(f"the entry written for {model.id} reads back differently")
+    return text
