@@ -39,8 +39,9 @@ def _keys(record_type: type, *, leave_out: Iterable[str] = ()) -> tuple[str, ...
 #: Keys an entry may leave out; without them the record takes its default.
 _GPU_OPTIONAL = ("memory_note", "host_link_bytes_per_s", "host_link_source")
 _WINDOW_KEYS = ("sliding_window", "layer_pattern")
+_MODEL_OPTIONAL = (*_WINDOW_KEYS, "max_context")
 _GPU_KEYS = _keys(GpuSpec, leave_out=_GPU_OPTIONAL)
-_MODEL_KEYS = _keys(ModelSpec, leave_out=("moe", "mla", *_WINDOW_KEYS))
+_MODEL_KEYS = _keys(ModelSpec, leave_out=("moe", "mla", *_MODEL_OPTIONAL))
 _MLA_MODEL_KEYS = tuple(key for key in _MODEL_KEYS if key not in ("kv_heads", "head_dim"))
 _MOE_KEYS = _keys(MoeSpec)
 _MLA_KEYS = _keys(MlaSpec)
@@ -144,8 +145,8 @@ def _model(entry_id: str, table: Mapping[str, Any]) -> ModelSpec:
                     field=key,
                     hint="the latent's size is set by mla.kv_lora_rank; remove this key",
                 )
-    _require_keys(table, base_keys, optional=("moe", "mla", *_WINDOW_KEYS))
-    values = {key: table[key] for key in (*base_keys, *_WINDOW_KEYS) if key in table}
+    _require_keys(table, base_keys, optional=("moe", "mla", *_MODEL_OPTIONAL))
+    values = {key: table[key] for key in (*base_keys, *_MODEL_OPTIONAL) if key in table}
     if "moe" in table:
         values["moe"] = _nested(MoeSpec, table, "moe", _MOE_KEYS)
     if uses_mla:

@@ -50,6 +50,8 @@ BANDWIDTH_BYTES_PER_S = (1e9, 1e15)
 FLOPS_PER_S = (1e9, 1e18)
 #: One direction of a chip's link to host memory: 100 MB/s to 10 TB/s.
 HOST_LINK_BYTES_PER_S = (1e8, 1e13)
+#: Longest context a model may declare, in tokens (the command line's --context takes as many).
+MAX_CONTEXT_TOKENS = 100_000_000
 #: Longest name and source text, in characters.
 NAME_LENGTH, SOURCE_LENGTH = 200, 2000
 
@@ -221,6 +223,8 @@ class ModelSpec:
     A model with sliding-window layers sets ``sliding_window`` (tokens a local
     layer keeps) and ``layer_pattern``, the kinds of layer ("local" or "global")
     repeated from the first layer on; without them every layer is global.
+    ``max_context`` is the longest sequence the model serves (its config's
+    ``max_position_embeddings``), or None when not given.
     """
 
     id: str = _text()
@@ -238,10 +242,13 @@ class ModelSpec:
     mla: MlaSpec | None = None
     sliding_window: int = 0
     layer_pattern: tuple[str, ...] = ()
+    max_context: int | None = None
 
     def __post_init__(self) -> None:
         _validate(self)
         self._check_windows()
+        if self.max_context is not None:  # optional; when given, tokens as --context takes them
+            _check_field("max_context", "count", self.max_context, 1, MAX_CONTEXT_TOKENS)
         if self.mla is None:
             for name in ("kv_heads", "head_dim"):
                 if getattr(self, name) < 1:
@@ -292,3 +299,16 @@ class ModelSpec:
                 field="layer_pattern",
                 hint="remove sliding_window and layer_pattern, or mark the windowed layers local",
             )
+
+    def past_max_context(self, tokens: int, what: str = "a context") -> str | None:
+        """One sentence when ``tokens`` is longer than the model serves (``max_context``), else None.
+
+        Past the limit the arithmetic still runs, but the model was not trained to attend
+        that far and serving engines refuse the request (vLLM caps ``max_model_len`` there).
+        """
+        if self.max_context is None or tokens <= self.max_context:
+            return None
+        return (
+            f"{what} of {tokens:,} tokens is past {self.name}'s limit of {self.max_context:,} (max_context):"
+            " engines refuse longer sequences, so these figures describe no real deployment"
+        )
