@@ -427,11 +427,11 @@ def swap_findings(ctx: Context) -> tuple[list[str], int]:
         for model in ctx.specs.models.values():
             hardware = Hardware(gpu, gpus_to_fit(Hardware(gpu), Workload(model)))
             checked += 1
-            between = recompute_wins_between(hardware, model)
+            between = recompute_wins_between(hardware, model, copy_overhead_s=0)
             if between is not None:
                 start, end = between
                 link = f"{gpu.host_link() / 1e9:,.0f} GB/s"
-                even = f"{break_even_host_link(hardware, model) / 1e9:,.1f} GB/s"
+                even = f"{break_even_host_link(hardware, model, start) / 1e9:,.1f} GB/s"
                 wins.append(
                     f"{model.name} on {_gpus(hardware)}, from {start:,} to {end - 1:,} tokens"
                     f" (its link, {link}, is below the break-even {even})"
@@ -446,7 +446,7 @@ def _gpus(hardware: Hardware) -> str:
 def _swap(ctx: Context, content: PageContent) -> None:
     put = content.put
     small, one = ctx.specs.model(SMALL_MODEL), _one(ctx)
-    choice = swap_or_recompute(one, small, SWAP_CONTEXT)
+    choice = swap_or_recompute(one, small, SWAP_CONTEXT, copy_overhead_s=0)
     put("host_link_gbps", whole(one.gpu.host_link() / 1e9))
     content.put_markdown("host_link_source", escape.linked(one.gpu.host_link_source or ""))
     put("swap_context", whole(SWAP_CONTEXT))
@@ -454,7 +454,7 @@ def _swap(ctx: Context, content: PageContent) -> None:
     put("recompute_ms", ms(choice.recompute_s))
     put("swap_cheaper", {"swap": "swapping", "recompute": "recomputing"}[choice.cheaper])
     put("swap_factor", f"{max(choice.recompute_s, choice.swap_s) / min(choice.recompute_s, choice.swap_s):,.0f}")
-    put("break_even_gbps", f"{break_even_host_link(one, small) / 1e9:,.1f}")
+    put("break_even_gbps", f"{break_even_host_link(one, small, SWAP_CONTEXT) / 1e9:,.1f}")
     wins, checked = swap_findings(ctx)
     put("swap_pairs", whole(checked))
     if wins:
