@@ -16,8 +16,15 @@
   const OUTPUT = ".rf-output";
   const HINTS = { ".md-typeset__scrollwrap": "table", ".rf-output": "output" };
   // Watch the region and its content: a web font arriving later can widen a formula.
-  const observer = new ResizeObserver((entries) =>
-    entries.forEach((entry) => mark(entry.target.closest("[data-rf-watched]"))));
+  // A block of printed lines that a re-run has since removed is no longer in any region:
+  // it is let go of instead of measured.
+  const observer = new ResizeObserver((entries) => {
+    for (const entry of entries) {
+      const region = entry.target.isConnected ? entry.target.closest("[data-rf-watched]") : null;
+      if (region) mark(region);
+      else observer.unobserve(entry.target);
+    }
+  });
 
   function label(region) {
     if (region.matches(".arithmatex")) return "Formula, scrolls sideways";
@@ -26,9 +33,11 @@
   }
 
   function mark(region) {
-    // A region the browser is skipping (content-visibility: auto, off screen) has no laid-out
-    // width to measure; it is measured when it is shown (see watch).
-    if (region.checkVisibility && !region.checkVisibility({ contentVisibilityAuto: true })) return;
+    // A region the browser is skipping (content-visibility: auto, off screen) reports its
+    // placeholder width until something inside it is measured: measuring its content lays it
+    // out for this one reading, since it must take keyboard focus before the reader scrolls
+    // to it. Regions far from the screen are measured only when the browser is idle (see watch).
+    region.firstElementChild?.getBoundingClientRect();
     const overflows = region.scrollWidth > region.clientWidth + 1;
     const hint = region.nextElementSibling?.classList.contains("rf-scroll-hint") ? region.nextElementSibling : null;
     const owned = !region.matches(OUTPUT); // whose focus, role and name this script sets
@@ -66,6 +75,7 @@
     for (const record of records) {
       panes.add(record.target.closest?.(OUTPUT) ?? record.target.parentElement?.closest(OUTPUT));
       for (const node of record.addedNodes) if (node.nodeType === Node.ELEMENT_NODE) observer.observe(node);
+      for (const node of record.removedNodes) if (node.nodeType === Node.ELEMENT_NODE) observer.unobserve(node);
     }
     requestAnimationFrame(() => panes.forEach((pane) => pane && mark(pane)));
   });

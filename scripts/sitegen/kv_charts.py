@@ -70,8 +70,17 @@ def kv_per_token(specs: SpecSet) -> dict[str, Any]:
         .mark_tick(color="#888888", thickness=2, size=18)
         .encode(y=y, x=alt.X("mha_kb:Q"), tooltip=tooltip)
     )
-    labels = bars.mark_text(align="left", dx=3, fontSize=10).encode(
-        text=alt.Text("kb:Q", format=",.0f"), color=alt.value("#888888")
+    # Built on its own, not from the bars: a text mark has no x2, and Vega warns when it is dropped.
+    labels = (
+        alt.Chart(data)
+        .mark_text(align="left", dx=3, fontSize=10)
+        .encode(
+            y=y,
+            x=alt.X("kb:Q", scale=alt.Scale(type="log")),
+            text=alt.Text("kb:Q", format=",.0f"),
+            color=alt.value("#888888"),
+            tooltip=tooltip,
+        )
     )
     return figure_spec(
         bars + ticks + labels,
