@@ -26,22 +26,39 @@
     }
   });
 
-  function label(region) {
-    if (region.matches(".arithmatex")) return "Formula, scrolls sideways";
+  function label(region, measured = true) {
+    const scrolls = measured ? ", scrolls sideways" : "";
+    if (region.matches(".arithmatex")) return `Formula${scrolls}`;
     const caption = region.querySelector("caption, th");
-    return caption ? `Table (${caption.textContent.trim()} …), scrolls sideways` : "Table, scrolls sideways";
+    return caption ? `Table (${caption.textContent.trim()} …)${scrolls}` : `Table${scrolls}`;
+  }
+
+  function focusable(region, name) {
+    region.tabIndex = 0;
+    region.setAttribute("role", "region");
+    region.setAttribute("aria-label", name);
+  }
+
+  // True while the browser skips the region's content (content-visibility: auto, far from the
+  // screen): asking its width then would lay it out, and the pages are cheap to open because
+  // nothing makes the browser do that.
+  function skipped(region) {
+    const content = region.firstElementChild;
+    return Boolean(content?.checkVisibility) && !content.checkVisibility({ contentVisibilityAuto: true });
   }
 
   function mark(region) {
-    // A region the browser is skipping (content-visibility: auto, off screen) reports its
-    // placeholder width until something inside it is measured: measuring its content lays it
-    // out for this one reading, since it must take keyboard focus before the reader scrolls
-    // to it. Regions far from the screen are measured only when the browser is idle (see watch).
-    region.firstElementChild?.getBoundingClientRect();
-    const overflows = region.scrollWidth > region.clientWidth + 1;
     const hint = region.nextElementSibling?.classList.contains("rf-scroll-hint") ? region.nextElementSibling : null;
     const owned = !region.matches(OUTPUT); // whose focus, role and name this script sets
+    if (skipped(region)) {
+      // Its width is unknown until it is shown, and it must take keyboard focus before the
+      // reader scrolls to it: focusable until then, measured when shown (see watch).
+      if (owned && !region.hasAttribute("tabindex")) focusable(region, label(region, false));
+      return;
+    }
+    const overflows = region.scrollWidth > region.clientWidth + 1;
     if (!overflows) {
+      if (owned && document.activeElement === region) return; // not while the reader is on it
       if (owned) {
         region.removeAttribute("tabindex");
         region.removeAttribute("role");
@@ -51,11 +68,7 @@
       hint?.remove();
       return;
     }
-    if (owned) {
-      region.tabIndex = 0;
-      region.setAttribute("role", "region");
-      region.setAttribute("aria-label", label(region));
-    }
+    if (owned) focusable(region, label(region));
     const atEnd = region.scrollLeft + region.clientWidth >= region.scrollWidth - 1;
     region.dataset.rfScrolls = atEnd ? "end" : "more";
     const what = Object.entries(HINTS).find(([selector]) => region.matches(selector))?.[1];
@@ -89,6 +102,7 @@
     region.dataset.rfWatched = "1";
     nearby.unobserve(region);
     region.addEventListener("scroll", () => mark(region), { passive: true });
+    region.addEventListener("blur", () => mark(region));
     region.addEventListener("contentvisibilityautostatechange", (event) => event.skipped || mark(region));
     observer.observe(region);
     if (region.firstElementChild) observer.observe(region.firstElementChild);
