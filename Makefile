@@ -6,14 +6,20 @@ VENV := .venv
 PY := $(VENV)/bin/python
 export NO_MKDOCS_2_WARNING := 1
 
-.PHONY: serve test build figures bench lint clean setup
+.PHONY: serve test test-fast build figures bench lint clean setup
 
-setup: $(VENV)/.installed node_modules/.installed
+setup: $(VENV)/.installed $(VENV)/.scripts-on-path node_modules/.installed
 
 $(VENV)/.installed: requirements.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
 	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
+	touch $@
+
+# scripts/ on the venv's path (a .pth file, as an editable install writes), so that
+# `import sitegen` works alike in MkDocs's hooks, the scripts, the tests and the benchmarks.
+$(VENV)/.scripts-on-path: $(VENV)/.installed
+	$(PY) -c "import pathlib, sys, sysconfig; pathlib.Path(sysconfig.get_path('purelib'), 'roofline-scripts.pth').write_text(sys.argv[1] + '\n')" "$(CURDIR)/scripts"
 	touch $@
 
 node_modules/.installed: package.json package-lock.json
@@ -28,6 +34,10 @@ serve: setup
 test: setup
 	$(PY) -m pytest
 
+## The author's loop (under a minute): every test but the site builds, subprocess runs, SVG re-renders, Pyodide and the browser.
+test-fast: setup
+	$(PY) -m pytest -m "not slow and not browser and not node" -q
+
 ## Build the site into site/ without serving it.
 build: setup
 	$(PY) -m mkdocs build --strict
@@ -40,8 +50,9 @@ figures: setup
 bench: setup
 	$(PY) scripts/bench.py
 
+## ruff over every Python file of the repository (what tests/test_lint.py runs too).
 lint: setup
-	$(PY) -m ruff check roofline scripts tests
+	$(PY) -m ruff check
 
 clean:
 	rm -rf site build dist *.egg-info

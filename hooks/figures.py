@@ -1,24 +1,28 @@
 """MkDocs glue for scripts/build_figures.py; everything it computes lives in scripts/sitegen.
 
-- on_config:       regenerate figures/ (a bad spec stops the build with the package's one-line error);
+- on_config:       regenerate figures/ (a bad spec stops the build with the package's one-line error),
+                   and check that mkdocs.yml's nav lists every chapter (sitegen/navigation.py);
 - on_files:        serve the charts (figures/*.svg, *.vl.json) and the vendored Vega/KaTeX files;
-- on_page_markdown: expand {{ n.NAME }}, {{ md.NAME }} and {{ fig.NAME }} in Markdown pages
+- on_page_markdown: expand {{ n.NAME }}, {{ md.NAME }}, {{ fig.NAME }} and {{ nav.chapters }} in Markdown pages
                    (values per page, figures lettered in reading order; see sitegen/shortcodes.py);
-- on_page_content: drop the CDN scripts mkdocs-jupyter writes into notebook pages;
+- on_page_content: refuse an image without alternative text (sitegen/render.py); drop the CDN
+                   scripts mkdocs-jupyter writes into notebook pages;
 - on_serve:        make `mkdocs serve` rebuild when a spec file or the generator changes.
+
+``sitegen`` imports by name: ``make setup`` puts scripts/ on the venv's path. Every hook
+imports it inside its functions, after on_config here has dropped the cached modules, so
+a long `mkdocs serve` picks up edits to the generator, a page folder or the package.
 
 hooks/jupyter/ holds the one nbconvert setting the notebook page needs (see on_config).
 """
 
 from __future__ import annotations
 
-import importlib.util
 import logging
 import os
 import re
 import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 from mkdocs.exceptions import PluginError
@@ -27,26 +31,19 @@ from mkdocs.structure.files import File, Files
 ROOT = Path(__file__).resolve().parent.parent
 FIGURES = ROOT / "figures"
 WATCHED = ("roofline", "scripts/sitegen", "scripts/build_figures.py")
+#: Modules imported afresh on every build: the package, the generator, page folders' and calculators' modules.
+FRESH = ("roofline", "sitegen", "build_figures", "build_wheel", "build_snapshot", "prerender_math")
+FRESH_PREFIXES = ("roofline_page_", "roofline_calculator_")
 log = logging.getLogger("mkdocs.hooks.figures")
 
 _state: dict[str, Any] = {}
 
 
-def _load_generator() -> ModuleType:
-    """scripts/build_figures.py, freshly imported with its package and helpers.
-
-    Dropping the cached modules first means a long `mkdocs serve` picks up edits
-    to the generator or the package, not only to the spec files.
-    """
+def drop_cached_modules() -> None:
+    """Forget the modules in FRESH, so the next import reads them from disk again."""
     for name in list(sys.modules):
-        if name.split(".")[0] in ("roofline", "sitegen", "build_figures"):
+        if name.split(".")[0] in FRESH or name.startswith(FRESH_PREFIXES):
             del sys.modules[name]
-    spec = importlib.util.spec_from_file_location("build_figures", ROOT / "scripts" / "build_figures.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["build_figures"] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def on_config(config: Any) -> None:
@@ -56,14 +53,19 @@ def on_config(config: Any) -> None:
     if str(ROOT / "hooks" / "jupyter") not in config_path:
         entries = [str(ROOT / "hooks" / "jupyter"), *filter(None, config_path)]
         os.environ["JUPYTER_CONFIG_PATH"] = os.pathsep.join(entries)
-    generator = _load_generator()
+    drop_cached_modules()
+    from roofline import SpecError
     from sitegen.generate import generate
+    from sitegen.navigation import NavError, chapter_list
     from sitegen.page import PageModuleError
     from sitegen.shortcodes import Shortcodes
     from sitegen.vendor import vendor_files
 
-    from roofline import SpecError
-
+    docs = Path(config["docs_dir"])
+    try:
+        _state["chapters"] = chapter_list(docs, config["nav"])
+    except (NavError, PageModuleError) as error:
+        raise PluginError(str(error)) from None
     # ROOFLINE_FIGURES=skip builds from the committed figures/ as they are, and
     # =rerender re-renders every SVG; scripts/bench_site.py times all three modes.
     mode = os.environ.get("ROOFLINE_FIGURES", "update")
@@ -81,7 +83,6 @@ def on_config(config: Any) -> None:
     except FileNotFoundError as error:
         raise PluginError(str(error)) from None
     _state["shortcodes"] = Shortcodes(FIGURES)
-    _state["generator"] = generator
 
 
 def on_files(files: Files, config: Any) -> Files:
@@ -99,7 +100,7 @@ def on_page_markdown(markdown: str, page: Any, config: Any, files: Files) -> str
     from sitegen.shortcodes import ShortcodeError
 
     try:
-        return _state["shortcodes"].expand(markdown, page=page.file.src_uri)
+        return _state["shortcodes"].expand(markdown, page=page.file.src_uri, lists={"chapters": _state["chapters"]})
     except ShortcodeError as error:
         raise PluginError(str(error)) from None
 
@@ -120,6 +121,12 @@ def _foreign(match: re.Match[str]) -> bool:
 def on_page_content(html: str, page: Any, config: Any, files: Files) -> str:
     if page.file.src_uri.endswith((".py", ".ipynb")):
         return _SCRIPT.sub(lambda m: "" if _foreign(m) else m.group(0), html)
+    from sitegen.render import AltTextError, check_alt_text
+
+    try:
+        check_alt_text(html, f"docs/{page.file.src_uri}")
+    except AltTextError as error:
+        raise PluginError(str(error)) from None
     return html
 
 

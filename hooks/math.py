@@ -9,28 +9,16 @@ A formula KaTeX cannot parse fails the build with one line naming it.
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
 from typing import Any
 
 from mkdocs.exceptions import PluginError
 
-ROOT = Path(__file__).resolve().parent.parent
 _state: dict[str, Any] = {}
 
 
-def _load_module() -> Any:
-    spec = importlib.util.spec_from_file_location("prerender_math", ROOT / "scripts" / "prerender_math.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["prerender_math"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 def on_config(config: Any) -> None:
-    module = _load_module()
+    import prerender_math as module  # scripts/ is on the venv's path (make setup)
+
     try:
         _state["renderer"] = module.MathRenderer()
     except module.MathError as error:

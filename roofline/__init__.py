@@ -11,11 +11,14 @@ Layout, lowest layer first. A module imports only from modules above it:
 - ``formatting``   how numbers print (decimal SI units), for tables and reports.
 - ``specs``        frozen, validated records: GpuSpec, ModelSpec, MoeSpec, MlaSpec.
 - ``loader``       TOML spec files (``data/*.toml``) -> SpecSet, with located errors.
+- ``forms``        a calculator's declared inputs, rules and outputs (Form, Field, Rule, Output),
+                   checked alike in CPython and, in the reader's browser, in Pyodide; GPU and
+                   model menus from a SpecSet.
 - ``architecture`` what a model implies: parameters, KV bytes per token, FLOPs per token.
                    A new per-model formula goes here.
 - ``performance``  the roofline itself: Hardware, Workload, decode step, prefill,
                    memory, crossover, the cost of one serving iteration.
-                   A new per-deployment formula goes here.
+                   A new per-deployment formula goes here; ``timed`` times any pass.
 - ``rule``         the seed's rule of thumb by name: every weight byte per step, 2·N FLOPs
                    per token at the 16-bit peak, crossover = peak ÷ bandwidth · bytes ÷ 2.
 - ``explain``      why the ceiling differs from the rule, one cause at a time, in words.
@@ -31,6 +34,12 @@ Layout, lowest layer first. A module imports only from modules above it:
                    admission; TTFT, TPOT, throughput, goodput. Times from performance.
 - ``report``       human-readable text for one estimate or one simulation.
 - ``cli``          the ``roofline`` command; the only module that prints or exits.
+
+A new chapter's formulas go in a module of their own here, ``roofline/<topic>.py``, placed
+in this list by what it imports (as ``kvcache`` and ``serving`` are): the chapter's page,
+Run cells and calculators all import it, and the reader's browser has this package and
+nothing else. The browser imports every module of the package before the first Run
+(``PRE_IMPORT`` in ``docs/javascripts/runtime/boot.mjs``), a new one included.
 
 Quick start::
 
@@ -90,6 +99,7 @@ from .performance import (
     memory_use,
     prefill_pass,
     tensor_parallel_degrees,
+    timed,
 )
 from .precisions import BYTES_PER_VALUE, FORMATS, PRECISIONS, NumberFormat, bytes_per_value
 from .rule import (
@@ -180,6 +190,7 @@ __all__ = [
     "swap_cost",
     "swap_or_recompute",
     "tensor_parallel_degrees",
+    "timed",
     "total_parameters",
     "users_that_fit",
     "weight_bytes",

@@ -209,7 +209,13 @@ class Pass:
         return "memory" if self.memory_s >= self.compute_s else "compute"
 
 
-def _timed(hardware: Hardware, bytes_moved: float, flops: float) -> Pass:
+def timed(hardware: Hardware, bytes_moved: float, flops: float) -> Pass:
+    """One pass that moves ``bytes_moved`` and does ``flops``, timed by the roofline rule:
+    ``max(bytes_moved / bandwidth, flops / peak)`` on ``hardware`` (``Pass.seconds``, ``Pass.bound``).
+
+    A new kind of pass (a draft model's step, a verification, a shard's share) builds its bytes
+    and FLOPs from ``architecture`` and times them here, rather than writing the rule again.
+    """
     return Pass(
         bytes_moved=bytes_moved,
         flops=flops,
@@ -225,7 +231,7 @@ def decode_pass(hardware: Hardware, workload: Workload, batch: float) -> Pass:
     weights = arch.parameters_read(workload.model, batch) * bytes_per_value(workload.weight_precision)
     cache = workload.kv_bytes_for(batch)
     flops = batch * arch.decode_flops_per_token(workload.model, workload.context)
-    return _timed(hardware, weights + cache, flops)
+    return timed(hardware, weights + cache, flops)
 
 
 def decode_step(hardware: Hardware, workload: Workload) -> Pass:
@@ -254,12 +260,12 @@ def prefill_pass(hardware: Hardware, workload: Workload) -> Pass:
     """
     prompt = workload.prompt
     if prompt == 0:
-        return _timed(hardware, 0.0, 0.0)
+        return timed(hardware, 0.0, 0.0)
     hardware = resolved(hardware, workload)
     model = workload.model
     weights = arch.parameters_read(model, prompt) * bytes_per_value(workload.weight_precision)
     cache = arch.kv_cache_bytes(model, prompt, workload.kv_precision)
-    return _timed(hardware, weights + cache, arch.prefill_flops(model, prompt))
+    return timed(hardware, weights + cache, arch.prefill_flops(model, prompt))
 
 
 def crossover_batch(hardware: Hardware, workload: Workload) -> float | None:

@@ -13,13 +13,9 @@ from __future__ import annotations
 import argparse
 import functools
 import itertools
-import sys
 import time
 import tracemalloc
 from collections.abc import Callable
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 SWEEP_BATCHES = tuple(2**power for power in range(11))  # 1 … 1024
 SWEEP_CONTEXTS = (0, 1024, 4096, 32768, 131072)

@@ -36,13 +36,12 @@ import tempfile
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import serve  # a sibling script
+import serve  # a sibling script: scripts/ is on the path (this folder, or make setup's .pth)
 from chromium import CHROMIUM_PATH, launch
 
 CHAPTER = "chapters/prefill-vs-decode/"
 KV_CHAPTER = "chapters/kv-cache/"
-PROGRAM = Path(__file__).resolve().parent.parent / "docs" / "programs" / "h100_decode_prefill.py"
+PROGRAM = Path(__file__).resolve().parent.parent / "docs" / CHAPTER / "programs" / "h100_decode_prefill.py"
 TIMEOUT_MS = 90_000
 COLD_REPEATS = 3
 WARM_REPEATS = 10
@@ -173,13 +172,10 @@ def serving_cpython_ms(inputs: list[dict[str, object]]) -> list[float]:
 
 
 def _load_serving_view():
-    import importlib.util
+    """Chapter 3's calculator module, through the site's one loader."""
+    from sitegen.pages import find
 
-    path = Path(__file__).resolve().parent.parent / "docs" / "calculators" / "serving.py"
-    spec = importlib.util.spec_from_file_location("roofline_calculator_serving_bench", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return find(Path(__file__).resolve().parent.parent / "docs", "continuous-batching").calculator("serving")
 
 
 class Bench:

@@ -23,12 +23,10 @@ import json
 import os
 import statistics
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import serve  # a sibling script
+import serve  # a sibling script: scripts/ is on the path (this folder, or make setup's .pth)
 from chromium import CHROMIUM_ARGS, CHROMIUM_PATH, launch
 
 ROOT = Path(__file__).resolve().parent.parent

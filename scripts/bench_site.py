@@ -74,7 +74,6 @@ def bench_builds(rounds: int = 3) -> dict[str, float]:
 
 def bench_generator(rounds: int = 3) -> float:
     """Fastest in-process run of the whole generator with every SVG re-rendered (nothing is written)."""
-    sys.path.insert(0, str(ROOT / "scripts"))
     from sitegen.generate import Run, build_outputs
 
     build_outputs(ROOT, ROOT / "figures", rerender=True, run=Run())  # imports, vl-convert's first start
@@ -105,7 +104,6 @@ def kind(url: str) -> str:
 
 
 def _serve(site: Path) -> tuple[http.server.ThreadingHTTPServer, str]:
-    sys.path.insert(0, str(ROOT / "scripts"))
     from serve import IsolatedHandler
 
     class Quiet(IsolatedHandler):

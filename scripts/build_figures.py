@@ -7,14 +7,16 @@ starting with a line that says it is generated:
   figures/NAME.md                     each page's tables ({{ md.NAME }}), such as the chapter's H100 table
   figures/NAME.vl.json, NAME.svg      each chart: Vega-Lite spec and static SVG
   figures/figure-NAME.md              the Markdown that embeds each chart ({{ md.figure-NAME }})
-What each page gets comes from its own module in scripts/sitegen/pages/.
+What each page gets comes from the page.py in its folder (docs/chapters/<slug>/, docs/reference/<name>/).
 Deterministic; writes only files whose bytes change, each atomically; a bad
 spec exits 2 with the package's one-line error (as `roofline validate` does) and
 leaves figures/ as it was.
 
 Run:  python scripts/build_figures.py            regenerate (what `make figures` does)
       python scripts/build_figures.py --check    exit 1 if figures/ differs from a fresh run
-MkDocs calls it through hooks/figures.py; nothing here depends on MkDocs.
+      python scripts/build_figures.py --root DIR  the same for another checkout (a test's copy)
+MkDocs calls it through hooks/figures.py; nothing here depends on MkDocs. ``sitegen`` is
+found because scripts/ is on the path (this script's folder; ``make setup`` adds it to the venv).
 """
 
 from __future__ import annotations
@@ -23,27 +25,18 @@ import argparse
 import sys
 from pathlib import Path
 
+import roofline
+from sitegen.generate import differences, generate
+from sitegen.page import PageModuleError
+
 ROOT = Path(__file__).resolve().parent.parent
-# This checkout's package and helpers, even when another checkout is installed in the venv.
-for entry in (str(ROOT / "scripts"), str(ROOT)):
-    if entry in sys.path:
-        sys.path.remove(entry)
-    sys.path.insert(0, entry)
-
-from sitegen.generate import differences, generate  # noqa: E402
-from sitegen.page import PageModuleError  # noqa: E402
-
-import roofline  # noqa: E402
-
-if Path(roofline.__file__).resolve().parent != ROOT / "roofline":
-    raise ImportError(f"imported roofline from {roofline.__file__}, not from {ROOT}; a stale module is cached")
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="compare with a fresh run instead of writing")
     parser.add_argument("--rerender", action="store_true", help="re-render every SVG even if its spec is unchanged")
-    parser.add_argument("--root", type=Path, default=ROOT, help=argparse.SUPPRESS)
+    parser.add_argument("--root", type=Path, default=ROOT, help="the checkout to generate for (default: this one)")
     args = parser.parse_args(argv)
     try:
         if args.check:

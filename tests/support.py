@@ -1,24 +1,253 @@
-"""Helpers shared by the test modules (pytest puts tests/ on sys.path)."""
+"""Plain helpers shared by the test modules (fixtures live in the repository's conftest.py).
+
+pytest's ``pythonpath`` puts tests/ (this module) and scripts/ (``sitegen``, the helper
+scripts) on the path; no test module imports another.
+
+- The tests' site: this checkout copied, with the README's worked example chapter written
+  in (its files and its nav line, exactly as the README shows them) and the widget test
+  page (``tests/fixtures/widgets``), then built once (``conftest.site``).
+- The command line: good spec files and the one-line-error check.
+- The browser: a context that records every request, and a calculator's inputs and outputs.
+- Node: one test file run with Node's own test runner.
+"""
 
 from __future__ import annotations
 
-import importlib.util
+import json
+import os
+import re
+import shutil
 import subprocess
 import sys
+import textwrap
+from dataclasses import dataclass, field
 from pathlib import Path
-from types import ModuleType
+from typing import Any
+from urllib.parse import urlencode, urlsplit
+
+import pytest
+
+from roofline.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
+#: Left out of a repo copy: big, generated, or not needed to build.
+COPY_IGNORE = shutil.ignore_patterns(
+    ".git", ".venv", "node_modules", "site", ".cache", "__pycache__", ".pytest_cache", ".hypothesis", ".ruff_cache"
+)
+#: The widget test page's folder, copied into the tests' site as docs/test-widgets/.
+WIDGETS = ROOT / "tests" / "fixtures" / "widgets"
+#: A file of the README's worked example: ``<!-- example: PATH -->`` and the fenced block after it.
+EXAMPLE_FILE = re.compile(r"<!-- example: (?P<path>\S+) -->\n```\w*\n(?P<body>.*?)```", re.DOTALL)
+#: The worked example's nav line, shown in the README as ``<!-- example nav line -->`` and a block.
+EXAMPLE_NAV = re.compile(r"<!-- example nav line -->\n```\w*\n(?P<line>.*?)\n```", re.DOTALL)
 
 
-def load_script(name: str, path: Path) -> ModuleType:
-    """Import a file that is not in a package (a script, a hook, the calculator view) as ``name``."""
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
+# ---- The tests' site -------------------------------------------------------------------------------
+
+
+def readme_example() -> tuple[dict[str, str], str]:
+    """The README's worked example: its files (path -> text) and its nav line for mkdocs.yml."""
+    text = README.read_text(encoding="utf-8")
+    files = {match["path"]: match["body"] for match in EXAMPLE_FILE.finditer(text)}
+    nav = EXAMPLE_NAV.search(text)
+    assert files and nav, "the README's 'Writing a chapter' shows no worked example"
+    return files, nav["line"]
+
+
+def example_slug() -> str:
+    """The worked example chapter's slug, from the path of its page."""
+    files, _ = readme_example()
+    pages = [path for path in files if re.fullmatch(r"docs/chapters/[^/]+/index\.md", path)]
+    assert len(pages) == 1, f"the worked example should hold one chapter page, not {pages}"
+    return pages[0].split("/")[2]
+
+
+def add_nav_line(mkdocs_yml: Path, line: str) -> None:
+    """Put ``line`` after the nav's last chapter line, as an author adds a chapter."""
+    lines = mkdocs_yml.read_text(encoding="utf-8").splitlines(keepends=True)
+    last = max(i for i, text in enumerate(lines) if "chapters/" in text and text.lstrip().startswith("- "))
+    indent = lines[last][: len(lines[last]) - len(lines[last].lstrip())]
+    lines.insert(last + 1, indent + line.strip() + "\n")
+    mkdocs_yml.write_text("".join(lines), encoding="utf-8")
+
+
+def copy_checkout(target: Path, *, example: bool = False, widgets: bool = False) -> Path:
+    """This checkout without .git, .venv and build output (node_modules linked), optionally with the
+    README's worked example written in and the widget test page added."""
+    shutil.copytree(ROOT, target, ignore=COPY_IGNORE, symlinks=True)
+    (target / "node_modules").symlink_to(ROOT / "node_modules")
+    if example:
+        files, nav = readme_example()
+        for path, body in files.items():
+            (target / path).parent.mkdir(parents=True, exist_ok=True)
+            (target / path).write_text(body, encoding="utf-8")
+        add_nav_line(target / "mkdocs.yml", nav)
+    if widgets:
+        shutil.copytree(WIDGETS, target / "docs", dirs_exist_ok=True)
+    return target
+
+
+def site_chapters() -> list[str]:
+    """The chapters of the tests' site, by slug: this checkout's, then the worked example."""
+    from sitegen.pages import chapters
+
+    return [chapter.slug for chapter in chapters(ROOT / "docs")] + [example_slug()]
+
+
+def view_in(root: Path, slug: str, name: str, request: dict[str, Any]) -> dict[str, Any]:
+    """Calculator ``name`` of page folder ``slug`` answering ``request`` in CPython, in the checkout at
+    ``root`` (a process of its own, whose ``roofline`` is that checkout's: the worked example's module
+    is in the tests' site's package, not in this one)."""
+    code = (
+        "import json, sys; from pathlib import Path; from sitegen.pages import find; "
+        "module = find(Path('docs').resolve(), sys.argv[1]).calculator(sys.argv[2]); "
+        "print(json.dumps(module.view(**json.loads(sys.argv[3]))))"
+    )
+    command = [sys.executable, "-c", code, slug, name, json.dumps(request)]
+    done = subprocess.run(command, cwd=root, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def mkdocs_build(root: Path, site_dir: Path, site_url: str | None = None) -> subprocess.CompletedProcess[str]:
+    """``mkdocs build --strict`` of the checkout at ``root`` into ``site_dir``, as ``make build`` runs it;
+    ``site_url`` through ``SITE_URL``, which mkdocs.yml reads (see README, "Publishing")."""
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    env.pop("ROOFLINE_FIGURES", None)
+    env.pop("SITE_URL", None)
+    if site_url:
+        env["SITE_URL"] = site_url
+    command = [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site_dir)]
+    return subprocess.run(command, cwd=root, env=env, capture_output=True, text=True, timeout=900, check=False)
+
+
+# ---- The command line ------------------------------------------------------------------------------
+
+GOOD_GPU = """\
+[gpu."my-gpu"]
+name = "My GPU"
+memory_bytes = 96e9
+bandwidth_bytes_per_s = 4e12
+source = "https://example.com/my-gpu-datasheet"
+
+[gpu."my-gpu".dense_flops_per_s]
+bf16 = 1e15
+fp8 = 2e15
+"""
+
+GOOD_MODEL = """\
+[model."tiny-1b"]
+name = "Tiny 1B"
+layers = 16
+hidden_size = 2048
+attention_heads = 32
+kv_heads = 8
+head_dim = 64
+ffn_size = 8192
+vocab_size = 128256
+tied_embeddings = true
+source = "https://example.com/tiny/config.json"
+"""
+
+
+def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    """``roofline ARGV`` in this process: its exit status, stdout and stderr."""
+    try:
+        status = main(list(argv))
+    except SystemExit as exit_:  # argparse exits itself
+        status = int(exit_.code or 0)
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+def write(tmp_path: Path, text: str) -> str:
+    path = tmp_path / "specs.toml"
+    path.write_text(textwrap.dedent(text), encoding="utf-8")
+    return str(path)
+
+
+def assert_one_line_error(status: int, err: str, *fragments: str) -> None:
+    assert status == 2
+    assert err.count("\n") == 1, err
+    assert "Traceback" not in err
+    for fragment in fragments:
+        assert fragment in err, f"{fragment!r} not in {err!r}"
+
+
+# ---- The browser ------------------------------------------------------------------------------------
+
+BOOT_MS = 60_000  # the first Pyodide boot: about 3 s here, far more on a loaded machine
+STEP_MS = 20_000  # anything after boot (a restart included)
+
+
+@dataclass
+class Recorded:
+    """A browser context and every URL it requested (workers' requests included)."""
+
+    context: Any
+    urls: list[str] = field(default_factory=list)
+    gets: list[str] = field(default_factory=list)  # GET only (the worker also sends HEADs)
+
+    @classmethod
+    def open(cls, browser: Any, **options: Any) -> Recorded:
+        """A new context of ``browser`` (``options`` as Playwright's new_context takes them), recorded."""
+        recorded = cls(browser.new_context(**options))
+
+        def record(request: Any) -> None:
+            recorded.urls.append(request.url)
+            if request.method == "GET":
+                recorded.gets.append(request.url)
+
+        recorded.context.on("request", record)
+        return recorded
+
+    def page(self) -> Any:
+        return self.context.new_page()
+
+    def assert_only(self, base: str) -> None:
+        """No request went anywhere but ``base``'s origin."""
+        origin = urlsplit(base)
+        foreign = [
+            url
+            for url in self.urls
+            if not url.startswith(("data:", "blob:", "about:"))
+            and (urlsplit(url).scheme, urlsplit(url).netloc) != (origin.scheme, origin.netloc)
+        ]
+        assert foreign == [], f"requests to other origins: {foreign}"
+
+
+def shown_number(value: Any) -> str:
+    """A value as the page writes it back (JavaScript's String(): 1.0 is "1")."""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def rendered(params: dict[str, Any]) -> str:
+    """A calculator's ``data-rf-rendered`` for ``params``: its inputs as a query string, in the form's order."""
+    return urlencode({name: shown_number(value) for name, value in params.items()})
+
+
+def set_inputs(form: Any, params: dict[str, Any]) -> None:
+    """Put ``params`` into a calculator ``form`` (a Playwright locator): select a choice, type a number."""
+    for name, value in params.items():
+        control = form.locator(f"[name={name}]")
+        if control.evaluate("(element) => element.tagName") == "SELECT":
+            control.select_option(str(value))
+        else:
+            control.fill(shown_number(value))
+
+
+def text_outputs(form: Any) -> dict[str, str]:
+    """Every text a calculator ``form`` shows, by its key (``data-rf-out``)."""
+    return form.evaluate(
+        "(form) => Object.fromEntries([...form.querySelectorAll('[data-rf-out]')]"
+        ".map((element) => [element.dataset.rfOut, element.textContent]))"
+    )
+
+
+# ---- Node --------------------------------------------------------------------------------------------
 
 
 def node_test_report(node: str, name: str) -> str:

@@ -4,61 +4,11 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
 
-from roofline.cli import main
-
-GOOD_GPU = """\
-[gpu."my-gpu"]
-name = "My GPU"
-memory_bytes = 96e9
-bandwidth_bytes_per_s = 4e12
-source = "https://example.com/my-gpu-datasheet"
-
-[gpu."my-gpu".dense_flops_per_s]
-bf16 = 1e15
-fp8 = 2e15
-"""
-
-GOOD_MODEL = """\
-[model."tiny-1b"]
-name = "Tiny 1B"
-layers = 16
-hidden_size = 2048
-attention_heads = 32
-kv_heads = 8
-head_dim = 64
-ffn_size = 8192
-vocab_size = 128256
-tied_embeddings = true
-source = "https://example.com/tiny/config.json"
-"""
-
-
-def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    try:
-        status = main(list(argv))
-    except SystemExit as exit_:  # argparse exits itself
-        status = int(exit_.code or 0)
-    captured = capsys.readouterr()
-    return status, captured.out, captured.err
-
-
-def write(tmp_path: Path, text: str) -> str:
-    path = tmp_path / "specs.toml"
-    path.write_text(textwrap.dedent(text), encoding="utf-8")
-    return str(path)
-
-
-def assert_one_line_error(status: int, err: str, *fragments: str) -> None:
-    assert status == 2
-    assert err.count("\n") == 1, err
-    assert "Traceback" not in err
-    for fragment in fragments:
-        assert fragment in err, f"{fragment!r} not in {err!r}"
+from support import GOOD_GPU, GOOD_MODEL, assert_one_line_error, run_cli, write
 
 
 def test_good_user_file_validates_and_adds_entries(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

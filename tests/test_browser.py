@@ -1,10 +1,10 @@
 """The Run cell and the calculator in a real browser: Debian's Chromium driven by Playwright.
 
-The site is built once per session into a temporary folder, with ``site_url`` set
-to the origin of the server that serves it (Material's instant navigation only
-works when they match), and served from background threads twice: with
-COOP/COEP, so the page is cross-origin isolated and Stop interrupts Python, and
-without, as a plain static host would, so Stop restarts the worker.
+The machinery every widget page shares (runcell.mjs, calculator.mjs, the worker, the
+snapshot), tried on chapter 1's page and on the test-only widget page. The site is the
+tests' one build (``conftest.site``), served twice: with COOP/COEP, so the page is
+cross-origin isolated and Stop interrupts Python, and without, as a plain static host
+would, so Stop restarts the worker.
 
 Every browser context records every request; each test ends by checking that
 none went anywhere but the local server. Waits are on DOM state (data-state,
@@ -13,122 +13,41 @@ data-rf-rendered), never on sleeps; the first Pyodide boot gets 60 s.
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
 import subprocess
 import sys
-import tempfile
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from pathlib import Path
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import pytest
-from chromium import CHROMIUM_PATH
-from support import load_script
+
+import support
+from sitegen.pages import PageFolder, find
+from support import BOOT_MS, STEP_MS, Recorded
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 playwright_sync = pytest.importorskip("playwright.sync_api")
 expect = playwright_sync.expect
 
-ROOT = Path(__file__).resolve().parent.parent
-PROGRAM = ROOT / "docs" / "programs" / "h100_decode_prefill.py"
+ROOT = support.ROOT
 CHAPTER = "chapters/prefill-vs-decode/"
-BOOT_MS = 60_000  # the first Pyodide boot: about 3 s here, far more on a loaded machine
-STEP_MS = 20_000  # anything after boot (a restart included)
+CHAPTER_FOLDER = find(ROOT / "docs", "prefill-vs-decode")
+PROGRAM = CHAPTER_FOLDER.folder / "programs" / "h100_decode_prefill.py"
 FIELDS = ("gpu", "model", "precision", "gpus", "users", "context")
 CALC = "decode_speed"
-#: A page only the tests build: two Run cells with different programs and two calculators.
-WIDGETS = ROOT / "tests" / "fixtures" / "widgets"
+calculator_view = CHAPTER_FOLDER.calculator(CALC)
+#: The test-only page with two Run cells and two calculators (tests/fixtures/widgets).
+WIDGETS = PageFolder(support.WIDGETS, support.WIDGETS / "test-widgets")
 WIDGETS_PAGE = "test-widgets/"
-COPY_IGNORE = shutil.ignore_patterns(
-    ".git", ".venv", "node_modules", "site", ".cache", "__pycache__", ".pytest_cache", ".hypothesis", ".ruff_cache"
-)
-
-if not CHROMIUM_PATH.exists():
-    pytest.skip("Debian's chromium is not installed (.ci/run installs it)", allow_module_level=True)
-
-
-serve = load_script("serve", ROOT / "scripts" / "serve.py")
-RUNTIME = ROOT / "docs" / "javascripts" / "runtime"
-calculator_view = load_script("roofline_calculator_decode_speed", ROOT / "docs" / "calculators" / "decode_speed.py")
-
-
-@dataclass
-class Site:
-    isolated: str  # base URL with COOP/COEP: crossOriginIsolated, Stop interrupts
-    plain: str  # base URL without them: Stop restarts the worker
-
-
-def build_with_test_page(folder: Path, site_dir: Path, site_url: str) -> None:
-    """The site, built from a copy of this checkout with the test-only widgets page added to docs/."""
-    copy = folder / "repo"
-    shutil.copytree(ROOT, copy, ignore=COPY_IGNORE, symlinks=True)
-    (copy / "node_modules").symlink_to(ROOT / "node_modules")
-    shutil.copytree(WIDGETS, copy / "docs", dirs_exist_ok=True)
-    code = (
-        "import sys; from mkdocs.config import load_config; from mkdocs.commands.build import build; "
-        "build(load_config('mkdocs.yml', site_url=sys.argv[1], site_dir=sys.argv[2], strict=True))"
-    )
-    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
-    done = subprocess.run(
-        [sys.executable, "-c", code, site_url, str(site_dir)], cwd=copy, env=env, capture_output=True, text=True
-    )
-    assert done.returncode == 0, done.stderr[-4000:]
-
-
-@pytest.fixture(scope="session")
-def site() -> Iterator[Site]:
-    with tempfile.TemporaryDirectory(prefix="roofline-site-") as folder:
-        directory = Path(folder) / "site"
-        isolated = serve.make_server(directory, isolated=True, quiet=True)
-        plain = serve.make_server(directory, isolated=False, quiet=True)
-        isolated_url = f"http://127.0.0.1:{isolated.server_port}/"
-        build_with_test_page(Path(folder), directory, isolated_url)
-        yield Site(serve.serve_in_background(isolated), serve.serve_in_background(plain))
-        isolated.shutdown()
-        plain.shutdown()
-
-
-@dataclass
-class Recorded:
-    """A browser context and every URL it requested (workers' requests included)."""
-
-    context: object
-    urls: list[str] = field(default_factory=list)
-    gets: list[str] = field(default_factory=list)  # GET only (the worker also sends HEADs)
-
-    def page(self) -> object:
-        return self.context.new_page()
-
-    def assert_only(self, base: str) -> None:
-        origin = urlsplit(base)
-        foreign = [
-            url
-            for url in self.urls
-            if not url.startswith(("data:", "blob:", "about:"))
-            and (urlsplit(url).scheme, urlsplit(url).netloc) != (origin.scheme, origin.netloc)
-        ]
-        assert foreign == [], f"requests to other origins: {foreign}"
 
 
 def _context(browser: object, **options: object) -> Recorded:
-    context = browser.new_context(**options)
-    recorded = Recorded(context)
-
-    def record(request: object) -> None:
-        recorded.urls.append(request.url)
-        if request.method == "GET":
-            recorded.gets.append(request.url)
-
-    context.on("request", record)
-    return recorded
+    return Recorded.open(browser, **options)
 
 
 @pytest.fixture(scope="module")
-def chapter(browser: object, site: Site) -> Iterator[tuple[object, Recorded]]:
+def chapter(browser: object, site) -> Iterator[tuple[object, Recorded]]:
     """One page of the chapter on the isolated server, booted once and shared by the tests below."""
     recorded = _context(browser)
     page = recorded.page()
@@ -533,12 +452,12 @@ def test_requests_stay_on_the_local_server_and_include_the_workers(chapter, site
 
 # ---- A page with several widgets (built only by the tests) ---------------------------------------
 
-SECOND_PROGRAM = WIDGETS / "programs" / "widgets_h200_fp8.py"
-kv_view = load_script("roofline_calculator_kv_cache_size", WIDGETS / "calculators" / "kv_cache_size.py")
+SECOND_PROGRAM = WIDGETS.folder / "programs" / "widgets_h200_fp8.py"
+kv_view = WIDGETS.calculator("kv_cache_size")
 
 
 @pytest.fixture(scope="module")
-def widgets(browser: object, site: Site) -> Iterator[tuple[object, Recorded]]:
+def widgets(browser: object, site) -> Iterator[tuple[object, Recorded]]:
     """The test-only page with two Run cells and two calculators, booted once."""
     recorded = _context(browser)
     page = recorded.page()
@@ -785,64 +704,34 @@ def test_a_value_typed_past_the_limit_never_shows_its_prefix_s_results(chapter) 
     expect(form).not_to_have_class(re.compile(r"\brf-calc--stale\b"))
 
 
-# ---- Chapter 3's serving simulator: a calculator with a timeline ---------------------------------
-
-SERVING = "serving"
-serving_view = load_script("roofline_calculator_serving", ROOT / "docs" / "calculators" / "serving.py")
-SERVING_OUTPUTS = ("verdict", "ttft", "tpot", "throughput", "goodput", "in_flight", "busy", "explain")
+# ---- Declared checks: decimal steps and rules between fields ------------------------------------
 
 
-def serving_shown(form: object) -> dict[str, object]:
-    """The metrics on screen, and the timeline as drawn: per row, each bar's kind and its titled times."""
-    shown = {name: form.locator(f"[data-rf-out={name}]").text_content() for name in SERVING_OUTPUTS}
-    shown["timeline"] = form.locator("svg.rf-timeline").evaluate(
-        """svg => [...svg.querySelectorAll("[data-rf-row]")].map((row) =>
-             [...row.querySelectorAll("rect")].map((bar) =>
-               [bar.dataset.kind, bar.querySelector("title").textContent.split(": ")[1]]))"""
-    )
-    return shown
-
-
-def serving_expected(params: dict[str, object]) -> dict[str, object]:
-    """The same, computed by the calculator's view here in CPython."""
-    view = serving_view.view(**params)
-    expected = {name: view[name] for name in SERVING_OUTPUTS}
-    expected["timeline"] = [
-        [[kind, f"{start:.3f}–{end:.3f} s"] for kind, start, end in row["spans"]] for row in view["timeline"]["rows"]
-    ]
-    return expected
-
-
-def test_the_serving_simulator_redraws_its_timeline_and_metrics_as_cpython_computes_them(browser, site) -> None:
+def test_a_decimal_step_is_checked_in_the_page_as_in_python(browser, site) -> None:
+    """The worked example's calculator has a share from 0.5 to 1 in steps of 0.05 (roofline.forms)."""
+    example = find(site.docs, support.example_slug())
+    name = next(iter(example.calculators))
     recorded = _context(browser)
     page = recorded.page()
-    page.goto(site.isolated + "chapters/continuous-batching/")
-    form = page.locator(f"[data-rf-calc={SERVING}]")
-    form.scroll_into_view_if_needed()
-    params = dict(serving_view.DEFAULTS)
-    expect(form.locator("svg.rf-timeline")).to_be_visible()
-    assert serving_shown(form) == serving_expected(params)  # the build-time answer, drawn before Python starts
-    changes = [
-        {"rate": 30},
-        {"policy": "static"},
-        {"policy": "chunked", "prompt_high": 8192, "token_budget": 256},
-    ]
-    for change in changes:
-        for name, value in change.items():
-            control = page.locator(f"#rf-{SERVING}-{name}")
-            control.select_option(value) if name == "policy" else control.fill(str(value))
-        params.update(change)
-        expect(form).to_have_attribute("data-rf-rendered", urlencode(params), timeout=BOOT_MS)
-        expect(form).to_have_attribute("data-state", "ready")
-        assert serving_shown(form) == serving_expected(params), change
-    # Static batches pad: the timeline shows padding bars, which continuous batching never draws.
-    kinds = {kind for row in serving_shown(form)["timeline"] for kind, _ in row}
-    assert "padding" not in kinds
-    page.locator(f"#rf-{SERVING}-policy").select_option("static")
-    expect(form.locator("svg.rf-timeline rect[data-kind=padding]").first).to_be_attached(timeout=STEP_MS)
-    # Lengths the wrong way round: one line saying so, not a traceback.
-    page.locator(f"#rf-{SERVING}-output_low").fill("900")
-    page.locator(f"#rf-{SERVING}-output_high").fill("100")
-    expect(form.locator(".rf-calc__note")).to_contain_text("'from' (900) must not exceed 'to' (100)", timeout=STEP_MS)
+    page.goto(f"{site.isolated}{example.url}")
+    form = page.locator(f"form[data-rf-calc={name}]")
+    share = form.locator("input[name=reached]")
+    assert share.get_attribute("step") == "0.05" and share.get_attribute("inputmode") == "decimal"
+    params = {"model": "llama-3.1-8b", "context": 4096, "reached": 0.85}
+    share.fill("0.85")
+    expect(form).to_have_attribute("data-rf-rendered", support.rendered(params), timeout=BOOT_MS)
+    expect(form).to_have_attribute("data-state", "ready")
+    expected = support.view_in(site.root, example.slug, name, params)["read"]
+    assert form.locator("[data-rf-out=read]").text_content() == expected
+    for bad in ("0.83", "0.45", "1.05"):  # off the steps, below, above: the same words as Python's
+        share.fill(bad)
+        expect(form).to_have_attribute("data-state", "invalid")
+        expect(form.locator("#rf-cache_growth-reached-error")).to_have_text(
+            "Must be a number from 0.5 to 1 in steps of 0.05."
+        )
+    share.fill("1")
+    params["reached"] = 1
+    expect(form).to_have_attribute("data-rf-rendered", support.rendered(params), timeout=STEP_MS)
+    expect(share).not_to_have_attribute("aria-invalid", "true")
     recorded.assert_only(site.isolated)
     recorded.context.close()

@@ -13,12 +13,12 @@ from dataclasses import fields
 from pathlib import Path
 
 import pytest
-from test_bad_input import GOOD_GPU, GOOD_MODEL, assert_one_line_error, run_cli, write
 
 import roofline
 from roofline import cli, estimate, memory_shortfall
 from roofline.loader import MAX_FILE_BYTES
 from roofline.specs import GpuSpec, MlaSpec, ModelSpec, MoeSpec
+from support import GOOD_GPU, GOOD_MODEL, assert_one_line_error, run_cli, write
 
 ROOT = Path(__file__).resolve().parent.parent
 BASE = ["estimate", "--gpu", "h100-sxm", "--model", "llama-3.1-8b"]
@@ -401,8 +401,11 @@ def test_ctrl_c_exits_130_quietly(monkeypatch: pytest.MonkeyPatch, capsys: pytes
 
 @pytest.mark.slow
 def test_sigint_in_a_real_process_exits_130_without_traceback() -> None:
+    """Ctrl-C in a real process. The child first puts Python's own SIGINT handler back: a shell
+    starts a background job (``pytest … &``) with SIGINT ignored, and the child would inherit that."""
     code = (
         "import os, signal, sys; from roofline import cli\n"
+        "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
         "cli.load_specs = lambda *a: os.kill(os.getpid(), signal.SIGINT)\n"
         "sys.exit(cli.main(['list', 'gpus']))\n"
     )

@@ -12,26 +12,17 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "scripts"))
+import roofline
+import support
+from sitegen.context import load_context
+from sitegen.generate import Run, build_outputs, differences, generate, page_contents
+from sitegen.output import GENERATOR, NOTICE, is_generated, json_file, write_if_changed
+from sitegen.page import PageModuleError
+from sitegen.pages import chapters
+from sitegen.shortcodes import ShortcodeError, Shortcodes
+from sitegen.vendor import vendor_files
 
-from sitegen import escape, tables  # noqa: E402
-from sitegen.context import load_context  # noqa: E402
-from sitegen.generate import Run, build_outputs, differences, generate, page_contents  # noqa: E402
-from sitegen.output import GENERATOR, NOTICE, is_generated, json_file, strip_notice, write_if_changed  # noqa: E402
-from sitegen.page import PageModuleError  # noqa: E402
-from sitegen.pages import prefill_vs_decode as chapter  # noqa: E402
-from sitegen.pages.prefill_vs_decode import GPU as CHAPTER_GPU  # noqa: E402
-from sitegen.pages.prefill_vs_decode import SMALL_MODEL  # noqa: E402
-from sitegen.shortcodes import ShortcodeError, Shortcodes  # noqa: E402
-from sitegen.vendor import vendor_files  # noqa: E402
-
-import roofline  # noqa: E402
-from roofline import Hardware, Workload, crossover_batch, estimate, load_specs  # noqa: E402
-from roofline import formatting as fmt  # noqa: E402
-from roofline.kvcache import no_crossover_from  # noqa: E402
-from roofline.sweep import decode_prefill_rows, decode_prefill_table  # noqa: E402
-
+ROOT = support.ROOT
 FIGURES = ROOT / "figures"
 
 
@@ -40,28 +31,26 @@ def ctx():
     return load_context(ROOT)
 
 
-@pytest.fixture(scope="module")
-def values(ctx):
-    return chapter.build(ctx).values
-
-
-CHAPTER_PAGE = "chapters/prefill-vs-decode.md"
-CHAPTER_FIGURES = ("roofline", "decode-by-precision", "prefill-vs-prompt", "batching-crossover")
+#: A chapter with values and figures to try the shortcodes on: chapter 1.
+CHAPTER_PAGE = "chapters/prefill-vs-decode/index.md"
 
 
 def copy_inputs(tmp_path: Path) -> Path:
-    """A root with this repo's spec files and committed figures, for runs that write."""
+    """A root with this repo's spec files, page folders and committed figures, for runs that write."""
     root = tmp_path / "repo"
     shutil.copytree(ROOT / "roofline" / "data", root / "roofline" / "data")
+    shutil.copytree(ROOT / "docs", root / "docs", ignore=support.COPY_IGNORE)
     shutil.copytree(FIGURES, root / "figures")
     return root
 
 
+@pytest.mark.slow  # re-renders every SVG (vl-convert): seconds, and make test-fast leaves it out
 def test_committed_figures_match_a_fresh_run():
     """Regenerates everything (every SVG re-rendered) and fails on any difference from figures/."""
     assert differences(ROOT) == [], "figures/ is stale: run `make figures` and commit it"
 
 
+@pytest.mark.slow  # re-renders every SVG twice
 def test_generation_is_deterministic(ctx):
     first = build_outputs(ROOT, FIGURES, rerender=True, run=Run())
     second = build_outputs(ROOT, FIGURES, rerender=True, run=Run())
@@ -75,154 +64,13 @@ def test_every_generated_file_says_so_on_its_first_line():
 
 
 def test_chart_specs_are_valid_vega_lite_with_the_notice_in_usermeta():
-    for name in CHAPTER_FIGURES:
-        spec = json.loads((FIGURES / f"{name}.vl.json").read_text())
+    for path in sorted(FIGURES.glob("*.vl.json")):
+        name = path.name.removesuffix(".vl.json")
+        spec = json.loads(path.read_text())
         assert spec["usermeta"] == {"generated": NOTICE}
         assert spec["$schema"].endswith("vega-lite/v6.4.1.json")
         svg = (FIGURES / f"{name}.svg").read_text()
         assert "<svg" in svg and "http://" not in svg.replace("http://www.w3.org/", "")
-
-
-def test_h100_tables_are_the_packages_own_tables(ctx):
-    """Dense models in the first table; mixtures of experts and latent attention in the second."""
-    specs = load_specs()
-    dense, sparse = chapter.model_groups(ctx)
-    assert "mixtral-8x7b" in sparse and "deepseek-v3" in sparse and "llama-3.1-8b" in dense
-    assert not set(dense) & set(sparse) and set(dense) | set(sparse) == set(specs.models)
-    for name, models in (("h100-decode-prefill", dense), ("h100-decode-prefill-sparse", sparse)):
-        expected = decode_prefill_table(
-            decode_prefill_rows(specs, CHAPTER_GPU, models, precisions=("bf16", "fp8", "int4"), prompt=2000)
-        ).markdown()
-        assert strip_notice((FIGURES / f"{name}.md").read_text()) == expected
-
-
-def test_the_rule_then_the_ceiling_with_each_reason(values):
-    """Issue 9: the rule's 209, 47 and 32.5 ms stay; the ceiling follows with its reasons."""
-    assert (values["decode_small_bf16"], values["decode_large_bf16"], values["prefill_rule_ms"]) == (
-        "209",
-        "47",
-        "32.5",
-    )
-    assert values["explain_decode_small_bf16"] == (
-        "the rule gives 209; an engine reads one row of the embedding, not the whole table, so 223"
-    )
-    assert values["explain_prefill_small"] == (
-        "the rule gives 32.5 ms; the output head runs for the last prompt token only and lookups cost no math,"
-        " so 28.2 ms, and causal attention over 2,000 tokens brings it to 29.3 ms"
-    )
-    assert values["prefill_small_ms"] == "29.3" and values["ceiling_prefill_small_fp8_ms"] == "14.6"
-    assert values["ceiling_prefill_small_int4_ms"] == "29.3"
-    assert values["explain_decode_large_bf16"].endswith("so 48")
-    # The MoE and MLA rows, explained with the package's own figures.
-    assert values["moe_rule"] == "72" and values["moe_ceiling"] == "263"
-    assert (
-        "a mixture of experts reads only the experts its tokens pick (2.0 of 8 a layer)" in values["explain_decode_moe"]
-    )
-    assert values["mla_gpus_bf16"] == "32" and values["mla_gpus_fp8"] == "16" and values["mla_gpus_saved"] == "16"
-    assert values["mla_prefill_fp8_bound"] == "memory" and values["mla_prefill_fp8_ms"] == values["mla_prefill_bf16_ms"]
-
-
-def test_one_step_time_for_one_read(values, ctx):
-    """The batching section's single-user step and the tokens/s it implies come from one decode step."""
-    step = roofline.decode_step(Hardware(ctx.specs.gpu(CHAPTER_GPU)), Workload(ctx.specs.model(SMALL_MODEL)))
-    assert values["step_batch1_ms"] == fmt.milliseconds(step.seconds).removesuffix(" ms")
-    assert values["decode_small_ceiling"] == fmt.rate(1 / step.seconds)
-    # The rule's step is the rule's speed inverted, wherever the chapter quotes it.
-    rule = estimate(CHAPTER_GPU, SMALL_MODEL).rule.decode_tokens_per_s_per_user
-    assert values["step_small_bf16_ms"] == fmt.milliseconds(1 / rule).removesuffix(" ms")
-
-
-def test_measured_figures_are_the_packages_comparisons(values):
-    from roofline.measured import compare_all, well_tuned_decode_range
-
-    comparisons = {c.measurement.id: c for c in compare_all()}
-    gptfast = comparisons["gptfast-llama-3.1-8b-bf16-1gpu"]
-    assert values["gptfast_tps"] == "93.9" and "power-limited to 330 W" in values["gptfast_hardware"]
-    assert values["gptfast_ratio"] == f"{gptfast.ratio * 100:.0f}%"
-    assert "github.com/pytorch-labs/gpt-fast" in values["gptfast_source"]
-    expected = well_tuned_decode_range(list(comparisons.values()))
-    assert values["well_tuned_low"] == f"{expected.low * 100:.0f}%"
-    assert values["well_tuned_high"] == f"{expected.high * 100:.0f}%"
-    nim = comparisons["nim-llama-3.3-70b-fp8-tp2-5000-500-itl"]
-    assert values["nim_itl_ms"] == "18.58" and values["nim_ratio"] == f"{nim.ratio * 100:.0f}%"
-    assert values["nim_gpus"] == "2" and values["nim_input"] == "5,000" and values["nim_output"] == "500"
-    assert values["speculative_sentence"] == (
-        f"None of the {len(comparisons)} measurements here used them, and none exceeded its ceiling."
-    )
-
-
-def test_the_speculative_sentence_counts_what_it_says():
-    from dataclasses import replace
-
-    from roofline.measured import compare_all
-
-    comparisons = compare_all()
-    flagged = [replace(comparisons[0], measurement=replace(comparisons[0].measurement, speculative=True), ratio=1.4)]
-    assert chapter.speculative_sentence(flagged + comparisons[1:]) == (
-        f"1 of the {len(comparisons)} measurements here used them, and 1 exceeded its ceiling."
-    )
-
-
-def test_decode_bars_print_what_the_table_prints():
-    """A bar's label and the table cell are one formatted number (no 847 beside 848)."""
-    spec = json.loads((FIGURES / "decode-by-precision.vl.json").read_text())
-    points = next(d["values"] for d in spec.get("datasets", {}).values()) if "datasets" in spec else None
-    points = points or spec["data"]["values"]
-    table = strip_notice((FIGURES / "h100-decode-prefill.md").read_text())
-    table += strip_notice((FIGURES / "h100-decode-prefill-sparse.md").read_text())
-    cells = {
-        (row[0], row[1]): row[4]
-        for row in (
-            [cell.strip() for cell in line.strip("|").split("|")]
-            for line in table.splitlines()[2:]
-            if line.startswith("| ")
-        )
-    }
-    for point in points:
-        assert point["label"] == cells[(point["model"], point["precision"])]
-
-
-def test_prose_values_agree_with_the_package(values):
-    """Spot checks against direct package calls (the chapter's worked numbers).
-
-    The chapter teaches the rule of thumb first, so its per-precision decode figures
-    are the rule's (209, 417, 834); the table beside them holds the ceilings.
-    """
-    for precision in ("bf16", "fp8", "int4"):
-        result = estimate(CHAPTER_GPU, SMALL_MODEL, precision=precision)
-        assert values[f"decode_small_{precision}"] == fmt.rate(result.rule.decode_tokens_per_s_per_user)
-    assert values["decode_small_bf16"] == "209"
-    prefill = estimate(CHAPTER_GPU, SMALL_MODEL, prompt=2000).prefill.seconds
-    assert values["prefill_small_ms"] == fmt.milliseconds(prefill).removesuffix(" ms")
-    h100 = Hardware(load_specs().gpu(CHAPTER_GPU))
-    model = load_specs().model(SMALL_MODEL)
-    assert values["crossover_bf16"] == fmt.users(roofline.simple_crossover_batch(h100, "bf16"))
-    assert values["crossover_users_a"] == fmt.users(crossover_batch(h100, Workload(model, context=128)))
-    assert values["crossover_users_b"] == fmt.users(crossover_batch(h100, Workload(model, context=256)))
-
-
-def test_no_crossover_threshold_is_where_crossover_batch_turns_none(ctx):
-    h100, small = Hardware(ctx.specs.gpu(CHAPTER_GPU)), ctx.specs.model(SMALL_MODEL)
-    threshold = no_crossover_from(h100, Workload(small))
-    assert threshold is not None
-    assert crossover_batch(h100, Workload(small, context=threshold)) is None
-    assert crossover_batch(h100, Workload(small, context=threshold - 1)) is not None
-
-
-def test_reference_tables_list_every_spec_with_its_source(ctx):
-    hardware, models = tables.hardware_table(ctx), tables.models_table(ctx)
-    for gpu in ctx.specs.gpus.values():
-        row = next(line for line in hardware.splitlines() if line.startswith(f"| {gpu.name} | `{gpu.id}`"))
-        assert fmt.gigabytes(gpu.memory_bytes, 0) in row
-        source = next(line for line in hardware.splitlines() if line.startswith(f"- **{gpu.name}** (`{gpu.id}`)"))
-        for url in tables._URL.findall(gpu.source):
-            assert f"]({url.rstrip(').,')})" in source
-    for model in ctx.specs.models.values():
-        row = next(line for line in models.splitlines() if line.startswith(f"| {model.name} | `{model.id}`"))
-        assert fmt.parameters(roofline.total_parameters(model)) in row
-        source = next(line for line in models.splitlines() if line.startswith(f"- **{model.name}** (`{model.id}`)"))
-        for url in tables._URL.findall(model.source):
-            assert f"]({url.rstrip(').,')})" in source
 
 
 def test_an_unchanged_run_writes_nothing(tmp_path):
@@ -309,19 +157,21 @@ def test_shortcodes_expand_and_fail_loudly(tmp_path):
         codes.expand("{{ n.decode small }}", page)
     with pytest.raises(ShortcodeError, match="unknown shortcode kind"):
         codes.expand("{{ x.decode }}", page)
+    with pytest.raises(ShortcodeError, match=r"unknown list 'nav.chapter' \(did you mean 'chapters'"):
+        codes.expand("{{ nav.chapter }}", page, lists={"chapters": "1. [A](a.md): b"})
 
 
 def test_values_are_per_page():
     """A page quotes only its own module's values; the error says where a value does live."""
     codes = Shortcodes(FIGURES)
-    assert codes.expand("{{ n.usable_fraction }}", "reference/formulas.md") == "90%"
+    assert codes.expand("{{ n.usable_fraction }}", "reference/formulas/index.md") == "90%"
     with pytest.raises(
         ShortcodeError,
-        match=r"docs/reference/formulas.md: unknown value 'n.decode_small_bf16' "
-        r"\(docs/chapters/prefill-vs-decode.md has it",
+        match=r"docs/reference/formulas/index.md: unknown value 'n.decode_small_bf16' "
+        r"\(docs/chapters/prefill-vs-decode/index.md has it",
     ):
-        codes.expand("{{ n.decode_small_bf16 }}", "reference/formulas.md")
-    with pytest.raises(ShortcodeError, match=r"docs/index.md: unknown value 'n.x' \(docs/index.md has no module"):
+        codes.expand("{{ n.decode_small_bf16 }}", "reference/formulas/index.md")
+    with pytest.raises(ShortcodeError, match=r"docs/index.md: unknown value 'n.x' \(docs/index.md has no page.py"):
         codes.expand("{{ n.x }}", "index.md")
 
 
@@ -345,18 +195,12 @@ def test_figures_are_lettered_in_reading_order_and_cross_references_follow():
         codes.expand(page + "{{ fig.batching-crossover }}", CHAPTER_PAGE)
 
 
-def test_the_chapter_shows_its_figures_a_to_d_in_reading_order():
-    source = (ROOT / "docs" / "chapters" / "prefill-vs-decode.md").read_text(encoding="utf-8")
-    text = Shortcodes(FIGURES).expand(source, CHAPTER_PAGE)
-    letters = [text[i + len("**Figure (")] for i in range(len(text)) if text.startswith("**Figure (", i)]
-    assert letters == ["a", "b", "c", "d"]
-
-
 def test_every_page_module_names_an_existing_page_and_each_output_once(ctx):
     contents = page_contents(ROOT)
     for page in contents:
         assert (ROOT / "docs" / page).is_file(), page
-    assert CHAPTER_PAGE in contents and "reference/formulas.md" in contents
+    assert CHAPTER_PAGE in contents and "reference/formulas/index.md" in contents
+    assert {f"chapters/{chapter.slug}/index.md" for chapter in chapters(ROOT / "docs")} <= set(contents)
 
 
 def test_two_pages_making_the_same_figure_file_fail_with_one_line(tmp_path, monkeypatch):
@@ -379,7 +223,9 @@ def test_two_pages_making_the_same_figure_file_fail_with_one_line(tmp_path, monk
 def test_every_shortcode_in_the_docs_resolves():
     codes = Shortcodes(FIGURES)
     for page in sorted((ROOT / "docs").rglob("*.md")):
-        codes.expand(page.read_text(encoding="utf-8"), page.relative_to(ROOT / "docs").as_posix())
+        codes.expand(
+            page.read_text(encoding="utf-8"), page.relative_to(ROOT / "docs").as_posix(), lists={"chapters": ""}
+        )
 
 
 def test_vendored_assets_are_present():
@@ -416,60 +262,3 @@ def test_build_figures_script_reports_a_bad_spec_in_one_line_and_exits_2(tmp_pat
         " field 'layers': must be at least 1, got 0\n"
     )
     assert {path.name: path.read_bytes() for path in (root / "figures").iterdir()} == before
-
-
-def test_the_measured_page_lists_every_measurement_with_its_ceiling_and_link(ctx):
-    from sitegen.pages import measured
-
-    from roofline.measured import compare_all
-
-    content = measured.build(ctx)
-    comparisons = compare_all()
-    rows = {}
-    for name in measured.TABLES.values():
-        for line in content.tables[name].splitlines()[2:]:
-            if line.startswith("| "):
-                cells = [cell.strip() for cell in line.strip("|").split(" | ")]
-                rows[int(cells[0])] = cells
-    assert sorted(rows) == list(range(1, len(comparisons) + 1))
-    by_kind = sorted(comparisons, key=lambda c: roofline.measured.KINDS.index(c.measurement.kind))
-    for number, comparison in enumerate(by_kind, start=1):
-        m, cells = comparison.measurement, rows[number]
-        assert cells[1] == escape.text(ctx.specs.gpu(m.gpu).name) and cells[2] == str(m.gpus)
-        assert f"- **{number}.** Hardware: {escape.text(m.hardware)}." in content.tables[measured.TABLES[m.kind]]
-        assert (
-            cells[5]
-            == f"{m.weight_precision} / {m.kv_precision}, batch {m.batch or 'max'},"
-            + (f" {m.input_tokens:,} / {m.output_tokens:,}")
-            if m.model
-            else cells[5] == "—"
-        )
-        assert cells[7] == measured.shown(m.metric, m.value)
-        assert cells[8] == measured.shown(m.metric, comparison.ceiling)
-        assert cells[9] == f"{comparison.ratio * 100:.0f}%"
-        assert cells[10] == f"[{escape.text(m.section)}]({m.source}), {m.date}"
-    assert content.values["count"] == str(len(comparisons))
-    # The chart has one point per measurement, and every kind that has one.
-    figure = next(f for f in content.figures if f.name == "measured-ratios")
-    points = next(layer for layer in figure.spec["layer"] if layer["mark"]["type"] == "point")["data"]["values"]
-    assert len(points) == len(comparisons)
-    assert {p["kind"] for p in points} == set(roofline.measured.KINDS)
-
-
-def test_shown_units_per_metric():
-    from sitegen.pages.measured import shown
-
-    assert shown("decode_tokens_per_s_per_user", 93.89) == "93.9 tok/s"
-    assert shown("inter_token_latency_s", 0.01858) == "18.58 ms"
-    assert shown("hbm_bandwidth_bytes_per_s", 2.97e12) == "2.97 TB/s"
-    assert shown("gemm_flops_per_s", 1.3822e15) == "1,382 TFLOP/s"
-
-
-def test_the_hardware_table_says_what_each_memory_figure_means(ctx):
-    hardware = tables.hardware_table(ctx)
-    notes = hardware.split("**What the memory figure means**", 1)[1]
-    for gpu in ctx.specs.gpus.values():
-        if gpu.memory_note:
-            line = next(line for line in notes.splitlines() if f"(`{gpu.id}`)" in line)
-            assert line.endswith(": " + escape.text(gpu.memory_note))
-    assert "'80 GB' is the nameplate" in ctx.specs.gpu("h100-sxm").memory_note

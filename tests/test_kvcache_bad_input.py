@@ -9,9 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_bad_input import assert_one_line_error, run_cli, write
 
 from roofline import Hardware, SpecError, Workload, builtin_specs, paging_use, swap_or_recompute
+from support import assert_one_line_error, run_cli, write
 
 WINDOWED_MODEL = """\
 [model."tiny-local"]

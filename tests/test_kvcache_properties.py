@@ -6,11 +6,10 @@ import dataclasses
 from types import MappingProxyType
 
 import pytest
-import strategies
 from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
-from strategies import gpus  # made-up chips, with a host link
 
+import strategies
 from roofline import (
     GpuSpec,
     Hardware,
@@ -28,6 +27,7 @@ from roofline import (
 )
 from roofline.kvcache import weights_read_bytes
 from roofline.kvformats import KV_FORMAT_NAMES
+from strategies import gpus  # made-up chips, with a host link
 
 settings.register_profile("roofline-kv", max_examples=150, deadline=None)
 settings.load_profile("roofline-kv")

@@ -1,6 +1,6 @@
 """The browser's runtime without a browser: the wheel in Pyodide under Node 20 must agree with CPython.
 
-Builds the wheel and the memory snapshot as the site does, computes every answer
+Takes the wheel and the memory snapshot the tests' site serves, computes every answer
 here in CPython, then runs ``tests/node/golden.test.mjs`` with Node's own test
 runner, which boots the npm ``pyodide`` package through the page's boot module
 twice (restored from the snapshot, and plainly) and compares; it also checks that
@@ -14,26 +14,29 @@ a mixture-of-experts and a latent-attention model, so every formula runs.
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from support import load_script, node_test_report
+import roofline_views as views
+
+from sitegen.pages import find
+from support import node_test_report
 
 pytestmark = [pytest.mark.node, pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parent.parent
 RUNTIME = ROOT / "docs" / "javascripts" / "runtime"
-PROGRAM = ROOT / "docs" / "programs" / "h100_decode_prefill.py"
+CHAPTER = find(ROOT / "docs", "prefill-vs-decode")
+PROGRAM = CHAPTER.folder / "programs" / "h100_decode_prefill.py"
 PYODIDE = ROOT / "node_modules" / "pyodide"
 CALCULATOR = "decode_speed"
 #: File name in the worker -> the file the site serves (as worker.mjs writes them).
 MODULES = {
     "roofline_cell.py": RUNTIME / "roofline_cell.py",
     "roofline_views.py": RUNTIME / "roofline_views.py",
-    f"roofline_calculator_{CALCULATOR}.py": ROOT / "docs" / "calculators" / f"{CALCULATOR}.py",
+    f"roofline_calculator_{CALCULATOR}.py": CHAPTER.calculators[CALCULATOR],
 }
 #: Per boot: how it started, the package's whereabouts, the program, the traceback, isolation.
 CHECKS_PER_BOOT = 5
@@ -102,30 +105,19 @@ def simulation_json(call: dict) -> str:
     return scope["answer"]
 
 
-@pytest.fixture(scope="module")
-def node() -> str:
-    found = shutil.which("node")
-    if found is None:
-        pytest.skip("node is not installed")
-    if not (PYODIDE / "pyodide.mjs").exists():
-        pytest.fail("node_modules/pyodide is missing: run `make setup` (npm ci)")
-    return found
-
-
-def test_pyodide_under_node_matches_cpython(node: str, tmp_path: Path) -> None:
+def test_pyodide_under_node_matches_cpython(node: str, site, tmp_path: Path) -> None:
     from roofline import estimate
 
-    build_wheel = load_script("build_wheel", ROOT / "scripts" / "build_wheel.py")
-    load_script(f"roofline_calculator_{CALCULATOR}", MODULES[f"roofline_calculator_{CALCULATOR}.py"])
-    views = load_script("roofline_views", RUNTIME / "roofline_views.py")
-    build_snapshot = load_script("build_snapshot", ROOT / "scripts" / "build_snapshot.py")
+    CHAPTER.calculator(CALCULATOR)  # imported as the worker names it, for views.answer
     program_output = subprocess.run(
         [sys.executable, str(PROGRAM)], capture_output=True, text=True, check=True, cwd=ROOT
     ).stdout
-    wheel = build_wheel.build_wheel()
+    # The wheel and snapshot the tests' site serves (conftest.site): what a reader's browser gets,
+    # and one snapshot fewer for a fresh checkout to make.
+    runtime = site.directory / "assets" / "runtime"
     fixture = {
-        "wheel": str(wheel),
-        "snapshot": str(build_snapshot.build_snapshot(wheel)),
+        "wheel": str(next((runtime / "wheels").rglob("*.whl"))),
+        "snapshot": str(next((runtime / "snapshots").glob("*.snapshot.gz"))),
         "pyodide": str(PYODIDE),
         "program": {"path": str(PROGRAM), "filename": PROGRAM.name, "output": program_output},
         "simulation_program": SIMULATION_PROGRAM,

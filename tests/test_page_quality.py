@@ -6,18 +6,17 @@ mounted and the browser is idle, before any scrolling (what a keyboard reader me
 first), and again once every lazily drawn part is there. No serious or critical
 violation may remain, and no page may log an error or a warning on the way, a Run
 pressed twice included. The chapter's wide table and the charts are checked as a
-reader would use them on a phone. The site is served by scripts/serve.py's handler,
+reader would use them on a phone. The site is the tests' one build (the widget test
+page and the worked example chapter included), served by scripts/serve.py's handler,
 as ``make serve`` does.
 """
 
 from __future__ import annotations
 
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import serve
+
 from bench_pages import AXE, axe_violations, site_pages
 from chromium import CHROMIUM_PATH
 
@@ -37,14 +36,9 @@ if not AXE.is_file():
 
 
 @pytest.fixture(scope="module")
-def site() -> Iterator[tuple[str, Path]]:
-    with tempfile.TemporaryDirectory(prefix="roofline-quality-") as folder:
-        directory = Path(folder) / "site"
-        server = serve.make_server(directory, quiet=True)
-        base = f"http://127.0.0.1:{server.server_port}/"
-        serve.build_site(directory, site_url=base)
-        yield serve.serve_in_background(server), directory
-        server.shutdown()
+def served(site) -> tuple[str, Path]:
+    """The tests' one built site (``conftest.site``), served by scripts/serve.py's handler."""
+    return site.isolated, site.directory
 
 
 def _listen_for_problems(page) -> list[str]:
@@ -97,8 +91,8 @@ def _scroll_through(page) -> None:
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 @pytest.mark.parametrize("size", ["390px", "1280px"])
-def test_no_serious_or_critical_axe_violation_on_any_page(browser, site, size, scheme) -> None:
-    base, directory = site
+def test_no_serious_or_critical_axe_violation_on_any_page(browser, served, size, scheme) -> None:
+    base, directory = served
     context = browser.new_context(color_scheme=scheme, **(PHONE if size == "390px" else DESKTOP))
     page = context.new_page()
     problems = _listen_for_problems(page)
@@ -119,8 +113,8 @@ def test_no_serious_or_critical_axe_violation_on_any_page(browser, site, size, s
     assert problems == []
 
 
-def test_the_chapter_table_scrolls_with_a_cue_and_from_the_keyboard(browser, site) -> None:
-    base, _ = site
+def test_the_chapter_table_scrolls_with_a_cue_and_from_the_keyboard(browser, served) -> None:
+    base, _ = served
     context = browser.new_context(**PHONE)
     page = context.new_page()
     page.goto(base + CHAPTER)
@@ -138,8 +132,8 @@ def test_the_chapter_table_scrolls_with_a_cue_and_from_the_keyboard(browser, sit
     context.close()
 
 
-def test_a_tap_on_a_chart_mark_shows_its_tooltip(browser, site) -> None:
-    base, _ = site
+def test_a_tap_on_a_chart_mark_shows_its_tooltip(browser, served) -> None:
+    base, _ = served
     context = browser.new_context(**PHONE)
     page = context.new_page()
     page.goto(base + CHAPTER)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 
 import pytest
+
 from prerender_math import MathError, MathRenderer, render_page
 
 pytestmark = pytest.mark.node

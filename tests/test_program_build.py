@@ -1,28 +1,29 @@
-"""What the site build gives the in-page runtime: the wheel, the widgets' markup, the
-calculator's view and the server's headers. Fast checks in CPython, no browser.
+"""What the site build gives the in-page runtime: the wheel, the widgets' markup from their
+markers, and the server's headers. Fast checks in CPython, no browser.
 """
 
 from __future__ import annotations
 
 import html as html_module
-import json
 import re
 import urllib.request
 import zipfile
+from html.parser import HTMLParser
 from pathlib import Path
-from types import ModuleType
 
 import pytest
-from support import load_script
 
-ROOT = Path(__file__).resolve().parent.parent
+import build_wheel
+import serve
+import support
+from sitegen import widgets
+from sitegen.markers import MarkerError, Markers
+from sitegen.pages import find
 
-
-build_wheel = load_script("build_wheel", ROOT / "scripts" / "build_wheel.py")
-serve = load_script("serve", ROOT / "scripts" / "serve.py")
-calculator = load_script("roofline_calculator_decode_speed", ROOT / "docs" / "calculators" / "decode_speed.py")
-views = load_script("roofline_views", ROOT / "docs" / "javascripts" / "runtime" / "roofline_views.py")
-CHAPTER = "chapters/prefill-vs-decode.md"
+ROOT = support.ROOT
+DOCS = ROOT / "docs"
+CHAPTER = find(DOCS, "prefill-vs-decode")
+PROGRAM = CHAPTER.folder / "programs" / "h100_decode_prefill.py"
 RUN_CELL = "<!-- roofline:run-cell programs/h100_decode_prefill.py -->"
 CALCULATOR = "<!-- roofline:calculator decode_speed -->"
 
@@ -65,38 +66,38 @@ def test_the_source_digest_follows_the_package(tmp_path: Path) -> None:
     assert build_wheel.source_digest(tmp_path) != before
 
 
-# ---- The hook ------------------------------------------------------------------------------------
+# ---- The markers ---------------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def hook() -> ModuleType:
-    module = load_script("runtime_hook", ROOT / "hooks" / "runtime.py")
-    module.on_config(None)
-    return module
+def markers(docs: Path = DOCS) -> Markers:
+    return Markers(docs=docs, wheel_uri="assets/runtime/wheels/v/w.whl", snapshot_uri="assets/s.gz", version="v")
 
 
-def test_the_hook_replaces_both_markers_on_the_chapter(hook: ModuleType) -> None:
+def test_both_markers_on_the_chapter_become_its_widgets() -> None:
     page = f"<h2>A</h2>\n{RUN_CELL}\n<p>b</p>\n{CALCULATOR}\n"
-    html = hook.replace_markers(page, CHAPTER, "chapters/prefill-vs-decode/")
+    html = markers().replace(page, CHAPTER.page, CHAPTER.url)
     assert "roofline:" not in html
     assert html.count("data-rf-cell") == 1 and html.count('data-rf-calc="decode_speed"') == 1
-    assert 'data-rf-wheel="../../assets/runtime/wheels/' in html  # relative to the page
-    assert 'data-rf-module="../../calculators/decode_speed.py"' in html
-    program = (ROOT / "docs" / "programs" / "h100_decode_prefill.py").read_text(encoding="utf-8")
-    assert html_module.escape(program) in html
+    assert 'data-rf-wheel="../../assets/runtime/wheels/v/w.whl"' in html  # relative to the page
+    assert 'data-rf-module="calculators/decode_speed.py"' in html  # served from the chapter's folder
+    assert html_module.escape(PROGRAM.read_text(encoding="utf-8")) in html
 
 
-def test_any_number_of_run_cells_each_with_its_own_program_and_ids(hook: ModuleType, tmp_path: Path) -> None:
+def test_another_page_names_a_chapters_program_by_path_and_its_calculator_by_name(tmp_path: Path) -> None:
+    """The widget test page shows chapter 1's widgets: the program by its path, the calculator by name."""
+    page = "<!-- roofline:run-cell ../chapters/prefill-vs-decode/programs/h100_decode_prefill.py -->\n" + CALCULATOR
+    html = markers().replace(page, "elsewhere/index.md", "elsewhere/")
+    assert 'data-rf-filename="h100_decode_prefill.py"' in html
+    assert 'data-rf-module="../chapters/prefill-vs-decode/calculators/decode_speed.py"' in html
+
+
+def test_any_number_of_run_cells_each_with_its_own_program_and_ids(tmp_path: Path) -> None:
     docs = tmp_path / "docs"
-    (docs / "programs").mkdir(parents=True)
-    (docs / "programs" / "one.py").write_text("print('one')\n")
-    (docs / "programs" / "two.py").write_text("print('two')\n")
-    hook._state["docs"] = docs
-    try:
-        page = "<!-- roofline:run-cell programs/one.py -->\n<!-- roofline:run-cell programs/two.py -->\n" * 2
-        html = hook.replace_markers(page, "chapters/x.md", "chapters/x/")
-    finally:
-        hook._state["docs"] = ROOT / "docs"
+    (docs / "chapters" / "x" / "programs").mkdir(parents=True)
+    (docs / "chapters" / "x" / "programs" / "one.py").write_text("print('one')\n")
+    (docs / "chapters" / "x" / "programs" / "two.py").write_text("print('two')\n")
+    page = "<!-- roofline:run-cell programs/one.py -->\n<!-- roofline:run-cell programs/two.py -->\n" * 2
+    html = markers(docs).replace(page, "chapters/x/index.md", "chapters/x/")
     assert html.count("data-rf-cell") == 4
     assert html.count("print(&#x27;one&#x27;)") == 2 and html.count("print(&#x27;two&#x27;)") == 2
     assert len(set(re.findall(r'id="(rf-cell-help-\d+)"', html))) == 4
@@ -107,144 +108,57 @@ def test_any_number_of_run_cells_each_with_its_own_program_and_ids(hook: ModuleT
     [
         (
             "<!-- roofline:run-cell programs/nope.py -->",
-            "runtime hook: docs/chapters/x.md: <!-- roofline:run-cell programs/nope.py --> names a missing program:"
-            " docs/programs/nope.py does not exist",
+            "runtime hook: docs/chapters/x/index.md: <!-- roofline:run-cell programs/nope.py --> names a missing"
+            " program: docs/chapters/x/programs/nope.py does not exist",
         ),
         (
             "<!-- roofline:calculator nope -->",
-            "runtime hook: docs/chapters/x.md: <!-- roofline:calculator nope --> names a missing calculator:"
-            " docs/calculators/nope.py does not exist (calculators:"
-            f" {', '.join(sorted(path.stem for path in (ROOT / 'docs' / 'calculators').glob('*.py')))})",
+            "runtime hook: docs/chapters/x/index.md: <!-- roofline:calculator nope -->"
+            " docs/chapters/x/calculators/nope.py does not exist (calculators here: none)",
         ),
         ("<!-- roofline:run-cell -->", "names no program; write <!-- roofline:run-cell programs/NAME.py -->"),
-        ("<!-- roofline:run-cell ../mkdocs.yml -->", "must name a .py file by its path under docs/"),
-        ("<!-- roofline:run-cell ../scripts/serve.py -->", "must name a .py file by its path under docs/"),
+        ("<!-- roofline:run-cell ../../../mkdocs.yml -->", "must name a .py file by its path from the page's folder"),
+        ("<!-- roofline:run-cell ../../../scripts/serve.py -->", "must name a .py file by its path from the page's"),
         ("<!-- roofline:calculator -->", "needs the calculator's name"),
         ("<!-- roofline:slider x -->", "is not a widget (use run-cell or calculator)"),
         (CALCULATOR * 2, "appears twice on the page"),
     ],
 )
-def test_a_bad_marker_fails_the_build_with_one_line(hook: ModuleType, marker: str, message: str) -> None:
-    from mkdocs.exceptions import PluginError
-
-    with pytest.raises(PluginError) as raised:
-        hook.replace_markers(f"<p>a</p>\n{marker}\n", "chapters/x.md", "chapters/x/")
+def test_a_bad_marker_fails_the_build_with_one_line(marker: str, message: str) -> None:
+    with pytest.raises(MarkerError) as raised:
+        markers().replace(f"<p>a</p>\n{marker}\n", "chapters/x/index.md", "chapters/x/")
     assert message in str(raised.value) and "\n" not in str(raised.value)
 
 
-def test_pages_without_markers_are_left_alone(hook: ModuleType) -> None:
-    assert hook.replace_markers("<p>no widgets</p>", "index.md", "") == "<p>no widgets</p>"
+def test_pages_without_markers_are_left_alone() -> None:
+    assert markers().replace("<p>no widgets</p>", "index.md", "") == "<p>no widgets</p>"
 
 
-def test_the_first_paint_shows_the_packages_numbers_for_the_defaults(hook: ModuleType) -> None:
-    """Issue 2, section 5: one user of the 8B at 16-bit, 4,096 tokens, ≈17 GB of 72 GB. Issue 9: the ceiling
-    reads one embedding row, not the table, so ≈216 tokens/s where the rule gave ≈203."""
-    html = hook.replace_markers(CALCULATOR, "index.md", "")
-    view = calculator.view(**calculator.DEFAULTS)
-    for name in ("per_user", "total", "weights", "hardware", "memory", "bound", "verdict", "explain"):
-        assert f'data-rf-out="{name}">{html_module.escape(view[name])}<' in html
-    assert view["per_user"] in {"215", "216"} and view["memory"] == "16.6 GB of 72.0 GB usable"
-    for field in calculator.form()["fields"]:
-        assert f'id="rf-decode_speed-{field["name"]}"' in html
+class _Textarea(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.inside = False
+        self.text = ""
+
+    def handle_starttag(self, tag: str, attrs: list) -> None:
+        self.inside = self.inside or tag == "textarea"
+
+    def handle_endtag(self, tag: str) -> None:
+        self.inside = self.inside and tag != "textarea"
+
+    def handle_data(self, data: str) -> None:
+        if self.inside:
+            self.text += data
 
 
-def test_a_form_declaration_is_checked() -> None:
-    markup = load_script("runtime_markup_checked", ROOT / "hooks" / "runtime_markup.py")
-    form = calculator.form()
-    markup.check_form(form)
-    broken = dict(form, fields=[dict(form["fields"][3], default=0)])
-    with pytest.raises(markup.FormError, match="'gpus' needs choices, or min <= default <= max"):
-        markup.check_form(broken)
-    with pytest.raises(markup.FormError, match="default 'h99' is not one of its choices"):
-        markup.check_form(dict(form, fields=[dict(form["fields"][0], default="h99")]))
-
-
-# ---- The calculator's view -----------------------------------------------------------------------
-
-
-def test_the_view_words_a_deployment_that_does_not_fit() -> None:
-    view = calculator.view(**dict(calculator.DEFAULTS, model="llama-3.1-405b"))
-    # 811.7 GB over 72 GB per H100 is 11.3 GPUs; the smallest tensor-parallel degree that holds it is 16.
-    assert view["fits"] is False and view["per_user"] == "—" and view["gpus_needed"] == 16
-    assert view["expected"] == "—"
-    assert view["explain"] == (
-        "Does not fit. The weights alone need 811.7 GB at bf16, more than the 72.0 GB usable on 1 GPU."
-        " To fit: use 16 GPUs of this kind."
-    )
-
-
-def test_a_long_context_that_does_not_fit_gets_advice_that_works() -> None:
-    # Issue 8: 70B at int4 fits its weights (36.4 GB); one user's 131,072-token cache (42.9 GB) does not.
-    # The answer is a shorter context or an 8-bit cache, not "weights alone" and more GPUs only.
-    view = calculator.view(**dict(calculator.DEFAULTS, model="llama-3.1-70b", precision="int4", context=131072))
-    assert view["fits"] is False
-    assert "weights alone" not in view["explain"]
-    assert view["explain"].startswith(
-        "Does not fit. The weights (36.4 GB) fit, but one user's KV cache at 131,072 tokens needs 42.9 GB"
-    )
-    assert "shorten the context to 108,705 tokens or fewer; or cache keys and values in fp8" in view["explain"]
-
-
-def test_the_view_says_what_the_rule_gives_and_why_the_ceiling_differs() -> None:
-    view = calculator.view(**calculator.DEFAULTS)
-    assert view["per_user"] == "215"
-    assert view["explain"].startswith(
-        "The rule of thumb gives 209; an engine reads one row of the embedding, not the whole table, so 223,"
-        " and this user's context brings it to 215 tokens/s per user, the ceiling."
-    )
-    # The step reads what the ceiling counts: 15.0 GB of weights (one embedding row), not the 16.1 GB stored.
-    assert "Each decode step reads 15.0 GB of the 16.1 GB of weights and 0.5 GB of KV cache" in view["explain"]
-
-
-def test_the_expected_range_is_the_measured_shares_of_this_ceiling() -> None:
-    from roofline import estimate
-    from roofline.measured import well_tuned_decode_range
-
-    view = calculator.view(**calculator.DEFAULTS)
-    measured = well_tuned_decode_range()
-    ceiling = estimate("h100-sxm", "llama-3.1-8b", context=4096).decode_tokens_per_s_per_user
-    low, high = f"{measured.low * ceiling:,.0f}", f"{measured.high * ceiling:,.0f}"
-    assert view["expected"] == f"{low}–{high} tokens/s per user" == "109–149 tokens/s per user"
-    assert f"Expected on a well-tuned stack: {low}–{high} tokens/s. The range rests on 3 published" in view["explain"]
-    # Its basis is one user on one GPU, so it says nothing for two GPUs or a batch, and the view says so.
-    for change in ({"gpus": 2}, {"users": 8}):
-        other = calculator.view(**dict(calculator.DEFAULTS, **change))
-        assert other["expected"] == "—" and "No expected range here" in other["explain"]
-
-
-def test_the_view_changes_its_explanation_with_the_bound() -> None:
-    memory = calculator.view(**dict(calculator.DEFAULTS, context=0))
-    compute = calculator.view(**dict(calculator.DEFAULTS, context=0, users=512))
-    assert "memory-bound" in memory["explain"] and "until about 295 users" in memory["explain"]
-    assert "compute-bound" in compute["explain"] and compute["bound"] == "compute-bound"
-
-
-@pytest.mark.parametrize(
-    ("change", "message"),
-    [
-        ({"users": 0}, "users"),
-        ({"context": 10**9}, "context"),
-        ({"gpus": True}, "gpus"),
-        ({"gpu": "h100"}, "did you mean 'h100-sxm'"),
-        ({"precision": "fp3"}, "unknown precision"),
-    ],
-)
-def test_the_worker_answers_bad_requests_with_the_reason(change: dict, message: str) -> None:
-    answer = json.loads(views.answer("decode_speed", json.dumps(dict(calculator.DEFAULTS, **change))))
-    assert message in answer["error"]
-
-
-def test_the_chart_reuses_the_results_crossover_at_every_batch() -> None:
-    from roofline import estimate
-
-    view = calculator.view(**dict(calculator.DEFAULTS, context=0, users=48))
-    users = [point["users"] for point in view["chart"]["points"]]
-    assert users == sorted({*calculator.CHART_USERS, 48})
-    for point in view["chart"]["points"]:
-        direct = estimate("h100-sxm", "llama-3.1-8b", batch=point["users"])
-        assert point["per_user"] == direct.decode_tokens_per_s_per_user
-        assert point["total"] == direct.decode_tokens_per_s_total
-    assert view["chart"]["crossover"] == estimate("h100-sxm", "llama-3.1-8b").crossover_batch
+def test_the_cell_shows_the_file_exactly() -> None:
+    """What the reader sees and edits is the file byte for byte (HTML drops the newline after <textarea>)."""
+    source = PROGRAM.read_text(encoding="utf-8")
+    cell = widgets.run_cell(source, PROGRAM.name, widgets.RuntimeLinks(wheel="w.whl", version="v"))
+    parser = _Textarea()
+    parser.feed(cell)
+    assert parser.text.removeprefix("\n") == source
+    assert html_module.escape(PROGRAM.name) in cell
 
 
 # ---- The server ----------------------------------------------------------------------------------
@@ -269,7 +183,3 @@ def test_serve_sends_isolation_headers_and_mime_types(tmp_path: Path, isolated: 
     assert server.server_address[0] == "127.0.0.1"
 
 
-def test_multi_gpu_answers_carry_the_ideal_scaling_caveat() -> None:
-    view = calculator.view(**dict(calculator.DEFAULTS, model="llama-3.1-70b", gpus=2))
-    assert "at 6.70 TB/s (2 GPUs together, taking ideal scaling with the interconnect free)" in view["explain"]
-    assert "interconnect" not in calculator.view(**calculator.DEFAULTS)["explain"]

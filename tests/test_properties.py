@@ -8,10 +8,10 @@ import math
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
-from strategies import gpus, models
 
 from roofline import Hardware, Workload, crossover_batch, decode_step, evaluate
 from roofline.performance import decode_pass
+from strategies import gpus, models
 
 settings.register_profile("roofline", max_examples=150, deadline=None)
 settings.load_profile("roofline")

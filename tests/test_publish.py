@@ -4,10 +4,11 @@ Two builds, served by one plain server (no COOP/COEP, no gzip: a GitHub Pages
 project site), each under its own sub-path, with the site's 404.html for any
 missing address as such hosts do:
 
-- ``/roofline/``: built with ``SITE_URL=https://owner.example/roofline/``, the
+- ``/roofline/``: built here with ``SITE_URL=https://owner.example/roofline/``, the
   right path on another host and port, as a build made for publishing is;
-- ``/forgot/``: built with the default ``site_url`` (``http://127.0.0.1:8000/``),
-  as by an owner who forgot ``SITE_URL``.
+- ``/forgot/``: the tests' one built site (``conftest.site``), whose ``site_url`` is
+  its own server's address on another port, at the root: a ``site_url`` that does
+  not match where it is served, as for an owner who forgot ``SITE_URL``.
 
 Every page loads with no failed request; the chapter's charts, math, Run cell (Stop
 included) and calculator work; links and instant navigation work; and the 404 page
@@ -28,6 +29,8 @@ from typing import ClassVar
 from urllib.parse import unquote, urlsplit
 
 import pytest
+
+import support
 from bench_pages import site_pages
 from chromium import CHROMIUM_PATH
 
@@ -82,13 +85,13 @@ class SubPathHost(http.server.SimpleHTTPRequestHandler):
         pass
 
 
-def build(site: Path, site_url: str | None) -> None:
-    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
-    env.pop("SITE_URL", None)
-    if site_url:
-        env["SITE_URL"] = site_url
+def build(site: Path, site_url: str) -> None:
+    """A build as a publisher makes it: ``SITE_URL`` set, mkdocs.yml reading it with ``!ENV``. Of the
+    tests' site's checkout (conftest), so its wheel and snapshot are the ones already cached."""
+    root = support.copy_checkout(site.parent / "repo", example=True, widgets=True)
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "SITE_URL": site_url}
     command = [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site)]
-    done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True)
+    done = subprocess.run(command, cwd=root, env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-4000:]
 
 
@@ -99,11 +102,10 @@ class Host:
 
 
 @pytest.fixture(scope="module")
-def host(tmp_path_factory) -> Iterator[Host]:
-    published, forgot = tmp_path_factory.mktemp("published"), tmp_path_factory.mktemp("forgot")
+def host(tmp_path_factory, site) -> Iterator[Host]:
+    published = tmp_path_factory.mktemp("published") / "site"
     build(published, PUBLISHED_URL)
-    build(forgot, None)
-    sites = {"roofline": published, "forgot": forgot}
+    sites = {"roofline": published, "forgot": site.directory}
     handler = type("Host", (SubPathHost,), {"mounts": sites})
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
@@ -187,7 +189,7 @@ def test_charts_math_run_cell_and_calculator_work_under_the_sub_path(browser, ho
     expect(cell).to_have_attribute("data-state", "ready", timeout=BOOT_MS)
     cell.locator("[data-rf-action=run]").click()
     expect(cell).to_have_attribute("data-state", "ready", timeout=STEP_MS)
-    program = ROOT / "docs" / "programs" / "h100_decode_prefill.py"
+    program = ROOT / "docs" / CHAPTER / "programs" / "h100_decode_prefill.py"
     cpython = subprocess.run([sys.executable, str(program)], capture_output=True, text=True, check=True).stdout
     assert cell.locator(".rf-output").text_content() == cpython
     cell.locator("textarea").fill("print('before the loop', flush=True)\nwhile True:\n    pass\n")

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+import support
 from roofline.cli import main
 
 README = Path(__file__).resolve().parent.parent / "README.md"
@@ -32,47 +33,29 @@ def test_readme_example_output_is_what_the_command_prints(
     assert captured.out + captured.err == expected
 
 
-FILE_EXAMPLE = re.compile(r"<!-- example: (?P<path>\S+) -->\n```\w+\n(?P<body>.*?)```", re.DOTALL)
+def test_the_worked_example_touches_one_chapter_folder_one_package_module_and_one_nav_line() -> None:
+    """The README's claim, checked on its own blocks (``support.readme_example`` reads them)."""
+    files, nav = support.readme_example()
+    slug = support.example_slug()
+    package = [path for path in files if path.startswith("roofline/")]
+    chapter = [path for path in files if path.startswith(f"docs/chapters/{slug}/")]
+    assert len(package) == 1 and sorted(package + chapter) == sorted(files)
+    assert re.fullmatch(rf'- "\d+\. [^"]+": chapters/{slug}/index\.md', nav.strip())
+    for path, body in files.items():
+        if path.endswith(".py"):
+            compile(body, path, "exec")  # each Python file parses as shown
 
 
 @pytest.mark.slow
-def test_the_writing_a_chapter_example_builds_and_runs(tmp_path: Path) -> None:
-    """The README's minimal chapter: its module computes, its page expands, its marker finds its program."""
-    import subprocess
-    import sys
-
-    from support import load_script
-
-    root = README.parent
-    files = {m["path"]: m["body"] for m in FILE_EXAMPLE.finditer(README.read_text(encoding="utf-8"))}
-    assert set(files) == {"scripts/sitegen/pages/example.py", "docs/chapters/example.md", "docs/programs/example_kv.py"}
-    for path, body in files.items():
-        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / path).write_text(body, encoding="utf-8")
-
-    sys.path.insert(0, str(root / "scripts"))
-    from sitegen import pages
-    from sitegen.generate import Run, build_outputs
-    from sitegen.shortcodes import Shortcodes
-
-    pages.__path__.append(str(tmp_path / "scripts" / "sitegen" / "pages"))
-    try:
-        figures = tmp_path / "figures"
-        figures.mkdir()
-        for name, content in build_outputs(root, figures, rerender=False, run=Run()).items():
-            (figures / name).write_bytes(content)
-    finally:
-        pages.__path__.remove(str(tmp_path / "scripts" / "sitegen" / "pages"))
-        sys.modules.pop("sitegen.pages.example", None)
-    text = Shortcodes(figures).expand(files["docs/chapters/example.md"], "chapters/example.md")
-    assert "Each token of context costs 131.1 kB of KV cache; [figure (a)](#figure-example-kv-growth)" in text
-    assert "**Figure (a).** One user's KV cache grows with context." in text
-
-    hook = load_script("runtime_hook_example", root / "hooks" / "runtime.py")
-    hook.on_config(None)
-    hook._state["docs"] = tmp_path / "docs"
-    html = hook.replace_markers("<!-- roofline:run-cell programs/example_kv.py -->", "chapters/example.md", "x/")
-    assert "data-rf-cell" in html and "example_kv.py" in html
-    program = tmp_path / "docs" / "programs" / "example_kv.py"
-    done = subprocess.run([sys.executable, str(program)], capture_output=True, text=True, check=True)
-    assert done.stdout == "0.54 GB at 4,096 tokens\n"
+def test_the_worked_example_is_built_into_the_tests_site(site) -> None:
+    """The tests' site is this checkout with the example written in as shown: its page quotes its value,
+    shows its table and figure, and holds its Run cell and calculator (every check a chapter gets is in
+    tests/test_every_chapter.py, which runs on it too)."""
+    slug = support.example_slug()
+    page = site.soup(f"chapters/{slug}/")
+    text = " ".join(page.select_one("article").get_text(" ").split())
+    assert "each decode step spends 0.160 ms reading one user's 4,096-token cache" in text
+    assert "Figure (a). The read grows with the context." in text
+    assert page.select_one("article table") is not None
+    assert page.select_one("[data-rf-cell][data-rf-filename='cache_growth.py']") is not None
+    assert page.select_one("form[data-rf-calc=cache_growth] input[name=reached][step='0.05']") is not None

@@ -8,13 +8,9 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 
 import pytest
-from support import load_script
-
-ROOT = Path(__file__).resolve().parent.parent
-cell = load_script("roofline_cell", ROOT / "docs" / "javascripts" / "runtime" / "roofline_cell.py")
+import roofline_cell as cell  # the page's helper module, docs/javascripts/runtime/ (pytest's pythonpath)
 
 
 def run(source: str, stop_pressed=None) -> tuple[dict, str]:

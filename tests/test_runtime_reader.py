@@ -3,14 +3,18 @@ Save-Data and slow connections fetch no Python until the reader uses a widget (a
 cell says so), a shared calculator link lands on the calculator, the GPU menu shows whole
 names on a desktop, and a Run's printed table that is wider than a phone says it scrolls."""
 
-# ruff: noqa: F811  (the tests take the fixtures imported from test_browser as arguments)
 from __future__ import annotations
 
 import pytest
-from playwright.sync_api import expect
-from test_browser import BOOT_MS, CALC, CHAPTER, STEP_MS, _context, site  # noqa: F401 (fixtures)
+
+from support import BOOT_MS, STEP_MS, Recorded
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
+expect = pytest.importorskip("playwright.sync_api").expect
+
+CHAPTER = "chapters/prefill-vs-decode/"
+CALC = "decode_speed"
+_context = Recorded.open
 
 #: What a page asks for when Python warms up: the runtime and the snapshot are the large files.
 PYTHON_FILES = ("pyodide.asm.wasm", ".snapshot.gz", "python_stdlib.zip")

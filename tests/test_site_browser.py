@@ -1,24 +1,19 @@
 """The chapter's charts in Debian's Chromium: interactive, themed, lazy, and local.
 
-The site is built once for this module with ``site_url`` set to the test
-server's origin (instant navigation needs them to match) and served from a
-background thread. Every context records its requests; none may leave the server.
+On the tests' one built site (``conftest.site``, whose ``site_url`` is its
+server's origin, as instant navigation needs). Every context records its
+requests; none may leave the server.
 """
 
 from __future__ import annotations
 
-import functools
-import http.server
-import os
-import subprocess
-import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
-from typing import ClassVar
 from urllib.parse import urlsplit
 
 import pytest
+
 from chromium import CHROMIUM_PATH, launch
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -34,32 +29,9 @@ if not CHROMIUM_PATH.exists():
     pytest.skip("Debian's chromium is not installed (.ci/run installs it)", allow_module_level=True)
 
 
-class Quiet(http.server.SimpleHTTPRequestHandler):
-    extensions_map: ClassVar[dict[str, str]] = {
-        **http.server.SimpleHTTPRequestHandler.extensions_map,
-        ".mjs": "text/javascript",
-    }
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-
 @pytest.fixture(scope="module")
-def base(tmp_path_factory) -> Iterator[str]:
-    site = tmp_path_factory.mktemp("browser-site")
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(site)))
-    url = f"http://127.0.0.1:{server.server_port}/"
-    build = (
-        "import sys; from mkdocs.config import load_config; from mkdocs.commands.build import build; "
-        "build(load_config('mkdocs.yml', site_url=sys.argv[1], site_dir=sys.argv[2], strict=True))"
-    )
-    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
-    command = [sys.executable, "-c", build, url, str(site)]
-    done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr[-4000:]
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield url
-    server.shutdown()
+def base(site) -> str:
+    return site.isolated
 
 
 def in_chromium(base: str, body: Callable[[Callable[..., object]], None]) -> None:

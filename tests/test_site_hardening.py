@@ -11,18 +11,22 @@ from pathlib import Path
 
 import markdown
 import pytest
-import serve
 from bs4 import BeautifulSoup
-from sitegen import escape, render, tables
-from sitegen.context import load_context
-from sitegen.generate import generate, page_contents
-from sitegen.output import strip_notice
-from sitegen.shortcodes import Shortcodes
 
 import roofline
+import serve
+import support
+from sitegen import escape, render
+from sitegen.context import load_context
+from sitegen.generate import generate
+from sitegen.output import strip_notice
+from sitegen.pages import find
+from sitegen.shortcodes import Shortcodes
 
-ROOT = Path(__file__).resolve().parent.parent
-CHAPTER = "chapters/prefill-vs-decode.md"
+ROOT = support.ROOT
+CHAPTER = "chapters/prefill-vs-decode/index.md"
+hardware_page = find(ROOT / "docs", "hardware").module()
+models_page = find(ROOT / "docs", "models").module()
 
 #: The Markdown extensions mkdocs.yml turns on, so a snippet renders as the page would.
 EXTENSIONS = [
@@ -65,10 +69,11 @@ def html(text: str) -> BeautifulSoup:
 
 
 def repo_with(tmp_path: Path, gpu_name: str | None = None, model_name: str | None = None, **sources: str) -> Path:
-    """A root holding this repo's spec files (and figures), with the chapter GPU's and model's names or
-    sources replaced."""
+    """A root holding this repo's spec files, page folders and figures, with the chapter GPU's and model's
+    names or sources replaced."""
     root = tmp_path / "repo"
     shutil.copytree(ROOT / "roofline" / "data", root / "roofline" / "data")
+    shutil.copytree(ROOT / "docs", root / "docs", ignore=support.COPY_IGNORE)
     shutil.copytree(ROOT / "figures", root / "figures")
     gpus, models = root / "roofline/data/gpus.toml", root / "roofline/data/models.toml"
 
@@ -92,6 +97,11 @@ def repo_with(tmp_path: Path, gpu_name: str | None = None, model_name: str | Non
     return root
 
 
+def chapter_content(root: Path):
+    """What chapter 1's page.py computes from the specs under ``root`` (only it: quicker than every page)."""
+    return find(root / "docs", "prefill-vs-decode").module().build(load_context(root))
+
+
 def cells(row) -> list[str]:
     return [cell.get_text() for cell in row.find_all(["td", "th"])]
 
@@ -105,7 +115,7 @@ def assert_plain_text(element, expected: str) -> None:
 @pytest.mark.parametrize("name", HOSTILE_NAMES)
 def test_a_hostile_gpu_name_is_text_in_the_hardware_table_and_sources(name: str, tmp_path: Path) -> None:
     ctx = load_context(repo_with(tmp_path, gpu_name=name))
-    page = html(tables.hardware_table(ctx))
+    page = html(hardware_page.hardware_table(ctx))
     table = page.find("table")
     width = len(cells(table.find("tr")))
     assert all(len(cells(row)) == width for row in table.find_all("tr"))
@@ -120,8 +130,8 @@ def test_a_hostile_gpu_name_is_text_in_the_hardware_table_and_sources(name: str,
 def test_a_hostile_model_name_is_text_in_the_chapter_table_models_table_and_prose(name: str, tmp_path: Path) -> None:
     root = repo_with(tmp_path, model_name=name)
     ctx = load_context(root)
-    chapter = page_contents(root)[CHAPTER]
-    for table_text in (chapter.tables["h100-decode-prefill"], tables.models_table(ctx)):
+    chapter = chapter_content(root)
+    for table_text in (chapter.tables["h100-decode-prefill"], models_page.models_table(ctx)):
         table = html(table_text).find("table")
         width = len(cells(table.find("tr")))
         assert all(len(cells(row)) == width for row in table.find_all("tr"))
@@ -139,8 +149,8 @@ def test_shortcode_syntax_in_a_name_builds_and_shows_literally(tmp_path: Path) -
     name = "Llama 3.1 8B {{ draft }}"
     root = repo_with(tmp_path, model_name=name)
     generate(root)
-    chapter = (ROOT / "docs" / "chapters" / "prefill-vs-decode.md").read_text()
-    expanded = Shortcodes(root / "figures").expand(chapter, "chapters/prefill-vs-decode.md")
+    chapter = (ROOT / "docs" / CHAPTER).read_text()
+    expanded = Shortcodes(root / "figures").expand(chapter, CHAPTER)
     assert name in html(expanded).get_text()
 
 
@@ -168,14 +178,14 @@ SOURCES = {
 def test_a_source_links_only_http_urls_and_shows_the_rest_as_text(case: str, tmp_path: Path) -> None:
     source, hrefs = SOURCES[case]
     ctx = load_context(repo_with(tmp_path, gpu_source=source))
-    page = html(tables.hardware_table(ctx))
+    page = html(hardware_page.hardware_table(ctx))
     item = next(item for item in page.find_all("li") if item.find("code").get_text() == "h100-sxm")
     assert [a["href"] for a in item.find_all("a")] == hrefs
     assert not item.find_all(["script", "img", "b"])
     shown = item.get_text().split(": ", 1)[1].removesuffix(" · host link, one direction: PCIe Gen5 x16")
     if not hrefs:
         assert shown == source
-    assert "{{" not in tables.hardware_table(ctx)
+    assert "{{" not in hardware_page.hardware_table(ctx)
 
 
 def test_escape_text_leaves_ordinary_names_readable() -> None:
@@ -185,7 +195,7 @@ def test_escape_text_leaves_ordinary_names_readable() -> None:
 
 def test_chart_svg_and_alt_text_escape_a_hostile_name(tmp_path: Path) -> None:
     name = "<img src=x onerror=alert(document.domain)>"
-    chapter = page_contents(repo_with(tmp_path, gpu_name=name))[CHAPTER]
+    chapter = chapter_content(repo_with(tmp_path, gpu_name=name))
     figure = next(figure for figure in chapter.figures if figure.name == "roofline")
     image = render.svg(figure.spec)
     assert "<img" not in image and "&lt;img src=x onerror" in image
@@ -240,9 +250,10 @@ def test_a_build_error_names_file_and_entry_and_leaves_figures_byte_identical(ca
 def test_generated_text_is_checked_before_anything_is_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A generator slip that lets markup through fails the build naming the generated file, before any write."""
     root = repo_with(tmp_path, model_name="Llama 3.1 8B v2")  # a change, so other files would be rewritten
-    from sitegen.pages import formulas
-
-    monkeypatch.setattr(formulas, "precisions_table", lambda: "| a |\n|---|\n| {{ n.oops }} |\n")
+    formulas = root / "docs" / "reference" / "formulas" / "page.py"
+    slip = 'content.table("precisions", "| a |\\n|---|\\n| {{ n.oops }} |\\n")'
+    formulas.write_text(formulas.read_text().replace('content.table("precisions", precisions_table())', slip))
+    assert slip in formulas.read_text()
     before = snapshot(root)
     with pytest.raises(roofline.SpecError) as raised:
         generate(root)

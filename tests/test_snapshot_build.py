@@ -13,10 +13,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from support import load_script
+
+import build_snapshot
 
 ROOT = Path(__file__).resolve().parent.parent
-build_snapshot = load_script("build_snapshot", ROOT / "scripts" / "build_snapshot.py")
 
 
 @pytest.fixture

@@ -7,6 +7,9 @@
  * Colours come from Material's CSS variables, and the charts are drawn again
  * when the reader switches between light and dark. Without JavaScript, or if
  * anything fails, the SVG stays.
+ *
+ * window.rooflineCharts shares the loader and the page's chart colours with the
+ * calculators' Vega-Lite outputs (runtime/vega.mjs), so the libraries load once.
  */
 (() => {
   "use strict";
@@ -151,6 +154,8 @@
     }, { rootMargin: "25% 0px" });
     charts.forEach((chart) => watcher.observe(chart));
   }
+
+  window.rooflineCharts = { load: loadLibraries, config: pageConfig, isDark, showTooltipOnTap };
 
   /* One observer for the whole visit: the body element survives instant navigation. */
   new MutationObserver(() => {

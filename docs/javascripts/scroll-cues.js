@@ -11,7 +11,7 @@
   "use strict";
 
   const REGIONS = ".md-typeset__scrollwrap, .md-typeset div.arithmatex, .rf-output";
-  // A Run cell's output pane is already a focusable, named log (hooks/runtime_markup.py):
+  // A Run cell's output pane is already a focusable, named log (scripts/sitegen/widgets.py):
   // it only gets the fade and the hint, and its content changes as a program prints.
   const OUTPUT = ".rf-output";
   const HINTS = { ".md-typeset__scrollwrap": "table", ".rf-output": "output" };

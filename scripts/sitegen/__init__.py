@@ -8,14 +8,16 @@ into the MkDocs build.
 Modules, lowest first (each imports only from those above it):
 
 - ``output``     byte-exact files: generated-file headers, atomic writes, write-if-changed.
-- ``context``    the spec set read fresh from disk and the measurements; ``Focus``, a page's chosen GPU and models.
+- ``context``    the spec set read fresh from disk.
 - ``page``       what a page module hands the build: values, tables, figures (``PageContent``).
-- ``tables``     Markdown tables for the hardware and model references.
+- ``tables``     Markdown tables with literal cells, and the sources listed under a table.
 - ``values``     formatting helpers for the numbers prose quotes.
-- ``charts``     Altair chart builders, as Vega-Lite dicts.
+- ``figures``    the course's figure frame (``figure_spec``), palette and size, for every page's charts.
 - ``render``     Vega-Lite -> SVG (vl-convert) and the figure snippets that embed them.
-- ``pages``      one module per page (``pages/prefill_vs_decode.py`` is chapter 1), found by themselves.
+- ``pages``      the one loader: every page folder under docs/ (page, page.py, programs, calculators, tests).
 - ``shortcodes`` ``{{ n.NAME }}``, ``{{ md.NAME }}`` and ``{{ fig.NAME }}``; per-page values, figure letters.
 - ``vendor``     which files of node_modules the site serves (Vega, KaTeX).
+- ``widgets``    the Run cell's and the calculator's markup, and the calculator's output kinds.
+- ``navigation`` the chapters as the nav lists them: the home page's list, and the check that none is missing.
 - ``generate``   the whole run: every page module computes in memory, then what changed is written.
 """

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from roofline import GpuSpec, ModelSpec, SpecSet, builtin_specs
+from roofline import SpecSet, builtin_specs
 from roofline.loader import BUILTIN_FILES
 
 
@@ -33,21 +33,6 @@ class Context:
     """Everything one generator run computes from."""
 
     specs: SpecSet
-
-
-@dataclass(frozen=True)
-class Focus:
-    """What a page's worked examples and charts are drawn for: a GPU, two models, precisions and a prompt.
-
-    Each page module makes its own (see ``sitegen/pages/``); nothing here names a chapter's choice.
-    """
-
-    specs: SpecSet
-    gpu: GpuSpec
-    small: ModelSpec
-    large: ModelSpec
-    precisions: tuple[str, ...]
-    prompt: int
 
 
 def load_context(root: Path) -> Context:

@@ -21,7 +21,7 @@ from . import render
 from .context import load_context
 from .output import is_generated, json_file, markdown_file, svg_file, write_all_if_changed
 from .page import PageContent, PageModuleError
-from .pages import page_modules
+from .pages import failure, page_folders
 
 #: What must never appear in generated Markdown: a shortcode or template tag
 #: (pages expand ``{{ … }}`` after this file is written) or active HTML.
@@ -46,16 +46,36 @@ class Run:
 
 
 def page_contents(root: Path) -> dict[str, PageContent]:
-    """Page (relative to docs/) -> what its module computed from the specs under ``root``."""
+    """Page (relative to docs/) -> what its folder's ``page.py`` computed from the specs under ``root``.
+
+    Any failure is one line naming the module: a SpecError also names the spec file and
+    entry it came from (``SpecSet.locate``); anything else raised while computing (a bug)
+    names the exception and the line of ``page.py`` it came from.
+    """
     ctx = load_context(root)
     contents = {}
-    for module in page_modules():
+    for folder in page_folders(root / "docs"):
+        if folder.generator is None:
+            continue
+        module = folder.module()
+        where = folder.where(folder.generator)
         try:
-            contents[module.PAGE] = module.build(ctx)
+            content = module.build(ctx)
         except PageModuleError as error:
-            raise PageModuleError(f"{module.__name__.replace('.', '/')}.py: {error}") from None
+            raise PageModuleError(f"{where}: {error}") from None
         except SpecError as error:
             raise ctx.specs.locate(error) from None
+        except Exception as error:
+            raise PageModuleError(f"{where}: build() raised {failure(error, folder.generator)}") from None
+        if not isinstance(content, PageContent):
+            raise PageModuleError(f"{where}: build() must return a PageContent, not {type(content).__name__}")
+        for figure in content.figures:
+            if not render.alt_text(figure.spec).strip():
+                raise PageModuleError(
+                    f"{where}: figure {figure.name!r} has no alt text: give its chart a title, as"
+                    " sitegen.figures.figure_spec(chart, title, subtitle) does (title and subtitle are its alt text)"
+                )
+        contents[folder.page] = content
     return contents
 
 

@@ -1,20 +1,19 @@
 """What one page's generator module hands the build: the values its prose quotes, its tables, its figures.
 
-A page module (``sitegen/pages/<slug>.py``) names its page and computes these
-from the package::
-
-    PAGE = "chapters/my-chapter.md"          # relative to docs/
+A page folder's generator (``docs/chapters/<slug>/page.py``, beside the page's
+``index.md``; see ``sitegen.pages``) computes these from the package::
 
     def build(ctx: Context) -> PageContent:
         content = PageContent()
         content.put("decode_bf16", fmt.rate(...))          # {{ n.decode_bf16 }} on that page, as literal text
         content.put_markdown("source", escape.linked(url))  # already Markdown: a link
         content.table("my-table", table.markdown())        # {{ md.my-table }} on any page
-        content.figure("my-chart", spec, "What it shows.")  # {{ md.figure-my-chart }}
+        content.figure("my-chart", spec, "What it shows.")  # {{ md.figure-my-chart }}; spec from figure_spec
         return content
 
 Figures carry no number: the page that shows them letters them in reading
-order when it is built (see ``shortcodes``).
+order when it is built (see ``shortcodes``). A figure's alternative text is its
+title and subtitle (``render.alt_text``); one without fails the build.
 """
 
 from __future__ import annotations

@@ -7,6 +7,7 @@ vega-embed view. Without JavaScript the SVG stays.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import vl_convert
@@ -35,11 +36,19 @@ def svg_size(image: str) -> tuple[int, int]:
 
 
 def alt_text(spec: dict[str, Any]) -> str:
-    """The chart's title and subtitle, as the image's alternative text."""
-    title = spec.get("title", {})
-    subtitle = title.get("subtitle", [])
-    lines = [title.get("text", ""), *([subtitle] if isinstance(subtitle, str) else subtitle)]
-    return " ".join(part if part.endswith(".") else part + "." for part in lines if part)
+    """The chart's title and subtitle (or, without a title, its ``description``), as the image's alternative text.
+
+    Empty when the chart has neither: the generator refuses such a figure (``generate.page_contents``).
+    """
+    title = spec.get("title") or {}
+    if isinstance(title, (str, list)):
+        title = {"text": title}
+    lines = []
+    for part in (title.get("text", ""), title.get("subtitle", [])):
+        lines += [part] if isinstance(part, str) else list(part)
+    if not any(line.strip() for line in lines):
+        lines = [spec.get("description", "")]
+    return " ".join(part if part.endswith(".") else part + "." for part in lines if part.strip())
 
 
 def snippet(figure: Figure, image: str) -> str:
@@ -59,3 +68,30 @@ def snippet(figure: Figure, image: str) -> str:
         f'<figcaption markdown="span">**Figure ({LETTER}).** {figure.caption}</figcaption>\n'
         "</figure>\n"
     )
+
+
+#: An <img> tag, and its alt and src attributes.
+_IMAGE = re.compile(r"<img\b[^>]*>", re.I)
+_ALT = re.compile(r"""\salt\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))""", re.I)
+_SRC = re.compile(r"""\ssrc\s*=\s*["']?([^"'\s>]+)""", re.I)
+
+
+class AltTextError(ValueError):
+    """A page shows an image without alternative text; one line naming the page, the image and the fix."""
+
+
+def check_alt_text(html: str, where: str) -> None:
+    """AltTextError for the first ``<img>`` in ``html`` (the page ``where``) whose alt text is missing or blank.
+
+    A figure's alt text is its chart's title and subtitle; an image written by hand needs
+    its own (``![what it shows](path)``). A screen reader reads nothing else for it.
+    """
+    for image in _IMAGE.findall(html):
+        alt = _ALT.search(image)
+        if alt and "".join(part or "" for part in alt.groups()).strip():
+            continue
+        src = _SRC.search(image)
+        raise AltTextError(
+            f"{where}: the image {src.group(1) if src else image[:60]!r} has no alt text; write what it shows,"
+            " ![what it shows](path), or make it a figure (PageContent.figure), whose title is its alt text"
+        )

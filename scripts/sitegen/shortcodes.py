@@ -5,6 +5,8 @@
 - ``md.NAME`` is the body of ``figures/NAME.md`` (a table or a figure), on any page.
 - ``fig.NAME`` is a cross-reference, "figure (b)", linked to ``{{ md.figure-NAME }}``
   on the same page.
+- ``nav.NAME`` is a list made from mkdocs.yml's nav: ``nav.chapters``, the home page's
+  list of chapters (``navigation.chapter_list``).
 
 Figures are lettered (a), (b), (c)… in the order the page embeds them, and
 cross-references use the same letters, wherever they stand. An unknown name,
@@ -64,7 +66,7 @@ class Shortcodes:
         if elsewhere:
             hint = f" (docs/{elsewhere[0]} has it; each page quotes only its own module's values)"
         elif not values:
-            hint = f" (docs/{page} has no module in scripts/sitegen/pages/ with PAGE = {page!r})"
+            hint = f" (docs/{page} has no page.py beside it computing values)"
         else:
             hint = _hint(name, list(values))
         raise ShortcodeError(f"{where}: unknown value 'n.{name}'{hint}")
@@ -84,11 +86,13 @@ class Shortcodes:
             )
         return f"[figure ({letters[name]})](#figure-{name})"
 
-    def expand(self, text: str, page: str = "", where: str = "") -> str:
+    def expand(self, text: str, page: str = "", where: str = "", lists: Mapping[str, str] | None = None) -> str:
         """``text`` (the Markdown of ``page``, relative to docs/) with every shortcode replaced.
 
-        Raises ShortcodeError, naming ``where`` (default ``docs/PAGE``), on any it cannot resolve.
+        ``lists`` holds what ``nav.NAME`` expands to. Raises ShortcodeError, naming ``where``
+        (default ``docs/PAGE``), on any it cannot resolve.
         """
+        lists = lists or {}
         where = where or f"docs/{page}"
         letters = figure_letters(text)
 
@@ -100,7 +104,13 @@ class Shortcodes:
                 return self._snippet(name, letters, where)
             if kind == "fig":
                 return self._reference(name, letters, where)
-            raise ShortcodeError(f"{where}: unknown shortcode kind '{kind}' (use n.NAME, md.NAME or fig.NAME)")
+            if kind == "nav":
+                if name not in lists:
+                    raise ShortcodeError(f"{where}: unknown list 'nav.{name}'{_hint(name, list(lists))}")
+                return lists[name]
+            raise ShortcodeError(
+                f"{where}: unknown shortcode kind '{kind}' (use n.NAME, md.NAME, fig.NAME or nav.NAME)"
+            )
 
         expanded = _CODE.sub(lookup, text)
         leftover = _ANY.search(expanded)

@@ -1,6 +1,6 @@
 """Formatting for the numbers a page's prose quotes: each becomes the exact text a reader sees.
 
-Page modules (``sitegen/pages/``) compute values with the package and format
+Page modules (``docs/**/page.py``) compute values with the package and format
 them with these helpers and ``roofline.formatting``, so "209" in a chapter is
 the string the generator wrote, never typed by hand.
 """

@@ -1,17 +1,20 @@
-// Every calculator: a form declared in Python (docs/calculators/NAME.py, rendered by
-// hooks/runtime_markup.py) whose view, run in the worker, computes and words every
-// result. This file knows no calculator: it validates inputs against the form's own
-// controls (a <select>'s options, a number's min and max), keeps them in the URL
-// under the calculator's name, and puts each answer's fields where the form says.
+// Every calculator: a form declared in Python (roofline.forms: FORM in
+// docs/chapters/<slug>/calculators/NAME.py, rendered by scripts/sitegen/widgets.py) whose
+// view, run in the worker, computes and words every result. This file knows no
+// calculator: it checks inputs against the declaration as the markup carries it (a
+// <select>'s options; a number's min, max and step, decimal steps included; the
+// cross-field rules in data-rf-rules), the same checks roofline.forms makes in Python,
+// keeps them in the URL under the calculator's name, and puts each answer's fields
+// where the form says: text into data-rf-out, drawings through outputs.mjs's kinds.
 //
 // The form's data-state: static (the build-time answer for the defaults is shown),
 // waiting (inputs differ from the defaults and Python is still starting), computing,
 // ready (the numbers shown are Python's for the current inputs), invalid (an input is
 // bad; the results are greyed and stay until it is fixed), failed.
 // data-rf-rendered holds the inputs of the answer on screen, as a query string.
-import { drawChart } from "./chart.mjs";
+import { brokenRule, checkChoice, checkNumber } from "./checks.mjs";
+import { KINDS, SIZED } from "./outputs.mjs";
 import { runtime } from "./runtime.mjs";
-import { drawTimeline } from "./timeline.mjs";
 
 const ANNOUNCE_DELAY_MS = 600;
 const URL_DELAY_MS = 250;
@@ -23,11 +26,11 @@ class Calculator {
     this.moduleURL = new URL(form.dataset.rfModule, location.href).href;
     this.defaults = JSON.parse(form.dataset.rfDefaults);
     this.fields = Object.keys(this.defaults);
+    this.rules = JSON.parse(form.dataset.rfRules || "[]");
     this.initial = JSON.parse(form.dataset.rfInitial);
     this.note = form.querySelector(".rf-calc__note");
     this.summary = form.querySelector(".rf-calc__summary");
-    this.chart = form.querySelector("[data-rf-chart]");
-    this.timeline = form.querySelector("[data-rf-timeline]");
+    this.drawings = [...form.querySelectorAll("[data-rf-draw]")];
     this.outputs = Object.fromEntries(
       [...form.querySelectorAll("[data-rf-out]")].map((element) => [element.dataset.rfOut, element]),
     );
@@ -37,16 +40,16 @@ class Calculator {
     form.addEventListener("submit", (event) => event.preventDefault());
     form.addEventListener("input", (event) => this.changed(event));
     runtime.addEventListener("state", () => this.showRuntime(), { signal });
-    // Redraw the chart at its new width when the page is resized or rotated.
-    let drawnWidth = 0;
-    const resized = new ResizeObserver(() => {
-      const figure = this.chart ?? this.timeline;
-      if (figure.clientWidth === drawnWidth) return;
-      drawnWidth = figure.clientWidth;
-      if (this.lastChart) drawChart(this.chart, this.lastChart);
-      if (this.lastTimeline) drawTimeline(this.timeline, this.lastTimeline);
+    // Redraw what is drawn to its width when the page is resized or rotated.
+    const widths = new WeakMap();
+    const resized = new ResizeObserver((entries) => {
+      for (const { target } of entries) {
+        if (target.clientWidth === widths.get(target) || !this.shown) continue;
+        widths.set(target, target.clientWidth);
+        KINDS[target.dataset.rfDraw](target, this.shown[target.dataset.rfKey]);
+      }
     });
-    if (this.chart || this.timeline) resized.observe(this.chart ?? this.timeline);
+    for (const element of this.drawings) if (SIZED.has(element.dataset.rfDraw)) resized.observe(element);
     signal.addEventListener("abort", () => resized.disconnect());
     this.render(this.initial, this.defaults, { announce: false });
     this.form.dataset.state = "static";
@@ -74,21 +77,19 @@ class Calculator {
     return this.form.elements.namedItem(name);
   }
 
-  /** One field's value, or an error message saying what it must be. */
+  /** One field's value, or an error message saying what it must be (checks.mjs, from the markup). */
   check(name, raw) {
     const control = this.control(name);
+    const describe = control.dataset.rfDescribe;
     if (control.tagName === "SELECT") {
-      const known = [...control.options].map((option) => option.value);
-      return known.includes(raw) ? { value: raw } : { error: `is not one of the choices` };
+      return checkChoice({ values: [...control.options].map((option) => option.value), describe }, raw);
     }
-    const low = Number(control.min);
-    const high = Number(control.max);
-    const text = String(raw).trim().replaceAll(",", "").replaceAll("_", "");
-    const value = /^\d+$/.test(text) ? Number(text) : NaN;
-    if (!Number.isSafeInteger(value) || value < low || value > high) {
-      return { error: `must be a whole number from ${low.toLocaleString("en-US")} to ${high.toLocaleString("en-US")}` };
-    }
-    return { value };
+    return checkNumber({ min: control.min, max: control.max, step: control.step, describe }, raw);
+  }
+
+  /** The first of the form's rules that `params` break ({first, second, message}), or null. */
+  brokenRule(params) {
+    return brokenRule(this.rules, params);
   }
 
   /**
@@ -115,6 +116,13 @@ class Calculator {
         );
       }
     }
+    const broken = this.brokenRule(params);
+    if (broken) {
+      // Two linked values that cannot stand together: both fall back, and the note says why.
+      params[broken.first] = this.defaults[broken.first];
+      params[broken.second] = this.defaults[broken.second];
+      problems.push(`${broken.message} The link's values for both are replaced by the defaults.`);
+    }
     return { params, problems, named };
   }
 
@@ -127,25 +135,38 @@ class Calculator {
     this.note.textContent = problems.join(" ");
   }
 
-  /** Read every control; mark the bad ones. Returns the inputs, or null if any is bad. */
+  /** Show `message` under `name`'s control (or clear it), and mark the control invalid or not. */
+  mark(name, message) {
+    const control = this.control(name);
+    const box = this.form.querySelector(`#${control.id}-error`);
+    if (message) control.setAttribute("aria-invalid", "true");
+    else control.removeAttribute("aria-invalid");
+    if (box) box.textContent = message;
+  }
+
+  /** Read every control; mark the bad ones. Returns the inputs, or null if any is bad or a rule breaks. */
   readControls() {
     const params = {};
     let valid = true;
     for (const name of this.fields) {
-      const control = this.control(name);
-      const result = this.check(name, control.value);
-      const message = this.form.querySelector(`#${control.id}-error`);
+      const result = this.check(name, this.control(name).value);
       if ("value" in result) {
         params[name] = result.value;
-        control.removeAttribute("aria-invalid");
-        if (message) message.textContent = "";
+        this.mark(name, "");
       } else {
         valid = false;
-        control.setAttribute("aria-invalid", "true");
-        if (message) message.textContent = `Must be ${result.error.replace(/^must be /, "")}.`;
+        this.mark(name, `Must be ${result.error.replace(/^must be /, "")}.`);
       }
     }
-    return valid ? params : null;
+    if (!valid) return null;
+    const broken = this.brokenRule(params);
+    if (broken) {
+      // Both fields are marked; the message stands under the first.
+      this.mark(broken.first, broken.message);
+      this.mark(broken.second, " ");
+      return null;
+    }
+    return params;
   }
 
   changed(event) {
@@ -234,38 +255,16 @@ class Calculator {
     this.showNote([`${runtime.failure} Showing the defaults computed when the site was built.`]);
   }
 
-  /** Show `view`, the answer for `params`: every output the form declares, its bars, verdict, chart and timeline. */
+  /** Show `view`, the answer for `params`: every text output, every drawing (outputs.mjs), the verdict. */
   render(view, params, { announce }) {
     for (const [name, element] of Object.entries(this.outputs)) {
       if (name in view) element.textContent = view[name];
     }
     this.form.dataset.fits = String(view.fits !== false);
-    for (const bar of this.form.querySelectorAll("[data-rf-bar]")) {
-      const share = Number(view[bar.dataset.rfBar]) || 0;
-      bar.firstElementChild.style.width = `${Math.max(0, Math.min(share, 1)) * 100}%`;
-    }
-    for (const stack of this.form.querySelectorAll("[data-rf-stack]")) {
-      const parts = Array.isArray(view[stack.dataset.rfStack]) ? view[stack.dataset.rfStack] : [];
-      while (stack.children.length > parts.length) stack.lastElementChild.remove();
-      while (stack.children.length < parts.length) {
-        const span = document.createElement("span");
-        span.className = "rf-calc__part";
-        span.dataset.rfPart = String(stack.children.length);
-        stack.append(span);
-      }
-      parts.forEach((part, index) => {
-        const span = stack.children[index];
-        span.title = String(part.label);
-        span.style.width = `${Math.max(0, Math.min(Number(part.share) || 0, 1)) * 100}%`;
-      });
-    }
-    if (this.chart && view.chart) {
-      this.lastChart = view.chart;
-      drawChart(this.chart, view.chart);
-    }
-    if (this.timeline && view.timeline) {
-      this.lastTimeline = view.timeline;
-      drawTimeline(this.timeline, view.timeline);
+    this.shown = view;
+    for (const element of this.drawings) {
+      const { rfDraw: kind, rfKey: key } = element.dataset;
+      if (key in view) KINDS[kind](element, view[key]);
     }
     this.form.dataset.rfRendered = this.queryOf(params);
     this.showStale(false);

@@ -67,7 +67,7 @@ class PythonRuntime extends EventTarget {
 
   /**
    * Where the package wheel and the snapshot are, read from a widget's markup
-   * (data-rf-wheel, data-rf-version, data-rf-snapshot: hooks/runtime_markup.py); the
+   * (data-rf-wheel, data-rf-version, data-rf-snapshot: scripts/sitegen/widgets.py); the
    * first widget seen sets them.
    */
   configureFrom(widget) {

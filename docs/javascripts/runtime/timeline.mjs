@@ -1,9 +1,9 @@
-// A calculator's timeline output, drawn as inline SVG: one row per item, each row a list of
-// spans [kind, start, end] on a shared time axis (a Gantt chart). A view answers
+// A calculator's `timeline` output kind (outputs.mjs), drawn as inline SVG: one row per item,
+// each row a list of spans [kind, start, end] on a shared time axis (a Gantt chart). A view answers
 //   {rows: [{label, title?, spans: [[kind, start, end], ...]}], kinds: [[kind, text], ...], unit}
-// and the form declares {"timeline": {"caption": ...}} (see hooks/runtime_markup.py). The
-// kinds are coloured in their listed order (runtime.css, rf-timeline__span--0 … --5), so a
-// timeline of anything draws without code of its own. Like chart.mjs it computes nothing.
+// and the form declares Output.timeline(name, caption) (roofline.forms). The kinds are
+// coloured in their listed order (runtime.css, rf-timeline__span--0 … --5), so a timeline of
+// anything draws without code of its own. It computes nothing, and keeps no state between draws.
 
 const MARGIN = { left: 40, right: 12, top: 8, bottom: 30 };
 const ROW = 18;

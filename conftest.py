@@ -1,0 +1,91 @@
+"""Fixtures for every test module: pytest finds this file at the repository's root, so the
+tests in tests/ and each page folder's own tests under docs/ share it. Plain helpers are in
+tests/support.py; no test module imports another.
+
+- ``site``     the tests' site, built once per session for every test that needs a build:
+               this checkout copied, with the README's worked example chapter written in
+               and the widget test page added (``support.copy_checkout``), built with
+               ``site_url`` set to the address of the server that serves it with COOP/COEP
+               (Material's instant navigation needs them to match), and served a second
+               time without those headers, as a plain static host would.
+- ``browser``  Debian's Chromium for one test module.
+- ``node``     Node's path, for the tests that run Pyodide or the page's modules under it.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+
+@dataclass
+class Site:
+    """The tests' built site."""
+
+    root: Path  # the checkout it was built from: a copy, with the worked example and the widget page
+    directory: Path  # the built site
+    isolated: str  # its base URL with COOP/COEP (crossOriginIsolated; Stop interrupts), also its site_url
+    plain: str  # its base URL without them (Stop restarts the worker)
+    log: str  # the build's output
+
+    @property
+    def docs(self) -> Path:
+        return self.root / "docs"
+
+    def html(self, path: str) -> str:
+        """The built page at ``path`` (``chapters/kv-cache/``, or ``""`` for the home page)."""
+        return (self.directory / path / "index.html").read_text(encoding="utf-8")
+
+    def soup(self, path: str) -> object:
+        from bs4 import BeautifulSoup
+
+        return BeautifulSoup(self.html(path), "html.parser")
+
+
+@pytest.fixture(scope="session")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
+    import serve
+    import support
+
+    folder = tmp_path_factory.mktemp("tests-site")
+    root = support.copy_checkout(folder / "repo", example=True, widgets=True)
+    directory = folder / "site"
+    isolated = serve.make_server(directory, isolated=True, quiet=True)
+    plain = serve.make_server(directory, isolated=False, quiet=True)
+    isolated_url = f"http://127.0.0.1:{isolated.server_port}/"
+    done = support.mkdocs_build(root, directory, isolated_url)
+    if done.returncode != 0:
+        pytest.fail(f"the tests' site did not build:\n{done.stderr[-4000:]}", pytrace=False)
+    yield Site(root, directory, serve.serve_in_background(isolated), serve.serve_in_background(plain), done.stderr)
+    isolated.shutdown()
+    plain.shutdown()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    """Debian's Chromium for one test module: a sync Playwright session must end before another
+    starts in this thread, so each module that drives a browser gets its own."""
+    playwright_sync = pytest.importorskip("playwright.sync_api")
+    from chromium import CHROMIUM_PATH, launch
+
+    if not CHROMIUM_PATH.exists():
+        pytest.skip("Debian's chromium is not installed (.ci/run installs it)")
+    with playwright_sync.sync_playwright() as playwright:
+        launched = launch(playwright)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture(scope="session")
+def node() -> str:
+    """Node's path; the test is skipped where Node is not installed."""
+    found = shutil.which("node")
+    if found is None:
+        pytest.skip("node is not installed")
+    if not (Path(__file__).parent / "node_modules" / "pyodide" / "pyodide.mjs").exists():
+        pytest.fail("node_modules/pyodide is missing: run `make setup` (npm ci)")
+    return found

@@ -1,0 +1,154 @@
+"""The calculator "KV budget" (``<!-- roofline:calculator kv_budget -->``), chapter 2.
+
+``FORM`` declares the inputs, the rule between them and the outputs
+(``roofline.forms``); ``view(**inputs)`` computes what they show, at build time in
+CPython (the first paint) and in the reader's browser in Pyodide. Every number
+comes from the package: users that fit from
+``roofline.users_that_fit``, the memory from ``memory_use``, the step from
+``decode_step`` and its split from ``step_split``, all at the number of users
+that fit. This module only chooses what to show and puts it in words.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from roofline import Hardware, Workload, builtin_specs, decode_step, memory_use, step_split, users_that_fit
+from roofline import formatting as fmt
+from roofline.forms import Field, Form, Output, Rule, gpu_menu, model_menu
+from roofline.kvformats import KV_FORMAT_NAMES, kv_format
+from roofline.performance import gpus_to_fit
+from roofline.precisions import PRECISIONS
+
+NOT_APPLICABLE = "—"
+_SPECS = builtin_specs()
+
+FORM = Form(
+    title="KV budget: how many users fit, and how fast they go",
+    legend="Deployment",
+    fields=[
+        Field.choice("model", "Model", model_menu(_SPECS), default="llama-3.1-8b", wide=True),
+        Field.choice("gpu", "GPU", gpu_menu(_SPECS), default="h100-sxm", wide=True),
+        Field.number("gpus", "GPUs", low=1, high=64, default=1),
+        Field.choice("weights", "Weight precision", [(p, p) for p in PRECISIONS], default="bf16"),
+        Field.choice(
+            "kv",
+            "KV precision",
+            [(name, f"{name}, {kv_format(name).effective_bytes:g} B") for name in KV_FORMAT_NAMES],
+            default="bf16",
+        ),
+        Field.number("context", "Context per user (tokens)", low=1, high=1_048_576, default=8192),
+        Field.number("prefix", "Shared prefix (tokens)", low=0, high=1_048_576, default=0),
+    ],
+    outputs=[
+        Output.text("users", "Users that fit"),
+        Output.text("per_user", "Tokens/s for each user"),
+        Output.text("total", "Tokens/s for all users"),
+        Output.text("kv_per_user", "KV cache per user"),
+        Output.stack("memory", "Memory: weights · KV · headroom", parts="memory_parts"),
+        Output.stack("step", "Decode step: weights read · KV read", parts="step_parts"),
+    ],
+    rules=[
+        Rule.below(
+            "prefix",
+            "context",
+            "The shared prefix must be shorter than each user's context: it is the first part of that context,"
+            " and each user needs some tokens of its own.",
+        )
+    ],
+)
+#: The inputs' defaults (the form's), for tests and the benchmark.
+DEFAULTS: dict[str, Any] = FORM.defaults
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count:,} {word}" if count == 1 else f"{count:,} {word}s"
+
+
+def _empty(params: dict[str, Any], verdict: str, explain: str, memory: str, parts: list[dict[str, Any]]) -> dict:
+    """The answer when no user can be served: every rate a dash, the memory as far as it is known."""
+    return {
+        "params": params,
+        "fits": False,
+        "verdict": verdict,
+        "summary": f"{verdict}. {explain}",
+        "users": "0",
+        "max_users": 0,
+        "per_user": NOT_APPLICABLE,
+        "total": NOT_APPLICABLE,
+        "kv_per_user": NOT_APPLICABLE,
+        "memory": memory,
+        "memory_parts": parts,
+        "step": NOT_APPLICABLE,
+        "step_parts": [],
+        "explain": explain,
+    }
+
+
+@FORM.view
+def view(model: str, gpu: str, gpus: int, weights: str, kv: str, context: int, prefix: int) -> dict[str, Any]:
+    """Users that fit, the memory split, per-user and total tokens/s, and the step's split, for one deployment.
+
+    The form has checked every input, and that the prefix is shorter than the context.
+    """
+    params = dict(model=model, gpu=gpu, gpus=gpus, weights=weights, kv=kv, context=context, prefix=prefix)
+    specs = builtin_specs()
+    hardware = Hardware(specs.gpu(gpu), gpus)
+    total_bytes = hardware.memory_bytes
+    workload = Workload(specs.model(model), weights, kv, context=context, shared_prefix=prefix)
+    users = users_that_fit(hardware, workload) or 0
+    if users == 0:
+        memory = memory_use(hardware, workload)
+        needed = gpus_to_fit(hardware, workload)
+        held = memory.weights_bytes + workload.kv_bytes_shared
+        return _empty(
+            params,
+            "Not one user fits",
+            f"{workload.model.name} at {weights} needs {fmt.gigabytes(memory.weights_bytes)} for its weights"
+            + (f" and {fmt.gigabytes(workload.kv_bytes_shared)} for the shared prefix" if prefix else "")
+            + f", and each user {fmt.gigabytes(workload.kv_bytes_private)} of cache, but {_plural(gpus, 'GPU')}"
+            f" leave{'s' if gpus == 1 else ''} {fmt.gigabytes(memory.usable_bytes)} usable"
+            f" ({hardware.usable_fraction:.0%} of memory). It needs at least {needed:,} of these GPUs,"
+            " or fewer bytes per weight or per cached value.",
+            f"{fmt.gigabytes(held)} needed of {fmt.gigabytes(memory.usable_bytes)} usable",
+            [{"label": "weights", "share": min(1.0, held / total_bytes)}],
+        )
+    full = Workload(workload.model, weights, kv, batch=users, context=context, shared_prefix=prefix)
+    memory = memory_use(hardware, full)
+    step = decode_step(hardware, full)
+    split = step_split(hardware, full)
+    headroom = total_bytes - memory.used_bytes
+    per_user, total = fmt.rate(1 / step.seconds), fmt.rate(users / step.seconds)
+    shared = f", {fmt.gigabytes(workload.kv_bytes_shared)} of it shared once" if prefix else ""
+    explain = (
+        f"The weights take {fmt.gigabytes(memory.weights_bytes)} of the {fmt.gigabytes(memory.usable_bytes)}"
+        f" usable ({hardware.usable_fraction:.0%} of {fmt.gigabytes(total_bytes)}). Each user's cache at"
+        f" {context:,} tokens is {fmt.gigabytes(workload.kv_bytes_private, 2)} of its own{shared}, so"
+        f" {_plural(users, 'user')} fit, leaving {fmt.gigabytes(headroom)} as headroom. Each decode step reads"
+        f" the weights in {fmt.milliseconds(split.weights_s)} and every user's cache in"
+        f" {fmt.milliseconds(split.kv_s)} ({split.kv_share:.0%} of the reads). Decode is {step.bound}-bound:"
+        f" each user gets {per_user} tokens/s, {total} in all."
+    )
+    return {
+        "params": params,
+        "fits": True,
+        "verdict": f"{_plural(users, 'user')} fit",
+        "summary": f"{_plural(users, 'user')} fit; {per_user} tokens/s each, {total} in all.",
+        "users": f"{users:,}",
+        "max_users": users,
+        "per_user": per_user,
+        "total": total,
+        "kv_per_user": fmt.gigabytes(workload.kv_bytes_private, 2),
+        "memory": f"{memory.weights_bytes / 1e9:,.1f} · {memory.kv_bytes / 1e9:,.1f} · {headroom / 1e9:,.1f} GB",
+        "memory_parts": [
+            {"label": "weights", "share": memory.weights_bytes / total_bytes},
+            {"label": "KV cache", "share": memory.kv_bytes / total_bytes},
+            {"label": "headroom", "share": headroom / total_bytes},
+        ],
+        "step": f"{split.weights_s * 1e3:,.1f} · {split.kv_s * 1e3:,.1f} ms",
+        "step_parts": [
+            {"label": "weights read", "share": 1 - split.kv_share},
+            {"label": "KV read", "share": split.kv_share},
+        ],
+        "explain": explain,
+    }

@@ -1,0 +1,184 @@
+"""Chapter 2, "The KV Cache": its page module, its Run cell program, its calculator and the built page.
+
+One package, one answer: the chapter's prose and tables, the program's
+output and the calculator's view must all show the numbers ``roofline``
+computes for the same deployment.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from bs4 import BeautifulSoup
+
+from roofline import Hardware, Workload, builtin_specs, decode_step, users_that_fit
+from roofline import formatting as fmt
+from roofline.forms import InputError, Output
+from roofline.kvcache import VLLM_PAPER_PRIOR_SYSTEMS_USED, kv_read_asymptote
+from roofline.performance import gpus_to_fit
+from sitegen import widgets
+from sitegen.context import load_context
+from sitegen.pages import find
+
+FOLDER = find(Path(__file__).resolve().parents[2], "kv-cache")
+ROOT = FOLDER.docs.parent
+PAGE = FOLDER.folder / "index.md"
+PROGRAM = FOLDER.folder / "programs" / "kv_budget.py"
+kv_cache = FOLDER.module()
+calculator = FOLDER.calculator("kv_budget")
+SPECS = builtin_specs()
+
+
+@pytest.fixture(scope="module")
+def content():
+    return kv_cache.build(load_context(ROOT))
+
+
+@pytest.fixture(scope="module")
+def values(content) -> dict[str, str]:
+    return content.values
+
+
+def test_every_value_the_page_quotes_is_computed_and_committed(values) -> None:
+    source = PAGE.read_text(encoding="utf-8")
+    quoted = set(re.findall(r"\{\{\s*n\.([\w-]+)\s*\}\}", source))
+    assert quoted, "the page quotes no values"
+    assert quoted <= set(values), sorted(quoted - set(values))
+    committed = json.loads((ROOT / "figures" / "values.json").read_text(encoding="utf-8"))["pages"]
+    assert committed[FOLDER.page] == values
+
+
+def test_the_page_shows_four_figures_and_four_tables(content) -> None:
+    source = PAGE.read_text(encoding="utf-8")
+    for figure in content.figures:
+        assert f"{{{{ md.figure-{figure.name} }}}}" in source
+    for table in content.tables:
+        assert f"{{{{ md.{table} }}}}" in source
+    assert len(content.figures) == 4 and len(content.tables) == 4
+
+
+def test_prose_values_agree_with_the_package(values) -> None:
+    """Capacity, the asymptote and the cache per token, recomputed here from the public API."""
+    h100 = Hardware(SPECS.gpu("h100-sxm"))
+    small = SPECS.model("llama-3.1-8b")
+    assert values["cap_small_h100_8k"] == "52"  # (72e9 - 16.06e9) / (8192 x 131,072) = 52.1
+    assert values["kv_per_token_small"] == "131.1 kB"
+    assert values["q_large_bytes"] == "327,680"  # 2 x 80 x 8 x 128 x 2
+    long = Workload(small, context=kv_cache.LONG_CONTEXT)
+    assert values["asym_small_tps"] == fmt.rate(kv_read_asymptote(h100, long))
+    users = users_that_fit(h100, long)
+    assert values["asym_small_users"] == f"{users:,}"
+    step = decode_step(h100, Workload(small, batch=users, context=kv_cache.LONG_CONTEXT))
+    assert values["asym_small_fit_tps"] == fmt.rate(users / step.seconds)
+
+
+def test_the_vllm_figure_is_quoted_from_the_package_with_its_source(values) -> None:
+    assert values["vllm_low"] == "20.4%" and values["vllm_high"] == "38.2%"
+    assert "arxiv.org/abs/2309.06180" in values["vllm_source"]
+    assert VLLM_PAPER_PRIOR_SYSTEMS_USED.low == 0.204
+
+
+def test_swap_against_recompute_names_every_exception(values) -> None:
+    """The prose says where recomputing wins; each named pair must be one where it does."""
+    wins, checked = kv_cache.swap_findings(load_context(ROOT))
+    assert values["swap_pairs"] == f"{checked:,}"
+    assert checked == sum(1 for g in SPECS.gpus.values() if g.host_link_bytes_per_s) * len(SPECS.models)
+    for line in wins:
+        assert line.split(" on ")[0] in values["swap_exceptions"]
+    assert values["swap_cheaper"] == "swapping"
+
+
+def test_calculator_users_match_the_chapter_table(content) -> None:
+    """The capacity table and the calculator give the same users that fit, cell for cell."""
+    table = kv_cache.capacity_table(load_context(ROOT))
+    for row in table.rows:
+        model = next(m.id for m in SPECS.models.values() if m.name == row[0])
+        count, gpu_name = row[1].split(" × ")
+        gpu = next(g.id for g in SPECS.gpus.values() if g.name == gpu_name)
+        for context, cell in zip(kv_cache.CAPACITY_CONTEXTS, row[2:], strict=True):
+            answer = calculator.view(
+                model=model, gpu=gpu, gpus=int(count), weights="bf16", kv="bf16", context=context, prefix=0
+            )
+            assert answer["users"] == cell, (row[0], row[1], context)
+
+
+def test_calculator_shrink_rows_match_the_chapter(content) -> None:
+    """The fp8, int4 and shared-prefix rows of the shrinking table are the calculator's answers too."""
+    rows = {row[0]: row for row in kv_cache.shrink_table(load_context(ROOT)).rows}
+    cases = {
+        "8-bit cache (fp8)": dict(kv="fp8", prefix=0),
+        "4-bit cache (int4, group scales)": dict(kv="int4", prefix=0),
+        f"{kv_cache.PREFIX_TOKENS:,}-token shared prefix": dict(kv="bf16", prefix=kv_cache.PREFIX_TOKENS),
+    }
+    for label, inputs in cases.items():
+        answer = calculator.view(
+            model="llama-3.1-8b", gpu="h100-sxm", gpus=1, weights="bf16", context=kv_cache.LONG_CONTEXT, **inputs
+        )
+        _, _, users, per_user, total = rows[label]
+        assert (answer["users"], answer["per_user"], answer["total"]) == (users, per_user, total), label
+
+
+def test_calculator_memory_split_adds_up_and_the_step_split_is_the_packages() -> None:
+    answer = calculator.view(**calculator.DEFAULTS)
+    parts = answer["memory_parts"]
+    assert [part["label"] for part in parts] == ["weights", "KV cache", "headroom"]
+    assert sum(part["share"] for part in parts) == pytest.approx(1.0)
+    assert parts[2]["share"] >= 0.1 - 1e-9  # the 10% the usable fraction keeps back, at least
+    from roofline import step_split
+
+    split = step_split(Hardware(SPECS.gpu("h100-sxm")), Workload(SPECS.model("llama-3.1-8b"), batch=52, context=8192))
+    assert answer["step_parts"][1]["share"] == pytest.approx(split.kv_share)
+    assert answer["step"] == f"{split.weights_s * 1e3:,.1f} · {split.kv_s * 1e3:,.1f} ms"
+
+
+def test_calculator_words_what_cannot_be_served() -> None:
+    too_big = calculator.view(**{**calculator.DEFAULTS, "model": "llama-3.1-70b"})
+    assert too_big["fits"] is False and too_big["users"] == "0" and too_big["total"] == "—"
+    assert "needs at least 2 of these GPUs" in too_big["explain"]
+    with pytest.raises(InputError, match="gpus"):
+        calculator.view(**{**calculator.DEFAULTS, "gpus": 0})
+
+
+def test_a_shared_prefix_as_long_as_the_context_is_refused_by_the_forms_rule() -> None:
+    """The prefix is the first part of each user's context: the form's rule, not the view, refuses
+    one that leaves nothing of a user's own, naming both fields (the page marks both)."""
+    with pytest.raises(InputError) as refused:
+        calculator.view(**{**calculator.DEFAULTS, "prefix": 8192})
+    assert refused.value.fields == ("prefix", "context")
+    assert "must be shorter than each user's context" in str(refused.value)
+    assert calculator.view(**{**calculator.DEFAULTS, "prefix": 8191})["fits"] is True
+
+
+# ---- The stack output kind (sitegen/widgets.py) ---------------------------------------------
+
+
+def test_a_stack_output_draws_one_span_per_part_at_its_share() -> None:
+    output = Output.stack("memory", "Memory", parts="parts")
+    answer = {"memory": "a · b", "parts": [{"label": "weights", "share": 0.25}, {"label": "KV <cache>", "share": 1.5}]}
+    assert widgets.KINDS["stack"].check(output, answer) is None
+    soup = BeautifulSoup(widgets.KINDS["stack"].markup(output, answer), "html.parser")
+    spans = soup.select('[data-rf-draw=stack][data-rf-key=parts] .rf-calc__part')
+    assert [span["style"] for span in spans] == ["width:25.0%", "width:100.0%"]
+    assert spans[1]["title"] == "KV <cache>"  # escaped in the markup, the text itself once parsed
+    assert "must be a list" in widgets.KINDS["stack"].check(output, {"memory": "", "parts": {"no": 1}})
+
+
+# ---- The Run cell program --------------------------------------------------------------------
+
+
+def test_the_program_prints_every_model_with_the_packages_users() -> None:
+    done = subprocess.run([sys.executable, str(PROGRAM)], capture_output=True, text=True, cwd=ROOT, check=True)
+    lines = done.stdout.splitlines()[3:]
+    assert len(lines) == len(SPECS.models)
+    h100 = SPECS.gpu("h100-sxm")
+    for line, model in zip(lines, SPECS.models.values(), strict=True):
+        assert line.startswith(model.name)
+        workload = Workload(model, context=8192)
+        hardware = Hardware(h100, gpus_to_fit(Hardware(h100), workload))
+        cells = line[len(model.name) :].split()
+        assert cells[-2:] == [str(hardware.count), f"{users_that_fit(hardware, workload):,}"], model.name

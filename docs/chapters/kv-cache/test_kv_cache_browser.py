@@ -1,0 +1,159 @@
+"""Chapter 2's widgets in Debian's Chromium: the kv_budget Run cell and the KV budget calculator.
+
+On the tests' one built site (``conftest.site``): these tests open the KV-cache
+chapter and check that the browser shows what CPython computes for the same
+program and the same inputs, and that the form's rule between the shared prefix
+and the context is checked in the page.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from sitegen.pages import find
+from support import BOOT_MS, STEP_MS, Recorded, rendered
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+expect = pytest.importorskip("playwright.sync_api").expect
+
+FOLDER = find(Path(__file__).resolve().parents[2], "kv-cache")
+CHAPTER = FOLDER.url
+PROGRAM = FOLDER.folder / "programs" / "kv_budget.py"
+CALC = "kv_budget"
+calculator_view = FOLDER.calculator(CALC)
+SHOWN = ("verdict", "users", "per_user", "total", "kv_per_user", "memory", "step")
+
+
+@pytest.fixture(scope="module")
+def chapter(browser, site) -> Iterator[object]:
+    recorded = Recorded.open(browser)
+    page = recorded.page()
+    page.goto(site.isolated + CHAPTER)
+    expect(page.locator("[data-rf-cell]")).to_have_attribute("data-state", "ready", timeout=BOOT_MS)
+    yield page
+    recorded.assert_only(site.isolated)
+    recorded.context.close()
+
+
+def form(page: object) -> object:
+    return page.locator(f"form[data-rf-calc={CALC}]")
+
+
+def shown(page: object) -> dict[str, str]:
+    return {name: form(page).locator(f"[data-rf-out={name}]").first.text_content() for name in SHOWN}
+
+
+def expected(params: dict[str, object]) -> dict[str, str]:
+    view = calculator_view.view(**params)
+    return {name: str(view[name]) for name in SHOWN}
+
+
+def stack_widths(page: object, name: str) -> list[float]:
+    """Each part's width as a share of its stack, as the page drew it."""
+    return page.evaluate(
+        """(name) => {
+          const stack = document.querySelector(`[data-rf-draw="stack"][data-rf-key="${name}"]`);
+          const total = stack.getBoundingClientRect().width;
+          return [...stack.children].map((part) => part.getBoundingClientRect().width / total);
+        }""",
+        name,
+    )
+
+
+def set_inputs(page: object, params: dict[str, object]) -> None:
+    for name, value in params.items():
+        control = form(page).locator(f"[name={name}]")
+        if control.evaluate("(element) => element.tagName") == "SELECT":
+            control.select_option(str(value))
+        else:
+            control.fill(str(value))
+
+
+def wait_for(page: object, params: dict[str, object]) -> None:
+    expect(form(page)).to_have_attribute("data-rf-rendered", rendered(params), timeout=STEP_MS)
+    expect(form(page)).to_have_attribute("data-state", "ready", timeout=STEP_MS)
+
+
+def test_the_run_cell_prints_what_cpython_prints(chapter) -> None:
+    cell = chapter.locator("[data-rf-cell]")
+    cell.locator("[data-rf-action=run]").click()
+    expect(cell.locator(".rf-status")).to_contain_text("Finished", timeout=STEP_MS)
+    cpython = subprocess.run([sys.executable, str(PROGRAM)], capture_output=True, text=True, check=True).stdout
+    assert cell.locator(".rf-output").text_content() == cpython
+
+
+def test_the_calculator_shows_the_packages_numbers_and_bars_for_each_input(chapter) -> None:
+    params = dict(calculator_view.DEFAULTS)
+    assert shown(chapter) == expected(params)  # the build-time answer
+    view = calculator_view.view(**params)
+    widths = stack_widths(chapter, "memory_parts")
+    assert widths == pytest.approx([part["share"] for part in view["memory_parts"]], abs=0.01)
+    for name, value in [("kv", "fp8"), ("context", 32768), ("prefix", 2000), ("gpu", "h200"), ("gpus", 2)]:
+        before = shown(chapter)
+        params[name] = value
+        set_inputs(chapter, {name: value})
+        wait_for(chapter, params)
+        assert shown(chapter) == expected(params), name
+        assert shown(chapter) != before, f"changing {name} changed nothing"
+    view = calculator_view.view(**params)
+    assert stack_widths(chapter, "step_parts") == pytest.approx(
+        [part["share"] for part in view["step_parts"]], abs=0.01
+    )
+
+
+def test_a_model_that_does_not_fit_empties_the_step_bar_and_says_why(chapter) -> None:
+    params = {**calculator_view.DEFAULTS, "model": "llama-3.1-405b"}
+    set_inputs(chapter, params)
+    wait_for(chapter, params)
+    assert form(chapter).get_attribute("data-fits") == "false"
+    assert shown(chapter)["users"] == "0"
+    assert "It needs at least" in form(chapter).locator("[data-rf-out=explain]").text_content()
+    assert stack_widths(chapter, "step_parts") == []
+
+
+def test_the_built_page_shows_its_figures_self_check_and_interview_box(chapter) -> None:
+    """What a reader sees: four lettered figures, at least four collapsed questions with computed
+    answers, and the interview box's two answers side by side, the strong one quoting numbers."""
+    from roofline import Hardware, Workload, builtin_specs, users_that_fit
+
+    text = chapter.locator("article").inner_text()
+    assert "{{" not in text and "}}" not in text
+    # text_content: figures off screen are skipped by content-visibility, and innerText leaves them out.
+    captions = [text.strip() for text in chapter.locator("figure figcaption").all_text_contents()]
+    assert [caption[:11] for caption in captions if caption.startswith("Figure")] == [
+        f"Figure ({letter})." for letter in "abcd"
+    ]
+    questions = chapter.locator("details.question")
+    assert questions.count() >= 4
+    assert all(not questions.nth(i).evaluate("(details) => details.open") for i in range(questions.count()))
+    weak, strong = chapter.locator(".grid .admonition.failure"), chapter.locator(".grid .admonition.success")
+    assert weak.count() == 1 and strong.count() == 1
+    left, right = weak.bounding_box(), strong.bounding_box()
+    assert right["x"] > left["x"] + left["width"] - 1  # side by side at 1280 px
+    specs = builtin_specs()
+    users = users_that_fit(Hardware(specs.gpu("h100-sxm")), Workload(specs.model("llama-3.1-8b"), context=32768))
+    assert f"fits only {users} users" in strong.inner_text()
+
+
+def test_a_prefix_as_long_as_the_context_marks_both_fields_and_greys_the_results(chapter) -> None:
+    """The form's rule (prefix below context), declared once in Python, checked in the page."""
+    params = dict(calculator_view.DEFAULTS)
+    set_inputs(chapter, params)
+    wait_for(chapter, params)
+    set_inputs(chapter, {"prefix": params["context"]})
+    expect(form(chapter)).to_have_attribute("data-state", "invalid")
+    for name in ("prefix", "context"):
+        expect(form(chapter).locator(f"[name={name}]")).to_have_attribute("aria-invalid", "true")
+    expect(form(chapter).locator("#rf-kv_budget-prefix-error")).to_contain_text(
+        "must be shorter than each user's context"
+    )
+    expect(form(chapter)).to_have_class(re.compile(r"\brf-calc--stale\b"))
+    set_inputs(chapter, {"prefix": 2000})
+    wait_for(chapter, dict(params, prefix=2000))
+    expect(form(chapter).locator("[name=context]")).not_to_have_attribute("aria-invalid", "true")

@@ -1,0 +1,308 @@
+"""The calculator "How fast can a GPU generate tokens?" (``<!-- roofline:calculator decode_speed -->``).
+
+A calculator is this kind of module and nothing else: ``FORM`` declares its
+inputs and outputs (``roofline.forms``), and ``view(**inputs)``, decorated with
+``@FORM.view``, computes what it shows. ``view`` runs in two places: at site build
+time in CPython (``hooks/runtime.py`` writes its answer for the defaults into the
+page, so the calculator reads correctly at first paint), and in the reader's
+browser in Pyodide, on every input. The form checks every input before the view
+sees it, here and in the page alike. Every number comes from the package; this
+module only chooses what to show and puts it in words.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from functools import cache
+from typing import Any
+
+from roofline import Hardware, Workload, builtin_specs, decode_step, evaluate, memory_use
+from roofline import formatting as fmt
+from roofline.fit import memory_shortfall
+from roofline.forms import Field, Form, Output, gpu_menu, model_menu
+from roofline.measured import ExpectedRange, well_tuned_decode_range
+from roofline.precisions import PRECISIONS
+from roofline.sweep import gpus_to_fit
+
+#: Users at which the chart samples decode speed: 1, 2, 4 … 4096.
+CHART_USERS = tuple(2**power for power in range(13))
+
+NOT_APPLICABLE = "—"
+_SPECS = builtin_specs()
+
+FORM = Form(
+    title="How fast can a GPU generate tokens?",
+    legend="Deployment",
+    fields=[
+        Field.choice("gpu", "GPU", gpu_menu(_SPECS), default="h100-sxm", wide=True),
+        Field.choice("model", "Model", model_menu(_SPECS), default="llama-3.1-8b", wide=True),
+        Field.choice("precision", "Weight precision", [(p, p) for p in PRECISIONS], default="bf16"),
+        Field.number("gpus", "GPUs", low=1, high=64, default=1),
+        Field.number("users", "Users", low=1, high=4096, default=1),
+        Field.number("context", "Context (tokens)", low=0, high=131072, default=4096),
+    ],
+    outputs=[
+        Output.text("per_user", "Tokens/s for each user (ceiling)"),
+        Output.text("expected", "Expected on a well-tuned stack"),
+        Output.text("total", "Tokens/s for all users"),
+        Output.text("weights", "Weights"),
+        Output.text("hardware", "GPUs"),
+        Output.bar("memory", "Memory in use", share="memory_share"),
+        Output.text("bound", "Decode is"),
+        Output.vega(
+            "chart",
+            "Decode tokens/s for each user and for all users together, as more users share each step"
+            " (both axes logarithmic). Computed by the roofline package in your browser.",
+        ),
+    ],
+)
+#: The inputs' defaults (the form's), for tests and the benchmark.
+DEFAULTS: dict[str, Any] = FORM.defaults
+
+
+def _bandwidth(bytes_per_s: float) -> str:
+    return f"{bytes_per_s / 1e12:,.2f} TB/s"
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count:,} {word}" if count == 1 else f"{count:,} {word}s"
+
+
+def _explain_fits(result: Any) -> str:
+    """Why the speed is what it is: which of memory and math sets the step time."""
+    hardware, workload, decode, memory = result.hardware, result.workload, result.decode, result.memory
+    users = _plural(workload.batch, "user")
+    # The step reads what the engine reads: one embedding row per user and only the experts picked,
+    # so less than the weights stored in memory.
+    weights_read = decode.bytes_moved - memory.kv_bytes
+    if fmt.gigabytes(weights_read) == fmt.gigabytes(memory.weights_bytes):
+        reads = f"{fmt.gigabytes(weights_read)} of weights"
+    else:
+        reads = f"{fmt.gigabytes(weights_read)} of the {fmt.gigabytes(memory.weights_bytes)} of weights"
+    if memory.kv_bytes:
+        reads += f" and {fmt.gigabytes(memory.kv_bytes)} of KV cache"
+    link = _bandwidth(hardware.bandwidth_bytes_per_s)
+    if hardware.count > 1:
+        link += f" ({hardware.count} GPUs together, taking ideal scaling with the interconnect free)"
+    step = (
+        f"Each decode step reads {reads} at {link}, which takes {fmt.milliseconds(decode.memory_s)}; "
+        f"the math for {users} takes {fmt.milliseconds(decode.compute_s)}."
+    )
+    per_user = fmt.rate(result.decode_tokens_per_s_per_user)
+    if decode.bound == "memory":
+        verdict = f" Decode is memory-bound: the GPU waits on memory, and each user gets {per_user} tokens/s" + (
+            f", {fmt.rate(result.decode_tokens_per_s_total)} in all." if workload.batch > 1 else "."
+        )
+    else:
+        verdict = (
+            f" Decode is compute-bound: the math now takes longer than reading memory, so each extra user"
+            f" slows everyone down; each gets {per_user} tokens/s, {fmt.rate(result.decode_tokens_per_s_total)}"
+            " in all."
+        )
+    crossover = result.crossover_batch
+    if crossover is None:
+        outlook = (
+            f" At {workload.context:,} tokens of context, each user's KV cache takes longer to read than"
+            " its math takes to do, so decode stays memory-bound however many users share a step."
+        )
+    elif decode.bound == "memory":
+        outlook = (
+            f" More users share each read of the weights almost for free, until about {fmt.users(crossover)}"
+            " users, where the math catches up."
+        )
+    else:
+        outlook = f" The turn came at about {fmt.users(crossover)} users."
+    if memory.max_batch:
+        outlook += f" Memory holds at most {_plural(memory.max_batch, 'user')} at this context."
+    return step + verdict + outlook
+
+
+def _explain_does_not_fit(result: Any) -> str:
+    """What does not fit, by how much, and the changes that would make it fit (each checked)."""
+    shortfall = memory_shortfall(result)
+    return f"Does not fit. {shortfall.sentence() if shortfall else ''}".rstrip()
+
+
+def _rule_sentence(result: Any) -> str:
+    """The rule of thumb's speed and, cause by cause, how the engine's accounting reaches the ceiling."""
+    steps = result.decode_vs_rule.removeprefix("the rule gives")
+    return f"The rule of thumb gives{steps} tokens/s per user, the ceiling."
+
+
+@cache
+def _well_tuned() -> ExpectedRange:
+    # Computed once per session: the measurements and their ceilings do not change between inputs.
+    return well_tuned_decode_range()
+
+
+def _expected(result: Any) -> tuple[str, str]:
+    """The "expected on a well-tuned stack" range for one user on one GPU, and the note on what it rests on.
+
+    The range is the ceiling times the lowest and highest share of their ceilings
+    that published single-GPU, single-user decode runs reached; for more GPUs or
+    users those runs say nothing, so the calculator shows none.
+    """
+    hardware, workload = result.hardware, result.workload
+    if not result.memory.fits:
+        return NOT_APPLICABLE, ""
+    if hardware.count != 1 or workload.batch != 1:
+        return NOT_APPLICABLE, (
+            " No expected range here: the published measurements behind it are one user on one GPU;"
+            " see Measured vs ceiling for multi-GPU and batched runs."
+        )
+    expected = _well_tuned()
+    per_user = result.decode_tokens_per_s_per_user
+    low, high = fmt.rate(expected.low * per_user), fmt.rate(expected.high * per_user)
+    return (
+        f"{low}–{high} tokens/s per user",
+        f" Expected on a well-tuned stack: {low}–{high} tokens/s. The range rests on {expected.note}",
+    )
+
+
+def chart_points(result: Any) -> list[dict[str, Any]]:
+    """Per-user and total tokens/s at 1 … 4096 users (and at the chosen number), marking what fits.
+
+    Each point is ``result`` with another batch. The crossover does not depend on
+    the batch, so the points reuse ``result``'s instead of solving for it 14 times
+    (for DeepSeek-V3 that solve is most of the cost).
+    """
+    hardware, workload = result.hardware, result.workload
+    points = []
+    for batch in sorted({*CHART_USERS, workload.batch}):
+        at_batch = replace(workload, batch=batch)
+        point = replace(
+            result, workload=at_batch, decode=decode_step(hardware, at_batch), memory=memory_use(hardware, at_batch)
+        )
+        points.append(
+            {
+                "users": batch,
+                "per_user": point.decode_tokens_per_s_per_user,
+                "total": point.decode_tokens_per_s_total,
+                "fits": point.memory.fits,
+            }
+        )
+    return points
+
+
+def _chart(result: Any) -> dict[str, Any]:
+    """The chart as a Vega-Lite spec (plain dicts, data inline): tokens/s for each user and for all
+    users against users, both axes logarithmic, the chosen number of users marked, the range
+    memory cannot hold shaded and the crossover ruled."""
+    users, top = result.workload.batch, CHART_USERS[-1]
+    rows = [
+        {"users": point["users"], "series": series, "tokens_per_s": point[key]}
+        for point in chart_points(result)
+        if point["fits"]
+        for key, series in (("total", "all users"), ("per_user", "each user"))
+    ]
+    series = ["all users", "each user"]
+    x = {
+        "field": "users",
+        "type": "quantitative",
+        "title": "users sharing each decode step",
+        "scale": {"type": "log", "base": 2, "domain": [1, top]},
+        "axis": {"values": [4**power for power in range(7)], "format": ",d"},
+    }
+    y = {
+        "field": "tokens_per_s",
+        "type": "quantitative",
+        "title": "tokens/s",
+        "scale": {"type": "log"},
+        "axis": {"format": "~s"},
+    }
+    color = {"field": "series", "type": "nominal", "sort": series, "title": None, "legend": {"orient": "top-left"}}
+    tooltip = [
+        {"field": "series", "type": "nominal", "title": "tokens/s for"},
+        {"field": "users", "type": "quantitative", "title": "users", "format": ","},
+        {"field": "tokens_per_s", "type": "quantitative", "title": "tokens/s", "format": ",.0f"},
+    ]
+    dash = {"field": "series", "type": "nominal", "sort": series, "legend": None}
+    layers: list[dict[str, Any]] = []
+    limit = result.memory.max_batch
+    if limit is not None and limit < top:
+        full = {"values": [{"from": max(limit, 1), "to": top, "note": "memory full"}]}
+        shade = {"x": dict(x, field="from"), "x2": {"field": "to"}}
+        layers.append({"data": full, "mark": {"type": "rect", "color": "#888888", "opacity": 0.15}, "encoding": shade})
+        note = {
+            "x": {"field": "to", "type": "quantitative", "scale": x["scale"]},
+            "y": {"value": 12},
+            "text": {"field": "note"},
+        }
+        layers.append(
+            {"data": full, "mark": {"type": "text", "align": "right", "dx": -6, "color": "#888888"}, "encoding": note}
+        )
+    crossover = result.crossover_batch
+    if crossover is not None and crossover <= top:
+        turn = {"values": [{"users": crossover, "note": "compute-bound →"}]}
+        layers.append(
+            {"data": turn, "mark": {"type": "rule", "strokeDash": [4, 4], "color": "#888888"}, "encoding": {"x": x}}
+        )
+        note = {"x": x, "y": {"value": 200}, "text": {"field": "note"}}
+        layers.append(
+            {"data": turn, "mark": {"type": "text", "align": "right", "dx": -4, "color": "#888888"}, "encoding": note}
+        )
+    if rows:
+        lines = {"x": x, "y": y, "color": color, "strokeDash": dash, "tooltip": tooltip}
+        layers.append({"data": {"values": rows}, "mark": {"type": "line"}, "encoding": lines})
+        here = [row for row in rows if row["users"] == users]
+        dots = {"x": x, "y": y, "color": color, "tooltip": tooltip}
+        layers.append(
+            {"data": {"values": here}, "mark": {"type": "point", "filled": True, "size": 70}, "encoding": dots}
+        )
+        description = (
+            "Decode tokens/s against users. Each user's tokens/s falls and the total rises as more users share"
+            f" a step; the dots mark {users:,} users."
+        )
+    else:
+        nothing = {"values": [{"users": 64, "note": "does not fit at any number of users"}]}
+        note = {"x": x, "y": {"value": 110}, "text": {"field": "note"}}
+        layers.append({"data": nothing, "mark": {"type": "text", "fontSize": 13}, "encoding": note})
+        description = "Decode tokens/s against users. Nothing fits in memory, so there is nothing to plot."
+    return {
+        "$schema": "https://vega.github.io/schema/vega-lite/v6.json",
+        "description": description,
+        "height": 240,
+        "layer": layers,
+    }
+
+
+@FORM.view
+def view(gpu: str, model: str, precision: str, gpus: int, users: int, context: int) -> dict[str, Any]:
+    """Everything the calculator shows for one set of inputs, as text ready to display, and its chart.
+
+    The form has checked every input (``@FORM.view``); an unknown id raises SpecError.
+    """
+    specs = builtin_specs()
+    gpu_spec, model_spec = specs.gpu(gpu), specs.model(model)
+    hardware = Hardware(gpu_spec, gpus)
+    workload = Workload(model_spec, precision, batch=users, context=context)
+    result = evaluate(hardware, workload)
+    memory = result.memory
+    fits = memory.fits
+    needed = gpus_to_fit(hardware, workload)
+    expected, expected_note = _expected(result)
+    per_user = fmt.rate(result.decode_tokens_per_s_per_user) if fits else NOT_APPLICABLE
+    total = fmt.rate(result.decode_tokens_per_s_total) if fits else NOT_APPLICABLE
+    used = f"{fmt.gigabytes(memory.used_bytes)} of {fmt.gigabytes(memory.usable_bytes)} usable"
+    bound = f"{result.decode.bound}-bound" if fits else NOT_APPLICABLE
+    return {
+        "params": dict(gpu=gpu, model=model, precision=precision, gpus=gpus, users=users, context=context),
+        "fits": fits,
+        "verdict": "Fits in memory" if fits else "Does not fit",
+        "summary": f"{per_user} tokens/s per user, {total} in all, {bound}." if fits else f"Does not fit: {used}.",
+        "per_user": per_user,
+        "total": total,
+        "weights": fmt.gigabytes(memory.weights_bytes),
+        "hardware": f"{gpus} × {fmt.gigabytes(gpu_spec.memory_bytes, 0)} GPU{'s' if gpus != 1 else ''}",
+        "memory": used,
+        "memory_share": memory.used_bytes / memory.usable_bytes,
+        "bound": bound,
+        "gpus_needed": needed,
+        "expected": expected,
+        "explain": (
+            f"{_rule_sentence(result)} {_explain_fits(result)}{expected_note}"
+            if fits
+            else _explain_does_not_fit(result)
+        ),
+        "chart": _chart(result),
+    }

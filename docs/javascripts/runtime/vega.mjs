@@ -1,0 +1,79 @@
+// A calculator's `vega` output: the Vega-Lite spec its view answers (plain dicts, data
+// inline), drawn with the vega-embed the site serves, at the element's width and in the
+// page's colours. The libraries and the colours are charts.js's (window.rooflineCharts),
+// so Vega loads once per page however many charts and calculators it has.
+//
+// Like the page's figures, a chart is drawn only once it comes within a quarter screen of
+// the viewport: drawing is a long task, and a reader who never scrolls there should not pay
+// for it while the page loads. Each element keeps its own view and last spec (no module-wide
+// size or state), redrawn at a new width and when the reader switches light and dark.
+
+const latest = new WeakMap(); // element -> the last spec asked for
+const views = new WeakMap(); // element -> its vega View, freed before the next draw
+const tickets = new WeakMap(); // element -> number of the newest draw; older draws give way
+const waiting = new Set(); // elements with a spec that have not come near the viewport yet
+let watcher = null;
+let themed = null;
+
+function near() {
+  watcher ??= new IntersectionObserver(
+    (entries) => {
+      for (const entry of entries) {
+        if (!entry.isIntersecting) continue;
+        watcher.unobserve(entry.target);
+        waiting.delete(entry.target);
+        render(entry.target);
+      }
+    },
+    { rootMargin: "25% 0px" },
+  );
+  return watcher;
+}
+
+function followTheme() {
+  // One observer for the visit: the body survives instant navigation. Redraw what is drawn.
+  themed ??= new MutationObserver(() => {
+    for (const element of document.querySelectorAll('[data-rf-draw="vega"][data-state="drawn"]')) render(element);
+  });
+  themed.observe(document.body, { attributes: true, attributeFilter: ["data-md-color-scheme"] });
+}
+
+async function render(element) {
+  const charts = window.rooflineCharts;
+  const spec = latest.get(element);
+  if (!charts || !spec || !element.isConnected) return;
+  const ticket = (tickets.get(element) ?? 0) + 1;
+  tickets.set(element, ticket);
+  try {
+    await charts.load();
+    if (tickets.get(element) !== ticket) return; // a newer answer is on its way
+    const fitted = { ...spec, width: "container", autosize: { type: "fit-x", contains: "padding" } };
+    const result = await window.vegaEmbed(element, fitted, {
+      actions: false,
+      renderer: "svg",
+      config: charts.config(),
+      tooltip: { theme: charts.isDark() ? "dark" : "light" },
+    });
+    views.get(element)?.finalize();
+    views.set(element, result.view);
+    charts.showTooltipOnTap(result.view);
+    element.dataset.state = "drawn";
+    // Vega's own SVG gets the spec's description as its accessible name.
+    element.querySelector("svg")?.setAttribute("aria-label", spec.description ?? "");
+  } catch (error) {
+    element.dataset.state = "failed";
+    console.warn("calculator chart not drawn:", error);
+  }
+}
+
+/** Draw `spec` into `element` now if it is near the viewport (or was drawn before), else once it is. */
+export function drawVega(element, spec) {
+  latest.set(element, spec);
+  followTheme();
+  if (element.dataset.state === "drawn") {
+    render(element);
+  } else if (!waiting.has(element)) {
+    waiting.add(element);
+    near().observe(element);
+  }
+}

@@ -1,0 +1,436 @@
+"""A calculator's declared form: its inputs, the rules between them, and its outputs.
+
+A calculator (``docs/chapters/<slug>/calculators/<name>.py``) declares one ``Form``
+and decorates its view with it::
+
+    FORM = Form(
+        title="How many users fit?",
+        legend="Deployment",
+        fields=[
+            Field.choice("gpu", "GPU", [("h100-sxm", "NVIDIA H100 SXM")], default="h100-sxm"),
+            Field.number("users", "Users", low=1, high=4096, default=1),
+            Field.number("accept", "Acceptance", low=0, high=1, step=0.05, default=0.8),
+        ],
+        outputs=[Output.text("per_user", "Tokens/s for each user")],
+        rules=[Rule.at_most("prompt_low", "prompt_high", "The shortest prompt must not be longer than the longest.")],
+    )
+
+    @FORM.view
+    def view(gpu: str, users: int, accept: float) -> dict: ...
+
+The declaration is the only place an input's bounds are written. It is checked in
+three places, the same way: here, in CPython, when the view is called (at build time,
+in tests, and in the reader's browser, where the worker runs this same module in
+Pyodide), and in the page, whose script reads the bounds, steps, choices and rules
+from the markup the build renders from this declaration. A bad input raises
+``InputError``, a ``SpecError`` naming the field and what it must be; a declaration
+that breaks the contract raises ``FormError`` naming the key and the fix.
+
+Output kinds (``text``, ``bar``, ``stack``, ``timeline``, ``vega``…) are plug-ins: this
+module only records an output's kind and options, and checks that the view answers
+its ``name``; the site's markup (``scripts/sitegen/widgets.py``) and the page's
+drawing (``docs/javascripts/runtime/outputs.mjs``) each register every kind once.
+Standard library only, like the rest of the package.
+"""
+
+from __future__ import annotations
+
+import inspect
+import operator
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
+from functools import wraps
+from typing import Any
+
+from . import formatting as fmt
+from .errors import SpecError, did_you_mean, shown
+from .loader import SpecSet
+from .specs import ModelSpec
+
+#: A field's, an output's or a key's name: what Python, the URL (``NAME.FIELD=…``) and the markup all accept.
+NAME = re.compile(r"[a-z][a-z0-9_]*")
+#: Keys a view may add to its answer beside its outputs, and what each must be.
+OPTIONAL_KEYS: dict[str, type] = {"verdict": str, "explain": str, "summary": str, "fits": bool}
+#: Cross-field rules: kind -> the comparison that must hold between the first and the second field.
+#: The page's script has the same table (calculator.mjs, RULES).
+RULES: dict[str, Callable[[Any, Any], bool]] = {"at_most": operator.le, "below": operator.lt}
+#: The most decimals a step may have: the page compares numbers as integers of that many decimals.
+MAX_DECIMALS = 6
+
+
+def gpu_menu(specs: SpecSet) -> list[tuple[str, str]]:
+    """Every GPU of ``specs`` as a choice: ``("h100-sxm", "NVIDIA H100 SXM (80 GB)")``."""
+    return [(gpu.id, f"{gpu.name} ({fmt.gigabytes(gpu.memory_bytes, 0)})") for gpu in specs.gpus.values()]
+
+
+def model_menu(specs: SpecSet, keep: Callable[[ModelSpec], bool] = lambda model: True) -> list[tuple[str, str]]:
+    """Every model of ``specs`` that ``keep`` accepts, as a choice: ``("llama-3.1-8b", "Llama 3.1 8B")``."""
+    return [(model.id, model.name) for model in specs.models.values() if keep(model)]
+
+
+class FormError(ValueError):
+    """A declaration (or a view's answer) that breaks the contract; one line naming the key and the fix."""
+
+
+class InputError(SpecError):
+    """An input the form refuses: names the field (``field``) and says what it must be.
+
+    ``fields`` names every field the error is about (both fields of a broken rule).
+    """
+
+    def __init__(self, message: str, fields: Iterable[str], hint: str | None = None) -> None:
+        self.fields = tuple(fields)
+        super().__init__(message, field=self.fields[0], hint=hint)
+
+
+def _decimal(value: float | int) -> Decimal:
+    """A number as the decimal it was written as (``0.8``, not 0.8000000000000000444)."""
+    return Decimal(repr(value)) if isinstance(value, float) else Decimal(value)
+
+
+def _number_text(value: float | int) -> str:
+    """``4096`` -> ``4,096``; ``0.05`` -> ``0.05``; ``1.0`` -> ``1`` (as the page prints it too)."""
+    number = _decimal(value).normalize()
+    if number == number.to_integral_value():
+        return f"{int(number):,}"
+    return f"{number:f}"
+
+
+def plain(value: float | int) -> str:
+    """A number as an HTML attribute holds it: ``4096``, ``0.05``, never ``5e-02`` or ``4,096``."""
+    return f"{_decimal(value).normalize():f}"
+
+
+@dataclass(frozen=True)
+class Field:
+    """One input: a choice among listed values, or a number between bounds in steps.
+
+    A number whose ``step`` and ``low`` are whole is a whole number (the view gets an int);
+    otherwise it is a decimal (a float), any multiple of ``step`` above ``low`` up to ``high``.
+    """
+
+    name: str
+    label: str
+    default: Any
+    choices: tuple[tuple[str, str], ...] = ()
+    low: float | int | None = None
+    high: float | int | None = None
+    step: float | int = 1
+    wide: bool = False
+
+    @classmethod
+    def choice(
+        cls, name: str, label: str, choices: Iterable[tuple[str, str] | list[str]], default: str, *, wide: bool = False
+    ) -> Field:
+        """A ``<select>``: ``choices`` are ``(value, text)`` pairs, ``default`` one of the values."""
+        return cls(name, label, default, choices=tuple((str(v), str(t)) for v, t in choices), wide=wide)
+
+    @classmethod
+    def number(cls, name: str, label: str, *, low: float, high: float, default: float, step: float = 1) -> Field:
+        """A number box from ``low`` to ``high`` (both allowed) in steps of ``step``."""
+        return cls(name, label, default, low=low, high=high, step=step)
+
+    @property
+    def kind(self) -> str:
+        """``"choice"`` (a menu of ``choices``) or ``"number"`` (a box from ``low`` to ``high``)."""
+        return "choice" if self.choices else "number"
+
+    @property
+    def whole(self) -> bool:
+        """Whether the field takes whole numbers only (the view gets an int)."""
+        return self.kind == "number" and _decimal(self.step) % 1 == 0 and _decimal(self.low) % 1 == 0
+
+    def describe(self) -> str:
+        """What a value must be, as the error messages (here and in the page) say it."""
+        if self.kind == "choice":
+            return "one of the choices"
+        span = f"from {_number_text(self.low)} to {_number_text(self.high)}"
+        if self.whole and self.step == 1:
+            return f"a whole number {span}"
+        if self.whole:
+            return f"a whole number {span} in steps of {_number_text(self.step)}"
+        return f"a number {span} in steps of {_number_text(self.step)}"
+
+    def bounds(self) -> tuple[Any, ...]:
+        """The values at the field's edges: its lowest and highest number, or its first and last choice."""
+        if self.kind == "choice":
+            return (self.choices[0][0], self.choices[-1][0])
+        return (self.low, self.high)
+
+    def check(self, value: Any) -> Any:
+        """``value`` if the field accepts it (a whole number as an int), else raise InputError."""
+        if self.kind == "choice":
+            known = [choice for choice, _ in self.choices]
+            if isinstance(value, str) and value in known:
+                return value
+            hint = did_you_mean(value, known) if isinstance(value, str) else None
+            raise InputError(f"must be {self.describe()}, got {shown(value)}", [self.name], hint)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:  # NaN != NaN
+            raise InputError(f"must be {self.describe()}, got {shown(value)}", [self.name])
+        if self.whole and isinstance(value, float):
+            if not value.is_integer():
+                raise InputError(f"must be {self.describe()}, got {shown(value)}", [self.name])
+            value = int(value)
+        try:
+            offset = _decimal(value) - _decimal(self.low)
+            on_step = offset % _decimal(self.step) == 0
+        except (InvalidOperation, OverflowError):
+            on_step = False
+        if not (self.low <= value <= self.high and on_step):
+            raise InputError(f"must be {self.describe()}, got {shown(value)}", [self.name])
+        return value
+
+    def problem(self) -> str | None:
+        """What is wrong with the declaration itself, or None."""
+        if not NAME.fullmatch(self.name):
+            return "a field's name must be lowercase letters, digits and _, starting with a letter"
+        if not self.label:
+            return "needs a label"
+        if self.kind == "choice":
+            values = [value for value, _ in self.choices]
+            if len(set(values)) != len(values):
+                return "lists a choice twice"
+            if self.default not in values:
+                return f"default {shown(self.default)} is not one of its choices"
+            return None
+        if self.low is None and self.high is None:
+            return "needs choices (Field.choice) or bounds (Field.number)"
+        for name in ("low", "high", "step", "default"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
+                return f"{name} must be a number, got {shown(value)}"
+        if not self.step > 0 or self.low > self.high:
+            return "needs low <= high and a positive step"
+        if -_decimal(self.step).normalize().as_tuple().exponent > MAX_DECIMALS:
+            return f"a step may have at most {MAX_DECIMALS} decimals"
+        try:
+            self.check(self.default)
+        except InputError:
+            return f"default {shown(self.default)} is not {self.describe()}"
+        return None
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A rule between two fields: ``at_most`` (first <= second) or ``below`` (first < second).
+
+    When it breaks, both fields are marked and ``message`` says what to change.
+    """
+
+    kind: str
+    first: str
+    second: str
+    message: str
+
+    @classmethod
+    def at_most(cls, first: str, second: str, message: str) -> Rule:
+        """``first <= second`` (a range's low end at most its high end)."""
+        return cls("at_most", first, second, message)
+
+    @classmethod
+    def below(cls, first: str, second: str, message: str) -> Rule:
+        """``first < second`` (a part strictly smaller than its whole)."""
+        return cls("below", first, second, message)
+
+    def check(self, values: Mapping[str, Any]) -> None:
+        """InputError naming both fields, with ``message``, unless the rule holds for ``values``."""
+        if not RULES[self.kind](values[self.first], values[self.second]):
+            raise InputError(self.message, [self.first, self.second])
+
+
+@dataclass(frozen=True)
+class Output:
+    """One thing the calculator shows: the view's answer under ``name``, drawn as ``kind``.
+
+    Row kinds sit in the results list with their ``label``: ``text`` (the answer as
+    text), ``bar`` (text, and a bar filled to the share under ``options["share"]``),
+    ``stack`` (text, and parts of one whole from ``options["parts"]``). Figure kinds sit
+    under the list with a ``caption``: ``timeline`` (a Gantt chart) and ``vega`` (a
+    Vega-Lite spec, drawn with the site's vega-embed). A new kind is registered once in
+    ``scripts/sitegen/widgets.py`` (markup, answer check) and once in
+    ``docs/javascripts/runtime/outputs.mjs`` (drawing).
+    """
+
+    name: str
+    kind: str = "text"
+    label: str = ""
+    caption: str = ""
+    options: Mapping[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def text(cls, name: str, label: str) -> Output:
+        """A row: the view's answer under ``name``, as text."""
+        return cls(name, "text", label)
+
+    @classmethod
+    def bar(cls, name: str, label: str, *, share: str) -> Output:
+        """Text, and a bar filled to the view's share (0 to 1) under ``share``."""
+        return cls(name, "bar", label, options={"share": share})
+
+    @classmethod
+    def stack(cls, name: str, label: str, *, parts: str) -> Output:
+        """Text, and the view's ``[{"label", "share"}, …]`` under ``parts`` side by side in one bar."""
+        return cls(name, "stack", label, options={"parts": parts})
+
+    @classmethod
+    def timeline(cls, name: str, caption: str) -> Output:
+        """A Gantt chart of ``{"rows": [{"label", "title"?, "spans": [[kind, start, end], …]}], "kinds", "unit"}``."""
+        return cls(name, "timeline", caption=caption)
+
+    @classmethod
+    def vega(cls, name: str, caption: str) -> Output:
+        """A chart: the view answers a Vega-Lite spec (plain dicts, data inline) under ``name``."""
+        return cls(name, "vega", caption=caption)
+
+    def keys(self) -> tuple[str, ...]:
+        """Every key of the view's answer this output reads: its name, then any its options name."""
+        return (self.name, *self.options.values())
+
+
+@dataclass(frozen=True, init=False)
+class Form:
+    """A calculator's declaration: title, fieldset legend, fields, outputs and cross-field rules.
+
+    Raises FormError on construction if the declaration breaks the contract.
+    """
+
+    title: str
+    legend: str
+    fields: tuple[Field, ...]
+    outputs: tuple[Output, ...]
+    rules: tuple[Rule, ...] = ()
+
+    def __init__(
+        self,
+        title: str,
+        legend: str,
+        fields: Iterable[Field],
+        outputs: Iterable[Output],
+        rules: Iterable[Rule] = (),
+    ) -> None:
+        object.__setattr__(self, "title", title)
+        object.__setattr__(self, "legend", legend)
+        object.__setattr__(self, "fields", tuple(fields))
+        object.__setattr__(self, "outputs", tuple(outputs))
+        object.__setattr__(self, "rules", tuple(rules))
+        self._check()
+
+    def _check(self) -> None:
+        if not self.title or not self.legend:
+            raise FormError("the form needs a title and a legend (Form(title=..., legend=...))")
+        if not self.fields or not self.outputs:
+            raise FormError("the form needs at least one field and one output")
+        names: set[str] = set()
+        for item in self.fields:
+            if not isinstance(item, Field):
+                raise FormError(f"fields holds {shown(item)}; declare each with Field.choice or Field.number")
+            problem = item.problem()
+            if problem:
+                raise FormError(f"field {item.name!r}: {problem}")
+            if item.name in names:
+                raise FormError(f"field {item.name!r} is declared twice")
+            names.add(item.name)
+        outputs: set[str] = set()
+        for output in self.outputs:
+            if not isinstance(output, Output):
+                raise FormError(f"outputs holds {shown(output)}; declare each with Output.text, Output.bar, …")
+            for key in output.keys():
+                if not NAME.fullmatch(key) or key in OPTIONAL_KEYS:
+                    raise FormError(
+                        f"output {output.name!r}: key {key!r} must be lowercase letters, digits and _,"
+                        f" and not one of {', '.join(OPTIONAL_KEYS)}"
+                    )
+            if output.name in outputs:
+                raise FormError(f"output {output.name!r} is declared twice")
+            outputs.add(output.name)
+            # Which of the two a kind shows (a row's label, a figure's caption) is the kind's
+            # business (scripts/sitegen/widgets.py); every output shows one of them.
+            if not (output.label or output.caption):
+                raise FormError(f"output {output.name!r} ({output.kind}) needs a label (a row) or a caption (a figure)")
+        for rule in self.rules:
+            if rule.kind not in RULES:
+                raise FormError(f"rule {rule.kind!r} is not one of {', '.join(RULES)}")
+            for name in (rule.first, rule.second):
+                if name not in names:
+                    raise FormError(f"rule {rule.kind!r} names {name!r}, which is not a field")
+            kinds = {self.field(rule.first).kind, self.field(rule.second).kind}
+            if kinds != {"number"} or not rule.message:
+                raise FormError(
+                    f"rule {rule.kind!r} on {rule.first!r}, {rule.second!r} needs two numbers and a message"
+                )
+        try:
+            self.validate(self.defaults)
+        except InputError as error:
+            raise FormError(f"the defaults break a rule: {error}") from None
+
+    @property
+    def defaults(self) -> dict[str, Any]:
+        """Every field's default, by name, in the form's order."""
+        return {item.name: item.default for item in self.fields}
+
+    def field(self, name: str) -> Field:
+        """The field called ``name``."""
+        return next(item for item in self.fields if item.name == name)
+
+    def validate(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        """The request with every field checked (whole numbers as ints), or InputError for the first bad one.
+
+        Every field must be given, and nothing else; then every rule must hold.
+        """
+        unknown = [name for name in request if not any(name == item.name for item in self.fields)]
+        if unknown:
+            raise InputError(f"is not a field of this calculator (fields: {', '.join(self.defaults)})", unknown)
+        values = {}
+        for item in self.fields:
+            if item.name not in request:
+                raise InputError(f"is missing; it must be {item.describe()}", [item.name])
+            values[item.name] = item.check(request[item.name])
+        for rule in self.rules:
+            rule.check(values)
+        return values
+
+    def requests_at_bounds(self) -> list[dict[str, Any]]:
+        """The defaults, then each field at each of its bounds with the others at their defaults."""
+        found = [self.defaults]
+        for item in self.fields:
+            for value in item.bounds():
+                request = dict(self.defaults, **{item.name: value})
+                if request not in found:
+                    found.append(request)
+        return found
+
+    def check_answer(self, answer: Any) -> None:
+        """FormError unless ``answer`` holds every key the outputs read, and the optional keys are well typed."""
+        if not isinstance(answer, dict):
+            raise FormError(f"view() must return a dict, got {type(answer).__name__}")
+        for output in self.outputs:
+            for key in output.keys():
+                if key not in answer:
+                    raise FormError(
+                        f"output {output.name!r} ({output.kind}): the answer has no {key!r}; return it from view()"
+                    )
+        for key, wanted in OPTIONAL_KEYS.items():
+            if key in answer and not isinstance(answer[key], wanted):
+                raise FormError(f"the answer's {key!r} must be a {wanted.__name__}, got {type(answer[key]).__name__}")
+
+    def view(self, function: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]]:
+        """Decorate a calculator's view: every call is checked against this form first.
+
+        The view's parameters must be the form's fields, by name. The returned function
+        carries the form as ``.form``.
+        """
+        parameters = list(inspect.signature(function).parameters)
+        if parameters != list(self.defaults):
+            raise FormError(
+                f"view() takes ({', '.join(parameters)}) but the form's fields are ({', '.join(self.defaults)});"
+                " give view one parameter per field, in the same order"
+            )
+
+        @wraps(function)
+        def checked(**request: Any) -> dict[str, Any]:
+            return function(**self.validate(request))
+
+        checked.form = self  # type: ignore[attr-defined]
+        return checked

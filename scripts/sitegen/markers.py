@@ -1,0 +1,124 @@
+"""The widget markers of a page's HTML, turned into Run cells and calculators.
+
+    <!-- roofline:run-cell programs/NAME.py -->   a Run cell showing that program, by its path
+                                                 from the page's folder (anywhere under docs/)
+    <!-- roofline:calculator NAME -->            the calculator calculators/NAME.py of the page's
+                                                 folder (or, by its site-wide name, another's)
+
+A page may hold any number of Run cells and calculators (each calculator once). A marker
+that names a missing program or calculator, a calculator that breaks its contract
+(``sitegen.pages``, ``roofline.forms``), or a view whose answer for the defaults misses
+what an output needs raises MarkerError: one line naming the page, the marker and the fix.
+A calculator's first paint is its view of its defaults, computed here in CPython, once
+per build (``Markers`` keeps them).
+
+``hooks/runtime.py`` makes one ``Markers`` per build; nothing here depends on MkDocs.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from roofline.forms import Form, FormError
+
+from . import widgets
+from .pages import CALCULATOR_NAME, PageModuleError, calculator_folder, failure
+
+#: A marker: the widget kind, then its argument. Matched on the page's HTML, where comments pass through.
+MARKER = re.compile(r"<!--\s*roofline:(?P<kind>[\w-]+)(?P<argument>[^>]*?)\s*-->")
+KINDS = ("run-cell", "calculator")
+
+
+class MarkerError(ValueError):
+    """A marker the build cannot turn into a widget; the message is one line naming page and marker."""
+
+
+def relative_url(target: str, page_url: str) -> str:
+    """``target`` (a path from the site's root) as a link from the page at ``page_url`` (``chapters/x/``)."""
+    return posixpath.relpath(target, page_url.rstrip("/") or ".") if page_url.strip("/") else target
+
+
+@dataclass
+class Markers:
+    """Everything a build's markers need: docs/, where the wheel and snapshot are served, the asset version."""
+
+    docs: Path
+    wheel_uri: str
+    snapshot_uri: str
+    version: str
+    #: Calculator file -> (form, answer for the defaults), computed once per build.
+    calculators: dict[Path, tuple[Form, dict[str, Any]]] = field(default_factory=dict)
+
+    def program(self, argument: str, folder: Path) -> tuple[str, str]:
+        """``programs/NAME.py`` from the page's ``folder`` -> (its text, its file name); ValueError if wrong."""
+        if not argument:
+            raise ValueError("names no program; write <!-- roofline:run-cell programs/NAME.py -->")
+        relative = Path(argument)
+        path = (folder / relative).resolve()
+        docs = self.docs.resolve()
+        if relative.is_absolute() or relative.suffix != ".py" or not path.is_relative_to(docs):
+            raise ValueError("must name a .py file by its path from the page's folder, such as programs/NAME.py")
+        if not path.is_file():
+            raise ValueError(f"names a missing program: docs/{path.relative_to(docs).as_posix()} does not exist")
+        return path.read_text(encoding="utf-8"), path.name
+
+    def calculator(self, argument: str, page: str) -> tuple[Form, dict[str, Any], Path]:
+        """The calculator's form, its view of the defaults and its file; ValueError saying what is wrong."""
+        if not CALCULATOR_NAME.fullmatch(argument):
+            raise ValueError("needs the calculator's name, such as decode_speed (calculators/NAME.py beside the page)")
+        folder = calculator_folder(self.docs, page, argument)
+        path = folder.folder / "calculators" / f"{argument}.py"
+        if path not in self.calculators:
+            try:
+                module = folder.calculator(argument)
+            except PageModuleError as error:
+                raise ValueError(str(error)) from None
+            form = module.FORM
+            try:
+                initial = module.view(**form.defaults)
+                widgets.check_answer(form, initial)
+            except (FormError, widgets.AnswerError) as error:
+                raise ValueError(f"{folder.where(path)}: view(defaults): {error}") from None
+            except Exception as error:  # a bug in the view: its type, message and line
+                raise ValueError(f"{folder.where(path)}: view(defaults) raised {failure(error, path)}") from None
+            self.calculators[path] = form, initial
+        form, initial = self.calculators[path]
+        return form, initial, path
+
+    def replace(self, html: str, page: str, page_url: str) -> str:
+        """``html`` of ``page`` (relative to docs/, shown at ``page_url``) with each marker replaced by its widget."""
+        links = widgets.RuntimeLinks(
+            wheel=relative_url(self.wheel_uri, page_url),
+            snapshot=relative_url(self.snapshot_uri, page_url),
+            version=self.version,
+        )
+        folder = (self.docs / page).parent
+        seen: set[str] = set()
+        count = 0
+
+        def widget(match: re.Match[str]) -> str:
+            nonlocal count
+            kind, argument = match.group("kind"), match.group("argument").strip()
+            where = f"runtime hook: docs/{page}: {match.group(0)}"
+            try:
+                if kind == "run-cell":
+                    source, filename = self.program(argument, folder)
+                    count += 1
+                    return widgets.run_cell(source, filename, links, index=count)
+                if kind == "calculator":
+                    if argument in seen:
+                        raise ValueError("appears twice on the page; each calculator once (its inputs live in the URL)")
+                    seen.add(argument)
+                    form, initial, path = self.calculator(argument, page)
+                    # The site serves a calculator where it sits under docs/; the worker fetches it there.
+                    module_url = relative_url(path.relative_to(self.docs).as_posix(), page_url)
+                    return widgets.calculator(argument, form, initial, links, module_url)
+                raise ValueError(f"is not a widget (use {' or '.join(KINDS)})")
+            except ValueError as error:
+                raise MarkerError(f"{where} {error}") from None
+
+        return MARKER.sub(widget, html)
