@@ -31,7 +31,7 @@ from .estimate import estimate
 from .kvformats import KV_FORMAT_NAMES, KV_FORMATS
 from .loader import SpecSet, load_specs, read_spec_file
 from .measured import load_measurements
-from .performance import Hardware, Workload
+from .performance import Hardware, Workload, gpu_count_problem
 from .precisions import AUTO, DEFAULT_COMPUTE_PRECISION, FORMATS, PRECISIONS
 from .report import simulation_report, text_report
 from .serving import (
@@ -373,9 +373,14 @@ def _run_estimate(args: argparse.Namespace, specs: SpecSet) -> str:
     figures = result.to_dict()
     _check_finite(figures)
     model = specs.model(args.model)
+    layout = gpu_count_problem(model, args.gpus)
     warnings = _warn(
         "estimate",
-        (model.past_max_context(args.context, "--context"), model.past_max_context(args.prompt, "--prompt")),
+        (
+            model.past_max_context(args.context, "--context"),
+            model.past_max_context(args.prompt, "--prompt"),
+            layout and f"--gpus {args.gpus}: {layout}; the figures take ideal scaling over {args.gpus} GPUs anyway",
+        ),
     )
     if args.json:
         return json.dumps({**figures, "warnings": warnings}, indent=2, allow_nan=False) + "\n"

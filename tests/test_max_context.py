@@ -8,11 +8,11 @@ import re
 from pathlib import Path
 
 import pytest
-from test_bad_input import assert_one_line_error, run_cli, write
-from test_kvcache_bad_input import WINDOWED_MODEL
 
 from roofline import builtin_specs
 from roofline.specs import MAX_CONTEXT_TOKENS
+from test_bad_input import assert_one_line_error, run_cli, write
+from test_kvcache_bad_input import WINDOWED_MODEL
 
 DATA = Path(__file__).resolve().parent.parent / "roofline" / "data" / "models.toml"
 
@@ -117,3 +117,12 @@ def test_list_models_shows_the_limit(capsys: pytest.CaptureFixture[str]) -> None
     status, out, _ = run_cli(capsys, "list", "models")
     assert status == 0 and "max context" in out.splitlines()[0]
     assert re.search(r"gemma-2-9b .* 8,192$", out, re.MULTILINE)
+
+
+def test_estimate_warns_about_a_gpu_count_no_engine_splits_a_model_over(capsys: pytest.CaptureFixture[str]) -> None:
+    """Llama 3.1 70B's 64 heads and 8 KV heads split over powers of two: 3 GPUs is no layout."""
+    status, out, err = run_cli(capsys, "estimate", "--gpu", "h100-sxm", "--model", "llama-3.1-70b", "--gpus", "3")
+    assert status == 0 and out
+    assert "--gpus 3: Llama 3.1 70B splits by tensor parallelism over 1, 2, 4, 8, 16, 32 or 64 GPUs" in err
+    for good in ("2", "8", "128"):
+        assert run_cli(capsys, "estimate", "--gpu", "h100-sxm", "--model", "llama-3.1-70b", "--gpus", good)[2] == ""

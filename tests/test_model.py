@@ -250,3 +250,18 @@ def test_builtin_specs_follow_an_edited_file(tmp_path) -> None:
     gpus = data / "gpus.toml"
     gpus.write_text(gpus.read_text().replace("bandwidth_bytes_per_s = 3.35e12", "bandwidth_bytes_per_s = 4e12"))
     assert builtin_specs(data).gpu("h100-sxm").bandwidth_bytes_per_s == 4e12
+
+
+def test_rates_below_ten_keep_two_significant_digits() -> None:
+    """A slow rate is never printed as 0: 0.154 -> 0.15; from 10 up, whole numbers."""
+    from roofline.formatting import rate
+
+    assert [rate(x) for x in (0, 0.154, 0.00123, 4.18, 9.6, 208.6, 12_345.6)] == [
+        "0",
+        "0.15",
+        "0.0012",
+        "4.2",
+        "10",
+        "209",
+        "12,346",
+    ]
