@@ -198,7 +198,24 @@ def test_formulas_page_names_every_formula_function(site):
         "crossover_batch",
         "memory_use",
         "gpus_to_fit",
+        "gpu_count_problem",
         "bytes_per_value",
+        # Chapter 2's formulas and chapter 3's simulator.
+        "weights_read_bytes",
+        "kv_equals_weights_context",
+        "kv_read_asymptote",
+        "step_split",
+        "generation_work",
+        "paging_use",
+        "lognormal_lengths",
+        "swap_or_recompute",
+        "recompute_seconds",
+        "swap_copies",
+        "swap_cost",
+        "break_even_host_link",
+        "recompute_wins_between",
+        "simulate",
+        "iteration_costs",
     ):
         assert name in text, name
 
