@@ -88,7 +88,8 @@ def test_measured_page_lists_every_measurement_and_is_in_the_nav(site):
     for row in rows:
         cells = [td.get_text(strip=True) for td in row.select("td")]
         link = row.select_one("a[href]")
-        shown.add((link["href"], link.get_text(strip=True), cells[7], cells[9], cells[10].rsplit(", ", 1)[1]))
+        # The answer leads (metric, measured, ceiling, ratio), then the conditions and the source.
+        shown.add((link["href"], link.get_text(strip=True), cells[2], cells[4], cells[10].rsplit(", ", 1)[1]))
     in_unit = find(ROOT / "docs", "measured").module().shown
 
     for comparison in comparisons:

@@ -39,12 +39,31 @@
     region.setAttribute("aria-label", name);
   }
 
-  // True while the browser skips the region's content (content-visibility: auto, far from the
-  // screen): asking its width then would lay it out, and the pages are cheap to open because
-  // nothing makes the browser do that.
+  // Which regions the browser is skipping (content-visibility: auto, far from the screen), as its
+  // own events say. Asking instead (a width, or even checkVisibility on the content) makes it style
+  // or lay the region out, and the pages are cheap to open because nothing does that.
+  const skippedRegions = new WeakSet();
+  const shownRegions = new WeakSet();
+  document.addEventListener(
+    "contentvisibilityautostatechange",
+    (event) => {
+      if (event.skipped) skippedRegions.add(event.target);
+      else {
+        skippedRegions.delete(event.target);
+        shownRegions.add(event.target);
+      }
+    },
+    true,
+  );
+
+  // A region whose first state the script did not see (it can start after the first paint) is
+  // taken as skipped when it lies far from the screen and the stylesheet lets the browser skip it.
+  const near = new WeakSet();
+
   function skipped(region) {
-    const content = region.firstElementChild;
-    return Boolean(content?.checkVisibility) && !content.checkVisibility({ contentVisibilityAuto: true });
+    if (skippedRegions.has(region)) return true;
+    if (near.has(region) || shownRegions.has(region)) return false;
+    return getComputedStyle(region).contentVisibility === "auto";
   }
 
   function mark(region) {
@@ -110,7 +129,10 @@
   }
 
   const nearby = new IntersectionObserver((entries) => {
-    entries.filter((entry) => entry.isIntersecting).forEach((entry) => watch(entry.target));
+    entries.filter((entry) => entry.isIntersecting).forEach((entry) => {
+      near.add(entry.target);
+      watch(entry.target);
+    });
   }, { rootMargin: "50% 0px" });
 
   const idle = window.requestIdleCallback ?? ((callback) => setTimeout(callback, 200));
