@@ -3,7 +3,11 @@
 - on_page_content: in notebook pages, nbconvert's heading anchors (``<a class="anchor-link">¶</a>``)
                    become Material's own ``headerlink``, which looks like every other page's and
                    which Material's search leaves out of the index (no stray "¶" in results);
-- on_post_page, on_post_template (404.html): Material's search dialog gets an accessible name (axe: aria-dialog-name).
+- on_post_page, on_post_template (404.html): Material's search dialog gets an accessible name (axe: aria-dialog-name),
+                   and Material's bundle is deferred: at the end of <body> it still stopped the browser from
+                   painting until it had run, and it restyles the whole page several times as it starts, so
+                   a phone's first paint waited for all of it (Lighthouse's first and largest paint).
+                   The page's own classic scripts are deferred too (mkdocs.yml), so they still run after it.
 
 A fix whose target markup is gone (after a theme update) fails the build with one
 line, instead of quietly dropping the fix.
@@ -19,6 +23,7 @@ from mkdocs.exceptions import PluginError
 SEARCH_DIALOG = '<div class="md-search" data-md-component="search" role="dialog">'
 NAMED_SEARCH_DIALOG = '<div class="md-search" data-md-component="search" role="dialog" aria-label="Search this site">'
 _ANCHOR = re.compile(r'<a class="anchor-link" href="(#[^"]*)">¶</a>')
+_BUNDLE = re.compile(r'<script src="([^"]*assets/javascripts/bundle\.[0-9a-f]+\.min\.js)"></script>')
 
 
 def on_page_content(html: str, page: Any, config: Any, files: Any) -> str:
@@ -36,10 +41,21 @@ def name_search_dialog(output: str, where: str) -> str:
     return output.replace(SEARCH_DIALOG, NAMED_SEARCH_DIALOG, 1)
 
 
+def defer_bundle(output: str, where: str) -> str:
+    if len(_BUNDLE.findall(output)) != 1:
+        raise PluginError(
+            f"theme_fixes hook: {where} has no single <script src=\".../bundle.*.min.js\"> to defer;"
+            " update hooks/theme_fixes.py for the new Material version"
+        )
+    return _BUNDLE.sub(r'<script src="\1" defer></script>', output)
+
+
 def on_post_page(output: str, page: Any, config: Any) -> str:
-    return name_search_dialog(output, page.file.src_uri)
+    return defer_bundle(name_search_dialog(output, page.file.src_uri), page.file.src_uri)
 
 
 def on_post_template(output: str, template_name: str, config: Any) -> str:
     # 404.html is a theme template rendered on its own, not a page.
-    return name_search_dialog(output, template_name) if template_name == "404.html" else output
+    if template_name != "404.html":
+        return output
+    return defer_bundle(name_search_dialog(output, template_name), template_name)

@@ -81,6 +81,7 @@ from .kvcache import (
     GenerationWork,
     PagingUse,
     StepSplit,
+    SwapCost,
     SwapOrRecompute,
     attention_cache,
     generation_work,
@@ -91,8 +92,10 @@ from .kvcache import (
     prefix_sharing_savings,
     recompute_wins_between,
     step_split,
+    swap_cost,
     swap_or_recompute,
     users_that_fit,
+    with_kv_heads,
 )
 from .kvformats import KV_FORMATS, KvFormat, kv_bytes_per_value
 from .loader import SpecSet, builtin_specs, load_specs, parse_specs, read_spec_file
@@ -163,6 +166,7 @@ __all__ = [
     "SpecError",
     "SpecSet",
     "StepSplit",
+    "SwapCost",
     "SwapOrRecompute",
     "Workload",
     "active_parameters",
@@ -210,10 +214,12 @@ __all__ = [
     "simulate",
     "simulate_expected",
     "step_split",
+    "swap_cost",
     "swap_or_recompute",
     "tensor_parallel_degrees",
     "timed",
     "total_parameters",
     "users_that_fit",
     "weight_bytes",
+    "with_kv_heads",
 ]

@@ -26,7 +26,7 @@ import math
 import os
 import re
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import NoReturn
 
@@ -41,7 +41,7 @@ from .loader import SpecSet, load_specs, read_spec_file
 from .measured import load_measurements
 from .ownspecs import model_entry_toml, resolve_gpu, resolve_model
 from .parsing import parse_real, parse_whole
-from .performance import DEFAULT_USABLE_FRACTION, Hardware, Workload
+from .performance import DEFAULT_USABLE_FRACTION, Hardware, Workload, gpu_count_problem
 from .precisions import AUTO, DEFAULT_COMPUTE_PRECISION, FORMATS, PRECISIONS
 from .report import simulation_report, text_report
 from .serving import (
@@ -478,9 +478,27 @@ def _run_estimate(args: argparse.Namespace, specs: SpecSet) -> str:
         raise _precision_hint(error) from None
     figures = result.to_dict()
     _check_finite(figures)
+    model = specs.model(args.model)
+    layout = gpu_count_problem(model, args.gpus)
+    warnings = _warn(
+        "estimate",
+        (
+            model.past_max_context(args.context, "--context"),
+            model.past_max_context(args.prompt, "--prompt"),
+            layout and f"--gpus {args.gpus}: {layout}; the figures split it evenly over {args.gpus} GPUs anyway",
+        ),
+    )
     if args.json:
-        return json.dumps(figures, indent=2, allow_nan=False) + "\n"
+        return json.dumps({**figures, "warnings": warnings}, indent=2, allow_nan=False) + "\n"
     return text_report(result)
+
+
+def _warn(command: str, notes: Iterable[str | None]) -> list[str]:
+    """Write each note as a warning line on stderr (the run goes on) and return them, for --json."""
+    lines = [note for note in notes if note]
+    for line in lines:
+        sys.stderr.write(one_line(f"roofline {command}: warning: {line}") + "\n")
+    return lines
 
 
 def _check_finite(figures: dict[str, object], prefix: str = "") -> None:
@@ -526,10 +544,12 @@ def _run_list(what: str, specs: SpecSet) -> str:
                 fmt.parameters(arch.total_parameters(model)),
                 fmt.parameters(arch.active_parameters(model)),
                 fmt.bytes_size(arch.kv_cache_bytes_per_token(model)),
+                "—" if model.max_context is None else f"{model.max_context:,}",
             )
             for model in specs.models.values()
         ]
-        return Table(("id", "name", "parameters", "active", "KV per token (bf16)"), tuple(rows)).text()
+        header = ("id", "name", "parameters", "active", "KV per token (bf16)", "max context")
+        return Table(header, tuple(rows)).text()
     if what == "kv-precisions":
         kv_rows = [(name, f"{kv.effective_bytes:g}", kv.description) for name, kv in KV_FORMATS.items()]
         return Table(("KV precision", "bytes per value", "layout"), tuple(kv_rows)).text()
@@ -565,6 +585,8 @@ def _run_table(args: argparse.Namespace, specs: SpecSet) -> str:
     for model_id in models or ():
         _check_id("--model", specs.model, model_id)
     rows = decode_prefill_rows(specs, args.gpu, models, precisions=args.precisions, prompt=args.prompt)
+    shown_models = models if models is not None else list(specs.models)
+    _warn("table", (specs.model(model_id).past_max_context(args.prompt, "--prompt") for model_id in shown_models))
     table = decode_prefill_table(rows)
     return {"markdown": table.markdown, "csv": table.csv, "text": table.text}[args.format]()
 
@@ -628,8 +650,10 @@ def _run_simulate(args: argparse.Namespace, specs: SpecSet) -> str:
         expected_figures = expected.to_dict()
         figures.update(costs="expected", expected=expected_figures, band=calibration.bands(expected_figures))
     _check_finite(figures)
+    longest = config.prompt.high + config.output.high
+    warnings = _warn("simulate", (workload.model.past_max_context(longest, "a request (prompt plus output)"),))
     if args.json:
-        return json.dumps(figures, indent=2, allow_nan=False) + "\n"
+        return json.dumps({**figures, "warnings": warnings}, indent=2, allow_nan=False) + "\n"
     return simulation_report(result, hardware, workload, expected, calibration)
 
 

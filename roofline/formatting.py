@@ -29,8 +29,12 @@ def duration(seconds: float) -> str:
 
 
 def rate(per_second: float) -> str:
-    """Tokens per second, whole numbers with thousands separators: ``208.6`` -> ``"209"``."""
-    return f"{per_second:,.0f}"
+    """Tokens per second, whole numbers with thousands separators from 10 up (``208.6`` -> ``"209"``),
+    two significant digits below (``4.18`` -> ``"4.2"``, ``0.154`` -> ``"0.15"``), so a slow rate is
+    never printed as 0."""
+    if per_second == 0 or abs(per_second) >= 9.5:
+        return f"{per_second:,.0f}"
+    return f"{per_second:.2g}"
 
 
 def users(batch: float | None) -> str:

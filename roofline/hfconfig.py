@@ -540,6 +540,9 @@ def model_from_config(
         keys = _Keys(config, family.architecture.removesuffix("ForCausalLM"), family.config_class)
         try:
             values = family.read(keys)
+            # The longest sequence the model serves (ModelSpec.max_context), where the config says.
+            if keys._given("max_position_embeddings") is not None:
+                values["max_context"] = keys.whole("max_position_embeddings", field="max_context")
             name = name if name is not None else default_name(config, label)
             notes = list(keys.notes)
             if keys.defaulted:

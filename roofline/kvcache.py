@@ -14,14 +14,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from statistics import NormalDist
 from typing import Literal
 
 from . import architecture as arch
 from .errors import SpecError
 from .kvformats import kv_bytes_per_value
-from .performance import Hardware, Pass, Workload, crossover_batch, memory_use, prefill_pass
+from .performance import Hardware, Workload, crossover_batch, memory_use, prefill_pass
 from .precisions import bytes_per_value
 from .specs import ModelSpec
 
@@ -70,6 +70,25 @@ class AttentionCache:
     def shrink_factor(self) -> float:
         """How many times smaller than full MHA: ``full MHA bytes / bytes`` (1 for MHA itself)."""
         return self.full_mha_bytes_per_token / self.bytes_per_token
+
+
+def with_kv_heads(model: ModelSpec, kv_heads: int) -> ModelSpec:
+    """``model`` with ``kv_heads`` KV heads: full MHA (one per query head), MQA (1) or another grouping.
+
+    Not only the cache changes: each layer's key and value projections are
+    ``d x (K * h)`` each, so the weights change by ``2 * L * d * (K' - K) * h``
+    parameters too (compare ``architecture.weight_bytes`` of the two).
+    """
+    if model.mla is not None:
+        raise SpecError(f"{model.name} caches a latent (MLA), not KV heads", field="kv_heads")
+    _whole("kv_heads", kv_heads, 1)
+    if model.attention_heads % kv_heads:
+        raise SpecError(
+            f"must divide the {model.attention_heads} query heads, got {kv_heads}",
+            field="kv_heads",
+            hint="each KV head serves a whole group of query heads",
+        )
+    return replace(model, kv_heads=kv_heads)
 
 
 def attention_cache(model: ModelSpec, precision: str = "bf16") -> AttentionCache:
@@ -269,6 +288,12 @@ class PagingUse:
     tokens: int
     contiguous_reserved: int
     paged_reserved: int
+    block_tokens: int = PAGED_BLOCK_TOKENS
+
+    @property
+    def blocks(self) -> int:
+        """Blocks handed out, which is the block-table entries the requests hold in all."""
+        return self.paged_reserved // self.block_tokens
 
     @property
     def contiguous_utilization(self) -> float:
@@ -303,7 +328,7 @@ def paging_use(lengths: Iterable[int], max_context: int, block_tokens: int = PAG
         paged += -(-length // block_tokens) * block_tokens
     if count == 0:
         raise SpecError("needs at least one request", field="lengths")
-    return PagingUse(tokens, count * max_context, paged)
+    return PagingUse(tokens, count * max_context, paged, block_tokens)
 
 
 def lognormal_lengths(count: int, median: float, spread: float, max_context: int) -> tuple[int, ...]:
@@ -359,47 +384,193 @@ def prefix_sharing_savings(workload: Workload) -> float:
 
 # -- When memory runs out: swap or recompute ----------------------------------------------
 
+#: What issuing one host-device copy costs the CPU (one ``cudaMemcpyAsync`` call), measured.
+#: Engines move a swapped cache block by block, so a swap pays this once per copy.
+CUDA_COPY_ISSUE = PublishedMeasurement(
+    5e-6,
+    7e-6,
+    "seconds to submit one cudaMemcpyAsync copy, whatever its size",
+    "Wu et al., DualPath: Breaking the Storage Bandwidth Bottleneck in Agentic LLM Inference"
+    " (arXiv 2602.21548), Section 5.2: https://arxiv.org/abs/2602.21548",
+)
+#: How vLLM swaps: one copy per block, per layer, per cache tensor (keys, values).
+ENGINE_SWAP_COPIES_SOURCE = (
+    "vLLM's swap_blocks issues one cudaMemcpyAsync per block"
+    " (https://github.com/vllm-project/vllm/blob/v0.6.0/csrc/cache_kernels.cu), called per layer for"
+    " the key and the value cache (vllm/worker/cache_engine.py, attention backends' swap_blocks)"
+)
+#: vLLM made recompute its default because of those copies; V1 recomputes only.
+ENGINE_PRACTICE_SOURCES = (
+    "vLLM pull request 12, 'Implement preemption via recomputation': recomputation is the default because"
+    " swapping incurs significant overheads due to numerous small data transfers between CPU and GPU:"
+    " https://github.com/vllm-project/vllm/pull/12",
+    "Kwon et al., PagedAttention (SOSP 2023), Section 7.3: swapping incurs excessive overhead with small"
+    " blocks; for blocks of 16 to 64 tokens the two perform comparably: https://arxiv.org/abs/2309.06180",
+    "vLLM V1, Optimization and Tuning: preempted requests are recomputed when cache space frees up:"
+    " https://docs.vllm.ai/en/latest/configuration/optimization.html",
+)
+
+
+def cache_tensors_per_layer(model: ModelSpec) -> int:
+    """Cache tensors each layer keeps, each copied on its own: a latent (MLA) 1, keys and values 2."""
+    return 1 if model.mla is not None else 2
+
+
+def swap_copies(model: ModelSpec, context: int, block_tokens: int = PAGED_BLOCK_TOKENS) -> int:
+    """Copies one GPU issues to move a user's cache of ``context`` tokens block by block:
+    ``tensors per layer * sum over layers of ceil(tokens the layer holds / block)``.
+
+    Every GPU of a tensor-parallel group holds a slice of every layer, so each
+    issues this many copies (of smaller blocks), in parallel with the others.
+    """
+    _whole("context", context, 0)
+    _whole("block_tokens", block_tokens, 1)
+    local = arch.local_layers(model)
+    window = model.sliding_window
+    blocks = (model.layers - local) * -(-context // block_tokens)
+    if local:
+        blocks += local * -(-min(context, window) // block_tokens)
+    return cache_tensors_per_layer(model) * blocks
+
+
+def _whole(name: str, value: object, minimum: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise SpecError(f"must be a whole number of at least {minimum}, got {value!r}", field=name)
+
+
+@dataclass(frozen=True)
+class SwapCost:
+    """Moving one user's cache over the host link, one way: the bytes, and the copies that carry them."""
+
+    context: int
+    cache_bytes: float
+    #: Copies each GPU issues (``swap_copies``), and what issuing one costs, seconds.
+    copies: int
+    copy_overhead_s: float
+    #: Time to move the bytes alone: ``KV bytes / (GPUs * host link)``.
+    link_s: float
+
+    @property
+    def issue_s(self) -> float:
+        """Time to issue the copies: ``copies * copy overhead``."""
+        return self.copies * self.copy_overhead_s
+
+    @property
+    def seconds(self) -> float:
+        """Copies are issued while earlier ones move, so the swap takes the longer of the two:
+        ``max(link time, issue time)``."""
+        return max(self.link_s, self.issue_s)
+
+    @property
+    def bound(self) -> Literal["link", "copies"]:
+        """What sets the time: the link's bandwidth, or issuing many small copies."""
+        return "link" if self.link_s >= self.issue_s else "copies"
+
+
+def swap_cost(
+    hardware: Hardware,
+    model: ModelSpec,
+    context: int,
+    kv_precision: str = "bf16",
+    block_tokens: int = PAGED_BLOCK_TOKENS,
+    copy_overhead_s: float = CUDA_COPY_ISSUE.low,
+) -> SwapCost:
+    """One user's cache of ``context`` tokens moved over the host link, block by block.
+
+    ``link = KV bytes(c) / (GPUs * host link)``: each GPU moves its own shard over
+    its own link. ``issue = copies * copy overhead``, the copies of ``swap_copies``
+    at the measured cost of issuing one (``CUDA_COPY_ISSUE``, its low end by
+    default); a copy of every block at once (one batched call, or a gather
+    kernel) is ``copy_overhead_s=0``. Time = ``max(link, issue)``.
+    """
+    if not (isinstance(copy_overhead_s, (int, float)) and math.isfinite(copy_overhead_s) and copy_overhead_s >= 0):
+        raise SpecError(f"must be a number of seconds, 0 or more, got {copy_overhead_s!r}", field="copy_overhead_s")
+    copies = swap_copies(model, context, block_tokens)
+    cache = arch.kv_cache_bytes(model, context, kv_precision)
+    link = cache / (hardware.count * hardware.gpu.host_link())
+    return SwapCost(context, cache, copies, float(copy_overhead_s), link)
+
+
+def swap_seconds(
+    hardware: Hardware,
+    model: ModelSpec,
+    context: int,
+    kv_precision: str = "bf16",
+    block_tokens: int = PAGED_BLOCK_TOKENS,
+    copy_overhead_s: float = CUDA_COPY_ISSUE.low,
+) -> float:
+    """Time to move one user's cache one way: ``swap_cost(...).seconds``."""
+    return swap_cost(hardware, model, context, kv_precision, block_tokens, copy_overhead_s).seconds
+
+
+def recompute_seconds(
+    hardware: Hardware, model: ModelSpec, context: int, weight_precision: str = "bf16", kv_precision: str = "bf16"
+) -> float:
+    """Time to rebuild one user's cache: a prefill of the ``context`` tokens, the same
+    ``performance.prefill_pass`` that ``estimate`` reports."""
+    workload = Workload(model, weight_precision, kv_precision, prompt=context)
+    return prefill_pass(hardware, workload).seconds
+
 
 @dataclass(frozen=True)
 class SwapOrRecompute:
-    """Two ways to bring back ``context`` tokens of evicted cache, and their times."""
+    """Two ways to bring back ``context`` tokens of evicted cache: copy them back, or prefill them again."""
 
-    context: int
-    swap_s: float
+    swap: SwapCost
     recompute_s: float
+
+    @property
+    def context(self) -> int:
+        """Tokens of cache brought back."""
+        return self.swap.context
+
+    @property
+    def swap_s(self) -> float:
+        """Time to copy them back: ``swap.seconds``."""
+        return self.swap.seconds
 
     @property
     def cheaper(self) -> Literal["swap", "recompute"]:
         """The faster way; a tie goes to swapping, which needs no compute."""
         return "swap" if self.swap_s <= self.recompute_s else "recompute"
 
-
-def swap_seconds(hardware: Hardware, model: ModelSpec, context: int, kv_precision: str = "bf16") -> float:
-    """Time to move one user's cache over the host link: ``KV bytes(c) / (GPUs * host link)``.
-
-    Each GPU holds and moves its own shard of the cache over its own link.
-    """
-    link = hardware.count * hardware.gpu.host_link()
-    return arch.kv_cache_bytes(model, context, kv_precision) / link
-
-
-def recompute_seconds(
-    hardware: Hardware, model: ModelSpec, context: int, weight_precision: str = "bf16", kv_precision: str = "bf16"
-) -> float:
-    """Time to rebuild one user's cache: a prefill of the ``context`` tokens (``performance.prefill_pass``)."""
-    workload = Workload(model, weight_precision, kv_precision, prompt=context)
-    return prefill_pass(hardware, workload).seconds
+    @property
+    def break_even_copy_overhead_s(self) -> float:
+        """The cost of issuing one copy above which recomputing wins: ``recompute / copies``,
+        or 0 when moving the bytes alone already takes longer than the prefill."""
+        if self.swap.link_s >= self.recompute_s or self.swap.copies == 0:
+            return 0.0
+        return self.recompute_s / self.swap.copies
 
 
 def swap_or_recompute(
-    hardware: Hardware, model: ModelSpec, context: int, weight_precision: str = "bf16", kv_precision: str = "bf16"
+    hardware: Hardware,
+    model: ModelSpec,
+    context: int,
+    weight_precision: str = "bf16",
+    kv_precision: str = "bf16",
+    block_tokens: int = PAGED_BLOCK_TOKENS,
+    copy_overhead_s: float = CUDA_COPY_ISSUE.low,
 ) -> SwapOrRecompute:
-    """Both times for one user's ``context`` tokens: ``KV(c) / link`` against a prefill of c tokens."""
+    """Both ways for one user's ``context`` tokens: ``max(KV(c) / link, copies * overhead)``
+    against a prefill of c tokens. Only the way back is compared; swapping also paid
+    the same copies on the way out."""
     return SwapOrRecompute(
-        context,
-        swap_seconds(hardware, model, context, kv_precision),
+        swap_cost(hardware, model, context, kv_precision, block_tokens, copy_overhead_s),
         recompute_seconds(hardware, model, context, weight_precision, kv_precision),
     )
+
+
+def break_even_host_link(
+    hardware: Hardware, model: ModelSpec, context: int, weight_precision: str = "bf16", kv_precision: str = "bf16"
+) -> float:
+    """The host link (per GPU, bytes/s) at which moving ``context`` tokens of cache in one
+    piece takes as long as recomputing them: ``KV bytes(c) / (GPUs * prefill time(c))``,
+    the prefill being ``performance.prefill_pass``. Over a slower link recomputing wins
+    even against a copy with no per-block cost."""
+    _whole("context", context, 1)
+    prefill = recompute_seconds(hardware, model, context, weight_precision, kv_precision)
+    return arch.kv_cache_bytes(model, context, kv_precision) / (hardware.count * prefill)
 
 
 def _first_context(holds: Callable[[int], bool], limit: int) -> int | None:
@@ -433,42 +604,42 @@ def recompute_wins_between(
     model: ModelSpec,
     weight_precision: str = "bf16",
     kv_precision: str = "bf16",
-    limit: int = 1 << 24,
+    block_tokens: int = PAGED_BLOCK_TOKENS,
+    copy_overhead_s: float = CUDA_COPY_ISSUE.low,
+    limit: int | None = None,
 ) -> tuple[int, int] | None:
     """The contexts ``[start, end)`` at which recomputing beats swapping, or None if it never does.
 
-    A prefill takes ``max(memory time, compute time)`` and beats the swap only
-    when both are shorter. Its memory time starts at a whole read of the
-    weights, which the swap of a short context undercuts, and grows more slowly
-    than the swap, so it wins from some context on. Its compute time starts at
-    0 like the swap's, grows by ``2N / peak`` per token against the swap's
-    ``KV / link``, then quadratically with attention, so it is shorter only up
-    to some context. Recomputing wins between the two, when there is a
-    between. Searched up to ``limit`` tokens.
+    Searched at whole blocks (contexts ``n * block``) up to ``limit`` tokens, the
+    model's ``max_context`` by default (2**24 without one). At whole blocks the swap,
+    ``max(link, issue)``, grows linearly with n (more slowly past a sliding window),
+    and the prefill, ``max(memory, compute)``, is a weights read at first, then
+    compute growing faster than linearly (attention is quadratic). So swap minus
+    prefill rises, peaks and falls, positive on one run of blocks at most; the
+    search finds the peak (ternary search) and bisects each side of it.
     """
-
-    def timings(context: int) -> tuple[Pass, float]:
-        workload = Workload(model, weight_precision, kv_precision, prompt=context)
-        return prefill_pass(hardware, workload), swap_seconds(hardware, model, context, kv_precision)
-
-    def memory_beats_swap(context: int) -> bool:
-        prefill, swap = timings(context)
-        return prefill.memory_s < swap
-
-    def compute_loses(context: int) -> bool:
-        prefill, swap = timings(context)
-        return prefill.compute_s >= swap
-
-    start = _first_context(memory_beats_swap, limit)
-    if start is None:
+    _whole("block_tokens", block_tokens, 1)
+    if limit is None:
+        limit = model.max_context or 1 << 24
+    _whole("limit", limit, 1)
+    most = limit // block_tokens
+    if most < 1:
         return None
-    end = _first_context(compute_loses, limit) or limit + 1
-    return (start, end) if start < end else None
 
+    def gap(blocks: int) -> float:  # swap time minus recompute time, at a whole number of blocks
+        context = blocks * block_tokens
+        return swap_seconds(hardware, model, context, kv_precision, block_tokens, copy_overhead_s) - (
+            recompute_seconds(hardware, model, context, weight_precision, kv_precision)
+        )
 
-def break_even_host_link(hardware: Hardware, model: ModelSpec, kv_precision: str = "bf16") -> float:
-    """The host-link bandwidth (per GPU, bytes/s) below which recomputing a long
-    context is cheaper than swapping it, per token and ignoring attention:
-    ``KV bytes per token * peak / (2N)``, where swap and compute-bound prefill cost the same."""
-    per_token_compute_s = 2.0 * arch.active_parameters(model) / hardware.peak_flops_per_s
-    return arch.kv_cache_bytes_per_token(model, kv_precision) / per_token_compute_s / hardware.count
+    low, high = 1, most  # the gap is concave: find its largest value on [1, most] by ternary search
+    while high - low > 2:
+        left, right = low + (high - low) // 3, high - (high - low) // 3
+        low, high = (low, right) if gap(left) >= gap(right) else (left, high)
+    peak = max(range(low, high + 1), key=gap)
+    if gap(peak) <= 0:
+        return None
+    first = _first_context(lambda blocks: gap(blocks) > 0, peak)  # rising side: last non-positive before
+    after = _first_context(lambda blocks: gap(peak + blocks - 1) <= 0, most - peak + 1)
+    last = most if after is None else peak + after - 2
+    return (first * block_tokens, last * block_tokens + 1)

@@ -48,9 +48,10 @@ _GPU_OPTIONAL = (
 _WINDOW_KEYS = ("sliding_window", "layer_pattern")
 #: Small per-layer weights some architectures add (biases, q/k norms, extra norms).
 _LAYER_EXTRAS = ("qkv_bias", "output_bias", "qk_norm", "norms_per_layer")
+_MODEL_OPTIONAL = (*_WINDOW_KEYS, *_LAYER_EXTRAS, "max_context")
 _MOE_OPTIONAL = ("router_bias", "expert_bias")
 _GPU_KEYS = _keys(GpuSpec, leave_out=_GPU_OPTIONAL)
-_MODEL_KEYS = _keys(ModelSpec, leave_out=("moe", "mla", *_WINDOW_KEYS, *_LAYER_EXTRAS))
+_MODEL_KEYS = _keys(ModelSpec, leave_out=("moe", "mla", *_MODEL_OPTIONAL))
 _MLA_MODEL_KEYS = tuple(key for key in _MODEL_KEYS if key not in ("kv_heads", "head_dim"))
 _MOE_KEYS = _keys(MoeSpec, leave_out=_MOE_OPTIONAL)
 _MLA_KEYS = _keys(MlaSpec)
@@ -159,8 +160,8 @@ def _model(entry_id: str, table: Mapping[str, Any]) -> ModelSpec:
                     field=key,
                     hint="the latent's size is set by mla.kv_lora_rank; remove this key",
                 )
-    _require_keys(table, base_keys, optional=("moe", "mla", *_WINDOW_KEYS, *_LAYER_EXTRAS))
-    values = {key: table[key] for key in (*base_keys, *_WINDOW_KEYS, *_LAYER_EXTRAS) if key in table}
+    _require_keys(table, base_keys, optional=("moe", "mla", *_MODEL_OPTIONAL))
+    values = {key: table[key] for key in (*base_keys, *_MODEL_OPTIONAL) if key in table}
     if "moe" in table:
         values["moe"] = _nested(MoeSpec, table, "moe", _MOE_KEYS, _MOE_OPTIONAL)
     if uses_mla:

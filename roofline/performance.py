@@ -673,6 +673,22 @@ def tensor_parallel_degrees(model: ModelSpec, limit: int = 1024) -> tuple[int, .
     return tuple(degrees)
 
 
+def gpu_count_problem(model: ModelSpec, count: int) -> str | None:
+    """Why ``count`` GPUs are not a layout these ceilings describe for ``model``, or None when they are:
+    a degree of ``tensor_parallel_degrees``, or whole groups of the largest one (as ``gpus_to_fit``
+    counts them). 3 GPUs cannot split 64 heads evenly, so no engine runs a 70B model that way."""
+    degrees = tensor_parallel_degrees(model)
+    if count in degrees or count % degrees[-1] == 0:
+        return None
+    listed = ", ".join(f"{degree:,}" for degree in degrees[:-1]) + f" or {degrees[-1]:,}"
+    return (
+        f"{model.name} splits by tensor parallelism over {listed} GPUs (powers of two that divide its"
+        f" {model.attention_heads:,} attention heads"
+        + ("" if model.mla is not None else f" and fit its {model.kv_heads:,} KV heads")
+        + f"), or whole groups of {degrees[-1]:,}: {count:,} is not one of them"
+    )
+
+
 def gpus_to_fit(hardware: Hardware, workload: Workload) -> int:
     """Fewest GPUs of this kind, in a usable tensor-parallel layout, that hold the weights and
     every user's cache: the smallest degree g of ``tensor_parallel_degrees`` at which

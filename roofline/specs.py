@@ -58,6 +58,8 @@ ALLREDUCE_LATENCY_S = (1e-7, 1.0)
 #: The driver reports at most the memory installed, which HBM sizes in binary units: up to
 #: 2**30 / 1e9 = 1.074 times a nameplate given in decimal gigabytes. 1.1 leaves room for rounding.
 ADDRESSABLE_OVER_NAMEPLATE = 1.1
+#: Longest context a model may declare, in tokens (the command line's --context takes as many).
+MAX_CONTEXT_TOKENS = 100_000_000
 #: Longest name and source text, in characters.
 NAME_LENGTH, SOURCE_LENGTH = 200, 2000
 
@@ -324,6 +326,9 @@ class ModelSpec:
     (an RMSNorm over each query and key head: Qwen3, Gemma 3) and
     ``norms_per_layer`` (2 in most models; Gemma 2 and 3 norm before and after
     both attention and MLP, 4).
+
+    ``max_context`` is the longest sequence the model serves (its config's
+    ``max_position_embeddings``), or None when not given.
     """
 
     id: str = _text()
@@ -345,6 +350,7 @@ class ModelSpec:
     output_bias: bool = _flag(default=False)
     qk_norm: bool = _flag(default=False)
     norms_per_layer: int = _count(minimum=0, maximum=16, default=2)
+    max_context: int | None = None
 
     def __post_init__(self) -> None:
         _validate(self)
@@ -353,6 +359,8 @@ class ModelSpec:
             for name in ("qkv_bias", "output_bias", "qk_norm"):
                 if getattr(self, name):
                     raise SpecError("does not apply to a model with [mla]", field=name, hint="remove this key")
+        if self.max_context is not None:  # optional; when given, tokens as --context takes them
+            _check_field("max_context", "count", self.max_context, 1, MAX_CONTEXT_TOKENS)
         if self.mla is None:
             for name in ("kv_heads", "head_dim"):
                 if getattr(self, name) < 1:
@@ -403,3 +411,16 @@ class ModelSpec:
                 field="layer_pattern",
                 hint="remove sliding_window and layer_pattern, or mark the windowed layers local",
             )
+
+    def past_max_context(self, tokens: int, what: str = "a context") -> str | None:
+        """One sentence when ``tokens`` is longer than the model serves (``max_context``), else None.
+
+        Past the limit the arithmetic still runs, but the model was not trained to attend
+        that far and serving engines refuse the request (vLLM caps ``max_model_len`` there).
+        """
+        if self.max_context is None or tokens <= self.max_context:
+            return None
+        return (
+            f"{what} of {tokens:,} tokens is past {self.name}'s limit of {self.max_context:,} (max_context):"
+            " engines refuse longer sequences, so these figures describe no real deployment"
+        )

@@ -90,6 +90,16 @@ def test_every_quoted_value_is_computed_and_every_computed_value_quoted(slug: st
 
 
 @pytest.mark.parametrize("slug", CHAPTERS)
+def test_every_chapter_has_one_interview_box_in_one_style(slug: str) -> None:
+    """As the course's chapters do: the question, a weak answer and why it is weak, then a strong one."""
+    source = (DOCS / "chapters" / slug / "index.md").read_text(encoding="utf-8")
+    assert source.count('!!! note "Interview signal"') == 1, slug
+    box = source.split('!!! note "Interview signal"', 1)[1].split("\n## ", 1)[0]
+    assert "    **Weak:**" in box and "    **Strong:**" in box and box.index("**Weak:**") < box.index("**Strong:**")
+    assert "admonition" not in box and '!!! failure' not in box and '!!! success' not in box
+
+
+@pytest.mark.parametrize("slug", CHAPTERS)
 def test_every_figure_and_table_is_shown_and_every_figure_has_alt_text(slug: str, contents) -> None:
     source = (DOCS / "chapters" / slug / "index.md").read_text(encoding="utf-8")
     content = contents[slug]

@@ -14,6 +14,7 @@ import pytest
 from roofline import (
     GpuSpec,
     Hardware,
+    SpecError,
     Workload,
     architecture,
     attention_cache,
@@ -21,6 +22,7 @@ from roofline import (
     decode_step,
     estimate,
     generation_work,
+    gpus_to_fit,
     kv_bytes_per_value,
     kv_cache_bytes,
     kv_equals_weights_context,
@@ -30,11 +32,19 @@ from roofline import (
     prefix_sharing_savings,
     recompute_wins_between,
     step_split,
+    swap_cost,
     swap_or_recompute,
     total_parameters,
     users_that_fit,
+    with_kv_heads,
 )
-from roofline.kvcache import VLLM_PAPER_PRIOR_SYSTEMS_USED, break_even_host_link
+from roofline.kvcache import (
+    CUDA_COPY_ISSUE,
+    ENGINE_PRACTICE_SOURCES,
+    VLLM_PAPER_PRIOR_SYSTEMS_USED,
+    break_even_host_link,
+    swap_copies,
+)
 
 EXACT = 0.01
 ABOUT = 0.05
@@ -257,30 +267,101 @@ def test_prefix_sharing_saves_all_but_one_copy() -> None:
 
 
 def test_swap_against_recompute_on_h100() -> None:
-    """Moving 4,096 tokens of the 8B's cache (0.54 GB) over 64 GB/s takes 8.4 ms; recomputing is a
-    4,096-token prefill, 2 x 8.03e9 x 4096 / 989.4e12 = 66 ms plus attention. Swapping wins at every
-    context here: per token it costs 131,072 / 64e9 = 2 us against 16 us of math, so recomputing
-    would win only over a link slower than 131,072 x 989.4e12 / 16.06e9 = 8.1 GB/s."""
+    """4,096 tokens of the 8B's cache are 4096 x 131,072 = 0.54 GB: 8.4 ms over 64 GB/s in one piece.
+    vLLM moves it block by block, one copy per 16-token block per layer for keys and for values:
+    2 x 32 x 256 = 16,384 copies, 82 ms at the 5 us DualPath measured per cudaMemcpyAsync. The
+    recompute is estimate's 4,096-token prefill, 2 x 7.5e9 x 4096 / 989.4e12 = 62 ms with attention.
+    So recomputing wins (as vLLM found, PR 12) unless a copy costs under 62.2 / 16,384 = 3.8 us;
+    with the copies batched, swapping wins, and recomputing would need a link under
+    0.54 GB / 62.2 ms = 8.6 GB/s."""
     hardware = Hardware(SPECS.gpu("h100-sxm"))
     choice = swap_or_recompute(hardware, LLAMA_8B, 4096)
-    assert choice.swap_s == pytest.approx(4096 * 131_072 / 64e9, rel=1e-12)
-    assert choice.recompute_s == pytest.approx(0.066, rel=0.1)
-    assert choice.cheaper == "swap"
-    assert recompute_wins_between(hardware, LLAMA_8B) is None
-    assert break_even_host_link(hardware, LLAMA_8B) == pytest.approx(8.07e9, rel=EXACT)
+    assert choice.swap.copies == 2 * 32 * 4096 // 16
+    assert choice.swap.link_s == pytest.approx(4096 * 131_072 / 64e9, rel=1e-12)
+    assert choice.swap_s == pytest.approx(16_384 * 5e-6, rel=1e-12)
+    assert choice.swap.bound == "copies"
+    prefill = estimate("h100-sxm", "llama-3.1-8b", prompt=4096).prefill.seconds
+    assert choice.recompute_s == prefill == pytest.approx(0.0622, rel=EXACT)
+    assert choice.cheaper == "recompute"
+    assert choice.break_even_copy_overhead_s == pytest.approx(prefill / 16_384, rel=1e-12)
+    batched = swap_or_recompute(hardware, LLAMA_8B, 4096, copy_overhead_s=0)
+    assert batched.cheaper == "swap"
+    assert batched.recompute_s / batched.swap_s == pytest.approx(7.4, rel=EXACT)
+    assert break_even_host_link(hardware, LLAMA_8B, 4096) == pytest.approx(4096 * 131_072 / prefill, rel=1e-12)
+    assert recompute_wins_between(hardware, LLAMA_8B, copy_overhead_s=0) is None
 
 
-def test_recompute_wins_over_a_slow_enough_link() -> None:
-    """Over a link well below the break-even, recomputing wins from where the prefill's weight
-    read is cheaper than the swap until attention's quadratic cost overtakes the swap again."""
-    slow = dataclasses.replace(SPECS.gpu("h100-sxm"), host_link_bytes_per_s=1e9)
-    hardware = Hardware(slow)
-    start, end = recompute_wins_between(hardware, LLAMA_8B)
-    assert start < end
-    assert swap_or_recompute(hardware, LLAMA_8B, start).cheaper == "recompute"
-    assert swap_or_recompute(hardware, LLAMA_8B, start - 1).cheaper == "swap"
-    assert swap_or_recompute(hardware, LLAMA_8B, end - 1).cheaper == "recompute"
-    assert swap_or_recompute(hardware, LLAMA_8B, end).cheaper == "swap"
+@pytest.mark.parametrize(
+    ("link", "overhead"), [(64e9, 5e-6), (1e9, 0.0)], ids=["block-by-block copies", "batched over a slow link"]
+)
+def test_recompute_range_is_where_recomputing_wins(link: float, overhead: float) -> None:
+    """The range is found at whole blocks: recomputing wins at its first and last block and loses
+    just outside them; the model's max_context caps the search."""
+    hardware = Hardware(dataclasses.replace(SPECS.gpu("h100-sxm"), host_link_bytes_per_s=link))
+    start, end = recompute_wins_between(hardware, LLAMA_8B, copy_overhead_s=overhead)
+    last = end - 1
+
+    def cheaper(context: int) -> str:
+        return swap_or_recompute(hardware, LLAMA_8B, context, copy_overhead_s=overhead).cheaper
+
+    assert start % 16 == 0 and last % 16 == 0 and start < last <= LLAMA_8B.max_context
+    assert cheaper(start) == cheaper(last) == "recompute"
+    assert cheaper(start - 16) == "swap"
+    assert last == LLAMA_8B.max_context or cheaper(last + 16) == "swap"
+
+
+def test_recompute_range_stops_at_the_limit() -> None:
+    capped = recompute_wins_between(Hardware(SPECS.gpu("h100-sxm")), LLAMA_8B, limit=4096)
+    assert capped is not None and capped[1] == 4097
+
+
+def test_recompute_range_matches_a_scan_of_every_block() -> None:
+    """The ternary search assumes swap minus prefill rises, peaks and falls; a scan of every block
+    (coarsened to 64 tokens, up to 16k) agrees for every built-in model on three GPUs."""
+    for gpu_id in ("h100-sxm", "b200", "mi300x"):
+        gpu = SPECS.gpu(gpu_id)
+        for model in SPECS.models.values():
+            hardware = Hardware(gpu, gpus_to_fit(Hardware(gpu), Workload(model)))
+            found = recompute_wins_between(hardware, model, block_tokens=64, limit=16_384)
+            wins = [
+                n * 64
+                for n in range(1, 16_384 // 64 + 1)
+                if swap_or_recompute(hardware, model, n * 64, block_tokens=64).cheaper == "recompute"
+            ]
+            expected = (wins[0], wins[-1] + 1) if wins else None
+            assert found == expected, (gpu_id, model.id)
+            assert wins == list(range(wins[0], wins[-1] + 1, 64)) if wins else True
+
+
+def test_swap_copies_count_blocks_per_layer_and_tensor() -> None:
+    """Gemma 2's local layers hold at most its 4,096-token window; DeepSeek-V3 copies one latent per
+    layer, not keys and values; a tensor-parallel group issues as many copies per GPU as one GPU."""
+    assert swap_copies(GEMMA_2_9B, 8192) == 2 * (21 * 512 + 21 * 256)
+    assert swap_copies(DEEPSEEK, 100) == 61 * 7
+    assert swap_copies(LLAMA_8B, 0) == 0
+    two = swap_cost(Hardware(SPECS.gpu("h100-sxm"), 2), LLAMA_8B, 4096)
+    one = swap_cost(Hardware(SPECS.gpu("h100-sxm")), LLAMA_8B, 4096)
+    assert two.copies == one.copies and two.link_s == pytest.approx(one.link_s / 2)
+
+
+def test_engine_practice_and_copy_cost_are_cited() -> None:
+    assert CUDA_COPY_ISSUE.low == 5e-6 and CUDA_COPY_ISSUE.high == 7e-6
+    assert "arxiv.org/abs/2602.21548" in CUDA_COPY_ISSUE.source
+    assert any("vllm/pull/12" in source for source in ENGINE_PRACTICE_SOURCES)
+
+
+def test_kv_heads_variant_changes_the_projections_too() -> None:
+    """Full MHA for the 8B: K and V projections grow from 4096 x 1024 to 4096 x 4096 in 32 layers,
+    2 x 32 x 4096 x 3072 = 805 M more parameters (1.61 GB at 16 bits); MQA has 2 x 32 x 4096 x 896
+    = 235 M fewer."""
+    mha, mqa = with_kv_heads(LLAMA_8B, 32), with_kv_heads(LLAMA_8B, 1)
+    base = architecture.total_parameters(LLAMA_8B)
+    assert architecture.total_parameters(mha) - base == 2 * 32 * 4096 * 3072
+    assert base - architecture.total_parameters(mqa) == 2 * 32 * 4096 * 896
+    with pytest.raises(SpecError, match="must divide the 32 query heads"):
+        with_kv_heads(LLAMA_8B, 3)
+    with pytest.raises(SpecError, match="latent"):
+        with_kv_heads(DEEPSEEK, 1)
 
 
 def test_every_gpu_cites_its_host_link() -> None:

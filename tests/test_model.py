@@ -383,3 +383,16 @@ def test_layer_extras_are_validated(change: dict, fragment: str) -> None:
 def test_biases_and_qk_norms_do_not_apply_to_latent_attention() -> None:
     with pytest.raises(SpecError, match=re.escape("field 'qk_norm': does not apply to a model with [mla]")):
         dataclasses.replace(DEEPSEEK, qk_norm=True)
+def test_rates_below_ten_keep_two_significant_digits() -> None:
+    """A slow rate is never printed as 0: 0.154 -> 0.15; from 10 up, whole numbers."""
+    from roofline.formatting import rate
+
+    assert [rate(x) for x in (0, 0.154, 0.00123, 4.18, 9.6, 208.6, 12_345.6)] == [
+        "0",
+        "0.15",
+        "0.0012",
+        "4.2",
+        "10",
+        "209",
+        "12,346",
+    ]

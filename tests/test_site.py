@@ -89,7 +89,8 @@ def test_measured_page_lists_every_measurement_and_is_in_the_nav(site):
     for row in rows:
         cells = [td.get_text(strip=True) for td in row.select("td")]
         link = row.select_one("a[href]")
-        shown.add((link["href"], link.get_text(strip=True), cells[7], cells[9], cells[10].rsplit(", ", 1)[1]))
+        # The answer leads (metric, measured, ceiling, ratio), then the conditions and the source.
+        shown.add((link["href"], link.get_text(strip=True), cells[2], cells[4], cells[10].rsplit(", ", 1)[1]))
     in_unit = find(ROOT / "docs", "measured").module().shown
 
     for comparison in comparisons:
@@ -199,7 +200,24 @@ def test_formulas_page_names_every_formula_function(site):
         "crossover_batch",
         "memory_use",
         "gpus_to_fit",
+        "gpu_count_problem",
         "bytes_per_value",
+        # Chapter 2's formulas and chapter 3's simulator.
+        "weights_read_bytes",
+        "kv_equals_weights_context",
+        "kv_read_asymptote",
+        "step_split",
+        "generation_work",
+        "paging_use",
+        "lognormal_lengths",
+        "swap_or_recompute",
+        "recompute_seconds",
+        "swap_copies",
+        "swap_cost",
+        "break_even_host_link",
+        "recompute_wins_between",
+        "simulate",
+        "iteration_costs",
     ):
         assert name in text, name
 

@@ -84,8 +84,14 @@
   /* The committed spec, stretched to the column and with titles and legends fitted to its width. */
   function fitted(spec, width) {
     const copy = structuredClone(spec);
-    copy.width = "container";
-    copy.autosize = { type: "fit-x", contains: "padding" };
+    if (copy.vconcat) {
+      // Stacked panels: Vega-Lite stretches only a single or layered view to its container, so
+      // each panel gets the column's width less room for its axis (about 80 px of labels and title).
+      for (const panel of copy.vconcat) panel.width = Math.max(160, width - 80);
+    } else {
+      copy.width = "container";
+      copy.autosize = { type: "fit-x", contains: "padding" };
+    }
     if (copy.title && typeof copy.title === "object") {
       copy.title.text = wrap(copy.title.text, Math.max(24, Math.floor(width / 8)));
       if (copy.title.subtitle) copy.title.subtitle = wrap(copy.title.subtitle, Math.max(30, Math.floor(width / 6.5)));

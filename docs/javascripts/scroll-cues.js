@@ -16,23 +16,68 @@
   const OUTPUT = ".rf-output";
   const HINTS = { ".md-typeset__scrollwrap": "table", ".rf-output": "output" };
   // Watch the region and its content: a web font arriving later can widen a formula.
-  const observer = new ResizeObserver((entries) =>
-    entries.forEach((entry) => mark(entry.target.closest("[data-rf-watched]"))));
+  // A block of printed lines that a re-run has since removed is no longer in any region:
+  // it is let go of instead of measured.
+  const observer = new ResizeObserver((entries) => {
+    for (const entry of entries) {
+      const region = entry.target.isConnected ? entry.target.closest("[data-rf-watched]") : null;
+      if (region) mark(region);
+      else observer.unobserve(entry.target);
+    }
+  });
 
-  function label(region) {
-    if (region.matches(".arithmatex")) return "Formula, scrolls sideways";
+  function label(region, measured = true) {
+    const scrolls = measured ? ", scrolls sideways" : "";
+    if (region.matches(".arithmatex")) return `Formula${scrolls}`;
     const caption = region.querySelector("caption, th");
-    return caption ? `Table (${caption.textContent.trim()} …), scrolls sideways` : "Table, scrolls sideways";
+    return caption ? `Table (${caption.textContent.trim()} …)${scrolls}` : `Table${scrolls}`;
+  }
+
+  function focusable(region, name) {
+    region.tabIndex = 0;
+    region.setAttribute("role", "region");
+    region.setAttribute("aria-label", name);
+  }
+
+  // Which regions the browser is skipping (content-visibility: auto, far from the screen), as its
+  // own events say. Asking instead (a width, or even checkVisibility on the content) makes it style
+  // or lay the region out, and the pages are cheap to open because nothing does that.
+  const skippedRegions = new WeakSet();
+  const shownRegions = new WeakSet();
+  document.addEventListener(
+    "contentvisibilityautostatechange",
+    (event) => {
+      if (event.skipped) skippedRegions.add(event.target);
+      else {
+        skippedRegions.delete(event.target);
+        shownRegions.add(event.target);
+      }
+    },
+    true,
+  );
+
+  // A region whose first state the script did not see (it can start after the first paint) is
+  // taken as skipped when it lies far from the screen and the stylesheet lets the browser skip it.
+  const near = new WeakSet();
+
+  function skipped(region) {
+    if (skippedRegions.has(region)) return true;
+    if (near.has(region) || shownRegions.has(region)) return false;
+    return getComputedStyle(region).contentVisibility === "auto";
   }
 
   function mark(region) {
-    // A region the browser is skipping (content-visibility: auto, off screen) has no laid-out
-    // width to measure; it is measured when it is shown (see watch).
-    if (region.checkVisibility && !region.checkVisibility({ contentVisibilityAuto: true })) return;
-    const overflows = region.scrollWidth > region.clientWidth + 1;
     const hint = region.nextElementSibling?.classList.contains("rf-scroll-hint") ? region.nextElementSibling : null;
     const owned = !region.matches(OUTPUT); // whose focus, role and name this script sets
+    if (skipped(region)) {
+      // Its width is unknown until it is shown, and it must take keyboard focus before the
+      // reader scrolls to it: focusable until then, measured when shown (see watch).
+      if (owned && !region.hasAttribute("tabindex")) focusable(region, label(region, false));
+      return;
+    }
+    const overflows = region.scrollWidth > region.clientWidth + 1;
     if (!overflows) {
+      if (owned && document.activeElement === region) return; // not while the reader is on it
       if (owned) {
         region.removeAttribute("tabindex");
         region.removeAttribute("role");
@@ -42,11 +87,7 @@
       hint?.remove();
       return;
     }
-    if (owned) {
-      region.tabIndex = 0;
-      region.setAttribute("role", "region");
-      region.setAttribute("aria-label", label(region));
-    }
+    if (owned) focusable(region, label(region));
     const atEnd = region.scrollLeft + region.clientWidth >= region.scrollWidth - 1;
     region.dataset.rfScrolls = atEnd ? "end" : "more";
     const what = Object.entries(HINTS).find(([selector]) => region.matches(selector))?.[1];
@@ -66,6 +107,7 @@
     for (const record of records) {
       panes.add(record.target.closest?.(OUTPUT) ?? record.target.parentElement?.closest(OUTPUT));
       for (const node of record.addedNodes) if (node.nodeType === Node.ELEMENT_NODE) observer.observe(node);
+      for (const node of record.removedNodes) if (node.nodeType === Node.ELEMENT_NODE) observer.unobserve(node);
     }
     requestAnimationFrame(() => panes.forEach((pane) => pane && mark(pane)));
   });
@@ -79,6 +121,7 @@
     region.dataset.rfWatched = "1";
     nearby.unobserve(region);
     region.addEventListener("scroll", () => mark(region), { passive: true });
+    region.addEventListener("blur", () => mark(region));
     region.addEventListener("contentvisibilityautostatechange", (event) => event.skipped || mark(region));
     observer.observe(region);
     if (region.firstElementChild) observer.observe(region.firstElementChild);
@@ -86,7 +129,10 @@
   }
 
   const nearby = new IntersectionObserver((entries) => {
-    entries.filter((entry) => entry.isIntersecting).forEach((entry) => watch(entry.target));
+    entries.filter((entry) => entry.isIntersecting).forEach((entry) => {
+      near.add(entry.target);
+      watch(entry.target);
+    });
   }, { rootMargin: "50% 0px" });
 
   const idle = window.requestIdleCallback ?? ((callback) => setTimeout(callback, 200));

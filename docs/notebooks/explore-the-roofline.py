@@ -86,3 +86,66 @@ alt.Chart(alt.Data(values=ceilings)).mark_bar().encode(
     x=alt.X("tokens/s:Q", title="decode tokens/s, one user"),
     y=alt.Y("gpu:N", sort="-x", title=None),
 ).properties(width=480, title=f"{model.name}, 16-bit weights")
+
+# %% [markdown]
+# ## The KV budget: users that fit, against context
+#
+# Chapter 2's question: how many users' caches fit in what the weights leave,
+# `floor((usable memory - weights) / (context * KV bytes per token))`. Each
+# halving of the bytes per cached value nearly doubles the users. The lines stop
+# at the model's own limit, `max_context` (its config's `max_position_embeddings`).
+
+# %%
+limit = model.max_context or 131_072
+budget = []
+for kv_precision in ("bf16", "fp8", "int4"):
+    context = 1024
+    while context <= limit:
+        workload = roofline.Workload(model, kv_precision=kv_precision, context=context)
+        users = roofline.users_that_fit(hardware, workload)
+        if users:
+            budget.append({"KV cache": kv_precision, "context": context, "users": users})
+        context *= 2
+
+long = roofline.Workload(model, context=32_768)
+users = roofline.users_that_fit(hardware, long)
+full = roofline.Workload(model, batch=users, context=32_768)
+print(f"at 32,768 tokens: {users} users fit, {fmt.rate(users / roofline.decode_step(hardware, full).seconds)} tokens/s")
+print(f"the cache-read ceiling however many fit: {fmt.rate(roofline.kv_read_asymptote(hardware, long))} tokens/s")
+
+alt.Chart(alt.Data(values=budget)).mark_line(point=True).encode(
+    x=alt.X("context:Q", scale=alt.Scale(type="log", base=2), title="context per user, tokens"),
+    y=alt.Y("users:Q", scale=alt.Scale(type="log"), title="users that fit"),
+    color=alt.Color("KV cache:N", sort=None),
+).properties(width=560, height=300, title=f"{model.name} on one {hardware.gpu.name}, 16-bit weights")
+
+# %% [markdown]
+# ## Serving a stream of requests
+#
+# Chapter 3's simulator: requests arrive at random (Poisson, 8 a second here),
+# each with a 1,000-token prompt and a 250-token answer, and a scheduler batches
+# them. Static batching waits for a whole batch to finish; continuous batching
+# admits a request at any step; chunked prefill also caps the tokens per step.
+
+# %%
+served = []
+for policy in ("static", "continuous", "chunked"):
+    config = roofline.ServingConfig(
+        policy=policy,
+        rate=8.0,
+        requests=300,
+        prompt=roofline.Lengths(1000, 1000),
+        output=roofline.Lengths(250, 250),
+    )
+    run = roofline.simulate(hardware, roofline.Workload(model), config)
+    served.append({"policy": policy, "first token, p99 (s)": run.ttft_s[99], "tokens/s": run.throughput_tokens_per_s})
+    print(
+        f"{policy:10}  {fmt.rate(run.throughput_tokens_per_s)} tokens/s,"
+        f" first token p50 {fmt.milliseconds(run.ttft_s[50])}, p99 {fmt.milliseconds(run.ttft_s[99])},"
+        f" time per token p50 {fmt.milliseconds(run.tpot_s[50])}"
+    )
+
+alt.Chart(alt.Data(values=served)).mark_bar().encode(
+    x=alt.X("first token, p99 (s):Q", title="time to first token, 99th percentile, s"),
+    y=alt.Y("policy:N", sort=None, title=None),
+).properties(width=480, title="The same traffic, three schedulers")

@@ -16,7 +16,6 @@ from dataclasses import replace
 from roofline import (
     Hardware,
     Workload,
-    active_parameters,
     attention_cache,
     decode_step,
     generation_work,
@@ -28,13 +27,23 @@ from roofline import (
     prefix_sharing_savings,
     recompute_wins_between,
     step_split,
+    swap_cost,
     swap_or_recompute,
     users_that_fit,
     weight_bytes,
+    with_kv_heads,
 )
 from roofline import formatting as fmt
 from roofline.architecture import local_layers
-from roofline.kvcache import PAGED_BLOCK_TOKENS, VLLM_PAPER_PRIOR_SYSTEMS_USED, break_even_host_link
+from roofline.kvcache import (
+    CUDA_COPY_ISSUE,
+    ENGINE_PRACTICE_SOURCES,
+    ENGINE_SWAP_COPIES_SOURCE,
+    PAGED_BLOCK_TOKENS,
+    VLLM_PAPER_PRIOR_SYSTEMS_USED,
+    break_even_host_link,
+    weights_read_bytes,
+)
 from roofline.kvformats import KV_FORMATS, kv_format
 from roofline.performance import gpus_to_fit
 from roofline.specs import ModelSpec
@@ -75,8 +84,8 @@ FIGURE_CONTEXTS = tuple(2**power for power in range(10, 18))
 #: The step-split figure: this many users, at these contexts.
 SPLIT_USERS = 4
 SPLIT_CONTEXTS = tuple(2**power for power in range(10, 17))
-#: Gemma's cache is compared at this context, well past its window.
-WINDOW_CONTEXT = 32768
+#: Gemma's cache is compared at this context: its limit (max_context), twice its window.
+WINDOW_CONTEXT = 8192
 #: Paging: this many requests, log-normal lengths (median, spread), room for MAX each.
 PAGING_REQUESTS = 1000
 PAGING_MEDIAN = 300
@@ -89,6 +98,9 @@ PREFIX_TOKENS = 2000
 PREFIX_CONTEXT = 4096
 #: Swap or recompute: the context brought back.
 SWAP_CONTEXT = 4096
+#: Chips whose host copies are not cudaMemcpyAsync (or ROCm's hipMemcpyAsync) calls: the
+#: measured cost of issuing one says nothing about them, so the survey leaves them out.
+NOT_CUDA = ("tpu-v5e",)
 
 
 def build(ctx: Context) -> PageContent:
@@ -100,7 +112,7 @@ def build(ctx: Context) -> PageContent:
     _capacity(ctx, content)
     _read_cost(ctx, content)
     _shrinking(ctx, content)
-    _paging(content)
+    _paging(ctx, content)
     _prefix(ctx, content)
     _swap(ctx, content)
     _self_check(ctx, content)
@@ -122,8 +134,16 @@ def build(ctx: Context) -> PageContent:
     )
     content.figure(
         "paging",
-        charts.paging_chart(_paging_lengths(), PAGING_MAX, PAGING_BLOCKS, VLLM_PAPER_PRIOR_SYSTEMS_USED),
-        "How much of the reserved cache holds tokens, contiguous against paged, beside the vLLM paper's measurement.",
+        charts.paging_chart(
+            _paging_lengths(),
+            PAGING_MAX,
+            PAGING_BLOCKS,
+            VLLM_PAPER_PRIOR_SYSTEMS_USED,
+            (_one(ctx), ctx.specs.model(SMALL_MODEL), SWAP_CONTEXT),
+            PAGED_BLOCK_TOKENS,
+        ),
+        "What the block size trades. Smaller blocks waste less memory but mean more copies to swap a request"
+        " out and more block-table entries to follow; engines settle on 16.",
     )
     return content
 
@@ -255,8 +275,15 @@ def _read_cost(ctx: Context, content: PageContent) -> None:
     specs = ctx.specs
     small, large = specs.model(SMALL_MODEL), specs.model(LARGE_MODEL)
     one = _one(ctx)
+    # W (held in memory) against W_read (read by a step: the input embedding is looked up, one row
+    # per user's token, not read whole): c* divides the second.
+    put("w_read_small", _gb(weights_read_bytes(Workload(small))))
+    put("w_read_large", _gb(weights_read_bytes(Workload(large))))
+    put("embedding_small", _gb(weight_bytes(small, "bf16") - weights_read_bytes(Workload(small))))
     put("cstar_small", whole(kv_equals_weights_context(Workload(small))))
     put("cstar_large", whole(kv_equals_weights_context(Workload(large))))
+    put("small_max_context", whole(small.max_context))
+    put("large_max_context", whole(large.max_context))
     put("asym_context", whole(LONG_CONTEXT))
     long = Workload(small, context=LONG_CONTEXT)
     put("asym_small_tps", fmt.rate(kv_read_asymptote(one, long)))
@@ -272,12 +299,13 @@ def shrink_rows(ctx: Context) -> list[tuple[str, Workload]]:
     """The shrinking levers, each a workload of the same model and context.
 
     The MHA and MQA rows are the 8B with its KV heads changed (32, one per query
-    head; or 1): the same model otherwise, so only the cache differs.
+    head; or 1). Its key and value projections change with them, so these two
+    rows hold different weights as well (the table's weights column).
     """
     small = ctx.specs.model(SMALL_MODEL)
     base = Workload(small, context=LONG_CONTEXT)
-    mha = replace(small, kv_heads=small.attention_heads)
-    mqa = replace(small, kv_heads=1)
+    mha = with_kv_heads(small, small.attention_heads)
+    mqa = with_kv_heads(small, 1)
     return [
         (f"as shipped: GQA, {small.kv_heads} KV heads, 16-bit", base),
         (f"full MHA: {small.attention_heads} KV heads", replace(base, model=mha)),
@@ -285,7 +313,7 @@ def shrink_rows(ctx: Context) -> list[tuple[str, Workload]]:
         ("8-bit cache (fp8)", replace(base, kv_precision="fp8")),
         ("4-bit cache (int4, group scales)", replace(base, kv_precision="int4")),
         (
-            f"{PREFIX_TOKENS:,}-token shared prefix",
+            f"{PREFIX_TOKENS:,}-token shared prefix, read once",
             replace(base, shared_prefix=PREFIX_TOKENS),
         ),
     ]
@@ -301,13 +329,14 @@ def shrink_table(ctx: Context) -> Table:
         rows.append(
             (
                 label,
+                _gb(weight_bytes(workload.model, workload.weight_precision)),
                 _gb(workload.kv_bytes_private),
                 whole(users),
                 fmt.rate(1 / decode_step(one, full).seconds) if users else "—",
                 fmt.rate(_rate(one, full)) if users else "—",
             )
         )
-    header = ("Cache", "KV per user", "Users that fit", "Tokens/s per user", "Tokens/s, all users")
+    header = ("Cache", "Weights", "KV per user", "Users that fit", "Tokens/s per user", "Tokens/s, all users")
     return Table(header, tuple(rows))
 
 
@@ -317,6 +346,12 @@ def _shrinking(ctx: Context, content: PageContent) -> None:
     small = specs.model(SMALL_MODEL)
     put("shrink_context", whole(LONG_CONTEXT))
     content.table("shrink-table", escape.table(shrink_table(ctx)))
+    # Cross-layer attention shares keys and values between pairs of layers: half the cache.
+    put("cla_kv_per_token", fmt.bytes_size(attention_cache(small).bytes_per_token / 2))
+    # The MHA and MQA rows change the K and V projections with the heads.
+    held = weight_bytes(small, "bf16")
+    put("mha_weights_more", _gb(weight_bytes(with_kv_heads(small, small.attention_heads), "bf16") - held))
+    put("mqa_weights_less", _gb(held - weight_bytes(with_kv_heads(small, 1), "bf16")))
     # Fewer KV heads: a real MHA model beside the GQA one.
     mha = specs.model(MHA_MODEL)
     put("mha_name", mha.name)
@@ -385,7 +420,7 @@ def _paging_lengths() -> tuple[int, ...]:
     return lognormal_lengths(PAGING_REQUESTS, PAGING_MEDIAN, PAGING_SPREAD, PAGING_MAX)
 
 
-def _paging(content: PageContent) -> None:
+def _paging(ctx: Context, content: PageContent) -> None:
     put = content.put
     lengths = _paging_lengths()
     use = paging_use(lengths, PAGING_MAX)
@@ -396,6 +431,14 @@ def _paging(content: PageContent) -> None:
     put("paging_block", whole(PAGED_BLOCK_TOKENS))
     put("paging_contiguous", percent(use.contiguous_utilization, 1))
     put("paging_paged", percent(use.paged_utilization, 1))
+    # What small blocks cost elsewhere: copies to swap one request back, and table entries.
+    one, small = _one(ctx), ctx.specs.model(SMALL_MODEL)
+    smallest = min(PAGING_BLOCKS)
+    put("paging_smallest_block", whole(smallest))
+    put("paging_swap_smallest_s", f"{swap_cost(one, small, SWAP_CONTEXT, block_tokens=smallest).seconds:,.1f}")
+    put("paging_swap_default_ms", ms(swap_cost(one, small, SWAP_CONTEXT).seconds))
+    put("paging_entries_smallest", whole(paging_use(lengths, PAGING_MAX, smallest).blocks / len(lengths)))
+    put("paging_entries_default", whole(use.blocks / len(lengths)))
     measured = VLLM_PAPER_PRIOR_SYSTEMS_USED
     put("vllm_low", percent(measured.low, 1))
     put("vllm_high", percent(measured.high, 1))
@@ -414,25 +457,22 @@ def _prefix(ctx: Context, content: PageContent) -> None:
     put("prefix_fit_shared", whole(users_that_fit(one, shared) or 0))
 
 
-def swap_findings(ctx: Context) -> tuple[list[str], int]:
+def swap_findings(ctx: Context, copy_overhead_s: float) -> tuple[list[str], int]:
     """Where recomputing ever beats swapping, in words, and how many pairs were checked: every
-    model on every GPU with a host link, each on the fewest GPUs that hold its 16-bit weights."""
+    model on every GPU with a host link (not ``NOT_CUDA``), each on the fewest GPUs that hold its
+    16-bit weights, at whole blocks up to the model's max_context, each block copied at
+    ``copy_overhead_s`` (0: the copies batched, only the link counts)."""
     wins, checked = [], 0
     for gpu in ctx.specs.gpus.values():
-        if gpu.host_link_bytes_per_s is None:
+        if gpu.host_link_bytes_per_s is None or gpu.id in NOT_CUDA:
             continue
         for model in ctx.specs.models.values():
             hardware = Hardware(gpu, gpus_to_fit(Hardware(gpu), Workload(model)))
             checked += 1
-            between = recompute_wins_between(hardware, model)
+            between = recompute_wins_between(hardware, model, copy_overhead_s=copy_overhead_s)
             if between is not None:
                 start, end = between
-                link = f"{gpu.host_link() / 1e9:,.0f} GB/s"
-                even = f"{break_even_host_link(hardware, model) / 1e9:,.1f} GB/s"
-                wins.append(
-                    f"{model.name} on {_gpus(hardware)}, from {start:,} to {end - 1:,} tokens"
-                    f" (its link, {link}, is below the break-even {even})"
-                )
+                wins.append(f"{model.name} on {_gpus(hardware)}, from {start:,} to {end - 1:,} tokens")
     return wins, checked
 
 
@@ -441,29 +481,50 @@ def _gpus(hardware: Hardware) -> str:
 
 
 def _swap(ctx: Context, content: PageContent) -> None:
+    """Swap against recompute for the 8B: block by block (vLLM's copies at the measured cost of
+    issuing one), then batched, and the survey of every pair both ways."""
     put = content.put
     small, one = ctx.specs.model(SMALL_MODEL), _one(ctx)
-    choice = swap_or_recompute(one, small, SWAP_CONTEXT)
+    copy_s = CUDA_COPY_ISSUE.low
+    choice = swap_or_recompute(one, small, SWAP_CONTEXT, copy_overhead_s=copy_s)
+    swap = choice.swap
     put("host_link_gbps", whole(one.gpu.host_link() / 1e9))
     content.put_markdown("host_link_source", escape.linked(one.gpu.host_link_source or ""))
     put("swap_context", whole(SWAP_CONTEXT))
-    put("swap_ms", ms(choice.swap_s))
+    put("swap_gb", fmt.gigabytes(swap.cache_bytes, 2))
+    put("swap_link_ms", ms(swap.link_s))
+    put("swap_copies", whole(swap.copies))
+    put("swap_block", whole(PAGED_BLOCK_TOKENS))
+    put("swap_copy_kb", fmt.bytes_size(swap.cache_bytes / swap.copies))
+    put("swap_copy_link_us", f"{swap.link_s / swap.copies * 1e6:.1f}")
+    put("copy_low_us", f"{CUDA_COPY_ISSUE.low * 1e6:g}")
+    put("copy_high_us", f"{CUDA_COPY_ISSUE.high * 1e6:g}")
+    content.put_markdown("copy_source", escape.linked(CUDA_COPY_ISSUE.source))
+    content.put_markdown("copies_source", escape.linked(ENGINE_SWAP_COPIES_SOURCE))
+    put("swap_issue_ms", ms(swap.issue_s))
     put("recompute_ms", ms(choice.recompute_s))
     put("swap_cheaper", {"swap": "swapping", "recompute": "recomputing"}[choice.cheaper])
-    put("swap_factor", f"{max(choice.recompute_s, choice.swap_s) / min(choice.recompute_s, choice.swap_s):,.0f}")
-    put("break_even_gbps", f"{break_even_host_link(one, small) / 1e9:,.1f}")
-    wins, checked = swap_findings(ctx)
+    put("swap_factor", f"{max(choice.recompute_s, choice.swap_s) / min(choice.recompute_s, choice.swap_s):,.1f}")
+    put("break_even_copy_us", f"{choice.break_even_copy_overhead_s * 1e6:.1f}")
+    for key, source in zip(("pr12_source", "paper_source", "v1_source"), ENGINE_PRACTICE_SOURCES, strict=True):
+        content.put_markdown(key, escape.linked(source))
+    # Batched: the same bytes in one call, so only the link counts.
+    batched = swap_or_recompute(one, small, SWAP_CONTEXT, copy_overhead_s=0)
+    put("batched_cheaper", {"swap": "swapping", "recompute": "recomputing"}[batched.cheaper])
+    put("batched_factor", f"{max(batched.recompute_s, batched.swap_s) / min(batched.recompute_s, batched.swap_s):,.1f}")
+    put("swap_per_token_us", f"{swap.link_s / SWAP_CONTEXT * 1e6:.1f}")
+    put("prefill_per_token_us", f"{choice.recompute_s / SWAP_CONTEXT * 1e6:.1f}")
+    put("break_even_gbps", f"{break_even_host_link(one, small, SWAP_CONTEXT) / 1e9:,.1f}")
+    # Every pair, block by block and batched.
+    by_block, checked = swap_findings(ctx, copy_s)
+    batched_wins, _ = swap_findings(ctx, 0.0)
     put("swap_pairs", whole(checked))
-    if wins:
-        verdict = f"Recomputing wins in {len(wins)} of them: " + "; ".join(wins) + "."
-    else:
-        verdict = "Recomputing wins in none of them."
-    put("swap_exceptions", verdict)
-    # Per token: the swap's link time against the prefill's math.
-    per_token_swap = attention_cache(small).bytes_per_token / one.gpu.host_link()
-    put("swap_per_token_us", f"{per_token_swap * 1e6:.1f}")
-    per_token_math = 2.0 * active_parameters(small) / one.peak_flops_per_s
-    put("math_per_token_us", f"{per_token_math * 1e6:.1f}")
+    put("swap_wins_by_block", whole(len(by_block)))
+    put("swap_wins_batched", whole(len(batched_wins)))
+    put(
+        "swap_batched_exceptions",
+        ("namely " + "; ".join(batched_wins)) if batched_wins else "none",
+    )
 
 
 def _self_check(ctx: Context, content: PageContent) -> None:

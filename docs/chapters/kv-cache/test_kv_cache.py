@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from bs4 import BeautifulSoup
 
-from roofline import Hardware, Workload, builtin_specs, decode_step, users_that_fit
+from roofline import Hardware, Workload, builtin_specs, decode_step, estimate, users_that_fit, weight_bytes
 from roofline import formatting as fmt
 from roofline.forms import InputError, Output
 from roofline.kvcache import VLLM_PAPER_PRIOR_SYSTEMS_USED, kv_read_asymptote
@@ -85,13 +85,55 @@ def test_the_vllm_figure_is_quoted_from_the_package_with_its_source(values) -> N
 
 
 def test_swap_against_recompute_names_every_exception(values) -> None:
-    """The prose says where recomputing wins; each named pair must be one where it does."""
-    wins, checked = kv_cache.swap_findings(load_context(ROOT))
-    assert values["swap_pairs"] == f"{checked:,}"
-    assert checked == sum(1 for g in SPECS.gpus.values() if g.host_link_bytes_per_s) * len(SPECS.models)
-    for line in wins:
-        assert line.split(" on ")[0] in values["swap_exceptions"]
-    assert values["swap_cheaper"] == "swapping"
+    """The prose counts the pairs where recomputing wins, block by block and batched, and names each
+    batched one; the pairs are every model on every GPU with a host link but the TPU."""
+    context = load_context(ROOT)
+    by_block, checked = kv_cache.swap_findings(context, kv_cache.CUDA_COPY_ISSUE.low)
+    batched, _ = kv_cache.swap_findings(context, 0.0)
+    gpus = [g for g in SPECS.gpus.values() if g.host_link_bytes_per_s and g.id not in kv_cache.NOT_CUDA]
+    assert checked == len(gpus) * len(SPECS.models) and values["swap_pairs"] == f"{checked:,}"
+    assert values["swap_wins_by_block"] == f"{len(by_block):,}" and values["swap_wins_batched"] == f"{len(batched):,}"
+    for line in batched:
+        assert line in values["swap_batched_exceptions"]
+    # The 8B on an H100 with vLLM's block-by-block copies: recomputing wins; batched, swapping does.
+    assert values["swap_cheaper"] == "recomputing" and values["batched_cheaper"] == "swapping"
+
+
+def test_swap_numbers_use_estimates_prefill(values) -> None:
+    """The recompute time is the prefill estimate reports, and the per-token figures and the break-even
+    link divide the same numbers the prose quotes (4,096 tokens, 62.2 ms, 8.4 ms)."""
+    prefill = estimate("h100-sxm", "llama-3.1-8b", prompt=kv_cache.SWAP_CONTEXT).prefill.seconds
+    assert values["recompute_ms"] == f"{prefill * 1e3:,.1f}"
+    assert values["prefill_per_token_us"] == f"{prefill / kv_cache.SWAP_CONTEXT * 1e6:.1f}"
+    cache = kv_cache.SWAP_CONTEXT * 131_072
+    assert values["break_even_gbps"] == f"{cache / prefill / 1e9:,.1f}"
+    assert values["break_even_copy_us"] == f"{prefill / values_copies(values) * 1e6:.1f}"
+
+
+def values_copies(values) -> int:
+    return int(values["swap_copies"].replace(",", ""))
+
+
+def test_every_context_the_page_uses_is_within_its_models_limit(values) -> None:
+    """No number on the page describes a context the model does not serve."""
+    gemma = SPECS.model(kv_cache.WINDOW_MODEL)
+    assert kv_cache.WINDOW_CONTEXT <= gemma.max_context
+    for model_id in (kv_cache.SMALL_MODEL, kv_cache.LARGE_MODEL):
+        model = SPECS.model(model_id)
+        for context in (*kv_cache.CAPACITY_CONTEXTS, *kv_cache.FIGURE_CONTEXTS, kv_cache.LONG_CONTEXT):
+            assert context <= model.max_context, (model_id, context)
+    # c* for the 70B is past its limit, and the page says so.
+    assert int(values["cstar_large"].replace(",", "")) > SPECS.model(kv_cache.LARGE_MODEL).max_context
+    assert values["large_max_context"] == f"{SPECS.model(kv_cache.LARGE_MODEL).max_context:,}"
+
+
+def test_c_star_divides_the_weights_a_step_reads(values) -> None:
+    """c* = W_read / k: 15.0 GB / 131,072 B = 114,516 tokens for the 8B, not the 16.1 GB held."""
+    small = SPECS.model(kv_cache.SMALL_MODEL)
+    read = kv_cache.weights_read_bytes(Workload(small))
+    assert values["cstar_small"] == f"{read / 131_072:,.0f}"
+    assert values["w_read_small"] == fmt.gigabytes(read)
+    assert read < weight_bytes(small, "bf16")
 
 
 def test_calculator_users_match_the_chapter_table(content) -> None:
@@ -114,13 +156,14 @@ def test_calculator_shrink_rows_match_the_chapter(content) -> None:
     cases = {
         "8-bit cache (fp8)": dict(kv="fp8", prefix=0),
         "4-bit cache (int4, group scales)": dict(kv="int4", prefix=0),
-        f"{kv_cache.PREFIX_TOKENS:,}-token shared prefix": dict(kv="bf16", prefix=kv_cache.PREFIX_TOKENS),
+        f"{kv_cache.PREFIX_TOKENS:,}-token shared prefix, read once": dict(kv="bf16", prefix=kv_cache.PREFIX_TOKENS),
     }
     for label, inputs in cases.items():
         answer = calculator.view(
             model="llama-3.1-8b", gpu="h100-sxm", gpus=1, weights="bf16", context=kv_cache.LONG_CONTEXT, **inputs
         )
-        _, _, users, per_user, total = rows[label]
+        _, weights, _, users, per_user, total = rows[label]
+        assert weights == "16.1 GB", label
         assert (answer["users"], answer["per_user"], answer["total"]) == (users, per_user, total), label
 
 
@@ -163,7 +206,7 @@ def test_a_stack_output_draws_one_span_per_part_at_its_share() -> None:
     answer = {"memory": "a · b", "parts": [{"label": "weights", "share": 0.25}, {"label": "KV <cache>", "share": 1.5}]}
     assert widgets.KINDS["stack"].check(output, answer) is None
     soup = BeautifulSoup(widgets.KINDS["stack"].markup(output, answer), "html.parser")
-    spans = soup.select('[data-rf-draw=stack][data-rf-key=parts] .rf-calc__part')
+    spans = soup.select("[data-rf-draw=stack][data-rf-key=parts] .rf-calc__part")
     assert [span["style"] for span in spans] == ["width:25.0%", "width:100.0%"]
     assert spans[1]["title"] == "KV <cache>"  # escaped in the markup, the text itself once parsed
     assert "must be a list" in widgets.KINDS["stack"].check(output, {"memory": "", "parts": {"no": 1}})
@@ -183,3 +226,29 @@ def test_the_program_prints_every_model_with_the_packages_users() -> None:
         hardware = Hardware(h100, gpus_to_fit(Hardware(h100), workload))
         cells = line[len(model.name) :].split()
         assert cells[-2:] == [str(hardware.count), f"{users_that_fit(hardware, workload):,}"], model.name
+
+
+def test_calculator_refuses_a_gpu_count_no_engine_uses() -> None:
+    """3 GPUs cannot split Llama 3.1 70B's 64 heads: every figure is a dash and the reason names the counts."""
+    answer = calculator.view(**{**calculator.DEFAULTS, "model": "llama-3.1-70b", "gpus": 3})
+    assert answer["verdict"] == "Llama 3.1 70B does not split over 3 GPUs"
+    assert answer["users"] == answer["per_user"] == answer["total"] == "—"
+    assert "1, 2, 4, 8, 16, 32 or 64 GPUs" in answer["explain"]
+
+
+def test_calculator_warns_past_the_models_limit_and_says_what_headroom_is() -> None:
+    """Gemma 2 9B serves 8,192 tokens; the headroom is mostly the reserve, not free room for users."""
+    past = calculator.view(**{**calculator.DEFAULTS, "model": "gemma-2-9b", "context": 32768})
+    assert past["verdict"].endswith("past Gemma 2 9B's limit")
+    assert past["explain"].startswith("A context of 32,768 tokens is past Gemma 2 9B's limit of 8,192")
+    answer = calculator.view(**calculator.DEFAULTS)
+    assert "limit" not in answer["verdict"]
+    assert "the cache gets 95% of what they and the runtime's workspace leave, 65.5 GB" in answer["explain"]
+    assert "0.01 GB of the cache's share free" in answer["explain"]
+    assert "the headroom of 4.0 GB is mostly the 3.9 GB reserved for activations and the runtime" in answer["explain"]
+
+
+def test_calculator_at_a_one_token_context_shows_a_rate_not_zero() -> None:
+    answer = calculator.view(**{**calculator.DEFAULTS, "context": 1})
+    assert answer["per_user"] not in ("0", "0.0") and float(answer["per_user"]) > 0
+    assert "at 1 token is 131.1 kB" in answer["explain"]

@@ -233,6 +233,7 @@ def compute_values(ctx: Context, content: PageContent) -> None:
 
     _measured(ctx, focus, content, at)
     _self_check(ctx, focus, put, at)
+    _interview(focus, put, at)
 
 
 def _rule_and_ceiling(ctx: Context, focus: Focus, content: PageContent, at: Callable[..., Estimate]) -> None:
@@ -421,3 +422,13 @@ def _self_check(ctx: Context, focus: Focus, put: Callable[[str, str], None], at:
     put("quiz_large_int4_prefill_ms", ms(at(large.id, precision="int4", prompt=PROMPT_TOKENS).prefill.seconds))
     large_gpus = gpus_to_fit(Hardware(focus.gpu), Workload(large))
     put("quiz_large_bf16_prefill_ms", ms(at(large.id, gpus=large_gpus, prompt=PROMPT_TOKENS).prefill.seconds))
+
+
+def _interview(focus: Focus, put: Callable[[str, str], None], at: Callable[..., Estimate]) -> None:
+    """The interview's strong answer: a long prompt's TTFT and one user's decode, at 16, 8 and 4 bits."""
+    small = focus.small
+    for precision in ("bf16", "fp8", "int4"):
+        result = at(small.id, precision=precision, prompt=QUIZ_PROMPT)
+        put(f"iv_prefill_{precision}_ms", ms(result.prefill.seconds))
+        put(f"iv_decode_{precision}", fmt.rate(result.decode_tokens_per_s_per_user))
+    put("iv_prefill_bound", at(small.id, prompt=QUIZ_PROMPT).prefill.bound)

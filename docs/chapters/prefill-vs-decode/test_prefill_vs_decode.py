@@ -58,6 +58,7 @@ def text_of(soup: BeautifulSoup) -> str:
 
 # ---- The page module's values, tables and figures --------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def values(ctx):
     return chapter_module.build(ctx).values
@@ -541,3 +542,25 @@ def test_chapter_source_keeps_the_runtime_markers_on_their_own_lines():
     headings = {line: i for i, line in enumerate(lines) if line.startswith("## ")}
     assert headings["## The rules applied to an H100"] < run_cell < headings["## Ceilings, not predictions"]
     assert headings["## Why batching helps"] < calculator < headings["## Self-check"]
+
+
+def test_calculator_refuses_a_gpu_count_and_warns_past_the_models_limit() -> None:
+    """No engine splits Llama 3.1 70B over 3 GPUs; Llama 2 13B serves 4,096 tokens, not 8,192."""
+    refused = calculator.view(**{**calculator.DEFAULTS, "model": "llama-3.1-70b", "gpus": 3})
+    assert refused["verdict"] == "Llama 3.1 70B does not split over 3 GPUs"
+    assert refused["per_user"] == refused["total"] == "—" and "1, 2, 4, 8" in refused["explain"]
+    past = calculator.view(**{**calculator.DEFAULTS, "model": "llama-2-13b", "context": 8192})
+    assert past["verdict"] == "Fits in memory, past Llama 2 13B's limit"
+    assert past["explain"].startswith("A context of 8,192 tokens is past Llama 2 13B's limit of 4,096")
+    assert "limit" not in calculator.view(**calculator.DEFAULTS)["verdict"]
+
+
+def test_the_interview_answer_is_the_packages(ctx) -> None:
+    """TTFT of the 8,000-token prompt: the same at 4 bits as at 16 (no 4-bit math), halved at fp8."""
+    values = chapter_module.build(ctx).values
+    prefill = {
+        p: estimate("h100-sxm", "llama-3.1-8b", precision=p, prompt=8000).prefill.seconds
+        for p in ("bf16", "int4", "fp8")
+    }
+    assert values["iv_prefill_bf16_ms"] == values["iv_prefill_int4_ms"] == f"{prefill['bf16'] * 1e3:,.1f}"
+    assert values["iv_prefill_fp8_ms"] == f"{prefill['fp8'] * 1e3:,.1f}"

@@ -30,21 +30,23 @@ TABLES = {
     "HBM bandwidth": "measured-hbm-bandwidth",
     "GEMM rate": "measured-gemm",
 }
+#: The answer first (what was measured, the ceiling, their ratio), then the conditions: on a phone the
+#: first columns are what shows before the table is scrolled.
 HEADER = (
     "#",
+    "Metric",
+    "Measured",
+    "Ceiling",
+    "Ratio",
     "Hardware",
     "GPUs",
     "Software",
     "Model",
     "Weights / KV, batch, in / out tokens",
-    "Metric",
-    "Measured",
-    "Ceiling",
-    "Ratio",
     "Source (section), date",
 )
 #: Columns aligned right: the numbers.
-RIGHT = {0, 2, 7, 8, 9}
+RIGHT = {0, 2, 3, 4, 6}
 
 
 def shown(metric: str, value: float) -> str:
@@ -84,15 +86,15 @@ def _row(number: int, comparison: Comparison, ctx: Context) -> tuple[str, ...]:
     workload = "—" if not m.model else f"{precisions}, batch {batch}, {lengths}"
     return (
         str(number),
+        METRIC_NAMES[m.metric],
+        shown(m.metric, m.value),
+        shown(m.metric, comparison.ceiling),
+        percent(comparison.ratio),
         escape.text(ctx.specs.gpu(m.gpu).name),
         str(m.gpus),
         escape.text(f"{m.software} ({m.software_version})"),
         model,
         workload,
-        METRIC_NAMES[m.metric],
-        shown(m.metric, m.value),
-        shown(m.metric, comparison.ceiling),
-        percent(comparison.ratio),
         f"{source_link(m)}, {m.date}",
     )
 
@@ -189,6 +191,7 @@ def build(ctx: Context) -> PageContent:
                 numbered.append((number, comparison))
         rows = [_row(n, c, ctx) for n, c in numbered]
         content.table(name, measured_table(rows) + conditions(numbered) if rows else "*None yet.*\n")
+    content.put("single_rows_note", single_rows_note(ctx, comparisons))
     content.figure(
         "measured-ratios",
         ratio_chart(comparisons),
@@ -196,3 +199,22 @@ def build(ctx: Context) -> PageContent:
         " times ceiling ÷ measured, so further right is always closer to the ceiling.",
     )
     return content
+
+
+def single_rows_note(ctx: Context, comparisons: list[Comparison]) -> str:
+    """What the single-GPU decode rows are evidence of: when they are all one stack on one machine,
+    that one tuned stack on that GPU, not a range for every GPU."""
+    rows = [c.measurement for c in comparisons if c.measurement.kind == "single-GPU decode"]
+    stacks = {(m.software, m.software_version) for m in rows}
+    machines = {(m.gpu, m.hardware) for m in rows}
+    if not rows:
+        return "There are none yet."
+    if len(stacks) > 1 or len(machines) > 1:
+        return f"These {len(rows):,} rows come from {len(stacks):,} stacks on {len(machines):,} machines."
+    (software, version), (gpu, hardware) = next(iter(stacks)), next(iter(machines))
+    return (
+        f"These {len(rows):,} rows are one stack on one machine: {software} ({version}) on one"
+        f" {ctx.specs.gpu(gpu).name} (in its source's words: {hardware}). They show what that tuned stack"
+        " reached on that GPU, not a range for every GPU, and the calculator's range for an H100 is no"
+        " stronger than they are."
+    )

@@ -17,7 +17,7 @@ from roofline import Hardware, Workload, builtin_specs, decode_step, memory_use,
 from roofline import formatting as fmt
 from roofline.forms import Field, Form, Output, Rule, gpu_menu, model_menu
 from roofline.kvformats import KV_FORMAT_NAMES, kv_format
-from roofline.performance import gpus_to_fit
+from roofline.performance import gpu_count_problem, gpus_to_fit
 from roofline.precisions import PRECISIONS
 
 NOT_APPLICABLE = "—"
@@ -65,6 +65,11 @@ def _plural(count: int, word: str) -> str:
     return f"{count:,} {word}" if count == 1 else f"{count:,} {word}s"
 
 
+def _size(value_bytes: float) -> str:
+    """A cache size in GB with two decimals, or in smaller units when that would show 0.00 GB."""
+    return fmt.gigabytes(value_bytes, 2) if value_bytes >= 5e6 or value_bytes == 0 else fmt.bytes_size(value_bytes)
+
+
 def _empty(params: dict[str, Any], verdict: str, explain: str, memory: str, parts: list[dict[str, Any]]) -> dict:
     """The answer when no user can be served: every rate a dash, the memory as far as it is known."""
     return {
@@ -96,6 +101,19 @@ def view(model: str, gpu: str, gpus: int, weights: str, kv: str, context: int, p
     hardware = Hardware(specs.gpu(gpu), gpus)
     total_bytes = hardware.addressable_memory_bytes  # what the driver reports, as engines see it
     workload = Workload(specs.model(model), weights, kv, context=context, shared_prefix=prefix)
+    layout = gpu_count_problem(workload.model, gpus)
+    if layout:
+        refused = _empty(
+            params,
+            f"{workload.model.name} does not split over {_plural(gpus, 'GPU')}",
+            f"{layout}. Choose one of those counts.",
+            NOT_APPLICABLE,
+            [],
+        )
+        return {**refused, "users": NOT_APPLICABLE}
+    # Past the model's limit the arithmetic still runs, but no engine serves such a context: say so first.
+    beyond = workload.model.past_max_context(context, "A context")
+    warning = f"{beyond}. " if beyond else ""
     users = users_that_fit(hardware, workload) or 0
     if users == 0:
         memory = memory_use(hardware, workload)
@@ -104,11 +122,11 @@ def view(model: str, gpu: str, gpus: int, weights: str, kv: str, context: int, p
         return _empty(
             params,
             "Not one user fits",
-            f"{workload.model.name} at {weights} needs {fmt.gigabytes(memory.weights_bytes)} for its weights"
+            f"{warning}{workload.model.name} at {weights} needs {fmt.gigabytes(memory.weights_bytes)} for its weights"
             + (f" and {fmt.gigabytes(workload.kv_bytes_shared)} for the shared prefix" if prefix else "")
             + f", and each user {fmt.gigabytes(workload.kv_bytes_private)} of cache, but {_plural(gpus, 'GPU')}"
-            f" leave{'s' if gpus == 1 else ''} {fmt.gigabytes(memory.usable_bytes)} usable"
-            f" ({hardware.usable_fraction:.0%} of memory). It needs at least {needed:,} of these GPUs,"
+            f" leave{'s' if gpus == 1 else ''} {fmt.gigabytes(memory.usable_bytes)} for weights and cache"
+            f" (all but a small workspace). It needs at least {needed:,} of these GPUs,"
             " or fewer bytes per weight or per cached value.",
             f"{fmt.gigabytes(held)} needed of {fmt.gigabytes(memory.usable_bytes)} usable",
             [{"label": "weights", "share": min(1.0, held / total_bytes)}],
@@ -117,14 +135,21 @@ def view(model: str, gpu: str, gpus: int, weights: str, kv: str, context: int, p
     memory = memory_use(hardware, full)
     step = decode_step(hardware, full)
     split = step_split(hardware, full)
+    # Headroom is everything the weights and caches leave: the reserve for activations and the runtime
+    # (the workspace, and the share of what the weights leave that the cache does not get) and the
+    # part of the cache's pool too small for one more user.
     headroom = total_bytes - memory.used_bytes
+    reserve = total_bytes - memory.usable_bytes
     per_user, total = fmt.rate(1 / step.seconds), fmt.rate(users / step.seconds)
     shared = f", {fmt.gigabytes(workload.kv_bytes_shared)} of it shared once" if prefix else ""
     explain = (
-        f"The weights take {fmt.gigabytes(memory.weights_bytes)} of the {fmt.gigabytes(memory.usable_bytes)}"
-        f" usable ({hardware.usable_fraction:.0%} of {fmt.gigabytes(total_bytes)}). Each user's cache at"
-        f" {context:,} tokens is {fmt.gigabytes(workload.kv_bytes_private, 2)} of its own{shared}, so"
-        f" {_plural(users, 'user')} fit, leaving {fmt.gigabytes(headroom)} as headroom. Each decode step reads"
+        f"{warning}The weights take {fmt.gigabytes(memory.weights_bytes)} of {fmt.gigabytes(total_bytes)},"
+        f" and the cache gets {hardware.usable_fraction:.0%} of what they and the runtime's workspace"
+        f" leave, {fmt.gigabytes(memory.pool_bytes)}. Each user's cache at {_plural(context, 'token')} is"
+        f" {_size(workload.kv_bytes_private)} of its own{shared}, so {_plural(users, 'user')} fit. That leaves"
+        f" {_size(memory.usable_bytes - memory.used_bytes)} of the cache's share free, less than one"
+        f" more user's cache; the headroom of {fmt.gigabytes(headroom)} is mostly the"
+        f" {fmt.gigabytes(reserve)} reserved for activations and the runtime. Each decode step reads"
         f" the weights in {fmt.milliseconds(split.weights_s)} and every user's cache in"
         f" {fmt.milliseconds(split.kv_s)} ({split.kv_share:.0%} of the reads). Decode is {step.bound}-bound:"
         f" each user gets {per_user} tokens/s, {total} in all."
@@ -132,13 +157,13 @@ def view(model: str, gpu: str, gpus: int, weights: str, kv: str, context: int, p
     return {
         "params": params,
         "fits": True,
-        "verdict": f"{_plural(users, 'user')} fit",
-        "summary": f"{_plural(users, 'user')} fit; {per_user} tokens/s each, {total} in all.",
+        "verdict": f"{_plural(users, 'user')} fit" + (f", past {workload.model.name}'s limit" if beyond else ""),
+        "summary": f"{warning}{_plural(users, 'user')} fit; {per_user} tokens/s each, {total} in all.",
         "users": f"{users:,}",
         "max_users": users,
         "per_user": per_user,
         "total": total,
-        "kv_per_user": fmt.gigabytes(workload.kv_bytes_private, 2),
+        "kv_per_user": _size(workload.kv_bytes_private),
         "memory": f"{memory.weights_bytes / 1e9:,.1f} · {memory.kv_bytes / 1e9:,.1f} · {headroom / 1e9:,.1f} GB",
         "memory_parts": [
             {"label": "weights", "share": memory.weights_bytes / total_bytes},

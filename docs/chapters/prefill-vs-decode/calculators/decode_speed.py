@@ -21,6 +21,7 @@ from roofline import formatting as fmt
 from roofline.fit import memory_shortfall
 from roofline.forms import Field, Form, Output, gpu_menu, model_menu
 from roofline.measured import ExpectedRange, well_tuned_decode_range
+from roofline.performance import gpu_count_problem
 from roofline.precisions import PRECISIONS
 from roofline.sweep import gpus_to_fit
 
@@ -268,6 +269,49 @@ def _chart(result: Any) -> dict[str, Any]:
     }
 
 
+def _refused(params: dict[str, Any], verdict: str, why: str) -> dict[str, Any]:
+    """The answer for inputs no engine runs: every figure a dash, the reason in words, an empty chart."""
+    note = {"values": [{"users": 64, "note": "no chart: " + verdict.lower()}]}
+    chart = {
+        "$schema": "https://vega.github.io/schema/vega-lite/v6.json",
+        "description": f"Decode tokens/s against users. {verdict}, so there is nothing to plot.",
+        "height": 240,
+        "layer": [
+            {
+                "data": note,
+                "mark": {"type": "text", "fontSize": 13},
+                "encoding": {
+                    "x": {
+                        "field": "users",
+                        "type": "quantitative",
+                        "scale": {"type": "log", "base": 2, "domain": [1, CHART_USERS[-1]]},
+                    },
+                    "y": {"value": 110},
+                    "text": {"field": "note"},
+                },
+            }
+        ],
+    }
+    dash = NOT_APPLICABLE
+    return {
+        "params": params,
+        "fits": False,
+        "verdict": verdict,
+        "summary": f"{verdict}. {why}.",
+        "per_user": dash,
+        "total": dash,
+        "weights": dash,
+        "hardware": dash,
+        "memory": dash,
+        "memory_share": 0.0,
+        "bound": dash,
+        "gpus_needed": 0,
+        "expected": dash,
+        "explain": f"{why}. Choose one of those counts.",
+        "chart": chart,
+    }
+
+
 @FORM.view
 def view(gpu: str, model: str, precision: str, gpus: int, users: int, context: int) -> dict[str, Any]:
     """Everything the calculator shows for one set of inputs, as text ready to display, and its chart.
@@ -276,6 +320,13 @@ def view(gpu: str, model: str, precision: str, gpus: int, users: int, context: i
     """
     specs = builtin_specs()
     gpu_spec, model_spec = specs.gpu(gpu), specs.model(model)
+    params = dict(gpu=gpu, model=model, precision=precision, gpus=gpus, users=users, context=context)
+    layout = gpu_count_problem(model_spec, gpus)
+    if layout:
+        return _refused(params, f"{model_spec.name} does not split over {_plural(gpus, 'GPU')}", layout)
+    # Past the model's limit the arithmetic still runs, but no engine serves such a context: say so first.
+    beyond = model_spec.past_max_context(context, "A context")
+    warning = f"{beyond}. " if beyond else ""
     hardware = Hardware(gpu_spec, gpus)
     workload = Workload(model_spec, precision, batch=users, context=context)
     result = evaluate(hardware, workload)
@@ -288,10 +339,12 @@ def view(gpu: str, model: str, precision: str, gpus: int, users: int, context: i
     used = f"{fmt.gigabytes(memory.used_bytes)} of {fmt.gigabytes(memory.usable_bytes)} usable"
     bound = f"{result.decode.bound}-bound" if fits else NOT_APPLICABLE
     return {
-        "params": dict(gpu=gpu, model=model, precision=precision, gpus=gpus, users=users, context=context),
+        "params": params,
         "fits": fits,
-        "verdict": "Fits in memory" if fits else "Does not fit",
-        "summary": f"{per_user} tokens/s per user, {total} in all, {bound}." if fits else f"Does not fit: {used}.",
+        "verdict": ("Fits in memory" if fits else "Does not fit")
+        + (f", past {model_spec.name}'s limit" if beyond else ""),
+        "summary": warning
+        + (f"{per_user} tokens/s per user, {total} in all, {bound}." if fits else f"Does not fit: {used}."),
         "per_user": per_user,
         "total": total,
         "weights": fmt.gigabytes(memory.weights_bytes),
@@ -301,7 +354,8 @@ def view(gpu: str, model: str, precision: str, gpus: int, users: int, context: i
         "bound": bound,
         "gpus_needed": needed,
         "expected": expected,
-        "explain": (
+        "explain": warning
+        + (
             f"{_rule_sentence(result)} {_explain_fits(result)}{expected_note}"
             if fits
             else _explain_does_not_fit(result)
