@@ -18,6 +18,8 @@ and the formulas, each a function here:
 
     effective bits          b_eff = b + (s + z) / g                  (``effective_bits``)
     batch-1 speedup ceiling S_1 = 16 / b_eff                         (``weight_only_speedup_ceiling``)
+    16-bit head (AWQ)       bytes + V d (2 - b_w)                    (``decode_pass_head_16bit``)
+    fixed cost per step     measured = t0 + ceiling / η, least squares (``fixed_cost_fit``)
     critical batch          B* = F * b_w / (2 W)                     (``critical_batch``)
     KV slope                s_kv = KV / W, so ITL = a + s_kv * c     (``kv_slope_s_per_token``)
     fp8-KV break-even       c* = (a_q - a) / (s_kv - s_kv,q)         (``kv_break_even_context``)
