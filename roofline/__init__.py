@@ -7,7 +7,8 @@ Layout, lowest layer first. A module imports only from modules above it:
 
 - ``errors``       SpecError, the one error for bad input, and "did you mean" hints.
 - ``parsing``      numbers as a person types them: ASCII digits, one rule for the CLI.
-- ``precisions``   number formats and their bytes per value.
+- ``precisions``   number formats: bytes per value with their scales and zero points
+                   (ScaleLayout, effective_bits), and the math each feeds (weight-only, W8A8, W4A4).
 - ``kvformats``    KV-cache formats: bytes per value plus their scales' share (KvFormat).
 - ``formatting``   how numbers print (decimal SI units), for tables and reports.
 - ``specs``        frozen, validated records: GpuSpec, ModelSpec, MoeSpec, MlaSpec.
@@ -36,6 +37,9 @@ Layout, lowest layer first. A module imports only from modules above it:
 - ``kvcache``      the KV-cache chapter's answers, from architecture and performance:
                    cache by attention type, users that fit, the read cost, work saved,
                    paging, prefix sharing, swap against recompute.
+- ``quantization`` the quantization chapter's answers: which math a format runs on which GPU
+                   (its stated fallback), the 16/b_eff ceiling, the critical batch F·b_w/(2W),
+                   the KV slope and break-even context, users by format, dequantization cost.
 - ``estimate``     one call combining them into an Estimate (what the CLI prints).
 - ``fit``          why an estimate does not fit in memory, and changes checked to make it fit.
 - ``measured``     published measurements (``data/measurements.toml``) beside their ceilings.

@@ -39,7 +39,7 @@ from . import architecture as arch
 from . import formatting as fmt
 from .errors import SpecError
 from .kvformats import kv_format
-from .precisions import AUTO, DEFAULT_COMPUTE_PRECISION, SIXTEEN_BIT, bytes_per_value, check_precision
+from .precisions import AUTO, DEFAULT_COMPUTE_PRECISION, SIXTEEN_BIT, bytes_per_value, check_precision, native_math
 from .specs import GpuSpec, ModelSpec
 
 Bound = Literal["memory", "compute"]
@@ -286,23 +286,17 @@ def sixteen_bit_math(gpu: GpuSpec) -> str:
 def math_precision(gpu: GpuSpec, weight_precision: str) -> str:
     """The math an engine uses for ``weight_precision`` on ``gpu`` (what ``"auto"`` picks).
 
-    fp8 weights on a GPU with fp8 math -> ``"fp8"`` (W8A8: activations are cast
-    to fp8 too). nvfp4, mxfp4 or fp4 weights on a GPU with fp4 math -> ``"fp4"``
-    (W4A4 on Blackwell's fp4 tensor cores, as TensorRT-LLM serves NVFP4).
-    Everything else -> the 16-bit math: int8 and int4 formats are weight-only,
-    dequantized to 16 bits in the kernel, and fp32 or 16-bit weights run at 16
-    bits (fp32 when that is the format and the GPU lists it).
+    A format that declares a native math (``precisions.native_math``: fp8 and fp8-block
+    -> fp8, W8A8; int8-sq -> int8, SmoothQuant's W8A8; nvfp4, mxfp4 and fp4 -> fp4, W4A4
+    on Blackwell's fp4 tensor cores, as TensorRT-LLM serves NVFP4; fp32 -> fp32) gets it
+    on a GPU whose spec lists that peak. Everything else runs at the 16-bit math:
+    weight-only formats are widened to 16 bits in the kernel, and a format whose math
+    the GPU lacks runs weight-only (fp8 on Ampere, nvfp4 on Hopper).
     """
-    check_precision(weight_precision)
-    if weight_precision in ("fp8", "fp32") and weight_precision in gpu.dense_flops_per_s:
-        return weight_precision
-    if weight_precision in FP4_FORMATS and "fp4" in gpu.dense_flops_per_s:
-        return "fp4"
+    native = native_math(check_precision(weight_precision))
+    if native is not None and native in gpu.dense_flops_per_s:
+        return native
     return sixteen_bit_math(gpu)
-
-
-#: Weight formats that run at the fp4 peak on a GPU that has fp4 math.
-FP4_FORMATS = ("nvfp4", "mxfp4", "fp4")
 
 
 def resolved(hardware: Hardware, workload: Workload) -> Hardware:
