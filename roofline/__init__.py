@@ -29,6 +29,11 @@ Layout, lowest layer first. A module imports only from modules above it:
 - ``serving``      a deterministic discrete-event simulator of a server: Poisson
                    arrivals, static / continuous / chunked batching, paged KV
                    admission; TTFT, TPOT, throughput, goodput. Times from performance.
+- ``speculative``  speculative decoding: tokens per verification step τ(α, γ), the
+                   round's cost from performance's decode pass, the batch-aware
+                   speedup, the break-even batch, α solved from a measured speedup.
+- ``acceptance``   published acceptance (``data/acceptance.toml``): τ or α by method,
+                   model and task, read with the spec loader's guarantees.
 - ``report``       human-readable text for one estimate or one simulation.
 - ``cli``          the ``roofline`` command; the only module that prints or exits.
 
@@ -98,6 +103,7 @@ from .rule import (
 )
 from .serving import Lengths, ServingConfig, SimulationResult, parse_lengths, simulate
 from .specs import GpuSpec, MlaSpec, ModelSpec, MoeSpec
+from .speculative import Round, Speculation, break_even_batch, speculate, speculation_round, tokens_per_step
 
 #: The rule-of-thumb functions under the names the package used before the rule had its own module.
 simple_crossover_batch = rule_crossover_batch
@@ -123,17 +129,20 @@ __all__ = [
     "NumberFormat",
     "PagingUse",
     "Pass",
+    "Round",
     "RuleOfThumb",
     "ServingConfig",
     "Shortfall",
     "SimulationResult",
     "SpecError",
     "SpecSet",
+    "Speculation",
     "StepSplit",
     "SwapOrRecompute",
     "Workload",
     "active_parameters",
     "attention_cache",
+    "break_even_batch",
     "builtin_specs",
     "bytes_per_value",
     "crossover_batch",
@@ -172,9 +181,12 @@ __all__ = [
     "simple_crossover_batch",
     "simple_prefill_seconds",
     "simulate",
+    "speculate",
+    "speculation_round",
     "step_split",
     "swap_or_recompute",
     "tensor_parallel_degrees",
+    "tokens_per_step",
     "total_parameters",
     "users_that_fit",
     "weight_bytes",
