@@ -79,11 +79,14 @@ def tokens_per_step(alpha: float, gamma: int) -> float:
     return math.fsum(alpha**k for k in range(gamma + 1))
 
 
-def _bisect(increasing: Callable[[float], float], target: float, low: float, high: float) -> float:
-    """The x in [low, high] where the increasing function reaches ``target`` (bisection)."""
+def _bisect(
+    increasing: Callable[[float], float], target: float, low: float, high: float, tolerance: float = 0.0
+) -> float:
+    """The x in [low, high] where the increasing function reaches ``target`` (bisection), to
+    within ``tolerance * high``, or to a float's resolution when ``tolerance`` is 0."""
     for _ in range(_BISECTION_STEPS):
         middle = (low + high) / 2
-        if middle in (low, high):
+        if middle in (low, high) or high - low <= tolerance * high:
             break
         if increasing(middle) < target:
             low = middle
@@ -317,7 +320,9 @@ def break_even_batch(
         if high >= MAX_BREAK_EVEN_BATCH:
             return None
         low, high = high, min(2 * high, MAX_BREAK_EVEN_BATCH)
-    return _bisect(lambda batch: -speedup(batch), -1.0, low, high)
+    # A ten-thousandth of a user is far finer than any reader needs, and keeps the search to
+    # about 14 rounds after the doubling: the calculator calls this on every keystroke.
+    return _bisect(lambda batch: -speedup(batch), -1.0, low, high, tolerance=1e-4)
 
 
 def best_gamma(
