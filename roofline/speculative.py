@@ -27,11 +27,12 @@ The times come from ``performance.decode_pass``, so they follow whatever the
 from __future__ import annotations
 
 import math
+import random
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from .errors import SpecError, shown
-from .performance import Hardware, Pass, Workload, decode_pass
+from .performance import Hardware, IterationCosts, Pass, Workload, decode_pass
 from .specs import ModelSpec
 
 #: Draft tokens per round the package accepts. Engines use far fewer (SGLang's default
@@ -283,6 +284,44 @@ def speculation_round(
     else:
         draft_step_s, drafter = 0.0, "free"
     return Round(gamma, batch, baseline, verification, draft_step_s, drafter, notes)
+
+
+# -- One round as a server runs it (the serving simulator's pieces) -----------------------
+
+
+def accepted_tokens(rng: random.Random, alpha: float, gamma: int) -> int:
+    """Draft tokens one round accepts, drawn from ``rng``: each in turn with probability α,
+    stopping at the first rejection, so 0 to γ; the round emits one more, the target's own.
+
+    Its mean plus one is ``τ(α, γ)``: P(at least i accepted) = α^i for i ≤ γ.
+    """
+    accepted = 0
+    while accepted < gamma and rng.random() < alpha:
+        accepted += 1
+    return accepted
+
+
+def verification_iteration(costs: IterationCosts, users: int, context: float, tokens_per_user: int) -> Pass:
+    """A serving iteration that verifies ``tokens_per_user`` tokens for each of ``users`` decoding
+    requests whose caches hold ``context`` tokens in all, on ``IterationCosts.iteration``'s
+    accounting (the simulator's), with each request's cache read once, as in
+    ``verification_pass``: the weights and layer math of ``users * tokens_per_user`` tokens, the
+    cache of ``users``, and ``tokens_per_user`` queries' attention over it."""
+    tokens = users * tokens_per_user
+    bare = costs.iteration(tokens, 0)
+    if not context:
+        return bare
+    reading = costs.iteration(users, context)
+    reading_bare = costs.iteration(users, 0)
+    bytes_moved = bare.bytes_moved + (reading.bytes_moved - reading_bare.bytes_moved)
+    flops = bare.flops + tokens_per_user * (reading.flops - reading_bare.flops)
+    return replace(
+        bare,
+        bytes_moved=bytes_moved,
+        flops=flops,
+        memory_s=bare.memory_s * bytes_moved / bare.bytes_moved,
+        compute_s=bare.compute_s * flops / bare.flops,
+    )
 
 
 # -- How it moves with the batch and with γ -----------------------------------------
