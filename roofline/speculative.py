@@ -134,9 +134,19 @@ def verification_pass(hardware: Hardware, workload: Workload, batch: float, toke
     if workload.context == 0:
         return decode_pass(hardware, workload, tokens)
     empty = replace(workload, context=0, shared_prefix=0)
-    bare = decode_pass(hardware, empty, tokens)
-    users = decode_pass(hardware, workload, batch)
-    users_bare = decode_pass(hardware, empty, batch)
+    return _cache_read_once(
+        decode_pass(hardware, empty, tokens),
+        decode_pass(hardware, workload, batch),
+        decode_pass(hardware, empty, batch),
+        tokens_per_user,
+    )
+
+
+def _cache_read_once(bare: Pass, users: Pass, users_bare: Pass, tokens_per_user: int) -> Pass:
+    """``bare`` (every token's pass at an empty context) plus the users' cache read once and their
+    attention math ``tokens_per_user`` times: the difference between ``users`` (one token each, with
+    their caches) and ``users_bare`` (the same without). The times scale with bytes and FLOPs at
+    the rates ``bare`` was timed at, so whatever the hardware's costs are, they carry over."""
     bytes_moved = bare.bytes_moved + (users.bytes_moved - users_bare.bytes_moved)
     flops = bare.flops + tokens_per_user * (users.flops - users_bare.flops)
     return replace(
@@ -307,21 +317,10 @@ def verification_iteration(costs: IterationCosts, users: int, context: float, to
     accounting (the simulator's), with each request's cache read once, as in
     ``verification_pass``: the weights and layer math of ``users * tokens_per_user`` tokens, the
     cache of ``users``, and ``tokens_per_user`` queries' attention over it."""
-    tokens = users * tokens_per_user
-    bare = costs.iteration(tokens, 0)
+    bare = costs.iteration(users * tokens_per_user, 0)
     if not context:
         return bare
-    reading = costs.iteration(users, context)
-    reading_bare = costs.iteration(users, 0)
-    bytes_moved = bare.bytes_moved + (reading.bytes_moved - reading_bare.bytes_moved)
-    flops = bare.flops + tokens_per_user * (reading.flops - reading_bare.flops)
-    return replace(
-        bare,
-        bytes_moved=bytes_moved,
-        flops=flops,
-        memory_s=bare.memory_s * bytes_moved / bare.bytes_moved,
-        compute_s=bare.compute_s * flops / bare.flops,
-    )
+    return _cache_read_once(bare, costs.iteration(users, context), costs.iteration(users, 0), tokens_per_user)
 
 
 # -- How it moves with the batch and with γ -----------------------------------------
