@@ -44,13 +44,18 @@ Layout, lowest layer first. A module imports only from modules above it:
 - ``fit``          why an estimate does not fit in memory, and changes checked to make it fit.
 - ``measured``     published measurements (``data/measurements.toml``) beside their ceilings.
 - ``sweep``        grids of estimates as rows, Markdown and CSV (tables, figures, bench).
+- ``speculative``  speculative decoding: tokens per verification step τ(α, γ), the
+                   round's cost from performance's decode pass, the batch-aware
+                   speedup, the break-even batch, α solved from a measured speedup.
+- ``acceptance``   published acceptance (``data/acceptance.toml``): τ or α by method,
+                   model and task, read with the spec loader's guarantees.
 - ``serving``      a deterministic discrete-event simulator of a server: open or
                    closed-loop traffic, static / continuous / chunked batching, paged
                    KV blocks with preemption or reservation; TTFT, TPOT, ITL,
                    throughput, goodput. Times from performance.IterationCosts.
 - ``benchmarks``   published serving runs (a CSV) beside their ceiling and the simulator's
                    expected figure: what ``scripts/fit_expected.py`` fits on.
-- ``report``       human-readable text for one estimate or one simulation.
+- ``report``       human-readable text for one estimate, one simulation or one speculation.
 - ``cli``          the ``roofline`` command; the only module that prints or exits.
 
 A new chapter's formulas go in a module of their own here, ``roofline/<topic>.py``, placed
@@ -133,6 +138,7 @@ from .rule import (
 )
 from .serving import Lengths, ServingConfig, SimulationResult, parse_lengths, simulate, simulate_expected
 from .specs import GpuSpec, InterconnectSpec, MlaSpec, ModelSpec, MoeSpec
+from .speculative import Round, Speculation, break_even_batch, speculate, speculation_round, tokens_per_step
 
 #: The rule-of-thumb functions under the names the package used before the rule had its own module.
 simple_crossover_batch = rule_crossover_batch
@@ -163,18 +169,21 @@ __all__ = [
     "NumberFormat",
     "PagingUse",
     "Pass",
+    "Round",
     "RuleOfThumb",
     "ServingConfig",
     "Shortfall",
     "SimulationResult",
     "SpecError",
     "SpecSet",
+    "Speculation",
     "StepSplit",
     "SwapCost",
     "SwapOrRecompute",
     "Workload",
     "active_parameters",
     "attention_cache",
+    "break_even_batch",
     "builtin_specs",
     "bytes_per_value",
     "cost_model",
@@ -217,11 +226,14 @@ __all__ = [
     "simple_prefill_seconds",
     "simulate",
     "simulate_expected",
+    "speculate",
+    "speculation_round",
     "step_split",
     "swap_cost",
     "swap_or_recompute",
     "tensor_parallel_degrees",
     "timed",
+    "tokens_per_step",
     "total_parameters",
     "users_that_fit",
     "weight_bytes",

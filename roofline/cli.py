@@ -6,6 +6,7 @@ roofline validate FILE...
 roofline table [--gpu ID] [--model ID ...] [--precisions P,P] [--format markdown|csv|text]
 roofline simulate --gpu ID --model ID [--policy static|continuous|chunked] [--admission paged|reserve]
                   [--rate R|inf | --concurrency N] ... [--json]
+roofline speculate --gpu ID --model ID --gamma K (--alpha A | --speedup S) [--draft MODEL] [--draft-cost C] ... [--json]
 roofline model import CONFIG.json [--id ID] [--name NAME] [--source URL] [-o FILE]
 
 Wherever a command takes ``--model``, it takes the path of a Hugging Face
@@ -43,7 +44,7 @@ from .ownspecs import model_entry_toml, resolve_gpu, resolve_model
 from .parsing import parse_real, parse_whole
 from .performance import DEFAULT_USABLE_FRACTION, Hardware, Workload, gpu_count_problem
 from .precisions import AUTO, DEFAULT_COMPUTE_PRECISION, FORMATS, PRECISIONS
-from .report import simulation_report, text_report
+from .report import simulation_report, speculation_report, text_report
 from .serving import (
     ADMISSIONS,
     CONCURRENCY_RANGE,
@@ -60,6 +61,7 @@ from .serving import (
     simulate,
     simulate_expected,
 )
+from .speculative import GAMMA_RANGE, speculate
 from .sweep import Table, decode_prefill_rows, decode_prefill_table
 
 EXIT_OUTPUT_FAILED = 1
@@ -307,6 +309,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_specs_option(table)
     _add_simulate_parser(commands)
     _add_model_parser(commands)
+    _add_speculate_parser(commands)
     return parser
 
 
@@ -709,6 +712,83 @@ def _run_model_import(args: argparse.Namespace) -> str:
     )
 
 
+# -- roofline speculate ------------------------------------------------------------------
+
+
+def _add_speculate_parser(commands: argparse._SubParsersAction) -> None:
+    run = commands.add_parser(
+        "speculate", help="speculative decoding: tokens per step, speedup and the batch where it stops paying"
+    )
+    run.add_argument("--gpu", required=True, help=GPU_HELP)
+    run.add_argument("--model", required=True, help=f"target {MODEL_HELP}")
+    run.add_argument("--gpus", type=_whole_number(GPUS_RANGE), default=1, help=f"GPUs, {_span(GPUS_RANGE)} (default 1)")
+    run.add_argument("--precision", type=_precision, default="bf16", help="weight precision (default bf16)")
+    run.add_argument(
+        "--gamma",
+        type=_whole_number(GAMMA_RANGE),
+        required=True,
+        metavar="K",
+        help=f"draft tokens per round, {_span(GAMMA_RANGE)}",
+    )
+    given = run.add_mutually_exclusive_group(required=True)
+    given.add_argument(
+        "--alpha", type=_number_in((0.0, 1.0)), metavar="A", help="acceptance rate of one draft token, 0 to 1"
+    )
+    given.add_argument(
+        "--speedup",
+        type=_number_in((1e-6, 1e6)),
+        metavar="S",
+        help="a measured speedup to solve the acceptance rate from",
+    )
+    run.add_argument("--draft", metavar="MODEL", help="draft model id: its own decode step sets the draft cost")
+    run.add_argument(
+        "--draft-cost",
+        type=_number_in((0.0, 10.0)),
+        metavar="C",
+        help="draft step ÷ target step, 0 to 10 (default: the --draft model's, else 0, a free draft)",
+    )
+    run.add_argument(
+        "--batch", type=_whole_number(BATCH_RANGE), default=1, help=f"users decoding together, {_span(BATCH_RANGE)}"
+    )
+    run.add_argument(
+        "--context",
+        type=_whole_number(CONTEXT_RANGE),
+        default=0,
+        help=f"tokens cached per user, {_span(CONTEXT_RANGE)} (default 0)",
+    )
+    run.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    _add_specs_option(run)
+
+
+def _run_speculate(args: argparse.Namespace, specs: SpecSet) -> str:
+    _check_id("--gpu", specs.gpu, args.gpu)
+    _check_id("--model", specs.model, args.model)
+    draft = None
+    if args.draft is not None:
+        _check_id("--draft", specs.model, args.draft)
+        draft = specs.model(args.draft)
+    hardware = Hardware(specs.gpu(args.gpu), args.gpus)
+    workload = Workload(specs.model(args.model), args.precision, batch=args.batch, context=args.context)
+    try:
+        result = speculate(
+            hardware,
+            workload,
+            args.gamma,
+            alpha=args.alpha,
+            speedup=args.speedup,
+            draft=draft,
+            draft_cost=args.draft_cost,
+        )
+    except SpecError as error:
+        option = "--" + (error.field or "").replace("_", "-")
+        raise SpecError(f"{option}: {error.message}", hint=error.hint) from None
+    figures = result.to_dict()
+    _check_finite(figures)
+    if args.json:
+        return json.dumps(figures, indent=2, allow_nan=False) + "\n"
+    return speculation_report(result)
+
+
 def _run(args: argparse.Namespace) -> int:
     try:
         if args.command == "validate":
@@ -724,6 +804,8 @@ def _run(args: argparse.Namespace) -> int:
             output = _run_list(args.what, specs)
         elif args.command == "simulate":
             output = _run_simulate(args, specs)
+        elif args.command == "speculate":
+            output = _run_speculate(args, specs)
         else:
             output = _run_table(args, specs)
     except SpecError as error:

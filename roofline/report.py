@@ -1,4 +1,5 @@
-"""Readable, aligned text reports: one estimate (``roofline estimate``) and one simulation (``roofline simulate``)."""
+"""Readable, aligned text reports: one estimate (``roofline estimate``), one simulation
+(``roofline simulate``) and one speculative-decoding answer (``roofline speculate``)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,9 @@ from . import formatting as fmt
 from .calibration import Calibration
 from .estimate import Estimate
 from .fit import memory_shortfall
-from .performance import Hardware, Workload, resolved
+from .performance import Hardware, Workload, memory_use, resolved
 from .serving import BLOCK_TOKENS, SimulationResult
+from .speculative import Speculation
 
 
 def _rows(estimate: Estimate) -> list[tuple[str, str]]:
@@ -287,3 +289,59 @@ def _expected_simulation_rows(
         ("expected ITL", banded("itl_mean_s", fmt.duration, before="mean ")),
     ]
     return [*rows, _expected_costs(calibration, hardware)]
+
+
+def speculation_report(result: Speculation) -> str:
+    """What ``roofline speculate`` prints: the deployment and the round, then one labelled line per figure."""
+    hardware, workload, round_ = result.hardware, result.workload, result.round
+    drafter = {"free": "free (cost 0)", "given": f"cost {round_.draft_cost:.3g} of a target step, as given"}.get(
+        round_.drafter, f"{round_.drafter}'s own decode step"
+    )
+    alpha = (
+        f"α = {result.alpha:.3g}, given"
+        if result.measured_speedup is None
+        else f"α = {result.alpha:.3g}, solved from a measured speedup of {result.measured_speedup:g}×"
+    )
+    heading = (
+        f"{workload.model.name} on {hardware.count} × {hardware.gpu.name}, {workload.weight_precision} weights;"
+        f" {fmt.users(round_.batch)} user{'s' if round_.batch != 1 else ''},"
+        f" {workload.context:,} tokens of context\n"
+        f"speculation: γ = {round_.gamma} draft tokens per round, {alpha}; draft: {drafter}"
+    )
+    even = result.break_even_batch
+    if even is None:
+        break_even = (
+            "never: at this context each user's cache read, which verifying γ+1 tokens does not repeat,"
+            " outweighs the extra math"
+        )
+    elif even <= 1:
+        break_even = "already at 1 user: a round costs more than the tokens it brings"
+    else:
+        break_even = f"{fmt.users(even)} users: beyond, a round costs more than the tokens it brings"
+    most = memory_use(hardware, workload).max_batch
+    if most is not None and (even is None or even > most):
+        break_even += f" ({most:,} users fit at {workload.context:,} tokens of context)"
+    verified = round_.gamma + 1
+    drafting = (
+        f" + {round_.gamma} draft steps of {fmt.milliseconds(round_.draft_step_s)}" if round_.draft_step_s else ""
+    )
+    rows = [
+        ("tokens per step", f"{result.tokens_per_step:.3f} (τ = (1 − α^{verified}) / (1 − α))"),
+        ("draft cost", f"{round_.draft_cost:.3g} of a target step"),
+        (
+            "round",
+            f"{fmt.milliseconds(round_.seconds)}: verifying {verified} tokens per user"
+            f" {fmt.milliseconds(round_.verification.seconds)} ({round_.verification.bound}-bound){drafting}",
+        ),
+        ("plain decode step", f"{fmt.milliseconds(round_.baseline.seconds)} ({round_.baseline.bound}-bound)"),
+        ("speedup", f"{result.speedup:.2f}× over plain decoding at the same batch"),
+        (
+            "tokens/s per user",
+            f"{fmt.rate(round_.tokens_per_s_per_user(result.alpha))} with speculation,"
+            f" {fmt.rate(round_.baseline_tokens_per_s_per_user)} without (both ceilings)",
+        ),
+        ("break-even batch", break_even),
+        *(("note", note) for note in round_.notes),
+    ]
+    width = max(len(label) for label, _ in rows)
+    return "\n".join([heading, *(f"  {label:<{width}}  {value}" for label, value in rows)]) + "\n"
