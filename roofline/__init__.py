@@ -16,6 +16,8 @@ Layout, lowest layer first. A module imports only from modules above it:
 - ``performance``  the roofline itself: Hardware, Workload, decode step, prefill,
                    memory, crossover, the cost of one serving iteration.
                    A new per-deployment formula goes here.
+- ``parallelism``  splitting a model over GPUs: usable tensor-parallel degrees (whole heads per
+                   GPU), pipeline stages, the bubble, a pipeline's latency and interval, the best degree.
 - ``rule``         the seed's rule of thumb by name: every weight byte per step, 2·N FLOPs
                    per token at the 16-bit peak, crossover = peak ÷ bandwidth · bytes ÷ 2.
 - ``explain``      why the ceiling differs from the rule, one cause at a time, in words.
