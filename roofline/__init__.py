@@ -25,6 +25,8 @@ Layout, lowest layer first. A module imports only from modules above it:
 - ``architecture`` what a model implies: parameters, KV bytes per token, FLOPs per token.
                    A new per-model formula goes here.
 - ``version``      the package's version (a calibration file names the one it was fitted for).
+- ``parallelism``  splitting a model over GPUs: usable tensor-parallel degrees (whole heads per
+                   GPU), pipeline stages, the bubble, a pipeline's latency and interval, the best degree.
 - ``performance``  the roofline itself: Hardware, Workload, decode step, prefill,
                    memory, crossover, tensor-parallel all-reduces and KV copies, the
                    cost of one serving iteration, and CostModel (ceiling or expected).

@@ -39,6 +39,7 @@ from . import architecture as arch
 from . import formatting as fmt
 from .errors import SpecError
 from .kvformats import kv_format
+from .parallelism import usable_tp_degrees
 from .precisions import AUTO, DEFAULT_COMPUTE_PRECISION, SIXTEEN_BIT, bytes_per_value, check_precision, native_math
 from .specs import GpuSpec, ModelSpec
 
@@ -650,21 +651,14 @@ def memory_use(hardware: Hardware, workload: Workload) -> MemoryUse:
 
 
 def tensor_parallel_degrees(model: ModelSpec, limit: int = 1024) -> tuple[int, ...]:
-    """GPU counts a model can be split over by tensor parallelism, up to ``limit``.
-
-    Powers of two (1, 2, 4, 8 ...) that divide the attention heads, so each GPU
-    holds whole heads. With grouped-query attention the degree must also divide
-    the KV heads, or be a multiple of them: then each KV head is copied to
-    ``degree / K`` GPUs, as vLLM and TensorRT-LLM do (``kv_copies`` counts the
-    copies' cache). Latent attention (MLA) has no KV heads to split.
+    """GPU counts a model can be split over by tensor parallelism, up to ``limit``: one rule,
+    ``parallelism.usable_tp_degrees``. Each GPU holds whole attention heads; with grouped-query
+    attention the degree also divides the KV heads, or is a multiple of them, each KV head then
+    copied to ``degree / K`` GPUs as vLLM and TensorRT-LLM do (``kv_copies`` counts the copies'
+    cache). Latent attention (MLA) has no KV heads to split. Not only powers of two: Llama 2
+    13B's 40 heads split 5 ways.
     """
-    degrees = []
-    degree = 1
-    while degree <= limit and model.attention_heads % degree == 0:
-        if model.mla is not None or model.kv_heads % degree == 0 or degree % model.kv_heads == 0:
-            degrees.append(degree)
-        degree *= 2
-    return tuple(degrees)
+    return usable_tp_degrees(model, limit)
 
 
 def gpu_count_problem(model: ModelSpec, count: int) -> str | None:
@@ -676,7 +670,7 @@ def gpu_count_problem(model: ModelSpec, count: int) -> str | None:
         return None
     listed = ", ".join(f"{degree:,}" for degree in degrees[:-1]) + f" or {degrees[-1]:,}"
     return (
-        f"{model.name} splits by tensor parallelism over {listed} GPUs (powers of two that divide its"
+        f"{model.name} splits by tensor parallelism over {listed} GPUs (counts that divide its"
         f" {model.attention_heads:,} attention heads"
         + ("" if model.mla is not None else f" and fit its {model.kv_heads:,} KV heads")
         + f"), or whole groups of {degrees[-1]:,}: {count:,} is not one of them"

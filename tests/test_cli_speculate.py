@@ -62,7 +62,7 @@ def test_speedup_solves_alpha_and_long_context_never_breaks_even(capsys: pytest.
     assert data["break_even_batch"] is None
     out = run(capsys, "--gamma", "4", "--speedup", "2", "--draft-cost", "0.1", "--batch", "32", "--context", "2048")
     assert "never: at this context each user's cache read" in out
-    assert "(208 users fit at 2,048 tokens of context)" in out
+    assert "(244 users fit at 2,048 tokens of context)" in out
 
 
 def test_a_draft_model_sets_the_cost(capsys: pytest.CaptureFixture[str]) -> None:

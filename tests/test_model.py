@@ -238,7 +238,8 @@ def test_tensor_parallel_degrees_divide_the_heads() -> None:
     assert tensor_parallel_degrees(LLAMA_8B) == (1, 2, 4, 8, 16, 32)
     assert tensor_parallel_degrees(DEEPSEEK) == (1, 2, 4, 8, 16, 32, 64, 128)
     six_kv = dataclasses.replace(LLAMA_8B, attention_heads=48, kv_heads=6)
-    assert tensor_parallel_degrees(six_kv) == (1, 2)
+    # Not only powers of two: 3 and 6 divide both; 12, 24 and 48 copy each of the 6 KV heads.
+    assert tensor_parallel_degrees(six_kv) == (1, 2, 3, 6, 12, 24, 48)
 
 
 def test_past_the_largest_degree_gpus_come_in_whole_groups() -> None:
