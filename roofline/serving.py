@@ -241,8 +241,9 @@ class ServingConfig:
     """The traffic and the scheduler: everything but the hardware and the model.
 
     ``concurrency`` (a closed loop of that many clients) replaces ``rate``, which is
-    then unused. ``record_blocks`` keeps the KV blocks in use at every scheduling
-    decision, for a chart (``SimulationResult.blocks_in_use``).
+    then unused. ``record_blocks`` keeps the KV blocks in use, and the tokens cached in
+    them, at every scheduling decision, for a chart (``SimulationResult.blocks_in_use``
+    and ``cached_tokens``).
     """
 
     policy: Policy = "continuous"
@@ -358,8 +359,13 @@ class SimulationResult:
     preemptions: int = 0
     recomputed_tokens: int = 0
     swapped_bytes: float = 0.0
-    #: ``(time_s, blocks)`` at every scheduling decision, when ``config.record_blocks``.
+    #: ``(time_s, blocks)`` at every scheduling decision, when ``config.record_blocks``: blocks
+    #: allocated (paged) or reserved (reserve), iterative policies only.
     blocks_in_use: tuple[tuple[float, int], ...] = ()
+    #: ``(time_s, tokens)`` at the same moments: tokens actually cached in those blocks (every
+    #: running request's prompt so far and generated tokens). Under ``reserve`` the gap between
+    #: ``16 * blocks`` and this is the reservation not yet written.
+    cached_tokens: tuple[tuple[float, int], ...] = ()
     batch_seconds: float = 0.0
     normalized_latency_mean_s: float | None = None
     #: How many inter-token gaps the ITL figures rank: ``sum(output - 1)`` over completed requests.
@@ -873,7 +879,7 @@ class _Run:
         self.recomputed_tokens = 0
         self.swapped_bytes = 0.0
         self.swap_s = 0.0  # copy time to add to the coming iteration
-        self.blocks_log: list[tuple[float, int]] | None = [] if config.record_blocks else None
+        self.blocks_log: list[tuple[float, int, int]] | None = [] if config.record_blocks else None
         self.traced = min(config.trace_requests, count)
         self.spans: list[list[list]] = [[] for _ in range(self.traced)]
         self.preempted_times = [0] * self.traced
@@ -1217,9 +1223,12 @@ class _Run:
         else:
             self.join_decoding(index, target + 1, step)
 
-    def note_blocks(self) -> None:
+    def note_blocks(self, step: int) -> None:
+        """Log the blocks in use and the tokens cached before decode step ``step`` (when asked to):
+        a decoder holds ``base + step - 1`` tokens, a prompt being prefilled those cached so far."""
         if self.blocks_log is not None:
-            self.blocks_log.append((self.now, self.capacity - self.free_blocks))
+            cached = self.base_sum + len(self.base) * (step - 1) + sum(entry[1] for entry in self.prefilling)
+            self.blocks_log.append((self.now, self.capacity - self.free_blocks, cached))
 
     # -- continuous and chunked: the loop ---------------------------------------------------------
 
@@ -1243,11 +1252,11 @@ class _Run:
             # vLLM admits no one in an iteration that preempted.
             swapped_in = [] if preempted else self.admit(step)
             if not self.running:
-                self.note_blocks()
+                self.note_blocks(step)
                 if not self.wait_for_arrival():
                     return
                 continue
-            self.note_blocks()
+            self.note_blocks(step)
             # A run stops where a newcomer could join: only when the queue is empty (its head
             # waits for blocks or a slot, and neither comes back before a request ends).
             can_join = len(self.running) < self.config.max_batch and not self.queue
@@ -1257,7 +1266,7 @@ class _Run:
                 step = self.prefill_iteration(step, can_join, single, swapped_in)
             else:
                 step = self.decode_run(step, can_join, single, swapped_in)
-            self.note_blocks()
+            self.note_blocks(step)
             while self.next_end() == step:
                 _, index = heapq.heappop(self.finishing)
                 self.complete(index, self.leave_decoding(index, step))
@@ -1468,7 +1477,8 @@ class _Run:
             preemptions=self.preemptions,
             recomputed_tokens=self.recomputed_tokens,
             swapped_bytes=self.swapped_bytes,
-            blocks_in_use=tuple(self.blocks_log or ()),
+            blocks_in_use=tuple((time, blocks) for time, blocks, _ in self.blocks_log or ()),
+            cached_tokens=tuple((time, tokens) for time, _, tokens in self.blocks_log or ()),
             batch_seconds=self.batch_seconds,
             normalized_latency_mean_s=mean(per_token),
             itl_count=self.gaps.count(),

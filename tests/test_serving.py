@@ -11,6 +11,7 @@ work of any run inside the documented ranges; then ``roofline simulate`` and its
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import random
@@ -463,6 +464,25 @@ def test_reserved_requests_never_hold_more_kv_blocks_than_fit(policy: str, block
         assert held <= blocks
 
 
+def test_reserved_blocks_hold_the_whole_request_while_the_cache_fills_a_token_a_step() -> None:
+    """Two requests of a 100-token prompt and 50 output tokens, at time 0, reserved: each holds
+    ceil(150 / 16) = 10 blocks from the start. Nothing is cached before the prefill; after it,
+    the 100 prompt tokens each; after the last decode step, 100 + 49 (the 50th token is returned,
+    never cached); once they leave, nothing."""
+    config = ServingConfig(
+        admission="reserve", rate=math.inf, requests=2, prompt=Lengths(100, 100), output=Lengths(50, 50),
+        record_blocks=True,
+    )  # fmt: skip
+    result = run(config)
+    assert {blocks for _, blocks in result.blocks_in_use[:-1]} == {20}
+    tokens = [cached for _, cached in result.cached_tokens]
+    assert tokens[0] == 0 and tokens[1] == 2 * 100 and max(tokens) == 2 * 149 and tokens[-1] == 0
+    paged = run(dataclasses.replace(config, admission="paged"))
+    # Paged: the prompt's 7 blocks each at first, one more as the cache passes 112 and 128 tokens.
+    assert paged.blocks_in_use[0][1] == 2 * 7 and max(blocks for _, blocks in paged.blocks_in_use) == 2 * 10
+    assert [cached for _, cached in paged.cached_tokens] == tokens
+
+
 @SIMULATION
 @given(
     policy=ITERATIVE,
@@ -496,6 +516,11 @@ def test_paged_blocks_never_exceed_the_cache_and_every_request_ends(
     result = run_unless_thrashing(config, with_blocks(blocks))
     assert all(0 <= used <= blocks for _, used in result.blocks_in_use)
     assert result.blocks_in_use[-1][1] == 0  # everything handed back
+    # The tokens cached fit in the blocks held at every moment, and none are left at the end.
+    assert len(result.cached_tokens) == len(result.blocks_in_use)
+    for (when, used), (also, tokens) in zip(result.blocks_in_use, result.cached_tokens, strict=True):
+        assert when == also and 0 <= tokens <= BLOCK_TOKENS * used
+    assert result.cached_tokens[-1][1] == 0
     too_long = sum(1 for r in result.trace if blocks_for(r.prompt + r.output - 1) > blocks)
     assert (result.rejected, result.completed) == (too_long, 120 - too_long)
 
