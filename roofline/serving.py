@@ -104,7 +104,8 @@ Preemptions stay few per request, because the oldest running request is never pr
 and a preempted one resumes only when its blocks are free; yet a cache that holds only one
 or two requests at their full length, with short prompts, can preempt some 50 times a
 request (a random search's worst), and take 70 scheduling steps a request instead of the
-usual 2 to 5. A run is therefore bounded at ``MAX_STEPS_PER_REQUEST`` steps a request and,
+usual 2 to 5. A run is therefore bounded at ``MAX_STEPS_PER_REQUEST`` steps a request (or the
+config's ``max_steps_per_request``, which a caller that must answer fast sets lower) and,
 past that, refused in one line (``SpecError``, field ``admission``) naming the thrashing.
 
 The same inputs and seed give the same floats in the same order, so
@@ -262,6 +263,9 @@ class ServingConfig:
     preemption: Preemption = "recompute"
     concurrency: int | None = None
     record_blocks: bool = False
+    #: Scheduling steps a run may take per request before it is refused as thrashing; None:
+    #: ``MAX_STEPS_PER_REQUEST``. A caller that must answer fast (the page's calculator) sets less.
+    max_steps_per_request: int | None = None
 
     def __post_init__(self) -> None:
         _check_choice("policy", "policy", self.policy, POLICIES)
@@ -291,6 +295,8 @@ class ServingConfig:
             _check_number("concurrency", self.concurrency, minimum=1, maximum=CONCURRENCY_RANGE[1], whole=True)
         if not isinstance(self.record_blocks, bool):
             raise SpecError(f"must be true or false, got {shown(self.record_blocks)}", field="record_blocks")
+        if self.max_steps_per_request is not None:
+            _check_number("max_steps_per_request", self.max_steps_per_request, minimum=1, whole=True)
 
 
 @dataclass(frozen=True)
@@ -1235,7 +1241,7 @@ class _Run:
     def run_iterative(self) -> None:
         """Iteration-level scheduling; ``chunked`` caps each iteration at the token budget."""
         step = 0  # decode steps so far (iterations that held decodes)
-        passes_left = MAX_STEPS_PER_REQUEST * self.config.requests + SPARE_STEPS
+        passes_left = self.steps_per_request * self.config.requests + SPARE_STEPS
         while True:
             passes_left -= 1
             if passes_left < 0:
@@ -1271,8 +1277,13 @@ class _Run:
                 _, index = heapq.heappop(self.finishing)
                 self.complete(index, self.leave_decoding(index, step))
 
+    @property
+    def steps_per_request(self) -> int:
+        """The run's bound on scheduling steps a request: the config's, else ``MAX_STEPS_PER_REQUEST``."""
+        return self.config.max_steps_per_request or MAX_STEPS_PER_REQUEST
+
     def thrashing(self) -> SpecError:
-        """The error for a run past ``MAX_STEPS_PER_REQUEST``: paged admission preempting without end."""
+        """The error for a run past its steps a request: paged admission preempting without end."""
         config = self.config
         longest = blocks_for(config.prompt.high + config.output.high - 1)
         holds = self.capacity // longest
@@ -1280,7 +1291,7 @@ class _Run:
         return SpecError(
             f"the KV cache thrashes: {self.preemptions:,} preemptions by the time {done:,} of"
             f" {config.requests:,} requests had finished, past the simulator's bound of"
-            f" {MAX_STEPS_PER_REQUEST} scheduling steps a request; the cache holds"
+            f" {self.steps_per_request} scheduling steps a request; the cache holds"
             f" {holds:,} request{'' if holds == 1 else 's'} at the longest prompt plus output",
             field="admission",
             hint="use --admission reserve, more memory (--usable-fraction, --gpus), or shorter outputs",

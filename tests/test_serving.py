@@ -923,6 +923,18 @@ def test_long_prompts_and_outputs_take_a_few_scheduling_steps_a_request(case: di
     assert passes <= 5 * 300 + 10
 
 
+def test_a_caller_may_bound_the_steps_lower_and_the_refusal_names_its_bound() -> None:
+    """The page's calculator answers within a keystroke: it sets a lower bound, and a run past it is
+    refused in one line that names that bound; the same run under the default bound completes."""
+    case, blocks, _ = THRASHING["one-token prompts, outputs near the cache"]
+    hardware = with_blocks(blocks)
+    assert run(ServingConfig(requests=300, **case), hardware).completed == 300
+    with pytest.raises(SpecError) as refused:
+        run(ServingConfig(requests=300, max_steps_per_request=2, **case), hardware)
+    assert "past the simulator's bound of 2 scheduling steps a request" in str(refused.value)
+    assert refused.value.field == "admission"
+
+
 @pytest.mark.parametrize(("case", "blocks", "outcome"), THRASHING.values(), ids=THRASHING.keys())
 def test_a_thrashing_cache_ends_within_the_bound(case: dict, blocks: int, outcome: str) -> None:
     """However small the cache, a run ends within ``MAX_STEPS_PER_REQUEST`` passes a request:
@@ -1240,6 +1252,7 @@ def test_bad_simulate_input_is_one_line_and_exit_2(
         ("preemption", "drop"),
         ("concurrency", 0),
         ("record_blocks", "yes"),
+        ("max_steps_per_request", 0),
     ],
 )
 def test_a_bad_config_names_its_field(field: str, value: object) -> None:

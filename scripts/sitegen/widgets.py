@@ -213,9 +213,10 @@ def _control(field_id: str, field: Field) -> str:
             for value, text in field.choices
         )
         wide = " rf-field--wide" if field.wide else ""
+        # A choice has an error line too: a rule between choices (Rule.allowed) writes its message there.
         return (
-            f'<div class="rf-field{wide}">{label}<select id="{field_id}" name="{html.escape(field.name)}"{describe}>'
-            f"{options}</select></div>"
+            f'<div class="rf-field{wide}">{label}<select id="{field_id}" name="{html.escape(field.name)}"'
+            f' aria-describedby="{field_id}-error"{describe}>{options}</select>{error}</div>'
         )
     mode = "numeric" if field.whole else "decimal"
     return (

@@ -425,7 +425,10 @@ def thrashing_inputs() -> dict:
 def test_a_cache_that_thrashes_is_one_line_from_the_view() -> None:
     with pytest.raises(SpecError) as refused:
         calculator.view(**thrashing_inputs())
-    assert "the KV cache thrashes" in str(refused.value) and "\n" not in str(refused.value)
+    line = str(refused.value)
+    assert "the KV cache thrashes" in line and "\n" not in line
+    assert f"bound of {calculator.STEPS_PER_REQUEST} scheduling steps" in line
+    assert line.endswith("(choose reserve admission, more GPUs or shorter outputs)")
 
 
 @pytest.mark.node

@@ -241,18 +241,25 @@ class Calculator {
       this.form.dataset.state = "failed";
       this.showNote([`Python could not compute this: ${answer.error}`]);
       this.showResults(false); // the numbers on screen belong to other inputs
+      this.timed("rf-calc-failed", sent, received, answer);
       return;
     }
     this.render(answer, params, { announce: true });
     this.form.dataset.state = "ready";
+    this.timed("rf-calc-rendered", sent, received, answer);
+  }
+
+  /** Tell the benchmark (scripts/bench_browser.py) how long an answer took, from the reader's input on. */
+  timed(name, sent, received, answer) {
     this.form.dispatchEvent(
-      new CustomEvent("rf-calc-rendered", {
+      new CustomEvent(name, {
         detail: {
           inputToNumbersMs: performance.now() - this.lastInput,
           inputToSendMs: sent - this.lastInput,
           roundTripMs: received - sent,
           pythonMs: answer.ms,
           renderMs: performance.now() - received,
+          failed: name === "rf-calc-failed",
         },
       }),
     );
