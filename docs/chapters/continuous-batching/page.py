@@ -124,8 +124,20 @@ class Spread:
         return max(self.values)
 
     def words(self, show: Callable[[float], str]) -> str:
-        """``"4.9 (3.7 to 5.9 over 5 seeds)"``: the median, then the range, each as ``show`` prints it."""
+        """``"4.9 (3.7 to 5.9 over 5 seeds)"``: the median, then the range, each as ``show`` prints it
+        (``"8.9 ms on all 5 seeds"`` when the range prints as one value)."""
+        if show(self.low) == show(self.high):
+            return f"{show(self.median)} on all {len(self.values)} seeds"
         return f"{show(self.median)} ({show(self.low)} to {show(self.high)} over {len(self.values)} seeds)"
+
+    def spread(self, show: Callable[[float], str]) -> str:
+        """``"a median of 4.9, from 3.7 to 5.9, over 5 seeds"``, for a place already in parentheses."""
+        median, low, high = show(self.median), show(self.low), show(self.high)
+        return f"a median of {median}, from {low} to {high}, over {len(self.values)} seeds"
+
+    def range(self, show: Callable[[float], str]) -> str:
+        """``"from 3.7 to 5.9"``: the lowest and the highest."""
+        return f"from {show(self.low)} to {show(self.high)}"
 
 
 def duration(seconds: float | None) -> str:
@@ -341,6 +353,7 @@ def build(ctx: Context) -> PageContent:
     put("mem_paged0_itl_p99", duration((paged0.itl_s or {})[99]))
     put("mem_reserve0_itl_p99", duration((reserved0.itl_s or {})[99]))
     put("mem_paged0_itl_p50", duration((paged0.itl_s or {})[50]))
+    put("mem_reserve0_itl_p50", duration((reserved0.itl_s or {})[50]))
     swapped = simulate(hardware, big, MEMORY.config("continuous", preemption="swap"))
     put("mem_swap0_tps", fmt.rate(swapped.throughput_tokens_per_s))
     put("mem_swap0_gb", f"{swapped.swapped_bytes / 1e9:,.0f} GB")
@@ -407,13 +420,14 @@ def build(ctx: Context) -> PageContent:
 
     put("chunk_continuous_itl", spread(lambda c, k: (c.itl_s or {})[99]).words(duration))
     put("chunk_chunked_itl", spread(lambda c, k: (k.itl_s or {})[99]).words(duration))
-    put("chunk_itl_ratio", spread(lambda c, k: (c.itl_s or {})[99] / (k.itl_s or {})[99]).words(lambda v: f"{v:.0f}×"))
+    put("chunk_itl_ratio", spread(lambda c, k: (c.itl_s or {})[99] / (k.itl_s or {})[99]).words(lambda v: f"{v:.0f}"))
     put("chunk_continuous_tpot", spread(lambda c, k: c.tpot_s[99]).words(duration))
     put("chunk_chunked_tpot", spread(lambda c, k: k.tpot_s[99]).words(duration))
     put("chunk_itl_p50", spread(lambda c, k: (c.itl_s or {})[50]).words(duration))
     ttft_change = spread(lambda c, k: k.ttft_s[99] - c.ttft_s[99])
-    put("chunk_ttft_change", ttft_change.words(milliseconds))
-    put("chunk_continuous_ttft", spread(lambda c, k: c.ttft_s[99]).words(duration))
+    put("chunk_ttft_change", ttft_change.spread(milliseconds))
+    put("chunk_ttft_change_median", milliseconds(ttft_change.median))
+    put("chunk_continuous_ttft", spread(lambda c, k: c.ttft_s[99]).range(duration))
     put("chunk0_continuous_itl", duration((long_continuous.itl_s or {})[99]))
     put("chunk0_continuous_tpot", duration(long_continuous.tpot_s[99]))
     put("chunk0_chunked_itl", duration((long_chunked.itl_s or {})[99]))
@@ -460,7 +474,7 @@ def build(ctx: Context) -> PageContent:
             for seed in SEEDS
         )
     )
-    put("sweep_static_best_seeds", static_best.words(lambda v: f"{v:.1f}"))
+    put("sweep_static_best_seeds", static_best.spread(lambda v: f"{v:.1f}"))
     put("sweep_last_rate", f"{SWEEP_RATES[-1]:g}")
     put("sweep_first_rate", f"{SWEEP_RATES[0]:g}")
     put("sweep_requests", fmt.rate(SWEEP_REQUESTS))

@@ -93,7 +93,7 @@ FORM = Form(
     fields=[
         Field.choice("gpu", "GPU", gpu_menu(_SPECS), default="h100-sxm", wide=True),
         Field.choice("gpus", "GPUs (tensor parallel)", [(str(n), str(n)) for n in GPU_COUNTS], default="1"),
-        Field.choice("precision", "Weights (KV cache bf16)", [(p, p) for p in PRECISIONS], default="bf16"),
+        Field.choice("precision", "Weight precision", [(p, p) for p in PRECISIONS], default="bf16"),
         Field.choice("model", "Model", model_menu(_SPECS, keep=lambda model: model in _MODELS), default="llama-3.1-8b"),
         Field.choice(
             "policy",
@@ -110,12 +110,12 @@ FORM = Form(
             wide=True,
         ),
         Field.number("rate", "Requests per second", low=1, high=1000, default=10),
-        Field.number("max_batch", "Max batch (max_num_seqs)", low=1, high=1024, default=64),
+        Field.number("max_batch", "Max batch", low=1, high=1024, default=64),
         Field.number("prompt_low", "Prompt tokens, from", low=1, high=32768, default=DEFAULT_PROMPT[0]),
         Field.number("prompt_high", "Prompt tokens, to", low=1, high=32768, default=DEFAULT_PROMPT[1]),
         Field.number("output_low", "Output tokens, from", low=1, high=8192, default=DEFAULT_OUTPUT[0]),
         Field.number("output_high", "Output tokens, to", low=1, high=8192, default=DEFAULT_OUTPUT[1]),
-        Field.number("token_budget", "Token budget (max_num_batched_tokens)", low=2, high=65536, default=512),
+        Field.number("token_budget", "Token budget (chunked)", low=2, high=65536, default=512),
     ],
     outputs=[
         Output.text("ttft", "Time to first token, p50 · p90 · p99"),
@@ -124,8 +124,13 @@ FORM = Form(
         Output.text("throughput", "Throughput"),
         Output.text("goodput", f"Goodput (TTFT ≤ {DEFAULT_TTFT_SLO_S:g} s and TPOT ≤ {DEFAULT_TPOT_SLO_S * 1e3:g} ms)"),
         Output.text("in_flight", "Requests in flight · in the batch (time-weighted means)"),
-        Output.text("memory", "KV cache"),
-        Output.bar("busy", "GPU busy", share="busy_fraction"),
+        Output.text("memory", "KV cache (bf16)"),
+        # What "busy" measures is said beside it, so 100% next to "Keeping up" reads right.
+        Output.bar(
+            "busy",
+            "GPU busy: the share of time spent in iterations, however few requests they hold (not spare capacity)",
+            share="busy_fraction",
+        ),
         Output.timeline(
             "timeline",
             f"The first {TIMELINE_REQUESTS} requests, one row each, against time in seconds: waiting"
@@ -269,10 +274,7 @@ def view(
         f" ({(result.slo_attainment or 0.0):.0%} of those served met both)",
         "in_flight": f"{result.mean_in_flight:,.1f} · {result.mean_batch:,.1f} (max batch {max_batch:,})",
         "memory": memory,
-        # Busy is the share of time spent in iterations, not of what an iteration could hold:
-        # a memory-bound step with a bigger batch costs little more, so 100% can still keep up.
-        "busy": f"{result.busy_fraction:.0%} of the time in an iteration, however few it holds:"
-        " not a measure of spare capacity",
+        "busy": f"{result.busy_fraction:.0%}",
         "busy_fraction": result.busy_fraction,
         "timeline": timeline(result),
     }
