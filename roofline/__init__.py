@@ -16,9 +16,13 @@ Layout, lowest layer first. A module imports only from modules above it:
                    model menus from a SpecSet.
 - ``architecture`` what a model implies: parameters, KV bytes per token, FLOPs per token.
                    A new per-model formula goes here.
+- ``version``      the package's version (a calibration file names the one it was fitted for).
 - ``performance``  the roofline itself: Hardware, Workload, decode step, prefill,
-                   memory, crossover, the cost of one serving iteration.
+                   memory, crossover, tensor-parallel all-reduces and KV copies, the
+                   cost of one serving iteration, and CostModel (ceiling or expected).
                    A new per-deployment formula goes here; ``timed`` times any pass.
+- ``calibration``  the expected-mode costs fitted to published runs (``data/calibration.toml``)
+                   and their band.
 - ``rule``         the seed's rule of thumb by name: every weight byte per step, 2·N FLOPs
                    per token at the 16-bit peak, crossover = peak ÷ bandwidth · bytes ÷ 2.
 - ``explain``      why the ceiling differs from the rule, one cause at a time, in words.
@@ -33,6 +37,8 @@ Layout, lowest layer first. A module imports only from modules above it:
                    closed-loop traffic, static / continuous / chunked batching, paged
                    KV blocks with preemption or reservation; TTFT, TPOT, ITL,
                    throughput, goodput. Times from performance.IterationCosts.
+- ``benchmarks``   published serving runs (a CSV) beside their ceiling and the simulator's
+                   expected figure: what ``scripts/fit_expected.py`` fits on.
 - ``report``       human-readable text for one estimate or one simulation.
 - ``cli``          the ``roofline`` command; the only module that prints or exits.
 
@@ -58,8 +64,9 @@ from .architecture import (
     total_parameters,
     weight_bytes,
 )
+from .calibration import Calibration, cost_model, load_calibration
 from .errors import SpecError
-from .estimate import Estimate, estimate, evaluate
+from .estimate import Estimate, Expected, estimate, evaluate
 from .explain import decode_steps, explain_decode, explain_prefill, prefill_steps
 from .fit import Shortfall, memory_shortfall
 from .kvcache import (
@@ -83,6 +90,8 @@ from .kvcache import (
 from .kvformats import KV_FORMATS, KvFormat, kv_bytes_per_value
 from .loader import SpecSet, builtin_specs, load_specs, parse_specs, read_spec_file
 from .performance import (
+    CEILING,
+    CostModel,
     Hardware,
     IterationCosts,
     MemoryUse,
@@ -93,6 +102,7 @@ from .performance import (
     decode_step,
     gpus_to_fit,
     iteration_costs,
+    kv_copies,
     math_precision,
     memory_use,
     prefill_pass,
@@ -107,8 +117,8 @@ from .rule import (
     rule_of_thumb,
     rule_prefill_seconds,
 )
-from .serving import Lengths, ServingConfig, SimulationResult, parse_lengths, simulate
-from .specs import GpuSpec, MlaSpec, ModelSpec, MoeSpec
+from .serving import Lengths, ServingConfig, SimulationResult, parse_lengths, simulate, simulate_expected
+from .specs import GpuSpec, InterconnectSpec, MlaSpec, ModelSpec, MoeSpec
 
 #: The rule-of-thumb functions under the names the package used before the rule had its own module.
 simple_crossover_batch = rule_crossover_batch
@@ -116,14 +126,19 @@ simple_prefill_seconds = rule_prefill_seconds
 
 __all__ = [
     "BYTES_PER_VALUE",
+    "CEILING",
     "FORMATS",
     "KV_FORMATS",
     "PRECISIONS",
     "AttentionCache",
+    "Calibration",
+    "CostModel",
     "Estimate",
+    "Expected",
     "GenerationWork",
     "GpuSpec",
     "Hardware",
+    "InterconnectSpec",
     "IterationCosts",
     "KvFormat",
     "Lengths",
@@ -147,6 +162,7 @@ __all__ = [
     "attention_cache",
     "builtin_specs",
     "bytes_per_value",
+    "cost_model",
     "crossover_batch",
     "decode_pass",
     "decode_step",
@@ -161,8 +177,10 @@ __all__ = [
     "kv_bytes_per_value",
     "kv_cache_bytes",
     "kv_cache_bytes_per_token",
+    "kv_copies",
     "kv_equals_weights_context",
     "kv_read_asymptote",
+    "load_calibration",
     "load_specs",
     "lognormal_lengths",
     "math_precision",
@@ -183,6 +201,7 @@ __all__ = [
     "simple_crossover_batch",
     "simple_prefill_seconds",
     "simulate",
+    "simulate_expected",
     "step_split",
     "swap_or_recompute",
     "tensor_parallel_degrees",

@@ -27,12 +27,13 @@ from typing import NoReturn
 
 from . import architecture as arch
 from . import formatting as fmt
+from .calibration import COSTS, load_calibration
 from .errors import SpecError, did_you_mean, one_line, shown
 from .estimate import estimate
 from .kvformats import KV_FORMAT_NAMES, KV_FORMATS
 from .loader import SpecSet, load_specs, read_spec_file
 from .measured import load_measurements
-from .performance import Hardware, Workload
+from .performance import DEFAULT_USABLE_FRACTION, Hardware, Workload
 from .precisions import AUTO, DEFAULT_COMPUTE_PRECISION, FORMATS, PRECISIONS
 from .report import simulation_report, text_report
 from .serving import (
@@ -49,6 +50,7 @@ from .serving import (
     ServingConfig,
     parse_lengths,
     simulate,
+    simulate_expected,
 )
 from .sweep import Table, decode_prefill_rows, decode_prefill_table
 
@@ -71,8 +73,10 @@ CONTEXT_RANGE = (0, 100_000_000)
 #: Prompt tokens to prefill (``table`` needs at least 1).
 PROMPT_RANGE = (0, 100_000_000)
 TABLE_PROMPT_RANGE = (1, 100_000_000)
-#: Share of memory usable for weights and cache: 1% to all of it.
+#: Share of what the weights leave that the KV cache gets: 1% to all of it.
 USABLE_FRACTION_RANGE = (0.01, 1.0)
+#: Fixed latency of one all-reduce, seconds: none to a second.
+ALLREDUCE_LATENCY_RANGE = (0.0, 1.0)
 
 #: Why writing stdout can fail: a closed pipe, a full disk or quota, a dead device.
 _WRITE_FAILURES = {
@@ -225,7 +229,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--gpus",
         type=_whole_number(GPUS_RANGE),
         default=1,
-        help=f"GPUs, ideal tensor parallelism, {_span(GPUS_RANGE)} (default 1)",
+        help=f"GPUs, splitting every layer and paying its all-reduces, {_span(GPUS_RANGE)} (default 1)",
     )
     run.add_argument(
         "--batch",
@@ -248,8 +252,29 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--usable-fraction",
         type=_fraction,
-        default=0.9,
-        help=f"share of memory usable, {USABLE_FRACTION_RANGE[0]:g} to {USABLE_FRACTION_RANGE[1]:g} (default 0.9)",
+        default=DEFAULT_USABLE_FRACTION,
+        help="share of the memory the weights and workspace leave that holds the KV cache, as TensorRT-LLM's"
+        f" kv_cache_free_gpu_mem_fraction, {USABLE_FRACTION_RANGE[0]:g} to {USABLE_FRACTION_RANGE[1]:g}"
+        f" (default {DEFAULT_USABLE_FRACTION:g})",
+    )
+    run.add_argument(
+        "--attention-dp",
+        action="store_true",
+        help="data-parallel attention: each GPU keeps its own users' cache (a latent MLA cache is"
+        " otherwise held whole by every GPU)",
+    )
+    run.add_argument(
+        "--allreduce-latency",
+        type=_number_in(ALLREDUCE_LATENCY_RANGE),
+        default=None,
+        metavar="S",
+        help="fixed seconds per all-reduce, overriding the GPU spec's smallest measured preset",
+    )
+    run.add_argument(
+        "--costs",
+        choices=COSTS,
+        default="ceiling",
+        help="ceiling: the upper bound (default); expected: also the calibrated prediction and its band",
     )
     run.add_argument(
         "--shared-prefix",
@@ -303,7 +328,7 @@ def _add_simulate_parser(commands: argparse._SubParsersAction) -> None:
         "--gpus",
         type=_whole_number(GPUS_RANGE),
         default=1,
-        help=f"GPUs, {_span(GPUS_RANGE)}, ideal tensor parallelism (default 1)",
+        help=f"GPUs, {_span(GPUS_RANGE)}, splitting every layer and paying its all-reduces (default 1)",
     )
     run.add_argument("--precision", type=_precision, default="bf16", help="weight precision (default bf16)")
     run.add_argument("--kv-precision", type=_kv_precision, default="bf16", help="KV-cache format (default bf16)")
@@ -316,9 +341,16 @@ def _add_simulate_parser(commands: argparse._SubParsersAction) -> None:
     run.add_argument(
         "--usable-fraction",
         type=_fraction,
-        default=0.9,
-        help=f"share of memory usable, {USABLE_FRACTION_RANGE[0]:g} to {USABLE_FRACTION_RANGE[1]:g}, as for"
-        " estimate (default 0.9)",
+        default=DEFAULT_USABLE_FRACTION,
+        help="share of the memory the weights and workspace leave that holds the KV cache, as for estimate,"
+        f" {USABLE_FRACTION_RANGE[0]:g} to {USABLE_FRACTION_RANGE[1]:g} (default {DEFAULT_USABLE_FRACTION:g})",
+    )
+    run.add_argument(
+        "--costs",
+        choices=COSTS,
+        default="ceiling",
+        help="ceiling: every iteration at its upper bound (default); expected: also the same run at the"
+        " calibrated costs, with its band",
     )
     run.add_argument("--policy", choices=POLICIES, default=defaults.policy, help="scheduler (default %(default)s)")
     run.add_argument(
@@ -426,6 +458,9 @@ def _run_estimate(args: argparse.Namespace, specs: SpecSet) -> str:
             prompt=args.prompt,
             shared_prefix=args.shared_prefix,
             usable_fraction=args.usable_fraction,
+            attention_dp=args.attention_dp,
+            allreduce_latency_s=args.allreduce_latency,
+            costs=args.costs,
             specs=specs,
         )
     except SpecError as error:
@@ -443,6 +478,8 @@ def _check_finite(figures: dict[str, object], prefix: str = "") -> None:
     for key, value in figures.items():
         if isinstance(value, dict):
             _check_finite(value, f"{prefix}{key}.")
+        elif isinstance(value, list):  # a band's [low, high]
+            _check_finite({f"{key}[{index}]": item for index, item in enumerate(value)}, prefix)
         elif isinstance(value, float) and not math.isfinite(value):
             raise SpecError(
                 f"the result '{prefix}{key}' is {value}, out of a float's range",
@@ -547,6 +584,8 @@ def _run_simulate(args: argparse.Namespace, specs: SpecSet) -> str:
             "--concurrency: cannot be combined with --rate",
             hint="a closed loop of N clients sets its own arrivals; give one of the two",
         )
+    # A bad calibration file names itself and its field, not a simulate option: loaded outside the try.
+    calibration = load_calibration() if args.costs == "expected" else None
     try:
         hardware = Hardware(specs.gpu(args.gpu), args.gpus, args.compute_precision, args.usable_fraction)
         workload = Workload(specs.model(args.model), args.precision, args.kv_precision)
@@ -566,6 +605,7 @@ def _run_simulate(args: argparse.Namespace, specs: SpecSet) -> str:
             concurrency=args.concurrency,
         )
         result = simulate(hardware, workload, config)
+        expected = None if calibration is None else simulate_expected(hardware, workload, config, calibration)
     except SpecError as error:
         error = _precision_hint(error)
         if error.field is None:
@@ -573,10 +613,13 @@ def _run_simulate(args: argparse.Namespace, specs: SpecSet) -> str:
         option = _SIMULATE_OPTIONS.get(error.field, "--" + error.field.replace("_", "-"))
         raise SpecError(f"{option}: {error.message}", hint=error.hint) from None
     figures = result.to_dict()
+    if expected is not None and calibration is not None:
+        expected_figures = expected.to_dict()
+        figures.update(costs="expected", expected=expected_figures, band=calibration.bands(expected_figures))
     _check_finite(figures)
     if args.json:
         return json.dumps(figures, indent=2, allow_nan=False) + "\n"
-    return simulation_report(result, hardware, workload)
+    return simulation_report(result, hardware, workload, expected, calibration)
 
 
 def _run(args: argparse.Namespace) -> int:

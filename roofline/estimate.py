@@ -6,22 +6,58 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from . import architecture as arch
+from . import formatting as fmt
+from .calibration import BAND_METRICS, Calibration, cost_model, load_calibration
 from .explain import explain_decode, explain_prefill, math_choice
 from .loader import SpecSet, load_specs
 from .performance import (
     DEFAULT_USABLE_FRACTION,
+    DEFAULT_WORKSPACE_BYTES,
     Hardware,
     MemoryUse,
     Pass,
     Workload,
+    allreduce_bytes,
+    allreduces_per_pass,
     crossover_batch,
     decode_step,
+    kv_copies,
     memory_use,
     prefill_pass,
     resolved,
 )
 from .precisions import DEFAULT_COMPUTE_PRECISION, number_format
 from .rule import RuleOfThumb, rule_crossover_batch, rule_of_thumb
+
+
+@dataclass(frozen=True)
+class Expected:
+    """The calibrated prediction for the same deployment (``--costs expected``): decode and
+    prefill at the fitted costs, and the band the fit's residuals put around each figure."""
+
+    decode: Pass
+    prefill: Pass
+    batch: int
+    calibration: Calibration
+
+    @property
+    def throughput_tokens_per_s(self) -> float:
+        """All users' decode tokens/s: ``batch / expected step``."""
+        return self.batch / self.decode.seconds
+
+    def figures(self) -> dict[str, float | None]:
+        """Each banded figure, by its JSON name: decode tokens/s of all users, the prefill as
+        the time to the first token, the decode step as the gap between tokens."""
+        return {
+            "throughput_tokens_per_s": self.throughput_tokens_per_s,
+            "ttft_mean_s": self.prefill.seconds if self.prefill.seconds else None,
+            "itl_mean_s": self.decode.seconds,
+            "tpot_mean_s": self.decode.seconds,
+        }
+
+    def band(self) -> dict[str, list[float] | None]:
+        """``[low, high]`` for each figure: the figure times the fit's p10 and p90 of measured ÷ expected."""
+        return self.calibration.bands(self.figures())
 
 
 @dataclass(frozen=True)
@@ -41,6 +77,8 @@ class Estimate:
     crossover_batch: float | None
     #: The math precision the caller asked for: ``"auto"`` or a precision.
     requested_compute_precision: str = DEFAULT_COMPUTE_PRECISION
+    #: The calibrated prediction beside the ceiling, when ``costs="expected"`` was asked for.
+    expected: Expected | None = None
 
     # The rule and the sentences are computed when asked for: a sweep of thousands of
     # estimates needs neither.
@@ -84,10 +122,49 @@ class Estimate:
         """All users together: ``batch / step time``."""
         return self.workload.batch / self.decode.seconds
 
+    @property
+    def kv_copies(self) -> float:
+        """How many times the GPUs hold each cached token (see ``performance.kv_copies``)."""
+        return kv_copies(self.hardware, self.workload.model)
+
+    @property
+    def allreduces_per_step(self) -> int:
+        """All-reduces charged to one decode step: ``2 * layers`` on several GPUs, else 0."""
+        if self.hardware.link_bytes_per_s is None:
+            return 0
+        return allreduces_per_pass(self.hardware, self.workload.model)
+
+    @property
+    def allreduce_bytes(self) -> float:
+        """One decode step's all-reduce message: ``batch * hidden size * 2`` bytes."""
+        return allreduce_bytes(self.workload.model, self.workload.batch) if self.hardware.count > 1 else 0.0
+
+    @property
+    def accounting(self) -> dict[str, str]:
+        """How the ceiling was computed, one sentence per part: memory, the KV copies, the
+        all-reduces and the costs (every ceiling names the accounting it uses)."""
+        return ceiling_accounting(self.hardware, self.workload)
+
     def to_dict(self) -> dict[str, Any]:
         """The estimate as plain JSON values, in SI units (bytes, seconds, tokens/s)."""
         model, hardware, workload = self.workload.model, self.hardware, self.workload
+        expected: dict[str, Any] = {}
+        if self.expected is not None:
+            figures = self.expected.figures()
+            expected = {
+                "expected": {
+                    "decode_step_s": self.expected.decode.seconds,
+                    "decode_tokens_per_s_per_user": 1.0 / self.expected.decode.seconds,
+                    "decode_tokens_per_s_total": self.expected.throughput_tokens_per_s,
+                    "prefill_s": self.expected.prefill.seconds,
+                    "communication_s": self.expected.decode.communication_s,
+                    "overhead_s": self.expected.decode.overhead_s,
+                    **{metric: figures[metric] for metric in BAND_METRICS},
+                },
+                "band": self.expected.band(),
+            }
         return {
+            "costs": "ceiling" if self.expected is None else "expected",
             "gpu": hardware.gpu.id,
             "model": model.id,
             "gpus": hardware.count,
@@ -109,6 +186,12 @@ class Estimate:
             "kv_bytes": self.memory.kv_bytes,
             "memory_used_bytes": self.memory.used_bytes,
             "memory_usable_bytes": self.memory.usable_bytes,
+            "memory_addressable_bytes": hardware.addressable_memory_bytes,
+            "workspace_bytes": hardware.count * hardware.workspace_bytes,
+            "kv_pool_bytes": self.memory.pool_bytes,
+            "usable_fraction": hardware.usable_fraction,
+            "attention_dp": hardware.attention_dp,
+            "kv_copies": self.kv_copies,
             "fits": self.memory.fits,
             "max_batch_that_fits": self.memory.max_batch,
             "decode_step_s": self.decode.seconds,
@@ -117,6 +200,10 @@ class Estimate:
             "decode_tokens_per_s_per_user": self.decode_tokens_per_s_per_user,
             "decode_tokens_per_s_total": self.decode_tokens_per_s_total,
             "decode_bound": self.decode.bound,
+            "allreduce_bytes": self.allreduce_bytes,
+            "allreduces_per_step": self.allreduces_per_step,
+            "allreduce_latency_s": hardware.allreduce_latency if self.allreduces_per_step else 0.0,
+            "communication_s": self.decode.communication_s,
             "prefill_s": self.prefill.seconds,
             "prefill_bound": self.prefill.bound if workload.prompt else None,
             "crossover_batch": self.crossover_batch,
@@ -124,13 +211,20 @@ class Estimate:
             "rule_of_thumb": self.rule.to_dict(),
             "decode_vs_rule": self.decode_vs_rule,
             "prefill_vs_rule": self.prefill_vs_rule or None,
+            "accounting": self.accounting,
+            **expected,
         }
 
 
-def evaluate(hardware: Hardware, workload: Workload) -> Estimate:
+def evaluate(hardware: Hardware, workload: Workload, calibration: Calibration | None = None) -> Estimate:
     """Every estimate for ``workload`` on ``hardware`` (see ``performance`` for the formulas,
-    ``rule`` for the rule of thumb, ``explain`` for the sentences)."""
+    ``rule`` for the rule of thumb, ``explain`` for the sentences). ``hardware.costs`` should
+    be the ceiling; with a ``calibration`` the expected figures are added beside it."""
     engine = resolved(hardware, workload)  # resolve "auto" once, not in every pass
+    expected = None
+    if calibration is not None:
+        fitted = replace(engine, costs=calibration.cost_model(engine.gpu.id))
+        expected = Expected(decode_step(fitted, workload), prefill_pass(fitted, workload), workload.batch, calibration)
     return Estimate(
         hardware=engine,
         workload=workload,
@@ -139,7 +233,53 @@ def evaluate(hardware: Hardware, workload: Workload) -> Estimate:
         memory=memory_use(engine, workload),
         crossover_batch=crossover_batch(engine, workload),
         requested_compute_precision=hardware.compute_precision,
+        expected=expected,
     )
+
+
+def ceiling_accounting(hardware: Hardware, workload: Workload) -> dict[str, str]:
+    """The ceiling's accounting in words: memory, KV copies, all-reduces, costs."""
+    gpu, model, count = hardware.gpu, workload.model, hardware.count
+    if gpu.addressable_memory_bytes is None:
+        memory = f"{fmt.gigabytes(gpu.memory_bytes)} a GPU, the nameplate (no driver figure cited)"
+    else:
+        memory = f"{fmt.gigabytes(gpu.addressable_memory_bytes)} a GPU, as the driver reports it"
+    memory += (
+        f", less {fmt.gigabytes(hardware.workspace_bytes)} of workspace;"
+        f" the KV cache gets {hardware.usable_fraction:.0%} of what the weights leave"
+    )
+    copies = kv_copies(hardware, model)
+    if model.mla is not None and count > 1:
+        kv = (
+            "each GPU holds its own users' latent cache (data-parallel attention)"
+            if hardware.attention_dp
+            else f"each of the {count:,} GPUs holds the whole latent cache (--attention-dp splits it by users)"
+        )
+    elif copies != 1:
+        kv = f"each KV head is held on {copies:g} GPUs ({count:,} GPUs, {model.kv_heads:,} KV heads)"
+    else:
+        kv = "one copy of each cached token"
+    link = gpu.interconnect
+    if count == 1:
+        communication = "one GPU: no all-reduces"
+    elif hardware.attention_dp:
+        communication = "data-parallel attention: no all-reduce; the experts' all-to-all overlaps the math"
+    elif link is None:
+        communication = f"not counted: {gpu.id} has no interconnect in its spec (ideal tensor parallelism)"
+    else:
+        wire = link.link_bytes_per_s if count <= link.domain_gpus else link.scale_out_bytes_per_s
+        fabric = link.scale_up if count <= link.domain_gpus else "the scale-out network"
+        communication = (
+            f"{allreduces_per_pass(hardware, model):,} all-reduces a pass, each"
+            f" {fmt.microseconds(hardware.allreduce_latency)} + 2(G-1)/G x message / {fmt.gigabytes(wire, 0)}/s"
+            f" over {fabric}"
+        )
+    costs = hardware.costs
+    if costs.is_ceiling:
+        basis = "the datasheet's bandwidth and dense peak, reached in full, nothing added"
+    else:
+        basis = f"{costs.name}: fitted shares of bandwidth and peak, plus fitted overheads"
+    return {"memory": memory, "kv_cache": kv, "communication": communication, "costs": basis}
 
 
 def estimate(
@@ -155,16 +295,36 @@ def estimate(
     prompt: int = 0,
     shared_prefix: int = 0,
     usable_fraction: float = DEFAULT_USABLE_FRACTION,
+    attention_dp: bool = False,
+    allreduce_latency_s: float | None = None,
+    costs: str = "ceiling",
     specs: SpecSet | None = None,
+    calibration: Calibration | None = None,
 ) -> Estimate:
     """Estimate by ids, as the CLI and the calculator ask: ``estimate("h100-sxm", "llama-3.1-8b")``.
 
     ``compute_precision="auto"`` (the default) lets the weights pick the math: fp8 runs
-    W8A8 on a GPU with fp8 math, every other format multiplies at 16 bits.
+    W8A8 on a GPU with fp8 math, nvfp4 and mxfp4 run fp4 math where the GPU has it, every
+    other format multiplies at 16 bits.
 
-    ``specs`` defaults to the built-in spec files. Bad ids or values raise SpecError.
+    ``costs="expected"`` adds the calibrated prediction and its band beside the ceiling
+    (``calibration`` defaults to the built-in file). ``specs`` defaults to the built-in
+    spec files. Bad ids or values raise SpecError.
     """
     specs = specs or load_specs()
-    hardware = Hardware(specs.gpu(gpu), gpus, compute_precision, usable_fraction)
+    if costs != "ceiling":
+        cost_model(costs, gpu, calibration)  # an unknown name or a bad file fails here, in one line
+        calibration = calibration or load_calibration()
+    else:
+        calibration = None
+    hardware = Hardware(
+        specs.gpu(gpu),
+        gpus,
+        compute_precision,
+        usable_fraction,
+        DEFAULT_WORKSPACE_BYTES,
+        attention_dp,
+        allreduce_latency_s,
+    )
     workload = Workload(specs.model(model), precision, kv_precision, batch, context, prompt, shared_prefix)
-    return evaluate(hardware, workload)
+    return evaluate(hardware, workload, calibration)

@@ -15,9 +15,19 @@ from dataclasses import dataclass
 
 from . import architecture as arch
 from . import formatting as fmt
-from .performance import Hardware, Workload, decode_step, math_precision, prefill_pass, resolved
+from .performance import (
+    Hardware,
+    Workload,
+    allreduces_per_pass,
+    decode_step,
+    kv_copies,
+    math_precision,
+    prefill_pass,
+    resolved,
+)
 from .precisions import AUTO, number_format
 from .rule import rule_prefill_seconds, rule_weight_bytes
+from .specs import ModelSpec
 
 
 @dataclass(frozen=True)
@@ -33,8 +43,9 @@ def decode_steps(hardware: Hardware, workload: Workload) -> tuple[Step, ...]:
 
     Bytes per step, in order: every weight at its nominal width (the rule);
     block scales; one embedding row per user instead of the untied table; only
-    the experts the batch touches; the users' KV cache. Then, if the math takes
-    longer than the reads, the compute time. Speed per user = bandwidth / bytes.
+    the experts the batch touches; the users' KV cache (with its copies over the
+    GPUs). Then, if the math takes longer than the reads, the compute time; then
+    the all-reduces of several GPUs. Speed per user = bandwidth / bytes.
     """
     model, fmt_ = workload.model, number_format(workload.weight_precision)
     bandwidth = hardware.bandwidth_bytes_per_s
@@ -67,20 +78,32 @@ def decode_steps(hardware: Hardware, workload: Workload) -> tuple[Step, ...]:
         )
     step = decode_step(hardware, workload)
     if workload.context:
-        whose = "this user's context brings" if users == 1 else f"the {users:,} users' contexts bring"
-        steps.append(Step(f"{whose} it to", 1.0 / step.memory_s))
+        whose, verb = ("this user's context", "brings") if users == 1 else (f"the {users:,} users' contexts", "bring")
+        copies = kv_copies(hardware, model)
+        if copies != 1:
+            whose += f", each cached token held {copies:g} times over the GPUs,"
+        steps.append(Step(f"{whose} {verb} it to", 1.0 / step.memory_s))
     if step.bound == "compute":
         math = resolved(hardware, workload).compute_precision
-        steps.append(Step(f"at {users:,} users the {math} math takes longer than the reads, so", 1.0 / step.seconds))
+        steps.append(Step(f"at {users:,} users the {math} math takes longer than the reads, so", 1.0 / step.compute_s))
+    if step.communication_s:
+        steps.append(Step(_allreduces(hardware, model, step.communication_s), 1.0 / step.seconds))
     return tuple(steps)
+
+
+def _allreduces(hardware: Hardware, model: ModelSpec, seconds: float) -> str:
+    """The all-reduce step's words: how many, over what, and what they add."""
+    count = allreduces_per_pass(hardware, model)
+    return f"{count:,} all-reduces between the {hardware.count:,} GPUs add {fmt.milliseconds(seconds)}, so"
 
 
 def prefill_steps(hardware: Hardware, workload: Workload) -> tuple[Step, ...]:
     """From the rule's prefill time (``2 * N * P`` at the 16-bit peak) to the ceiling's, cause by cause.
 
     In order: the output head for the last prompt token only and no FLOPs for
-    lookups; the math the format runs at; causal attention; and the floor of
-    one read of the weights when that is slower than the math. Empty for P = 0.
+    lookups; the math the format runs at; causal attention; the floor of one
+    read of the weights when that is slower than the math; and the all-reduces
+    of several GPUs. Empty for P = 0.
     """
     model, prompt = workload.model, workload.prompt
     if prompt == 0:
@@ -101,6 +124,8 @@ def prefill_steps(hardware: Hardware, workload: Workload) -> tuple[Step, ...]:
     steps.append(Step(f"causal attention over {prompt:,} tokens brings it to", ceiling.compute_s))
     if ceiling.bound == "memory":
         steps.append(Step("the pass cannot beat one read of the weights, so", ceiling.memory_s))
+    if ceiling.communication_s:
+        steps.append(Step(_allreduces(hardware, model, ceiling.communication_s), ceiling.seconds))
     return tuple(steps)
 
 
@@ -163,6 +188,8 @@ def math_choice(hardware: Hardware, workload: Workload) -> str:
     math = math_precision(hardware.gpu, workload.weight_precision)
     if math == workload.weight_precision:
         kind = f"W8A8 for {math} weights" if math == "fp8" else f"the weights' own {math}"
+    elif math == "fp4":
+        kind = f"W4A4 for {workload.weight_precision} weights on fp4 tensor cores"
     else:
         kind = f"weight-only {workload.weight_precision}, multiplied at 16 bits"
     return f"{math} (auto: {kind})"

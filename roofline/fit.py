@@ -8,6 +8,9 @@ can overflow the usable memory ``U`` (see ``performance.memory_use``):
 - one user's KV cache beside them, ``context * KV bytes per token > U - W``;
 - the batch's caches together, ``batch * context * KV bytes per token > U - W``.
 
+``U - W`` is the KV pool, and the cache counts its copies over the GPUs
+(``performance.kv_copies``).
+
 Every remedy offered is checked by recomputing the memory with that one change
 (or solved for exactly, as the longest context), so every piece of advice works.
 """
@@ -65,7 +68,8 @@ def memory_shortfall(estimate: Estimate) -> Shortfall | None:
         return None
     weights, usable = memory.weights_bytes, memory.usable_bytes
     free = usable - weights
-    per_user = workload.context * workload.kv_bytes_per_token
+    copies = estimate.kv_copies
+    per_user = copies * workload.context * workload.kv_bytes_per_token
     on = f"{fmt.gigabytes(usable)} usable on {_gpus(hardware.count)}"
     if weights > usable:
         shortfall = ("weights", weights, usable)
@@ -83,12 +87,12 @@ def memory_shortfall(estimate: Estimate) -> Shortfall | None:
             f" {fmt.gigabytes(memory.kv_bytes)} of KV cache, more than the {fmt.gigabytes(free)} left beside"
             f" the weights ({on}); at most {memory.max_batch or 0:,} fit."
         )
-    return Shortfall(*shortfall, problem=problem, remedies=tuple(_remedies(hardware, workload, free)))
+    return Shortfall(*shortfall, problem=problem, remedies=tuple(_remedies(hardware, workload, free, copies)))
 
 
-def _remedies(hardware: Hardware, workload: Workload, free: float) -> list[str]:
+def _remedies(hardware: Hardware, workload: Workload, free: float, copies: float) -> list[str]:
     remedies = []
-    per_token = workload.kv_bytes_per_token
+    per_token = copies * workload.kv_bytes_per_token  # every copy over the GPUs takes memory
     if free > 0 and workload.context:
         users = math.floor(free / (workload.context * per_token))
         if 1 <= users < workload.batch:

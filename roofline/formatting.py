@@ -41,3 +41,8 @@ def users(batch: float | None) -> str:
 def parameters(count: float) -> str:
     """``8030261248`` -> ``"8.03B"``; three significant digits, as model cards print."""
     return f"{count / 1e9:.3g}B" if count < 1e11 else f"{count / 1e9:,.0f}B"
+
+
+def microseconds(seconds: float) -> str:
+    """``3.7e-6`` -> ``"3.7 µs"``; an all-reduce's latency as measurements print it."""
+    return f"{seconds * 1e6:,.3g} µs"

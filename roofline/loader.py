@@ -21,7 +21,7 @@ from types import MappingProxyType
 from typing import Any
 
 from .errors import SpecError, did_you_mean, entry_label, shown, unknown_name
-from .specs import GpuSpec, MlaSpec, ModelSpec, MoeSpec
+from .specs import GpuSpec, InterconnectSpec, MlaSpec, ModelSpec, MoeSpec
 
 BUILTIN_FILES = ("gpus.toml", "models.toml")
 #: Matched with ``fullmatch``: ``$`` in ``re.match`` would also accept an id ending in a newline.
@@ -37,13 +37,21 @@ def _keys(record_type: type, *, leave_out: Iterable[str] = ()) -> tuple[str, ...
 
 
 #: Keys an entry may leave out; without them the record takes its default.
-_GPU_OPTIONAL = ("memory_note", "host_link_bytes_per_s", "host_link_source")
+_GPU_OPTIONAL = (
+    "memory_note",
+    "host_link_bytes_per_s",
+    "host_link_source",
+    "addressable_memory_bytes",
+    "addressable_memory_source",
+    "interconnect",
+)
 _WINDOW_KEYS = ("sliding_window", "layer_pattern")
 _GPU_KEYS = _keys(GpuSpec, leave_out=_GPU_OPTIONAL)
 _MODEL_KEYS = _keys(ModelSpec, leave_out=("moe", "mla", *_WINDOW_KEYS))
 _MLA_MODEL_KEYS = tuple(key for key in _MODEL_KEYS if key not in ("kv_heads", "head_dim"))
 _MOE_KEYS = _keys(MoeSpec)
 _MLA_KEYS = _keys(MlaSpec)
+_INTERCONNECT_KEYS = _keys(InterconnectSpec)
 
 
 @dataclass(frozen=True)
@@ -130,6 +138,8 @@ def _gpu(entry_id: str, table: Mapping[str, Any]) -> GpuSpec:
     _require_keys(table, _GPU_KEYS, optional=_GPU_OPTIONAL)
     values = dict(table)
     values["dense_flops_per_s"] = _subtable(table, "dense_flops_per_s")
+    if "interconnect" in table:
+        values["interconnect"] = _nested(InterconnectSpec, table, "interconnect", _INTERCONNECT_KEYS)
     return GpuSpec(id=entry_id, **values)
 
 

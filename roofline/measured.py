@@ -22,7 +22,18 @@ from typing import Any
 from . import architecture as arch
 from .errors import SpecError, did_you_mean
 from .loader import SpecSet, load_specs
-from .performance import Hardware, Workload, decode_pass, decode_step, memory_use, prefill_pass, resolved
+from .performance import (
+    Hardware,
+    Workload,
+    allreduces_per_pass,
+    communication_s,
+    decode_pass,
+    decode_step,
+    kv_copies,
+    memory_use,
+    prefill_pass,
+    resolved,
+)
 from .precisions import AUTO, check_precision
 
 MEASUREMENTS_FILE = "roofline/data/measurements.toml"
@@ -231,11 +242,13 @@ def load_measurements(path: str | Path | None = None, specs: SpecSet | None = No
 def max_output_throughput(hardware: Hardware, workload: Workload, input_tokens: int, output_tokens: int) -> float:
     """Output tokens/s all users together of a server kept full of identical requests: the lesser of
 
-    - the math: ``peak / FLOPs per output token``, a request costing its prefill
-      plus ``output * decode FLOPs`` at the mean context ``input + output / 2``;
-    - the memory: the most users whose mean cache fits beside the weights,
-      ``B = floor((usable - weights) / (mean context * KV bytes))``, decoding
-      together, ``B / decode step(B)`` (prefill time left out).
+    - the math: ``output / (request FLOPs / peak + request tokens * all-reduce bytes per token
+      / link)``, a request costing its prefill plus ``output * decode FLOPs`` at the mean
+      context ``input + output / 2``, and every one of its tokens crossing the layers'
+      all-reduces (their latency left out, as if shared by an unbounded batch);
+    - the memory: the most users whose mean cache fits in the KV pool,
+      ``B = floor(pool / (copies * mean context * KV bytes))``, decoding together,
+      ``B / decode step(B)`` (prefill time left out, the step's all-reduces counted).
 
     Either is an upper bound, so the lesser is too. ``workload.batch`` is ignored.
     """
@@ -245,10 +258,14 @@ def max_output_throughput(hardware: Hardware, workload: Workload, input_tokens: 
     request_flops = arch.prefill_flops(model, input_tokens) + output_tokens * arch.decode_flops_per_token(
         model, mean_context
     )
-    math_bound = engine.peak_flops_per_s * output_tokens / request_flops
+    per_token_link = communication_s(engine, model, 1) - allreduces_per_pass(engine, model) * engine.allreduce_latency
+    request_s = request_flops / engine.effective_peak_flops_per_s + (input_tokens + output_tokens) * max(
+        per_token_link, 0.0
+    )
+    math_bound = output_tokens / request_s
     fit = memory_use(hardware, Workload(model, workload.weight_precision, workload.kv_precision, context=1))
-    free = fit.usable_bytes - fit.weights_bytes
-    users = math.floor(free / (mean_context * workload.kv_bytes_per_token))
+    copies = kv_copies(engine, model)
+    users = math.floor(fit.pool_bytes / (copies * mean_context * workload.kv_bytes_per_token))
     if users < 1:
         raise SpecError(f"{model.id} leaves no room for a cache on {hardware.count} {hardware.gpu.id}")
     cached = Workload(model, workload.weight_precision, workload.kv_precision, context=math.ceil(mean_context))

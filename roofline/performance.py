@@ -1,24 +1,42 @@
 """Roofline estimates: decode speed, prefill time, memory use and the batching crossover.
 
-Every estimate is a ceiling. A pass over the model takes the longer of two
-times: the bytes it moves divided by memory bandwidth, and the FLOPs it does
-divided by peak math rate. Several GPUs are taken as ideal tensor
-parallelism: bandwidth, peak and memory add up and the interconnect is free.
+A pass over the model takes the longer of two times, the bytes it moves divided
+by memory bandwidth and the FLOPs it does divided by peak math rate, plus the
+time its tensor-parallel all-reduces take (``communication_s``) and, in expected
+mode, a fixed overhead per layer. Several GPUs split every layer (tensor
+parallelism): bandwidth, peak and memory add up, and each layer pays two
+all-reduces of its tokens' activations over the GPUs' links.
+
+``Hardware.costs`` says how much of the hardware an engine reaches. ``CEILING``
+(the default) is all of it: datasheet bandwidth and peak, links at their
+nameplate rate and the smallest all-reduce latency ever measured on them, no
+overhead. Nothing real beats it. An expected cost model (``calibration``) scales
+bandwidth and peak by fitted efficiencies and adds fitted overheads.
+
+Memory is what the driver reports (``GpuSpec.addressable_bytes``), less a
+workspace per GPU; engines give a share of what the weights leave to the KV
+cache (``usable_fraction``). When the tensor-parallel degree exceeds the KV
+heads, each head is copied to several GPUs, and a latent (MLA) cache is held
+whole by every GPU unless attention is data-parallel (``kv_copies``).
 
 The math precision follows the weights unless the caller fixes it
 (``math_precision``): fp8 weights on a GPU with fp8 math run W8A8 at the fp8
-peak, as TensorRT-LLM and vLLM serve fp8 on Hopper; every other format,
-int8 and 4-bit included, is weight-only and multiplies at 16 bits.
+peak, as TensorRT-LLM and vLLM serve fp8 on Hopper; nvfp4 and mxfp4 weights on
+a GPU with fp4 math run at the fp4 peak; every other format, int8 and int4
+included, is weight-only and multiplies at 16 bits.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from functools import cached_property
+from types import MappingProxyType
 from typing import Literal
 
 from . import architecture as arch
+from . import formatting as fmt
 from .errors import SpecError
 from .kvformats import kv_format
 from .precisions import AUTO, DEFAULT_COMPUTE_PRECISION, SIXTEEN_BIT, bytes_per_value, check_precision
@@ -26,7 +44,23 @@ from .specs import GpuSpec, ModelSpec
 
 Bound = Literal["memory", "compute"]
 
-DEFAULT_USABLE_FRACTION = 0.9
+#: Share of the memory the weights and the workspace leave that goes to the KV cache. NVIDIA's
+#: published TensorRT-LLM benchmarks set ``--kv_cache_free_gpu_mem_fraction 0.95`` "in the majority
+#: of cases" (0.90 is the engine's own default), so a ceiling takes 0.95:
+#: https://github.com/NVIDIA/TensorRT-LLM/blob/258c7540c03517def55d9a5aadfa9288af474e1b/docs/source/performance/perf-overview.md
+DEFAULT_USABLE_FRACTION = 0.95
+#: Memory held back on each GPU before the KV pool is sized: the CUDA context and the engine's
+#: activations and scratch buffers. Engines hold more (vLLM profiles its peak activations,
+#: TensorRT-LLM sizes a workspace from its token budget, CUDA graphs take their own); 0.5 GB,
+#: about the CUDA context alone, errs toward more room for the cache, as a ceiling must.
+DEFAULT_WORKSPACE_BYTES = 0.5e9
+#: Bytes per activation value in a tensor-parallel all-reduce: engines reduce in 16 bits,
+#: fp8 and fp4 math included (the GEMM's output is bf16 before it is summed).
+ACTIVATION_BYTES = 2
+#: All-reduces per layer of a tensor-parallel pass: after attention's output projection
+#: and after the MLP's down projection (Megatron-LM's layout, which vLLM, SGLang and
+#: TensorRT-LLM follow).
+ALLREDUCES_PER_LAYER = 2
 
 
 def _at_least(name: str, value: int, minimum: int) -> None:
@@ -37,10 +71,81 @@ def _at_least(name: str, value: int, minimum: int) -> None:
 
 
 @dataclass(frozen=True)
+class CostModel:
+    """How much of the hardware a serving engine reaches.
+
+    ``CEILING`` reaches all of it: every efficiency 1, no overhead, and each all-reduce
+    at the smallest latency measured on the GPU's links (``allreduce_latency_s=None``).
+    An expected model (``calibration.cost_model``) holds fitted values: the share of the
+    HBM bandwidth reached, the share of the links' bandwidth an all-reduce reaches, the
+    share of the peak reached at each math precision
+    (``default_compute_efficiency`` for a precision the fit did not see), a fixed
+    overhead per layer of every pass (kernel launches, synchronization), a host overhead
+    per token sampled, and the latency of one all-reduce.
+    """
+
+    name: str = "ceiling"
+    bandwidth_efficiency: float = 1.0
+    #: Share of the links' nameplate bandwidth an all-reduce reaches (NCCL's bus bandwidth
+    #: on 8 H100s is about 370 of 450 GB/s for 10 GB messages, about 150 for 58 MB ones).
+    link_efficiency: float = 1.0
+    compute_efficiency: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
+    default_compute_efficiency: float = 1.0
+    layer_overhead_s: float = 0.0
+    #: Host time per token sampled (each decode, each prompt's first token): sampling, stop
+    #: checks, the scheduler's bookkeeping and streaming, which grow with the batch.
+    token_overhead_s: float = 0.0
+    allreduce_latency_s: float | None = None
+
+    def __post_init__(self) -> None:
+        shares = {"bandwidth_efficiency": self.bandwidth_efficiency, "link_efficiency": self.link_efficiency}
+        shares["default_compute_efficiency"] = self.default_compute_efficiency
+        shares.update({f"compute_efficiency.{k}": v for k, v in dict(self.compute_efficiency).items()})
+        for name, share in shares.items():
+            if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share <= 1:
+                raise SpecError(f"must be above 0 and at most 1, got {share!r}", field=name)
+        for name in ("layer_overhead_s", "token_overhead_s", "allreduce_latency_s"):
+            value = getattr(self, name)
+            if value is None and name == "allreduce_latency_s":
+                continue
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
+                raise SpecError(f"must be between 0 and 1 s, got {value!r}", field=name)
+        object.__setattr__(self, "compute_efficiency", MappingProxyType(dict(self.compute_efficiency)))
+
+    @property
+    def is_ceiling(self) -> bool:
+        """True when nothing is scaled down or added: the figures are upper bounds."""
+        return (
+            self.bandwidth_efficiency == 1
+            and self.link_efficiency == 1
+            and self.default_compute_efficiency == 1
+            and all(share == 1 for share in self.compute_efficiency.values())
+            and self.layer_overhead_s == 0
+            and self.token_overhead_s == 0
+            and self.allreduce_latency_s is None
+        )
+
+    def compute_share(self, precision: str) -> float:
+        """The share of the peak reached at math ``precision``."""
+        return self.compute_efficiency.get(precision, self.default_compute_efficiency)
+
+
+#: Everything the hardware offers, nothing added: the default, and an upper bound.
+CEILING = CostModel()
+
+
+@dataclass(frozen=True)
 class Hardware:
-    """``count`` identical GPUs computing at ``compute_precision``, with ``usable_fraction``
-    of their memory available to weights and KV cache (the rest goes to activations,
-    the CUDA context and fragmentation).
+    """``count`` identical GPUs computing at ``compute_precision``, splitting every layer
+    (tensor parallelism), at the costs of ``costs`` (``CEILING`` by default).
+
+    Memory: each GPU holds back ``workspace_bytes`` of what its driver reports, and
+    ``usable_fraction`` of what the weights then leave is the KV cache's pool, as
+    TensorRT-LLM's ``kv_cache_free_gpu_mem_fraction`` sizes it (``memory_use``).
+    ``attention_dp``: attention is data-parallel (each GPU serves its own users'
+    attention, as SGLang's ``--enable-dp-attention`` does), so a latent (MLA) cache is
+    split by users instead of held whole by every GPU. ``allreduce_latency_s`` fixes the
+    latency of one all-reduce, overriding ``costs`` and the spec's presets.
 
     ``compute_precision`` may be ``"auto"``: every pass then picks its math from the
     workload's weights (``math_precision``)."""
@@ -49,9 +154,25 @@ class Hardware:
     count: int = 1
     compute_precision: str = DEFAULT_COMPUTE_PRECISION
     usable_fraction: float = DEFAULT_USABLE_FRACTION
+    workspace_bytes: float = DEFAULT_WORKSPACE_BYTES
+    attention_dp: bool = False
+    allreduce_latency_s: float | None = None
+    costs: CostModel = CEILING
 
     def __post_init__(self) -> None:
         _at_least("gpus", self.count, 1)
+        workspace = self.workspace_bytes
+        if isinstance(workspace, bool) or not isinstance(workspace, (int, float)) or not 0 <= workspace < 1e13:
+            raise SpecError(f"must be 0 or more bytes, below 1e13, got {workspace!r}", field="workspace_bytes")
+        if not isinstance(self.attention_dp, bool):
+            raise SpecError(f"must be true or false, got {self.attention_dp!r}", field="attention_dp")
+        latency = self.allreduce_latency_s
+        if latency is not None and (
+            isinstance(latency, bool) or not isinstance(latency, (int, float)) or not 0 <= latency <= 1
+        ):
+            raise SpecError(f"must be between 0 and 1 s, got {latency!r}", field="allreduce_latency_s")
+        if not isinstance(self.costs, CostModel):
+            raise SpecError(f"must be a CostModel, got {self.costs!r}", field="costs")
         if self.compute_precision == AUTO:
             sixteen_bit_math(self.gpu)
         else:
@@ -84,14 +205,70 @@ class Hardware:
         return self.count * self.gpu.peak_flops_per_s(sixteen_bit_math(self.gpu))
 
     @property
+    def effective_bandwidth_bytes_per_s(self) -> float:
+        """The bandwidth the passes are timed at: aggregate bandwidth * the cost model's share."""
+        return self.costs.bandwidth_efficiency * self.bandwidth_bytes_per_s
+
+    @property
+    def effective_peak_flops_per_s(self) -> float:
+        """The peak the passes are timed at: aggregate peak * the cost model's share at this math."""
+        precision = self.compute_precision
+        if precision == AUTO:
+            precision = sixteen_bit_math(self.gpu)
+        return self.costs.compute_share(precision) * self.peak_flops_per_s
+
+    @property
     def memory_bytes(self) -> float:
-        """Aggregate memory: ``GPUs * memory per GPU``."""
+        """Aggregate nameplate memory: ``GPUs * memory per GPU``."""
         return self.count * self.gpu.memory_bytes
 
     @property
+    def addressable_memory_bytes(self) -> float:
+        """Aggregate memory the driver reports: ``GPUs * addressable memory per GPU``."""
+        return self.count * self.gpu.addressable_bytes
+
+    @property
     def usable_memory_bytes(self) -> float:
-        """Memory for weights and cache: ``usable fraction * GPUs * memory per GPU``."""
-        return self.usable_fraction * self.memory_bytes
+        """Memory for weights and KV cache before the pool is sized:
+        ``GPUs * (addressable memory per GPU - workspace per GPU)``."""
+        return self.count * max(0.0, self.gpu.addressable_bytes - self.workspace_bytes)
+
+    def kv_pool_bytes(self, weights_bytes: float) -> float:
+        """The KV cache's pool: ``usable fraction * (usable memory - weights)``, 0 when the
+        weights alone fill it."""
+        return self.usable_fraction * max(0.0, self.usable_memory_bytes - weights_bytes)
+
+    @property
+    def allreduce_latency(self) -> float:
+        """Seconds of fixed latency per all-reduce: this hardware's override, else the cost
+        model's, else the smallest preset of the GPU's interconnect (0 without one)."""
+        if self.allreduce_latency_s is not None:
+            return self.allreduce_latency_s
+        if self.costs.allreduce_latency_s is not None:
+            return self.costs.allreduce_latency_s
+        link = self.gpu.interconnect
+        return 0.0 if link is None else link.best_allreduce_latency_s
+
+    @property
+    def link_bytes_per_s(self) -> float | None:
+        """One GPU's bandwidth to the others, one direction: the scale-up link within a domain,
+        the scale-out network past it, times the cost model's link share; None for one GPU or
+        a spec without an interconnect."""
+        link = self.gpu.interconnect
+        if self.count == 1 or link is None:
+            return None
+        nameplate = link.link_bytes_per_s if self.count <= link.domain_gpus else link.scale_out_bytes_per_s
+        return self.costs.link_efficiency * nameplate
+
+    def allreduce_s(self, message_bytes: float) -> float:
+        """One ring all-reduce of ``message_bytes`` over the GPUs:
+        ``latency + 2 (G - 1) / G * bytes / link`` (NCCL's ring: each GPU sends and receives
+        ``2 (G - 1) / G`` of the message). 0 for one GPU or without an interconnect."""
+        link = self.link_bytes_per_s
+        if link is None:
+            return 0.0
+        g = self.count
+        return self.allreduce_latency + 2.0 * (g - 1) / g * message_bytes / link
 
 
 def sixteen_bit_math(gpu: GpuSpec) -> str:
@@ -110,14 +287,22 @@ def math_precision(gpu: GpuSpec, weight_precision: str) -> str:
     """The math an engine uses for ``weight_precision`` on ``gpu`` (what ``"auto"`` picks).
 
     fp8 weights on a GPU with fp8 math -> ``"fp8"`` (W8A8: activations are cast
-    to fp8 too). Everything else -> the 16-bit math: int8 and 4-bit formats are
-    weight-only, dequantized to 16 bits in the kernel, and fp32 or 16-bit
-    weights run at 16 bits (fp32 when that is the format and the GPU lists it).
+    to fp8 too). nvfp4, mxfp4 or fp4 weights on a GPU with fp4 math -> ``"fp4"``
+    (W4A4 on Blackwell's fp4 tensor cores, as TensorRT-LLM serves NVFP4).
+    Everything else -> the 16-bit math: int8 and int4 formats are weight-only,
+    dequantized to 16 bits in the kernel, and fp32 or 16-bit weights run at 16
+    bits (fp32 when that is the format and the GPU lists it).
     """
     check_precision(weight_precision)
     if weight_precision in ("fp8", "fp32") and weight_precision in gpu.dense_flops_per_s:
         return weight_precision
+    if weight_precision in FP4_FORMATS and "fp4" in gpu.dense_flops_per_s:
+        return "fp4"
     return sixteen_bit_math(gpu)
+
+
+#: Weight formats that run at the fp4 peak on a GPU that has fp4 math.
+FP4_FORMATS = ("nvfp4", "mxfp4", "fp4")
 
 
 def resolved(hardware: Hardware, workload: Workload) -> Hardware:
@@ -189,6 +374,22 @@ class Workload:
         return self.kv_bytes_shared + batch * self.kv_bytes_private
 
 
+def kv_copies(hardware: Hardware, model: ModelSpec) -> float:
+    """How many times the GPUs together hold each cached token, relative to one copy.
+
+    Grouped-query attention: each GPU holds ``ceil(K / G)`` of the K KV heads, so the G
+    GPUs hold ``G * ceil(K / G) / K`` copies: 1 while G <= K divides K, ``G / K`` past
+    it (vLLM and TensorRT-LLM copy each head to ``G / K`` GPUs). Latent attention (MLA)
+    has one latent per token that every head needs: each GPU holds all of it (G copies),
+    unless attention is data-parallel and each GPU holds its own users' latents (1).
+    """
+    g = hardware.count
+    if model.mla is not None:
+        return 1.0 if hardware.attention_dp else float(g)
+    k = model.kv_heads
+    return g * math.ceil(k / g) / k
+
+
 @dataclass(frozen=True)
 class Pass:
     """One forward pass: what it moves and computes, and how long each takes."""
@@ -197,11 +398,16 @@ class Pass:
     flops: float
     memory_s: float
     compute_s: float
+    #: The pass's all-reduces, which wait for the layer before and hold up the next.
+    communication_s: float = 0.0
+    #: Fixed time per pass a cost model adds (kernel launches, synchronization); 0 for a ceiling.
+    overhead_s: float = 0.0
 
     @property
     def seconds(self) -> float:
-        """The pass takes the longer of its two times: ``max(memory_s, compute_s)``."""
-        return max(self.memory_s, self.compute_s)
+        """``max(memory_s, compute_s) + communication_s + overhead_s``: the reads and the math
+        overlap, the all-reduces between layers do not."""
+        return max(self.memory_s, self.compute_s) + self.communication_s + self.overhead_s
 
     @property
     def bound(self) -> Bound:
@@ -209,9 +415,46 @@ class Pass:
         return "memory" if self.memory_s >= self.compute_s else "compute"
 
 
+def allreduces_per_pass(hardware: Hardware, model: ModelSpec) -> int:
+    """``2 * layers`` all-reduces when the layers are split over several GPUs, else 0.
+
+    With data-parallel attention (``attention_dp``) there are none to charge: attention
+    runs on each GPU's own users without a collective, and the experts' all-to-all is
+    overlapped with the math by running two micro-batches at once (SGLang's two-batch
+    overlap, TensorRT-LLM's attention-DP with expert parallelism), so it adds no time
+    to an upper bound."""
+    if hardware.count == 1 or hardware.attention_dp:
+        return 0
+    return ALLREDUCES_PER_LAYER * model.layers
+
+
+def allreduce_bytes(model: ModelSpec, tokens: float) -> float:
+    """One all-reduce's message: ``tokens * hidden size * activation bytes``."""
+    return tokens * model.hidden_size * ACTIVATION_BYTES
+
+
+def communication_s(hardware: Hardware, model: ModelSpec, tokens: float) -> float:
+    """A pass's all-reduces over ``tokens`` tokens: ``2L * allreduce_s(tokens * d * 2)``."""
+    count = allreduces_per_pass(hardware, model)
+    return count * hardware.allreduce_s(allreduce_bytes(model, tokens)) if count and tokens else 0.0
+
+
+def _timed(
+    hardware: Hardware, bytes_moved: float, flops: float, model: ModelSpec, tokens: float, sampled: float
+) -> Pass:
+    """A model's pass over ``tokens`` tokens that samples ``sampled`` next tokens: the roofline
+    (``timed``), its all-reduces, and the cost model's overheads (none when there are no tokens)."""
+    kernel = timed(hardware, bytes_moved, flops)
+    costs = hardware.costs
+    overhead = model.layers * costs.layer_overhead_s + sampled * costs.token_overhead_s if tokens else 0.0
+    return replace(kernel, communication_s=communication_s(hardware, model, tokens), overhead_s=overhead)
+
+
 def timed(hardware: Hardware, bytes_moved: float, flops: float) -> Pass:
     """One pass that moves ``bytes_moved`` and does ``flops``, timed by the roofline rule:
-    ``max(bytes_moved / bandwidth, flops / peak)`` on ``hardware`` (``Pass.seconds``, ``Pass.bound``).
+    ``max(bytes_moved / bandwidth, flops / peak)`` on ``hardware`` at the cost model's shares
+    (``Pass.seconds``, ``Pass.bound``), with no all-reduce or overhead: the roofline of a
+    kernel, not of a whole model's pass (``communication_s`` gives a pass's all-reduces).
 
     A new kind of pass (a draft model's step, a verification, a shard's share) builds its bytes
     and FLOPs from ``architecture`` and times them here, rather than writing the rule again.
@@ -219,8 +462,8 @@ def timed(hardware: Hardware, bytes_moved: float, flops: float) -> Pass:
     return Pass(
         bytes_moved=bytes_moved,
         flops=flops,
-        memory_s=bytes_moved / hardware.bandwidth_bytes_per_s,
-        compute_s=flops / hardware.peak_flops_per_s,
+        memory_s=bytes_moved / hardware.effective_bandwidth_bytes_per_s,
+        compute_s=flops / hardware.effective_peak_flops_per_s,
     )
 
 
@@ -228,10 +471,11 @@ def decode_pass(hardware: Hardware, workload: Workload, batch: float) -> Pass:
     """``decode_step`` at a real-valued ``batch`` (ignoring ``workload.batch``), so the
     crossover can be solved, and checked, on a continuous batch axis."""
     hardware = resolved(hardware, workload)
-    weights = arch.parameters_read(workload.model, batch) * bytes_per_value(workload.weight_precision)
-    cache = workload.kv_bytes_for(batch)
-    flops = batch * arch.decode_flops_per_token(workload.model, workload.context)
-    return timed(hardware, weights + cache, flops)
+    model = workload.model
+    weights = arch.parameters_read(model, batch) * bytes_per_value(workload.weight_precision)
+    cache = kv_copies(hardware, model) * workload.kv_bytes_for(batch)
+    flops = batch * arch.decode_flops_per_token(model, workload.context)
+    return _timed(hardware, weights + cache, flops, model, batch, batch)
 
 
 def decode_step(hardware: Hardware, workload: Workload) -> Pass:
@@ -239,11 +483,13 @@ def decode_step(hardware: Hardware, workload: Workload) -> Pass:
 
     bytes = weights read (all of a dense model but an untied input embedding,
     of which each user's token reads one row; for a mixture of experts, only the
-    experts the batch touches), block scales included, + the cache, ``shared
-    prefix + batch * private`` (``batch * context * KV bytes per token`` without
-    windows or a shared prefix);
+    experts the batch touches), block scales included, + the cache, ``KV copies *
+    (shared prefix + batch * private)`` (``batch * context * KV bytes per token``
+    without windows, a shared prefix or copies);
     FLOPs = ``batch * (2 * multiplied parameters + attention over the context)``;
-    time = ``max(bytes / (GPUs * bandwidth), FLOPs / (GPUs * peak))``.
+    time = ``max(bytes / (GPUs * bandwidth), FLOPs / (GPUs * peak))`` + ``2L``
+    all-reduces of ``batch * d * 2`` bytes (none on one GPU) + the cost model's
+    per-layer overhead (none for a ceiling).
     Tokens/s per user = ``1 / time``; for all users, ``batch / time``.
     """
     return decode_pass(hardware, workload, workload.batch)
@@ -255,17 +501,19 @@ def prefill_pass(hardware: Hardware, workload: Workload) -> Pass:
     FLOPs = ``architecture.prefill_flops``: the layers for all P tokens, the
     output head for the last one only, causal attention over ``P(P+1)/2`` token
     pairs; bytes = the weights those P tokens touch + the ``P`` tokens of KV
-    cache written. time = ``max(FLOPs / peak, bytes / bandwidth)``, so a prefill
-    is never faster than one read of the weights. A prompt of 0 takes 0 s.
+    cache written (times the KV copies). time = ``max(FLOPs / peak, bytes /
+    bandwidth)`` + ``2L`` all-reduces of ``P * d * 2`` bytes + the cost model's
+    overhead, so a prefill is never faster than one read of the weights. A prompt
+    of 0 takes 0 s.
     """
     prompt = workload.prompt
     if prompt == 0:
-        return timed(hardware, 0.0, 0.0)
+        return Pass(0.0, 0.0, 0.0, 0.0)
     hardware = resolved(hardware, workload)
     model = workload.model
     weights = arch.parameters_read(model, prompt) * bytes_per_value(workload.weight_precision)
-    cache = arch.kv_cache_bytes(model, prompt, workload.kv_precision)
-    return timed(hardware, weights + cache, arch.prefill_flops(model, prompt))
+    cache = kv_copies(hardware, model) * arch.kv_cache_bytes(model, prompt, workload.kv_precision)
+    return _timed(hardware, weights + cache, arch.prefill_flops(model, prompt), model, prompt, 1)
 
 
 def crossover_batch(hardware: Hardware, workload: Workload) -> float | None:
@@ -282,9 +530,10 @@ def crossover_batch(hardware: Hardware, workload: Workload) -> float | None:
     hardware = resolved(hardware, workload)
     model = workload.model
     weight_size = bytes_per_value(workload.weight_precision)
-    bandwidth = hardware.bandwidth_bytes_per_s
-    per_user_compute = arch.decode_flops_per_token(model, workload.context) / hardware.peak_flops_per_s
-    per_user_cache = workload.kv_bytes_private / bandwidth
+    bandwidth = hardware.effective_bandwidth_bytes_per_s
+    copies = kv_copies(hardware, model)
+    per_user_compute = arch.decode_flops_per_token(model, workload.context) / hardware.effective_peak_flops_per_s
+    per_user_cache = copies * workload.kv_bytes_private / bandwidth
     # Past the crossover the gap grows at (compute - cache) per user once the weights read
     # stops growing (every embedding row and expert read), so it exists exactly when that is positive.
     if per_user_cache >= per_user_compute:
@@ -292,7 +541,7 @@ def crossover_batch(hardware: Hardware, workload: Workload) -> float | None:
     if model.moe is None:
         # Weights read (and a shared prefix) are the same at every batch but for the untied
         # embedding's rows, one per user up to V: (W0 + shared)/BW + B*(row + cache) = B*compute.
-        fixed_s = (arch.parameters_read(model, 0) * weight_size + workload.kv_bytes_shared) / bandwidth
+        fixed_s = (arch.parameters_read(model, 0) * weight_size + copies * workload.kv_bytes_shared) / bandwidth
         row_s = 0.0 if model.tied_embeddings else model.hidden_size * weight_size / bandwidth
         if per_user_cache + row_s < per_user_compute:
             batch = fixed_s / (per_user_compute - per_user_cache - row_s)
@@ -310,10 +559,12 @@ def _solve_crossover(hardware: Hardware, workload: Workload) -> float:
     # decode_pass's times with its per-user terms worked out once: the solver calls this
     # a dozen times or more, and a sweep calls the solver thousands of times.
     model = workload.model
-    weight_size_s = bytes_per_value(workload.weight_precision) / hardware.bandwidth_bytes_per_s
-    shared_s = workload.kv_bytes_shared / hardware.bandwidth_bytes_per_s
-    cache_s = workload.kv_bytes_private / hardware.bandwidth_bytes_per_s
-    compute_s = arch.decode_flops_per_token(model, workload.context) / hardware.peak_flops_per_s
+    bandwidth = hardware.effective_bandwidth_bytes_per_s
+    copies = kv_copies(hardware, model)
+    weight_size_s = bytes_per_value(workload.weight_precision) / bandwidth
+    shared_s = copies * workload.kv_bytes_shared / bandwidth
+    cache_s = copies * workload.kv_bytes_private / bandwidth
+    compute_s = arch.decode_flops_per_token(model, workload.context) / hardware.effective_peak_flops_per_s
 
     def gap(batch: float) -> tuple[float, float]:
         memory_s = arch.parameters_read(model, batch) * weight_size_s + shared_s + batch * cache_s
@@ -347,17 +598,24 @@ def _solve_crossover(hardware: Hardware, workload: Workload) -> float:
 
 @dataclass(frozen=True)
 class MemoryUse:
-    """Weights plus every user's KV cache against the usable memory."""
+    """Weights plus every user's KV cache against the memory they may use."""
 
     weights_bytes: float
+    #: Every user's cache, copies included (``kv_copies``).
     kv_bytes: float
+    #: Memory weights and cache may use: ``weights + KV pool``, or all of the usable
+    #: memory when the weights alone overflow it.
     usable_bytes: float
     #: Most users that fit at this context; None when the cache is empty (no limit).
     max_batch: int | None
+    #: The KV cache's pool, ``usable fraction * (usable memory - weights)``.
+    pool_bytes: float = 0.0
+    #: The shared prefix's bytes, copies included, held once for the batch.
+    shared_bytes: float = 0.0
 
     @property
     def used_bytes(self) -> float:
-        """``weights + KV bytes`` (``KV = shared prefix + batch * private``)."""
+        """``weights + KV bytes`` (``KV = copies * (shared prefix + batch * private)``)."""
         return self.weights_bytes + self.kv_bytes
 
     @property
@@ -369,25 +627,32 @@ class MemoryUse:
 def memory_use(hardware: Hardware, workload: Workload) -> MemoryUse:
     """Memory in use and the largest batch that fits.
 
-    used = ``weights + shared prefix + batch * private KV``, where private =
-    ``KV bytes per user - shared prefix`` (without a shared prefix, ``batch *
-    context * KV bytes per token``, local layers capped at their window);
-    usable = ``usable fraction * GPUs * memory per GPU``;
-    largest batch = ``floor((usable - weights - shared) / private)``,
+    room = ``GPUs * (addressable memory per GPU - workspace per GPU)``, addressable
+    being what the driver reports (the nameplate where no report is cited);
+    KV pool = ``usable fraction * (room - weights)``, as engines size it;
+    usable = ``weights + pool`` (``room`` when the weights alone overflow it);
+    used = ``weights + copies * (shared prefix + batch * private KV)``, where private =
+    ``KV bytes per user - shared prefix`` and copies = ``kv_copies`` (1 unless the GPUs
+    outnumber the KV heads, or hold a latent cache whole);
+    largest batch = ``floor((pool - copies * shared) / (copies * private))``,
     0 when not even one user fits (``fit.memory_shortfall`` says whether the weights,
     the shared prefix or the cache is to blame), None when no user holds anything of
     their own (an empty context, or one that is all shared prefix).
     """
     weights = arch.weight_bytes(workload.model, workload.weight_precision)
-    shared, private = workload.kv_bytes_shared, workload.kv_bytes_private
-    usable = hardware.usable_memory_bytes
+    copies = kv_copies(hardware, workload.model)
+    shared, private = copies * workload.kv_bytes_shared, copies * workload.kv_bytes_private
+    room = hardware.usable_memory_bytes
+    pool = hardware.kv_pool_bytes(weights)
+    usable = weights + pool if weights <= room else room
     if weights + shared > usable:
         max_batch: int | None = 0
     elif private <= 0:
         max_batch = None
     else:
-        max_batch = math.floor((usable - weights - shared) / private)
-    return MemoryUse(weights, workload.kv_bytes_for(workload.batch), usable, max_batch)
+        max_batch = math.floor((pool - shared) / private)
+    kv = copies * workload.kv_bytes_for(workload.batch)
+    return MemoryUse(weights, kv, usable, max_batch, pool, shared)
 
 
 def tensor_parallel_degrees(model: ModelSpec, limit: int = 1024) -> tuple[int, ...]:
@@ -396,8 +661,8 @@ def tensor_parallel_degrees(model: ModelSpec, limit: int = 1024) -> tuple[int, .
     Powers of two (1, 2, 4, 8 ...) that divide the attention heads, so each GPU
     holds whole heads. With grouped-query attention the degree must also divide
     the KV heads, or be a multiple of them: then each KV head is copied to
-    ``degree / K`` GPUs, as vLLM and TensorRT-LLM do (the copies' cache is not
-    counted here). Latent attention (MLA) has no KV heads to split.
+    ``degree / K`` GPUs, as vLLM and TensorRT-LLM do (``kv_copies`` counts the
+    copies' cache). Latent attention (MLA) has no KV heads to split.
     """
     degrees = []
     degree = 1
@@ -409,22 +674,33 @@ def tensor_parallel_degrees(model: ModelSpec, limit: int = 1024) -> tuple[int, .
 
 
 def gpus_to_fit(hardware: Hardware, workload: Workload) -> int:
-    """Fewest GPUs of this kind, in a usable tensor-parallel layout, whose usable memory holds
-    the weights and every user's cache: the smallest degree g of ``tensor_parallel_degrees``
-    with ``weights + batch * context * KV bytes <= g * usable fraction * memory per GPU``.
+    """Fewest GPUs of this kind, in a usable tensor-parallel layout, that hold the weights and
+    every user's cache: the smallest degree g of ``tensor_parallel_degrees`` at which
+    ``memory_use`` fits (its pool, and the KV copies, grow with g).
 
     Past the largest degree the heads allow, G, GPUs come in whole groups of G
-    (pipeline stages of one tensor-parallel group): ``ceil(needed / (G * per GPU)) * G``.
+    (pipeline stages of one tensor-parallel group, each holding a share of the layers
+    and so of the weights and cache): the fewest groups n whose ``n * G`` GPUs' usable
+    memory, less the weights, gives a pool that holds the cache of G GPUs' layout.
     ``hardware.count`` is ignored.
     """
-    needed = memory_use(hardware, workload).used_bytes
-    per_gpu = hardware.usable_fraction * hardware.gpu.memory_bytes
     degrees = tensor_parallel_degrees(workload.model)
     for degree in degrees:
-        if needed <= degree * per_gpu:
+        if memory_use(replace(hardware, count=degree), workload).fits:
             return degree
     largest = degrees[-1]
-    return math.ceil(needed / (largest * per_gpu)) * largest
+    group = memory_use(replace(hardware, count=largest), workload)
+    per_group = replace(hardware, count=largest).usable_memory_bytes
+    if per_group <= 0:
+        raise SpecError(
+            "the workspace takes all of each GPU's memory",
+            field="workspace_bytes",
+            hint=f"keep it below {fmt.gigabytes(hardware.gpu.addressable_bytes)}",
+        )
+    # n groups hold the weights once and the cache (with the largest degree's copies) once:
+    # weights + cache / fraction <= n * room of one group.
+    needed = group.weights_bytes + group.kv_bytes / hardware.usable_fraction
+    return max(2, math.ceil(needed / per_group)) * largest
 
 
 @dataclass(frozen=True)
@@ -439,7 +715,8 @@ class IterationCosts:
     bytes = weights read for ``n`` tokens + KV bytes per token * (``decode_context``
     + ``prefill_cached`` + ``prefill_tokens``), where ``decode_context`` sums the
     decoding users' current lengths, ``prefill_cached`` the prompt tokens already
-    cached for the prefilling ones, and ``prefill_tokens`` the new ones written;
+    cached for the prefilling ones, and ``prefill_tokens`` the new ones written
+    (``kv_bytes_per_token`` counts the KV copies);
     FLOPs = ``2 * (multiplied parameters - head) * n`` for the layers, + ``2 * head``
     for each token whose next token is predicted (every decode, and the last token of
     each prompt that finishes in this iteration: ``heads``), + decode attention FLOPs
@@ -447,6 +724,14 @@ class IterationCosts:
     ``prefill_pairs``. A chunk of ``c`` new tokens after ``o`` cached ones has
     ``c*o + c*(c+1)/2`` pairs. Every layer is counted as global: a sliding window's
     cap is not applied per request here (exact for models without windows).
+
+    time = ``max(bytes / bandwidth, FLOPs / peak) + fixed_s +
+    communication_s_per_token * n + token_overhead_s * sampled`` (``seconds``):
+    ``bandwidth`` and ``peak`` are already scaled by the cost model's efficiencies;
+    ``fixed_s`` is the per-layer overhead plus every all-reduce's latency,
+    ``communication_s_per_token`` every all-reduce's bytes per token over the link, and
+    ``sampled`` the decodes plus the prompts finishing. A simulator that inlines the time
+    for speed must add all three.
     """
 
     model: ModelSpec
@@ -456,10 +741,30 @@ class IterationCosts:
     head_flops_per_token: float
     decode_attention_flops_per_cached_token: float
     prefill_attention_flops_per_pair: float
+    #: Bandwidth and peak the iteration is timed at: aggregate, times the cost model's shares.
     bandwidth_bytes_per_s: float
     peak_flops_per_s: float
+    #: All-reduces per iteration (``2L`` on several GPUs, else 0), the latency of each,
+    #: and the seconds each adds per token of the iteration (``2 (G-1)/G * d * 2 / link``).
+    allreduces: int = 0
+    allreduce_latency_s: float = 0.0
+    allreduce_s_per_token: float = 0.0
+    #: The cost model's fixed time per iteration: ``layers * overhead per layer``.
+    overhead_s: float = 0.0
+    #: The cost model's host time per token sampled (each decode, each finished prompt).
+    token_overhead_s: float = 0.0
     #: All GPUs' links to host memory together, one direction, bytes/s (None: the spec has none).
     host_link_bytes_per_s: float | None = None
+
+    @property
+    def fixed_s(self) -> float:
+        """Seconds every iteration pays whatever its size: ``overhead + all-reduces * latency``."""
+        return self.overhead_s + self.allreduces * self.allreduce_latency_s
+
+    @property
+    def communication_s_per_token(self) -> float:
+        """Seconds the all-reduces add per token of the iteration: ``all-reduces * s per token``."""
+        return self.allreduces * self.allreduce_s_per_token
 
     def weights_bytes(self, tokens: float) -> float:
         """Weight bytes a pass over ``tokens`` tokens reads (every weight if dense)."""
@@ -474,7 +779,7 @@ class IterationCosts:
         prefill_pairs: float = 0,
         prompts_finished: int = 0,
     ) -> Pass:
-        """The iteration's ``Pass``; its time is ``max(bytes / bandwidth, FLOPs / peak)``."""
+        """The iteration's ``Pass``; its ``seconds`` is the time above."""
         tokens = decodes + prefill_tokens
         if tokens == 0:
             return Pass(0.0, 0.0, 0.0, 0.0)
@@ -487,7 +792,14 @@ class IterationCosts:
             + self.decode_attention_flops_per_cached_token * decode_context
             + self.prefill_attention_flops_per_pair * prefill_pairs
         )
-        return Pass(bytes_moved, flops, bytes_moved / self.bandwidth_bytes_per_s, flops / self.peak_flops_per_s)
+        return Pass(
+            bytes_moved,
+            flops,
+            bytes_moved / self.bandwidth_bytes_per_s,
+            flops / self.peak_flops_per_s,
+            self.allreduces * (self.allreduce_latency_s + self.allreduce_s_per_token * tokens),
+            self.overhead_s + self.token_overhead_s * (decodes + prompts_finished),
+        )
 
     def swap_seconds(self, tokens: int) -> float:
         """Time to copy ``tokens`` tokens of KV cache one way over the host links:
@@ -503,20 +815,33 @@ class IterationCosts:
 
 def iteration_costs(hardware: Hardware, workload: Workload) -> IterationCosts:
     """The per-unit costs of serving ``workload.model`` at its precisions on ``hardware``
-    (``workload``'s batch, context and prompt are not used)."""
+    (``workload``'s batch, context and prompt are not used), at ``hardware.costs``."""
     model = workload.model
     hardware = resolved(hardware, workload)
     head = 2.0 * arch.output_head_parameters(model)
-    link = hardware.gpu.host_link_bytes_per_s
+    allreduces = allreduces_per_pass(hardware, model)
+    link = hardware.link_bytes_per_s
+    per_token = 0.0
+    latency = 0.0
+    if allreduces and link is not None:
+        g = hardware.count
+        per_token = 2.0 * (g - 1) / g * allreduce_bytes(model, 1) / link
+        latency = hardware.allreduce_latency
+    host_link = hardware.gpu.host_link_bytes_per_s
     return IterationCosts(
         model=model,
         weight_bytes_per_value=bytes_per_value(workload.weight_precision),
-        kv_bytes_per_token=workload.kv_bytes_per_token,
+        kv_bytes_per_token=kv_copies(hardware, model) * workload.kv_bytes_per_token,
         layer_flops_per_token=2.0 * arch.multiplied_parameters(model) - head,
         head_flops_per_token=head,
         decode_attention_flops_per_cached_token=arch.attention_flops_per_cached_token(model, latent=True),
         prefill_attention_flops_per_pair=arch.attention_flops_per_cached_token(model, latent=False),
-        bandwidth_bytes_per_s=hardware.bandwidth_bytes_per_s,
-        peak_flops_per_s=hardware.peak_flops_per_s,
-        host_link_bytes_per_s=None if link is None else hardware.count * link,
+        bandwidth_bytes_per_s=hardware.effective_bandwidth_bytes_per_s,
+        peak_flops_per_s=hardware.effective_peak_flops_per_s,
+        allreduces=allreduces if link is not None else 0,
+        allreduce_latency_s=latency,
+        allreduce_s_per_token=per_token,
+        overhead_s=model.layers * hardware.costs.layer_overhead_s,
+        token_overhead_s=hardware.costs.token_overhead_s,
+        host_link_bytes_per_s=None if host_link is None else hardware.count * host_link,
     )

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 from . import formatting as fmt
+from .calibration import Calibration
 from .estimate import Estimate
 from .fit import memory_shortfall
-from .performance import Hardware, Workload
+from .performance import Hardware, Workload, resolved
 from .serving import BLOCK_TOKENS, SimulationResult
 
 
@@ -18,7 +20,7 @@ def _rows(estimate: Estimate) -> list[tuple[str, str]]:
     if memory.max_batch is None:
         reason = "nothing cached at context 0" if workload.context == 0 else "every cached token is shared"
         most_users = f"no limit ({reason})"
-    elif memory.weights_bytes + workload.kv_bytes_shared > memory.usable_bytes:
+    elif memory.weights_bytes + memory.shared_bytes > memory.usable_bytes:
         alone = "the weights and the shared prefix" if workload.shared_prefix else "the weights"
         most_users = f"none: {alone} alone do not fit"
     elif memory.max_batch == 0:
@@ -39,7 +41,11 @@ def _rows(estimate: Estimate) -> list[tuple[str, str]]:
         ("KV cache per token", f"{fmt.bytes_size(workload.kv_bytes_per_token)} ({workload.kv_precision})"),
         *shared,
         ("KV cache, all users", fmt.gigabytes(memory.kv_bytes)),
-        ("memory in use", f"{fmt.gigabytes(memory.used_bytes)} of {fmt.gigabytes(memory.usable_bytes)} usable"),
+        (
+            "memory in use",
+            f"{fmt.gigabytes(memory.used_bytes)} of {fmt.gigabytes(memory.usable_bytes)} usable"
+            f" (weights + a {fmt.gigabytes(memory.pool_bytes)} KV pool)",
+        ),
         ("fits", "yes" if shortfall is None else f"NO: {shortfall.problem}"),
         ("most users that fit", most_users),
         ("decode, per user", f"{fmt.rate(estimate.decode_tokens_per_s_per_user)} tokens/s"),
@@ -50,6 +56,14 @@ def _rows(estimate: Estimate) -> list[tuple[str, str]]:
             f" (memory {fmt.milliseconds(decode.memory_s)}, compute {fmt.milliseconds(decode.compute_s)})",
         ),
     ]
+    if decode.communication_s:
+        rows.append(
+            (
+                "all-reduces",
+                f"{fmt.milliseconds(decode.communication_s)} a step: {estimate.allreduces_per_step:,} of"
+                f" {fmt.bytes_size(estimate.allreduce_bytes)}, included in the step",
+            )
+        )
     if shortfall is not None and shortfall.remedies:
         rows.insert(5, ("to fit", "; or ".join(shortfall.remedies)))
     if workload.prompt:
@@ -79,7 +93,57 @@ def _rows(estimate: Estimate) -> list[tuple[str, str]]:
     rows.append(("decode vs rule", estimate.decode_vs_rule))
     if workload.prompt:
         rows.append(("prefill vs rule", estimate.prefill_vs_rule))
+    accounting = estimate.accounting
+    rows.append(("ceiling's memory", accounting["memory"]))
+    if estimate.kv_copies != 1 or (workload.model.mla is not None and estimate.hardware.count > 1):
+        rows.append(("ceiling's KV cache", accounting["kv_cache"]))
+    rows.append(("ceiling's links", accounting["communication"]))
+    rows.append(("ceiling's costs", accounting["costs"]))
+    if estimate.expected is not None:
+        rows.extend(_expected_rows(estimate))
     return rows
+
+
+def _expected_rows(estimate: Estimate) -> list[tuple[str, str]]:
+    """The calibrated prediction, each figure with its band (p10 to p90 of the fit's residuals)."""
+    expected = estimate.expected
+    assert expected is not None
+    band = expected.band()
+    low, high = band["throughput_tokens_per_s"]
+    step_low, step_high = band["itl_mean_s"]
+    rows = [
+        (
+            "expected decode",
+            f"{fmt.rate(expected.throughput_tokens_per_s)} tokens/s all users (band {fmt.rate(low)} to"
+            f" {fmt.rate(high)}); {fmt.milliseconds(expected.decode.seconds)} a step"
+            f" (band {fmt.milliseconds(step_low)} to {fmt.milliseconds(step_high)})",
+        )
+    ]
+    if estimate.workload.prompt:
+        ttft_low, ttft_high = band["ttft_mean_s"]
+        rows.append(
+            (
+                "expected prefill",
+                f"{fmt.milliseconds(expected.prefill.seconds)}"
+                f" (band {fmt.milliseconds(ttft_low)} to {fmt.milliseconds(ttft_high)})",
+            )
+        )
+    rows.append(_expected_costs(expected.calibration, estimate.hardware))
+    return rows
+
+
+def _expected_costs(calibration: Calibration, hardware: Hardware) -> tuple[str, str]:
+    """The ``expected costs`` line: what the fit found for this GPU and math (``hardware`` resolved)."""
+    costs = calibration.cost_model(hardware.gpu.id)
+    math = hardware.compute_precision
+    fitted = calibration.provenance.get("fit_rows", "published")
+    return (
+        "expected costs",
+        f"fitted on {fitted} published serving runs: {costs.bandwidth_efficiency:.0%} of the bandwidth,"
+        f" {costs.compute_share(math):.0%} of the {math} peak, {fmt.milliseconds(costs.layer_overhead_s)}"
+        f" a layer, {fmt.microseconds(costs.allreduce_latency_s or 0.0)} an all-reduce;"
+        " the band holds 80% of the fit's measurements",
+    )
 
 
 def text_report(estimate: Estimate) -> str:
@@ -120,8 +184,16 @@ def _memory(result: SimulationResult) -> str:
     return f"{cache}, paged as tokens are written; preemption by {config.preemption}"
 
 
-def simulation_report(result: SimulationResult, hardware: Hardware, workload: Workload) -> str:
-    """What ``roofline simulate`` prints: the setup, then one labelled line per metric."""
+def simulation_report(
+    result: SimulationResult,
+    hardware: Hardware,
+    workload: Workload,
+    expected: SimulationResult | None = None,
+    calibration: Calibration | None = None,
+) -> str:
+    """What ``roofline simulate`` prints: the setup, then one labelled line per metric; with
+    ``expected`` (the same run at ``calibration``'s costs, ``serving.simulate_expected``), its
+    throughput and mean times after them, each with its band."""
     config = result.config
     heading = (
         f"{workload.model.name} on {hardware.count} × {hardware.gpu.name}, {workload.weight_precision} weights,"
@@ -189,5 +261,29 @@ def simulation_report(result: SimulationResult, hardware: Hardware, workload: Wo
             f" {result.duration_s:,.1f} s ({result.iterations:,} iterations)",
         ),
     ]
+    if expected is not None and calibration is not None:
+        rows.append(("ceiling's costs", "the figures above: the datasheet's bandwidth and dense peak, nothing added"))
+        rows.extend(_expected_simulation_rows(expected, calibration, resolved(hardware, workload)))
     width = max(len(label) for label, _ in rows)
     return "\n".join([heading, *(f"  {label:<{width}}  {value}" for label, value in rows)]) + "\n"
+
+
+def _expected_simulation_rows(
+    expected: SimulationResult, calibration: Calibration, hardware: Hardware
+) -> list[tuple[str, str]]:
+    """The run at the expected costs: throughput and the mean times, each with its band."""
+    bands = calibration.bands(expected.to_dict())
+
+    def banded(metric: str, show: Callable[[float], str], before: str = "", after: str = "") -> str:
+        value, band = getattr(expected, metric), bands[metric]
+        if value is None or band is None:
+            return "none"
+        return f"{before}{show(value)}{after} (band {show(band[0])} to {show(band[1])})"
+
+    rows = [
+        ("expected throughput", banded("throughput_tokens_per_s", fmt.rate, after=" output tokens/s")),
+        ("expected TTFT", banded("ttft_mean_s", fmt.duration, before="mean ")),
+        ("expected TPOT", banded("tpot_mean_s", fmt.duration, before="mean ")),
+        ("expected ITL", banded("itl_mean_s", fmt.duration, before="mean ")),
+    ]
+    return [*rows, _expected_costs(calibration, hardware)]

@@ -15,7 +15,10 @@ Iterations
     The GPU runs iterations back to back. Each takes the roofline time of what it holds,
     ``performance.IterationCosts.iteration(...).seconds``: the weights read for its
     tokens, plus the KV cache of every live request at its current length, against the
-    FLOPs of every token. What one iteration holds is the policy:
+    FLOPs of every token, plus the all-reduces of its tokens on several GPUs. The costs
+    are ``hardware.costs``: the ceiling by default; ``simulate_expected`` runs the same
+    requests at the fitted expected costs (shares of bandwidth and peak, overheads per
+    layer and per sampled token). What one iteration holds is the policy:
 
     - ``static``: a batch of up to ``max_batch`` starts when the GPU is free and the
       queue holds ``max_batch`` requests, or its oldest has waited ``batch_wait_s``
@@ -33,12 +36,12 @@ Iterations
     requests running at once), ``token_budget`` its ``max_num_batched_tokens``.
 
 KV memory
-    The cache is ``floor((usable memory - weights) / (16 * KV bytes per token))`` blocks of
-    16 tokens (``kv_blocks_available``). A request holding ``t`` tokens of cache uses
-    ``ceil(t / 16)`` blocks. After its prefill a request holds its P prompt tokens; decode
-    step j writes one more, so it holds ``P + j`` during step j and ``P + O - 1`` at the
-    end (the last token is returned, never cached). ``admission`` says how blocks are
-    given out:
+    The cache is ``floor(KV pool / (16 * KV bytes per token))`` blocks of 16 tokens
+    (``kv_blocks_available``; the pool is ``performance.memory_use``'s, KV copies included).
+    A request holding ``t`` tokens of cache uses ``ceil(t / 16)`` blocks. After its prefill
+    a request holds its P prompt tokens; decode step j writes one more, so it holds ``P + j``
+    during step j and ``P + O - 1`` at the end (the last token is returned, never cached).
+    ``admission`` says how blocks are given out:
 
     - ``paged`` (default; vLLM): blocks are allocated as tokens are written, and the
       scheduler does not know output lengths. A queued request starts when the blocks of
@@ -90,7 +93,8 @@ Not modelled
     Prefix caching and shared blocks (so a recomputed prefix is never found cached);
     speculative decoding; a cap on host swap space, and copies overlapping compute; a
     watermark of blocks kept free (vLLM V0's); allocation per chunk (vLLM V1's); the CPU's
-    scheduling time between iterations; tokenizer, network and sampling time;
+    scheduling time between iterations; tokenizer, network and sampling time (but for the
+    expected costs' fitted overhead per sampled token);
     sliding-window layers (refused); a token budget for ``continuous``; requests that stop
     early (each runs to its drawn length).
 
@@ -120,9 +124,10 @@ import random
 import re
 from array import array
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
+from .calibration import Calibration
 from .errors import SpecError, shown, unknown_name
 from .performance import Hardware, IterationCosts, Pass, Workload, iteration_costs, memory_use
 
@@ -473,7 +478,8 @@ def percentile(sorted_values: list[float], p: float) -> float | None:
 
 def kv_blocks_available(hardware: Hardware, workload: Workload) -> int:
     """KV blocks that fit beside the weights: ``chapter 2's largest batch at a 16-token context``,
-    i.e. ``floor((usable - weights) / (16 * KV bytes per token))``. Raises SpecError when the
+    i.e. ``floor(KV pool / (16 * KV bytes per token))``, the pool being ``usable fraction *
+    (memory - workspace - weights)`` (``performance.memory_use``). Raises SpecError when the
     weights alone do not fit."""
     one_block = Workload(workload.model, workload.weight_precision, workload.kv_precision, context=BLOCK_TOKENS)
     use = memory_use(hardware, one_block)
@@ -1525,3 +1531,13 @@ def simulate(hardware: Hardware, workload: Workload, config: ServingConfig) -> S
     else:
         run.run_iterative()
     return run.result()
+
+
+def simulate_expected(
+    hardware: Hardware, workload: Workload, config: ServingConfig, calibration: Calibration
+) -> SimulationResult:
+    """The same run at ``calibration``'s expected costs for ``hardware``'s GPU (``simulate
+    --costs expected``): every iteration is timed by ``IterationCosts`` at the fitted shares of
+    bandwidth and peak, plus the fitted overheads and all-reduce latency. Its throughput, mean
+    TTFT, ITL and TPOT get a band from ``calibration.bands``."""
+    return simulate(replace(hardware, costs=calibration.cost_model(hardware.gpu.id)), workload, config)

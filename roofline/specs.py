@@ -8,6 +8,7 @@ a record that exists is a valid record, whoever built it.
 from __future__ import annotations
 
 import math
+import re
 import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
@@ -50,6 +51,13 @@ BANDWIDTH_BYTES_PER_S = (1e9, 1e15)
 FLOPS_PER_S = (1e9, 1e18)
 #: One direction of a chip's link to host memory: 100 MB/s to 10 TB/s.
 HOST_LINK_BYTES_PER_S = (1e8, 1e13)
+#: One direction of a chip's link to its peers (NVLink, Infinity Fabric, a NIC): 100 MB/s to 100 TB/s.
+PEER_LINK_BYTES_PER_S = (1e8, 1e14)
+#: Fixed latency of one small all-reduce: 100 ns to 1 s.
+ALLREDUCE_LATENCY_S = (1e-7, 1.0)
+#: The driver reports at most the memory installed, which HBM sizes in binary units: up to
+#: 2**30 / 1e9 = 1.074 times a nameplate given in decimal gigabytes. 1.1 leaves room for rounding.
+ADDRESSABLE_OVER_NAMEPLATE = 1.1
 #: Longest name and source text, in characters.
 NAME_LENGTH, SOURCE_LENGTH = 200, 2000
 
@@ -97,6 +105,18 @@ def _check_field(name: str, kind: str, value: Any, minimum: float = 1, maximum: 
             raise SpecError(f"must be true or false, got {shown(value)}", field=name)
 
 
+def _finite(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _pair(record: Any, figure: str, source: str, what: str) -> None:
+    """Both of two optional fields, or neither: a figure is given with its source."""
+    given = {name: getattr(record, name) is not None for name in (figure, source)}
+    if any(given.values()) and not all(given.values()):
+        missing = next(name for name, present in given.items() if not present)
+        raise SpecError(f"is missing ({what} needs both a figure and its source)", field=missing)
+
+
 def _validate(record: Any) -> None:
     for spec_field in fields(record):
         kind = spec_field.metadata.get("kind")
@@ -104,6 +124,58 @@ def _validate(record: Any) -> None:
             meta = spec_field.metadata
             value = getattr(record, spec_field.name)
             _check_field(spec_field.name, kind, value, meta.get("minimum", 1), meta.get("maximum"))
+
+
+@dataclass(frozen=True)
+class InterconnectSpec:
+    """How one GPU talks to the others in a tensor-parallel group.
+
+    ``link_bytes_per_s`` is what one GPU can send (and, at the same time, receive)
+    over its scale-up links, one direction: NVLink 4 on an H100 is 18 links of 25 GB/s,
+    450e9. Up to ``domain_gpus`` GPUs share that fabric; a group larger than the domain
+    crosses the scale-out network at ``scale_out_bytes_per_s`` per GPU.
+    ``allreduce_latency_s`` names measured fixed latencies of one small all-reduce
+    (``{nccl = 19e-6, custom_oneshot = 3.7e-6}``); the ceiling takes the smallest.
+    """
+
+    scale_up: str = _text(NAME_LENGTH)
+    domain_gpus: int = _count(maximum=100_000)
+    link_bytes_per_s: float = _quantity(*PEER_LINK_BYTES_PER_S)
+    scale_out_bytes_per_s: float = _quantity(*PEER_LINK_BYTES_PER_S)
+    allreduce_latency_s: Mapping[str, float]
+    source: str = _text(SOURCE_LENGTH)
+
+    def __post_init__(self) -> None:
+        _validate(self)
+        latencies = self.allreduce_latency_s
+        if not isinstance(latencies, Mapping) or not latencies:
+            raise SpecError(
+                f"must be a table of named latencies, got {shown(latencies)}",
+                field="allreduce_latency_s",
+                hint="for example allreduce_latency_s = { nccl = 19e-6 }",
+            )
+        for name, value in latencies.items():
+            if not _PRESET.fullmatch(str(name)):
+                raise SpecError(
+                    "bad preset name: use lower-case letters, digits and '_'", field=f"allreduce_latency_s.{name}"
+                )
+            _check_field(f"allreduce_latency_s.{name}", "quantity", value, *ALLREDUCE_LATENCY_S)
+        object.__setattr__(self, "allreduce_latency_s", MappingProxyType(dict(latencies)))
+
+    @property
+    def best_allreduce_latency_s(self) -> float:
+        """The smallest measured latency of one small all-reduce: what the ceiling charges."""
+        return min(self.allreduce_latency_s.values())
+
+    def latency(self, preset: str) -> float:
+        """The latency of ``preset``; SpecError naming the presets there are."""
+        try:
+            return self.allreduce_latency_s[preset]
+        except KeyError:
+            raise unknown_name("all-reduce latency preset", preset, self.allreduce_latency_s) from None
+
+
+_PRESET = re.compile(r"[a-z0-9_]{1,40}")
 
 
 @dataclass(frozen=True)
@@ -119,23 +191,35 @@ class GpuSpec:
     source: str = _text(SOURCE_LENGTH)
     #: What the memory figure means: nameplate against what software can address (optional).
     memory_note: str = ""
+    #: Memory the driver reports and software can allocate from (nvidia-smi's total), or
+    #: None when no report was found: then the nameplate ``memory_bytes`` stands in for it.
+    addressable_memory_bytes: float | None = None
+    #: Where the driver's figure comes from; required with it.
+    addressable_memory_source: str | None = None
     #: Bandwidth of one direction of the GPU's link to host memory (PCIe), or None
     #: when not given; swapping the KV cache out and back in moves bytes over it.
     host_link_bytes_per_s: float | None = None
     #: Where the host-link figure comes from; required with it.
     host_link_source: str | None = None
+    #: The links to other GPUs, or None: then a multi-GPU estimate counts no communication
+    #: and says so.
+    interconnect: InterconnectSpec | None = None
 
     def __post_init__(self) -> None:
         _validate(self)
         if self.memory_note != "":  # optional, but when given it is one printable line like a source
             _check_field("memory_note", "text", self.memory_note, 1, SOURCE_LENGTH)
-        given = {name: getattr(self, name) is not None for name in ("host_link_bytes_per_s", "host_link_source")}
-        if any(given.values()) and not all(given.values()):
-            missing = next(name for name, present in given.items() if not present)
-            raise SpecError("is missing (the host link needs both a figure and its source)", field=missing)
+        _pair(self, "host_link_bytes_per_s", "host_link_source", "the host link")
         if self.host_link_bytes_per_s is not None:
             _check_field("host_link_bytes_per_s", "quantity", self.host_link_bytes_per_s, *HOST_LINK_BYTES_PER_S)
             _check_field("host_link_source", "text", self.host_link_source, 1, SOURCE_LENGTH)
+        _pair(self, "addressable_memory_bytes", "addressable_memory_source", "the driver's memory figure")
+        if self.addressable_memory_bytes is not None:
+            high = self.memory_bytes * ADDRESSABLE_OVER_NAMEPLATE if _finite(self.memory_bytes) else None
+            _check_field("addressable_memory_bytes", "quantity", self.addressable_memory_bytes, MEMORY_BYTES[0], high)
+            _check_field("addressable_memory_source", "text", self.addressable_memory_source, 1, SOURCE_LENGTH)
+        if self.interconnect is not None and not isinstance(self.interconnect, InterconnectSpec):
+            raise SpecError(f"must be a table, got {shown(self.interconnect)}", field="interconnect")
         if not any(precision in self.dense_flops_per_s for precision in SIXTEEN_BIT):
             # Weight-only formats and the rule of thumb multiply at 16 bits; every real GPU lists it.
             raise SpecError(
@@ -162,6 +246,11 @@ class GpuSpec:
                 field="dense_flops_per_s",
                 hint=f"it has {have}",
             ) from None
+
+    @property
+    def addressable_bytes(self) -> float:
+        """Memory software can allocate on one chip: the driver's figure, else the nameplate."""
+        return self.memory_bytes if self.addressable_memory_bytes is None else self.addressable_memory_bytes
 
     def host_link(self) -> float:
         """One direction of the link to host memory, bytes/s; SpecError when the entry has none."""

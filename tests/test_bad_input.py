@@ -168,7 +168,7 @@ def test_bad_table_precision_list(capsys: pytest.CaptureFixture[str]) -> None:
 def test_does_not_fit_is_a_result_not_an_error(capsys: pytest.CaptureFixture[str]) -> None:
     status, out, err = run_cli(capsys, "estimate", "--gpu", "h100-sxm", "--model", "llama-3.1-405b")
     assert status == 0 and err == ""
-    assert "NO: The weights alone need 811.7 GB at bf16, more than the 72.0 GB usable on 1 GPU." in out
+    assert "NO: The weights alone need 811.7 GB at bf16, more than the 85.0 GB usable on 1 GPU." in out
     assert "to fit               use 16 GPUs of this kind" in out
 
 

@@ -310,12 +310,12 @@ def test_the_calculator_shows_the_rule_the_ceiling_and_the_expected_range(chapte
     expect(form.locator("[data-rf-out=explain]")).to_contain_text(
         "The rule of thumb gives 209; an engine reads one row of the embedding, not the whole table, so 223"
     )
-    params = dict(calculator_view.DEFAULTS, model="llama-3.1-70b", precision="int4", context=131072)
+    params = dict(calculator_view.DEFAULTS, model="llama-3.1-70b", precision="fp8", context=131072)
     for name in FIELDS:
         set_control(page, name, params[name])
     wait_for(page, params)
     assert shown(page) == expected(params)
-    expect(form.locator("[data-rf-out=explain]")).to_contain_text("shorten the context to 108,705 tokens or fewer")
+    expect(form.locator("[data-rf-out=explain]")).to_contain_text("shorten the context to 41,942 tokens or fewer")
     expect(form.locator("[data-rf-out=expected]")).to_have_text("—")
 
 

@@ -290,19 +290,19 @@ def test_echoed_input_has_control_characters_escaped(argv: list[str], capsys: py
 
 
 def test_a_long_context_blames_one_users_cache_not_the_weights(capsys: pytest.CaptureFixture[str]) -> None:
-    status, out, _ = run_cli(capsys, "estimate", "--gpu", "h100-sxm", "--model", "llama-3.1-8b", "--context", "500000")
+    status, out, _ = run_cli(capsys, "estimate", "--gpu", "h100-sxm", "--model", "llama-3.1-8b", "--context", "600000")
     assert status == 0
     assert "weights alone" not in out
-    assert "one user's KV cache at 500,000 tokens needs 65.5 GB, more than the 55.9 GB left" in out
-    assert "none: one user's KV cache at 500,000 tokens does not fit" in out
-    assert "shorten the context to 426,784 tokens or fewer" in out and "fp8" in out
+    assert "one user's KV cache at 600,000 tokens needs 78.6 GB, more than the 65.5 GB left" in out
+    assert "none: one user's KV cache at 600,000 tokens does not fit" in out
+    assert "shorten the context to 499,818 tokens or fewer" in out and "fp8" in out
 
 
 def test_every_remedy_offered_actually_fits() -> None:
     """Each piece of advice, applied alone, makes the deployment fit (and the context is the longest)."""
     cases = [
-        dict(model="llama-3.1-8b", context=500_000),
-        dict(model="llama-3.1-70b", precision="int4", context=131_072),
+        dict(model="llama-3.1-8b", context=600_000),
+        dict(model="llama-3.1-70b", precision="int4", context=200_000),
         dict(model="llama-3.1-8b", context=8192, batch=100),
         dict(model="llama-3.1-405b"),
         dict(model="deepseek-v3", precision="int4", context=1_000_000),
@@ -330,18 +330,18 @@ def test_every_remedy_offered_actually_fits() -> None:
 
 
 def test_the_70b_int4_long_context_case_points_at_the_cache() -> None:
-    shortfall = memory_shortfall(estimate("h100-sxm", "llama-3.1-70b", precision="int4", context=131_072))
+    shortfall = memory_shortfall(estimate("h100-sxm", "llama-3.1-70b", precision="int4", context=200_000))
     assert shortfall.what == "one user's KV cache"
-    assert round(shortfall.needed_bytes / 1e9, 1) == 42.9 and round(shortfall.available_bytes / 1e9, 1) == 35.6
+    assert round(shortfall.needed_bytes / 1e9, 1) == 65.5 and round(shortfall.available_bytes / 1e9, 1) == 46.2
     assert not any("weights in" in remedy for remedy in shortfall.remedies)  # already int4; fp4 would not help
-    assert shortfall.remedies[0] == "shorten the context to 108,705 tokens or fewer"
+    assert shortfall.remedies[0] == "shorten the context to 141,020 tokens or fewer"
 
 
 def test_weights_that_do_not_fit_are_reported_as_such() -> None:
     shortfall = memory_shortfall(estimate("h100-sxm", "llama-3.1-405b"))
     assert shortfall.what == "weights"
     assert shortfall.sentence() == (
-        "The weights alone need 811.7 GB at bf16, more than the 72.0 GB usable on 1 GPU."
+        "The weights alone need 811.7 GB at bf16, more than the 85.0 GB usable on 1 GPU."
         " To fit: use 16 GPUs of this kind."
     )
     assert memory_shortfall(estimate("h100-sxm", "llama-3.1-8b")) is None

@@ -164,7 +164,7 @@ def test_shortcodes_expand_and_fail_loudly(tmp_path):
 def test_values_are_per_page():
     """A page quotes only its own module's values; the error says where a value does live."""
     codes = Shortcodes(FIGURES)
-    assert codes.expand("{{ n.usable_fraction }}", "reference/formulas/index.md") == "90%"
+    assert codes.expand("{{ n.usable_fraction }}", "reference/formulas/index.md") == "95%"
     with pytest.raises(
         ShortcodeError,
         match=r"docs/reference/formulas/index.md: unknown value 'n.decode_small_bf16' "

@@ -17,6 +17,8 @@ from roofline import (
     decode_step,
     estimate,
     gpus_to_fit,
+    kv_copies,
+    math_precision,
     memory_use,
     prefill_pass,
     simple_prefill_seconds,
@@ -123,7 +125,8 @@ def test_several_gpus_add_bandwidth_peak_and_memory() -> None:
     four = Hardware(H100, count=4)
     assert four.bandwidth_bytes_per_s == 4 * H100.bandwidth_bytes_per_s
     assert four.peak_flops_per_s == 4 * H100.peak_flops_per_s("bf16")
-    assert four.usable_memory_bytes == pytest.approx(0.9 * 4 * 80e9)
+    # The driver reports 81,559 MiB an H100; 0.5 GB of each is workspace.
+    assert four.usable_memory_bytes == pytest.approx(4 * (81_559 * 2**20 - 0.5e9))
 
 
 def test_prefill_is_never_faster_than_one_read_of_the_weights() -> None:
@@ -150,8 +153,10 @@ def test_prefill_attention_grows_with_the_square_of_the_prompt() -> None:
 
 def test_memory_reports_largest_batch_that_fits() -> None:
     use = memory_use(Hardware(H100), Workload(LLAMA_8B, context=4096))
-    room = 72e9 - 16_060_522_496
-    assert use.max_batch == int(room // (4096 * 131_072))
+    # The KV pool: 95% of what the 16.06 GB of weights leave of 85.52 GB less 0.5 GB of workspace.
+    pool = 0.95 * (81_559 * 2**20 - 0.5e9 - 16_060_522_496)
+    assert use.pool_bytes == pytest.approx(pool)
+    assert use.max_batch == int(pool // (4096 * 131_072))
     over = memory_use(Hardware(H100), Workload(LLAMA_8B, batch=use.max_batch + 1, context=4096))
     assert not over.fits
 
@@ -162,7 +167,9 @@ def test_memory_has_no_batch_limit_without_a_cache_and_zero_when_weights_do_not_
 
 
 def test_usable_fraction_is_configurable() -> None:
-    assert Hardware(H100, usable_fraction=0.5).usable_memory_bytes == 40e9
+    half = Hardware(H100, usable_fraction=0.5)
+    assert half.kv_pool_bytes(16e9) == pytest.approx(0.5 * (81_559 * 2**20 - 0.5e9 - 16e9))
+    assert half.kv_pool_bytes(100e9) == 0  # weights that fill the memory leave no pool
     with pytest.raises(SpecError, match="usable_fraction"):
         Hardware(H100, usable_fraction=1.5)
 
@@ -235,8 +242,8 @@ def test_tensor_parallel_degrees_divide_the_heads() -> None:
 
 def test_past_the_largest_degree_gpus_come_in_whole_groups() -> None:
     """16.06 GB on GPUs of 0.45 GB usable needs 35.7; the 8B's heads allow TP 32 at most, so two groups: 64."""
-    tiny = dataclasses.replace(H100, memory_bytes=0.5e9)
-    assert gpus_to_fit(Hardware(tiny), Workload(LLAMA_8B)) == 64
+    tiny = dataclasses.replace(H100, memory_bytes=0.5e9, addressable_memory_bytes=None, addressable_memory_source=None)
+    assert gpus_to_fit(Hardware(tiny, workspace_bytes=0.05e9), Workload(LLAMA_8B)) == 64
 
 
 def test_builtin_specs_follow_an_edited_file(tmp_path) -> None:
@@ -250,3 +257,74 @@ def test_builtin_specs_follow_an_edited_file(tmp_path) -> None:
     gpus = data / "gpus.toml"
     gpus.write_text(gpus.read_text().replace("bandwidth_bytes_per_s = 3.35e12", "bandwidth_bytes_per_s = 4e12"))
     assert builtin_specs(data).gpu("h100-sxm").bandwidth_bytes_per_s == 4e12
+
+
+def test_the_driver_reports_more_than_the_nameplate_and_engines_size_the_pool_from_it() -> None:
+    """Issue 17: Llama 3.1 70B fp8 on one H100 beat a ceiling that took 0.9 x 80e9 as usable (4 users
+    at 128/2048). The driver reports 81,559 MiB (85.5 GB); with 0.5 GB of workspace and 95% of what
+    the 70.6 GB of fp8 weights leave, the fp8 cache holds about 75 users at a mean context of 1,152."""
+    assert H100.addressable_bytes == 81_559 * 2**20
+    seventy = Workload(SPECS.model("llama-3.1-70b"), "fp8", "fp8", context=128 + 1024)
+    use = memory_use(Hardware(H100), seventy)
+    assert use.pool_bytes == pytest.approx(0.95 * (81_559 * 2**20 - 0.5e9 - use.weights_bytes))
+    assert use.max_batch == int(use.pool_bytes // (1152 * 163_840))
+    assert use.max_batch > 70
+
+
+def test_kv_heads_are_copied_when_the_gpus_outnumber_them() -> None:
+    """Issue 17: Llama 3.1 405B on 16 H100s at 8,192 tokens. Its 8 KV heads are copied to 2 GPUs
+    each, so every user's cache takes twice the memory: on the memory the old ceiling assumed
+    (72 GB a GPU for weights and cache) 40 users fit, not 80."""
+    big = Workload(SPECS.model("llama-3.1-405b"), context=8192)
+    sixteen = Hardware(H100, 16)
+    assert kv_copies(sixteen, big.model) == 2
+    assert kv_copies(Hardware(H100, 8), big.model) == 1
+    old_memory = Hardware(H100, 16, usable_fraction=1.0, workspace_bytes=81_559 * 2**20 - 72e9)
+    assert memory_use(old_memory, big).max_batch == 40
+    # The copies are read too: the step reads twice the cache of one copy.
+    one_user = dataclasses.replace(big, batch=1)
+    step = decode_step(sixteen, one_user)
+    weights = arch.parameters_read(big.model, 1) * 2
+    assert step.bytes_moved == pytest.approx(weights + 2 * big.kv_bytes_per_user)
+
+
+def test_a_latent_cache_is_held_by_every_gpu_unless_attention_is_data_parallel() -> None:
+    eight = Hardware(H100, 8)
+    assert kv_copies(eight, DEEPSEEK) == 8
+    assert kv_copies(dataclasses.replace(eight, attention_dp=True), DEEPSEEK) == 1
+    assert kv_copies(Hardware(H100), DEEPSEEK) == 1
+
+
+def test_fp4_weights_run_fp4_math_where_the_gpu_has_it() -> None:
+    b200 = SPECS.gpu("b200")
+    assert math_precision(b200, "nvfp4") == "fp4"
+    assert math_precision(b200, "mxfp4") == "fp4"
+    assert math_precision(H100, "nvfp4") == "bf16"  # Hopper has no fp4 math: weight-only at 16 bits
+    prompt = Workload(SPECS.model("llama-3.1-70b"), "nvfp4", prompt=4096)
+    assert prefill_pass(Hardware(b200), prompt).compute_s == pytest.approx(
+        arch.prefill_flops(prompt.model, 4096) / 9e15
+    )
+
+
+def test_tensor_parallel_passes_pay_two_ring_all_reduces_a_layer() -> None:
+    """Each layer all-reduces its tokens' activations twice: tokens x hidden x 2 bytes, costing
+    latency + 2(G-1)/G x bytes / link. On 4 H100s (NVLink 4, 450 GB/s a GPU, 3.7 us at best)."""
+    seventy = SPECS.model("llama-3.1-70b")
+    four = Hardware(H100, 4)
+    step = decode_step(four, Workload(seventy, "fp8", batch=64, context=1000))
+    message = 64 * 8192 * 2
+    each = 3.7e-6 + 2 * 3 / 4 * message / 450e9
+    assert step.communication_s == pytest.approx(160 * each)
+    assert step.seconds == pytest.approx(max(step.memory_s, step.compute_s) + 160 * each)
+    assert decode_step(Hardware(H100), Workload(seventy, "fp8", batch=64, context=1000)).communication_s == 0
+    slower = dataclasses.replace(four, allreduce_latency_s=20e-6)
+    assert decode_step(slower, Workload(seventy, "fp8", batch=64, context=1000)).communication_s == pytest.approx(
+        160 * (20e-6 + 2 * 3 / 4 * message / 450e9)
+    )
+
+
+def test_past_the_nvlink_domain_the_all_reduce_crosses_the_scale_out_network() -> None:
+    sixteen = Hardware(H100, 16)
+    assert sixteen.link_bytes_per_s == 50e9
+    assert Hardware(H100, 8).link_bytes_per_s == 450e9
+    assert Hardware(SPECS.gpu("mi300x"), 8).link_bytes_per_s is None  # no interconnect spec: not counted

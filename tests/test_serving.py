@@ -15,6 +15,7 @@ import dataclasses
 import json
 import math
 import random
+from dataclasses import replace
 from itertools import pairwise
 
 import pytest
@@ -31,6 +32,7 @@ from roofline import (
     decode_step,
     gpus_to_fit,
     iteration_costs,
+    load_calibration,
     parse_lengths,
     prefill_pass,
     serving,
@@ -62,18 +64,22 @@ def run(config: ServingConfig, hardware: Hardware = H100, workload: Workload = L
     return simulate(hardware, workload, config)
 
 
-def with_blocks(blocks: int, workload: Workload = LLAMA_8B, gpu: GpuSpec = H100.gpu) -> Hardware:
-    """One ``gpu`` whose KV cache holds exactly ``blocks`` blocks beside ``workload``'s weights:
-    the usable fraction found by bisection, so the helper holds whatever memory model sets it."""
+def with_blocks(
+    blocks: int, workload: Workload = LLAMA_8B, gpu: GpuSpec = H100.gpu, base: Hardware | None = None
+) -> Hardware:
+    """One ``gpu`` (or ``base``, its GPUs and costs kept) whose KV cache holds exactly ``blocks``
+    blocks beside ``workload``'s weights: the usable fraction found by bisection, so the helper
+    holds whatever memory model sets it."""
+    base = base or Hardware(gpu)
     low, high = 0.0, 1.0
     for _ in range(80):
         middle = (low + high) / 2
         try:
-            found = kv_blocks_available(Hardware(gpu, usable_fraction=middle), workload)
+            found = kv_blocks_available(replace(base, usable_fraction=middle), workload)
         except SpecError:
             found = 0
         low, high = (middle, high) if found < blocks else (low, middle)
-    hardware = Hardware(gpu, usable_fraction=high)
+    hardware = replace(base, usable_fraction=high)
     assert kv_blocks_available(hardware, workload) == blocks
     return hardware
 
@@ -684,11 +690,14 @@ STARVED_GPU = Hardware(
         host_link_source="made up for this test",
     )
 )
+#: Four H100s at the expected costs: every iteration adds all-reduces and the fitted overheads to
+#: its roofline, which a run summed in closed form must add to each of its steps alike.
+EXPECTED_TP4 = Hardware(H100.gpu, 4, costs=load_calibration().cost_model("h100-sxm"))
 
 
 @SIMULATION
 @given(
-    hardware=st.sampled_from((H100, STARVED_GPU)),
+    hardware=st.sampled_from((H100, STARVED_GPU, EXPECTED_TP4)),
     policy=POLICY,
     admission=ADMISSION,
     preemption=PREEMPTION,
@@ -697,6 +706,17 @@ STARVED_GPU = Hardware(
     budget=st.integers(2, 300),
     small_cache=st.booleans(),
     seed=st.integers(0, 2**32),
+)
+@example(
+    hardware=EXPECTED_TP4,
+    policy="chunked",
+    admission="paged",
+    preemption="swap",
+    rate=8.0,
+    max_batch=40,
+    budget=200,
+    small_cache=True,
+    seed=1,
 )
 def test_summing_runs_of_iterations_in_closed_form_changes_nothing(
     hardware: Hardware,
@@ -712,7 +732,7 @@ def test_summing_runs_of_iterations_in_closed_form_changes_nothing(
     """The simulator sums a run of decode steps, or of one long prompt's chunks, as an arithmetic
     series on each side of the roofline; stepping one iteration at a time must give the same run."""
     if small_cache:
-        hardware = Hardware(hardware.gpu, usable_fraction=0.2 + 400 * BLOCK_TOKENS * LLAMA_8B.kv_bytes_per_token / 80e9)
+        hardware = with_blocks(400, base=hardware)
     config = ServingConfig(
         policy=policy,
         admission=admission,

@@ -514,7 +514,7 @@ def build(ctx: Context) -> PageContent:
     }
     put(
         "batch_64_seeds",
-        Spread(tuple(c.goodput_requests_per_s for c, _ in at_max.values())).words(lambda v: f"{v:.1f}"),
+        Spread(tuple(c.goodput_requests_per_s for c, _ in at_max.values())).spread(lambda v: f"{v:.1f}"),
     )
     gain = Spread(tuple(k.throughput_requests_per_s / c.throughput_requests_per_s for c, k in at_max.values()))
     put("batch_chunked_gain", gain.words(lambda v: f"{(v - 1) * 100:.0f}%"))

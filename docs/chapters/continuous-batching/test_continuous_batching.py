@@ -182,6 +182,24 @@ def test_paged_admission_runs_more_requests_than_reservation_and_pays_in_preempt
     paged0 = memory_runs[0][0]
     assert values["mem_paged0_tps"] == fmt.rate(paged0.throughput_tokens_per_s)
     assert values["mem_paged0_recomputed"] == fmt.rate(paged0.recomputed_tokens)
+    assert values["mem_paged0_itl_p99"] == fmt.duration(paged0.itl_s[99])
+    assert values["mem_paged0_itl_p50"] == fmt.duration(paged0.itl_s[50])
+    assert values["mem_reserve0_itl_p50"] == fmt.duration(memory_runs[0][1].itl_s[50])
+
+
+def test_swapping_serves_more_than_recomputing_on_the_memory_bound_deployment(values, setup, memory_runs) -> None:
+    """The page: swapping over the host link "brings a cache back faster than a prefill rebuilds it",
+    so the seed-0 swap run serves more and stalls less than the recompute one."""
+    hardware, _ = setup
+    big = Workload(builtin_specs().model(chapter.MEMORY_MODEL), chapter.MEMORY_PRECISION)
+    swapped = simulate(hardware, big, chapter.MEMORY.config("continuous", preemption="swap"))
+    recomputed = memory_runs[0][0]
+    assert swapped.completed == chapter.MEMORY.requests and swapped.swapped_bytes > 0
+    assert swapped.throughput_tokens_per_s > recomputed.throughput_tokens_per_s
+    assert swapped.itl_s[99] < recomputed.itl_s[99]
+    assert values["mem_swap0_tps"] == fmt.rate(swapped.throughput_tokens_per_s)
+    assert values["mem_swap0_gb"] == f"{swapped.swapped_bytes / 1e9:,.0f} GB"
+    assert values["mem_swap0_itl_p99"] == fmt.duration(swapped.itl_s[99])
 
 
 def test_the_prefill_stall_is_the_prompt_and_the_decodes_in_one_iteration(values, setup) -> None:
@@ -268,7 +286,8 @@ def test_the_max_batch_must_hold_what_littles_law_asks(values, setup) -> None:
     largest = by_size[chapter.MAX_BATCHES[-1]]
     needed = chapter.BATCH_RATE * largest.latency_mean_s
     assert chapter.MAX_BATCH < needed < 128 and values["batch_little"] == f"{needed:.0f}"
-    assert largest.preemptions == 0 and largest.mean_batch < 128  # memory never ran out, the batch settled
+    assert largest.mean_batch < 128 and values["batch_largest_in_batch"] == f"{largest.mean_batch:.0f}"
+    assert all(result.preemptions == 0 for result in by_size.values())  # "no request was ever preempted"
     for seed in chapter.SEEDS:  # chunked prefill serves more at a saturated max batch, whatever the draw
         continuous = run(setup, traffic, "continuous", seed=seed)
         chunked = run(setup, traffic, "chunked", seed=seed)

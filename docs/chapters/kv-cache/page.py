@@ -482,7 +482,7 @@ def _self_check(ctx: Context, content: PageContent) -> None:
     long = Workload(large, context=LONG_CONTEXT)
     put("q_h200_users_bf16", whole(users_that_fit(two, long) or 0))
     put("q_h200_users_fp8", whole(users_that_fit(two, replace(long, kv_precision="fp8")) or 0))
-    put("q_h200_free_gb", _gb(two.usable_memory_bytes - weight_bytes(large, "bf16")))
+    put("q_h200_free_gb", _gb(two.kv_pool_bytes(weight_bytes(large, "bf16"))))
     put("q_h200_user_gb", _gb(long.kv_bytes_per_user))
     # 3. 4-bit with scales is not a quarter.
     int4 = kv_format("int4")

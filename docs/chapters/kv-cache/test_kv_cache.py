@@ -66,7 +66,8 @@ def test_prose_values_agree_with_the_package(values) -> None:
     """Capacity, the asymptote and the cache per token, recomputed here from the public API."""
     h100 = Hardware(SPECS.gpu("h100-sxm"))
     small = SPECS.model("llama-3.1-8b")
-    assert values["cap_small_h100_8k"] == "52"  # (72e9 - 16.06e9) / (8192 x 131,072) = 52.1
+    # 0.95 x (85.52e9 the driver reports - 0.5e9 workspace - 16.06e9) / (8192 x 131,072) = 61.0
+    assert values["cap_small_h100_8k"] == "61"
     assert values["kv_per_token_small"] == "131.1 kB"
     assert values["q_large_bytes"] == "327,680"  # 2 x 80 x 8 x 128 x 2
     long = Workload(small, context=kv_cache.LONG_CONTEXT)
@@ -128,10 +129,10 @@ def test_calculator_memory_split_adds_up_and_the_step_split_is_the_packages() ->
     parts = answer["memory_parts"]
     assert [part["label"] for part in parts] == ["weights", "KV cache", "headroom"]
     assert sum(part["share"] for part in parts) == pytest.approx(1.0)
-    assert parts[2]["share"] >= 0.1 - 1e-9  # the 10% the usable fraction keeps back, at least
+    assert parts[2]["share"] > 0.04  # the workspace and the 5% of the pool the usable fraction keeps back
     from roofline import step_split
 
-    split = step_split(Hardware(SPECS.gpu("h100-sxm")), Workload(SPECS.model("llama-3.1-8b"), batch=52, context=8192))
+    split = step_split(Hardware(SPECS.gpu("h100-sxm")), Workload(SPECS.model("llama-3.1-8b"), batch=61, context=8192))
     assert answer["step_parts"][1]["share"] == pytest.approx(split.kv_share)
     assert answer["step"] == f"{split.weights_s * 1e3:,.1f} · {split.kv_s * 1e3:,.1f} ms"
 

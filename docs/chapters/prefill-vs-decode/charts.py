@@ -92,7 +92,7 @@ def decode_by_precision(ctx: Focus) -> dict[str, Any]:
         bars + labels,
         f"Decode ceiling per weight precision, {ctx.gpu.name}",
         [
-            "One user, on the fewest GPUs that hold the weights (ideal scaling, interconnect free).",
+            "One user, on the fewest GPUs that hold the weights, all-reduces between them counted.",
             "Fewer bytes per weight, more tokens per second, unless they also mean fewer GPUs.",
         ],
     )

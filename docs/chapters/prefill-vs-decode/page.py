@@ -148,6 +148,7 @@ def compute_values(ctx: Context, content: PageContent) -> None:
     put("gpu_peak_tflops", tera(gpu.peak_flops_per_s("bf16"), 0))
     put("gpu_memory_gb", fmt.gigabytes(gpu.memory_bytes, 0).removesuffix(" GB"))
     put("gpu_usable_gb", fmt.gigabytes(one.usable_memory_bytes, 0).removesuffix(" GB"))
+    put("gpu_addressable_gb", fmt.gigabytes(gpu.addressable_bytes).removesuffix(" GB"))
     put("usable_fraction", percent(one.usable_fraction))
     put("ridge_flops_per_byte", whole(gpu.peak_flops_per_s("bf16") / gpu.bandwidth_bytes_per_s))
 
@@ -252,7 +253,7 @@ def _rule_and_ceiling(ctx: Context, focus: Focus, content: PageContent, at: Call
     put("fp8_math", at(small.id, precision="fp8").math)
     put("int4_math", at(small.id, precision="int4").math)
 
-    # The large model on as many GPUs as hold it: ideal tensor parallelism, and what was measured.
+    # The large model on as many GPUs as hold it, all-reduces paid, and what was measured.
     large_gpus = gpus_to_fit(Hardware(gpu), Workload(large))
     two = at(large.id, gpus=large_gpus, prompt=prompt)
     put("explain_decode_large_bf16", two.decode_vs_rule)
@@ -297,11 +298,14 @@ def _sparse_rows(ctx: Context, focus: Focus, put: Callable[[str, str], None], at
         count = gpus_to_fit(one, Workload(deepseek, precision))
         results[precision] = result = at(deepseek.id, precision=precision, gpus=count, prompt=prompt)
         put(f"mla_bandwidth_{precision}_tb", tera(result.hardware.bandwidth_bytes_per_s, 0))
-    # The prose follows the 16-bit model's decode, then fp8's prefill (the same as 16-bit's, memory-bound).
+    # The prose follows the 16-bit model's decode, then fp8's prefill beside 16-bit's: both wait on
+    # one read of the weights, and 16-bit's all-reduces cross the network between servers.
     bf16, fp8 = results["bf16"], results["fp8"]
     put("mla_gpus_bf16", str(bf16.hardware.count))
+    put("mla_gpus_fp8", str(fp8.hardware.count))
     put("mla_ceiling_bf16", fmt.rate(bf16.decode_tokens_per_s_per_user))
     put("mla_prefill_fp8_ms", ms(fp8.prefill.seconds))
+    put("mla_prefill_bf16_ms", ms(bf16.prefill.seconds))
     put("mla_prefill_fp8_bound", fp8.prefill.bound)
     put("explain_prefill_mla_fp8", fp8.prefill_vs_rule)
     put("mla_active_gb", fmt.gigabytes(active_parameters(deepseek) * value_bytes("bf16"), 0))

@@ -93,18 +93,24 @@ def test_the_rule_then_the_ceiling_with_each_reason(values):
     assert values["prefill_small_bound"] == "compute" and values["ceiling_prefill_small_fp8_ms"] == "14.6"
     assert values["explain_prefill_small"].endswith("brings it to 29.3 ms")
     assert values["ceiling_prefill_small_int4_ms"] == "29.3"
-    assert values["explain_decode_large_bf16"].endswith("so 48")
+    # Issue 17: on two GPUs the 70B's reads give 48, and its 160 all-reduces a step take it to 47.
+    assert values["explain_decode_large_bf16"].endswith(
+        "so 48, and 160 all-reduces between the 2 GPUs add 0.598 ms, so 47"
+    )
     # The MoE and MLA rows, explained with the package's own figures.
-    assert values["moe_rule"] == "72" and values["moe_ceiling"] == "263"
+    # Mixtral's ceiling on its GPUs pays the all-reduces between them (issue 17): 263 -> 247.
+    assert values["moe_rule"] == "72" and values["moe_ceiling"] == "247"
     assert (
         "a mixture of experts reads only the experts its tokens pick (2.0 of 8 a layer)" in values["explain_decode_moe"]
     )
-    assert values["mla_gpus_bf16"] == "32" and values["mla_gpus_saved"] == "16"
-    # At fp8 the prefill is still memory-bound, so it takes what 16-bit's takes ("and its prefill is still …").
-    bf16 = estimate(CHAPTER_GPU, "deepseek-v3", gpus=32, prompt=2000).prefill.seconds
-    assert values["mla_prefill_fp8_bound"] == "memory" and values["mla_prefill_fp8_ms"] == fmt.milliseconds(
-        bf16
-    ).removesuffix(" ms")
+    # 85.0 GB usable an H100 (issue 17): 1,342 GB of bf16 weights need 16, fp8 halves that to 8.
+    assert values["mla_gpus_bf16"] == "16" and values["mla_gpus_fp8"] == "8" and values["mla_gpus_saved"] == "8"
+    # Both prefills wait on one read of the weights; 16 GPUs span two NVLink domains, so bf16's
+    # all-reduces cross the slower scale-out network and take longer than fp8's within one node.
+    bf16 = estimate(CHAPTER_GPU, "deepseek-v3", gpus=16, prompt=2000).prefill
+    assert values["mla_prefill_fp8_bound"] == "memory" == bf16.bound
+    assert values["mla_prefill_bf16_ms"] == fmt.milliseconds(bf16.seconds).removesuffix(" ms")
+    assert float(values["mla_prefill_fp8_ms"]) < float(values["mla_prefill_bf16_ms"])
 
 
 def test_one_step_time_for_one_read(values, ctx):
@@ -260,38 +266,40 @@ def test_program_uses_the_shared_table_functions() -> None:
 
 
 def test_the_first_paint_shows_the_packages_numbers_for_the_defaults(markers) -> None:
-    """Issue 2, section 5: one user of the 8B at 16-bit, 4,096 tokens, ≈17 GB of 72 GB. Issue 9: the ceiling
-    reads one embedding row, not the table, so ≈216 tokens/s where the rule gave ≈203."""
+    """Issue 2, section 5: one user of the 8B at 16-bit, 4,096 tokens, ≈17 GB of 81.6 GB (issue 17: the
+    weights plus 95% of what they leave of the 85.5 GB the driver reports, less 0.5 GB of workspace).
+    Issue 9: the ceiling reads one embedding row, not the table, so ≈216 tokens/s where the rule gave ≈203."""
     html = markers.replace(CALCULATOR, FOLDER.page, FOLDER.url)
     view = calculator.view(**calculator.DEFAULTS)
     for name in ("per_user", "total", "weights", "hardware", "memory", "bound", "verdict", "explain"):
         assert f'data-rf-out="{name}">{html_module.escape(view[name])}<' in html
-    assert view["per_user"] in {"215", "216"} and view["memory"] == "16.6 GB of 72.0 GB usable"
+    assert view["per_user"] in {"215", "216"} and view["memory"] == "16.6 GB of 81.6 GB usable"
     for field in calculator.FORM.fields:
         assert f'id="rf-decode_speed-{field.name}"' in html
 
 
 def test_the_view_words_a_deployment_that_does_not_fit() -> None:
     view = calculator.view(**dict(calculator.DEFAULTS, model="llama-3.1-405b"))
-    # 811.7 GB over 72 GB per H100 is 11.3 GPUs; the smallest tensor-parallel degree that holds it is 16.
+    # 811.7 GB over 85.0 GB per H100 is 9.5 GPUs; the smallest tensor-parallel degree that holds it is 16.
     assert view["fits"] is False and view["per_user"] == "—" and view["gpus_needed"] == 16
     assert view["expected"] == "—"
     assert view["explain"] == (
-        "Does not fit. The weights alone need 811.7 GB at bf16, more than the 72.0 GB usable on 1 GPU."
+        "Does not fit. The weights alone need 811.7 GB at bf16, more than the 85.0 GB usable on 1 GPU."
         " To fit: use 16 GPUs of this kind."
     )
 
 
 def test_a_long_context_that_does_not_fit_gets_advice_that_works() -> None:
-    # Issue 8: 70B at int4 fits its weights (36.4 GB); one user's 131,072-token cache (42.9 GB) does not.
-    # The answer is a shorter context or an 8-bit cache, not "weights alone" and more GPUs only.
-    view = calculator.view(**dict(calculator.DEFAULTS, model="llama-3.1-70b", precision="int4", context=131072))
+    # Issue 8: 70B at fp8 fits its weights (70.6 GB); one user's 131,072-token cache (42.9 GB) does not
+    # fit the 13.7 GB KV pool they leave (issue 17's memory). The answer is a shorter context, a
+    # smaller cache or smaller weights, not "weights alone" and more GPUs only.
+    view = calculator.view(**dict(calculator.DEFAULTS, model="llama-3.1-70b", precision="fp8", context=131072))
     assert view["fits"] is False
     assert "weights alone" not in view["explain"]
     assert view["explain"].startswith(
-        "Does not fit. The weights (36.4 GB) fit, but one user's KV cache at 131,072 tokens needs 42.9 GB"
+        "Does not fit. The weights (70.6 GB) fit, but one user's KV cache at 131,072 tokens needs 42.9 GB"
     )
-    assert "shorten the context to 108,705 tokens or fewer; or cache keys and values in fp8" in view["explain"]
+    assert "shorten the context to 41,942 tokens or fewer; or cache keys and values in int4" in view["explain"]
 
 
 def test_the_view_says_what_the_rule_gives_and_why_the_ceiling_differs() -> None:
@@ -375,10 +383,13 @@ def test_the_chart_is_a_vega_lite_spec_of_those_points_with_the_crossover_ruled(
     assert "Nothing fits" in nothing["description"]
 
 
-def test_multi_gpu_answers_carry_the_ideal_scaling_caveat() -> None:
+def test_multi_gpu_answers_name_how_the_all_reduces_are_charged() -> None:
+    """Issue 17: several GPUs pay two all-reduces a layer, and the answer says at what rate."""
     view = calculator.view(**dict(calculator.DEFAULTS, model="llama-3.1-70b", gpus=2))
-    assert "at 6.70 TB/s (2 GPUs together, taking ideal scaling with the interconnect free)" in view["explain"]
-    assert "interconnect" not in calculator.view(**calculator.DEFAULTS)["explain"]
+    assert "at 6.70 TB/s (2 GPUs together)" in view["explain"]
+    assert "160 all-reduces between the 2 GPUs add" in view["explain"]
+    assert "each 3.7 µs + 2(G-1)/G x message / 450 GB/s over NVLink 4" in view["explain"]
+    assert "all-reduce" not in calculator.view(**calculator.DEFAULTS)["explain"]
 
 
 # ---- The built page (the tests' site) ---------------------------------------------------------------
@@ -415,13 +426,17 @@ def test_chapter_shows_the_rule_then_the_ceiling_with_the_reasons(chapter):
     assert small.decode_vs_rule in section and small.prefill_vs_rule in section
     for precision in ("fp8", "int4"):
         assert estimate(CHAPTER_GPU, SMALL_MODEL, precision=precision).decode_vs_rule in section
-    # Multi-GPU numbers carry their assumption and the measured gap.
-    assert section.count("ideal scaling") >= 3 and "interconnect free" in section
-    assert "published multi-GPU decode measurements reached 25% to 64%" in section
+    # Multi-GPU numbers carry their all-reduces (issue 17) and the measured gap.
+    assert "ideal scaling" not in section and "interconnect free" not in section
+    assert "160 all-reduces between the 2 GPUs add 0.598 ms" in section
+    assert "published multi-GPU decode measurements reached 32% to 66%" in section
     # The mixture-of-experts and latent-attention rows are explained beside their table.
-    assert "Bandwidth ÷ all the weights gives 72 tokens/s on 2 GPUs, yet the table shows 263" in section
-    assert "DeepSeek-V3 decodes faster than Llama 3.1 8B (1,463 against 223 tokens/s)" in section
-    assert "At fp8, DeepSeek-V3 needs 16 fewer GPUs, and its prefill is still 12.5 ms and memory-bound" in section
+    assert "Bandwidth ÷ all the weights gives 72 tokens/s on 2 GPUs, yet the table shows 247" in section
+    assert "decode rises to 263" in section
+    assert "DeepSeek-V3 decodes faster than Llama 3.1 8B (531 against 223 tokens/s)" in section
+    assert (
+        "At fp8, DeepSeek-V3 needs 8 fewer GPUs, and its prefill is 39.1 ms, not 156.7, still memory-bound" in section
+    )
     # Prose that no longer reads right is gone.
     assert "because the package also counts causal attention" not in text
     assert "a 8,000" not in text and "document of 8,000 tokens" in text

@@ -94,7 +94,7 @@ def view(model: str, gpu: str, gpus: int, weights: str, kv: str, context: int, p
     params = dict(model=model, gpu=gpu, gpus=gpus, weights=weights, kv=kv, context=context, prefix=prefix)
     specs = builtin_specs()
     hardware = Hardware(specs.gpu(gpu), gpus)
-    total_bytes = hardware.memory_bytes
+    total_bytes = hardware.addressable_memory_bytes  # what the driver reports, as engines see it
     workload = Workload(specs.model(model), weights, kv, context=context, shared_prefix=prefix)
     users = users_that_fit(hardware, workload) or 0
     if users == 0:

@@ -83,11 +83,13 @@ def _explain_fits(result: Any) -> str:
         reads += f" and {fmt.gigabytes(memory.kv_bytes)} of KV cache"
     link = _bandwidth(hardware.bandwidth_bytes_per_s)
     if hardware.count > 1:
-        link += f" ({hardware.count} GPUs together, taking ideal scaling with the interconnect free)"
+        link += f" ({hardware.count} GPUs together)"
     step = (
         f"Each decode step reads {reads} at {link}, which takes {fmt.milliseconds(decode.memory_s)}; "
         f"the math for {users} takes {fmt.milliseconds(decode.compute_s)}."
     )
+    if decode.communication_s:
+        step += f" The ceiling charges the GPUs' exchanges as {result.accounting['communication']}."
     per_user = fmt.rate(result.decode_tokens_per_s_per_user)
     if decode.bound == "memory":
         verdict = f" Decode is memory-bound: the GPU waits on memory, and each user gets {per_user} tokens/s" + (

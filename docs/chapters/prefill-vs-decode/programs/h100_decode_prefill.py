@@ -1,8 +1,8 @@
 """How fast can an H100 run each model? The rule of thumb, then the ceilings.
 
 Decode tokens/s is for one user; prefill is one 2,000-token prompt. A model
-too big for one GPU gets as many as it needs (a tensor-parallel degree, taking
-ideal scaling). Mixtures of experts and latent attention get their own table.
+too big for one GPU gets as many as it needs (a tensor-parallel degree, paying
+its all-reduces). Mixtures of experts and latent attention get their own table.
 The chapter's tables come from the same two functions, so the numbers agree.
 Try gpu = "b200", then Run.
 """

@@ -1,0 +1,243 @@
+"""Published serving runs (a throughput, a mean TTFT or ITL under a stated load) beside the
+ceiling and the simulator's expected figure for the same conditions.
+
+A run is one row of a CSV file (``data/serving-measurements.csv`` in the repository, read by
+``scripts/fit_expected.py`` and the measured page): the engine, GPU, model, precisions,
+lengths, the load (``rate=inf``, ``rate=2``, ``concurrency=8``, ``static=768``), the metric and
+its value in SI units, its source, and its ``split``: ``fit`` rows calibrate the expected
+costs, ``check`` rows are held out to test them, ``out`` rows are kept with the reason they
+cannot be modelled.
+
+- ``ceiling``: an upper bound on what the run could have reached (``measured.max_output_throughput``
+  for a throughput; one prompt's prefill alone for a time to first token; one batch-1
+  decode step for the gap between tokens). A row's ``ratio`` is measured ÷ ceiling for a
+  rate and ceiling ÷ measured for a time, so no real run exceeds 1.
+- ``predict``: the simulator's figure for the run's conditions at a cost model
+  (``performance.CostModel``), the way the fit and ``simulate --costs expected`` compute it.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from .errors import SpecError
+from .loader import SpecSet, load_specs
+from .measured import max_output_throughput
+from .performance import CEILING, CostModel, Hardware, Workload, decode_step, prefill_pass
+from .serving import Lengths, ServingConfig, simulate
+
+#: Metric -> (kind of figure, whether larger is better).
+METRICS: dict[str, tuple[str, bool]] = {
+    "throughput_tokens_per_s": ("throughput", True),
+    "ttft_mean_s": ("ttft", False),
+    "ttft_p50_s": ("ttft", False),
+    "itl_mean_s": ("itl", False),
+    "itl_p50_s": ("itl", False),
+    "iteration_s": ("iteration", False),
+}
+#: The kinds the goals and the band are reported for, in the order a reader meets them.
+KINDS = ("throughput", "ttft", "itl")
+SPLITS = ("fit", "check", "out")
+_COLUMNS = (
+    "id",
+    "split",
+    "engine",
+    "gpu",
+    "gpus",
+    "model",
+    "weight_precision",
+    "kv_precision",
+    "attention_dp",
+    "input_tokens",
+    "output_tokens",
+    "load",
+    "requests",
+    "metric",
+    "value",
+    "source",
+    "note",
+)
+#: The scheduler the simulator stands in for an in-flight-batching engine with: a token
+#: budget per iteration (TensorRT-LLM's max_num_tokens default) and a batch cap well above
+#: what memory allows, so the KV pool, not the cap, sets the batch.
+ENGINE_TOKEN_BUDGET = 8192
+ENGINE_MAX_BATCH = 2048
+#: Most requests simulated for one row: past a thousand the throughput and the means are
+#: the steady state's (the fit and the check use the same cap, so they agree).
+SIMULATED_REQUESTS = 1000
+
+
+@dataclass(frozen=True)
+class ServingRun:
+    """One published serving figure and the conditions it was measured under."""
+
+    id: str
+    split: str
+    engine: str
+    gpu: str
+    gpus: int
+    model: str
+    weight_precision: str
+    kv_precision: str
+    attention_dp: bool
+    input_tokens: int
+    output_tokens: int
+    #: ``rate=inf``, ``rate=R``, ``concurrency=N`` or ``static=B``.
+    load: str
+    requests: int
+    metric: str
+    value: float
+    source: str
+    note: str
+
+    @property
+    def kind(self) -> str:
+        """ "throughput", "ttft" or "itl" (see ``METRICS``)."""
+        return METRICS[self.metric][0]
+
+    def ratio(self, figure: float) -> float:
+        """``figure`` measured against: measured ÷ figure for a rate, figure ÷ measured for a time."""
+        return self.value / figure if METRICS[self.metric][1] else figure / self.value
+
+    def measured_over(self, figure: float) -> float:
+        """measured ÷ figure, whatever the metric: the fit's residual."""
+        return self.value / figure
+
+
+def _whole(text: str, name: str, label: str, row_id: str, minimum: int = 0) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise SpecError(f"must be a whole number, got {text!r}", file=label, entry=row_id, field=name) from None
+    if value < minimum:
+        raise SpecError(f"must be at least {minimum}, got {value}", file=label, entry=row_id, field=name)
+    return value
+
+
+def parse_serving_runs(text: str, label: str = "data/serving-measurements.csv") -> tuple[ServingRun, ...]:
+    """The runs in a CSV's ``text`` (lines starting with ``#`` are comments); the first bad
+    row raises one SpecError naming the file, the row and the column."""
+    lines = [line for line in text.splitlines() if not line.startswith("#")]
+    reader = csv.DictReader(io.StringIO("\n".join(lines)))
+    if tuple(reader.fieldnames or ()) != _COLUMNS:
+        raise SpecError(f"the header must be {','.join(_COLUMNS)}", file=label)
+    runs = []
+    seen = set()
+    for row in reader:
+        row_id = row["id"]
+        if not row_id or row_id in seen:
+            raise SpecError("every row needs an id of its own", file=label, entry=row_id or "(empty)")
+        seen.add(row_id)
+        if row["split"] not in SPLITS:
+            raise SpecError(f"must be one of {', '.join(SPLITS)}", file=label, entry=row_id, field="split")
+        if row["metric"] not in METRICS:
+            raise SpecError(f"unknown metric {row['metric']!r}", file=label, entry=row_id, field="metric")
+        try:
+            value = float(row["value"])
+        except ValueError:
+            value = math.nan
+        if not math.isfinite(value) or value <= 0:
+            raise SpecError(f"must be a positive number, got {row['value']!r}", file=label, entry=row_id, field="value")
+        kind, _, amount = row["load"].partition("=")
+        if row["split"] != "out" and (kind not in ("rate", "concurrency", "static") or not amount):
+            raise SpecError(
+                f"must be rate=R, rate=inf, concurrency=N or static=B, got {row['load']!r}",
+                file=label,
+                entry=row_id,
+                field="load",
+            )
+        runs.append(
+            ServingRun(
+                id=row_id,
+                split=row["split"],
+                engine=row["engine"],
+                gpu=row["gpu"],
+                gpus=_whole(row["gpus"], "gpus", label, row_id, 1),
+                model=row["model"],
+                weight_precision=row["weight_precision"],
+                kv_precision=row["kv_precision"],
+                attention_dp=row["attention_dp"] == "yes",
+                input_tokens=_whole(row["input_tokens"], "input_tokens", label, row_id),
+                output_tokens=_whole(row["output_tokens"], "output_tokens", label, row_id),
+                load=row["load"],
+                requests=_whole(row["requests"], "requests", label, row_id, 0 if row["split"] == "out" else 1),
+                metric=row["metric"],
+                value=value,
+                source=row["source"],
+                note=row["note"],
+            )
+        )
+    return tuple(runs)
+
+
+def load_serving_runs(path: str | Path) -> tuple[ServingRun, ...]:
+    """The runs in the CSV file at ``path``."""
+    label = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise SpecError(f"cannot read: {getattr(error, 'strerror', None) or error}", file=label) from None
+    return parse_serving_runs(text, label)
+
+
+def deployment(run: ServingRun, specs: SpecSet, costs: CostModel = CEILING) -> tuple[Hardware, Workload]:
+    """The run's GPUs (at ``costs``) and model at its precisions."""
+    hardware = Hardware(specs.gpu(run.gpu), run.gpus, attention_dp=run.attention_dp, costs=costs)
+    return hardware, Workload(specs.model(run.model), run.weight_precision, run.kv_precision)
+
+
+def ceiling(run: ServingRun, specs: SpecSet | None = None) -> float:
+    """An upper bound on the run's figure (a lower bound for a time); see the module docstring."""
+    specs = specs or load_specs()
+    hardware, workload = deployment(run, specs)
+    kind = run.kind
+    if kind == "throughput":
+        return max_output_throughput(hardware, workload, run.input_tokens, run.output_tokens)
+    if kind == "ttft":
+        return prefill_pass(hardware, replace(workload, prompt=run.input_tokens)).seconds
+    if kind == "itl":
+        return decode_step(hardware, replace(workload, context=run.input_tokens)).seconds
+    raise SpecError(f"no ceiling for {run.metric}", entry=run.id, field="metric")
+
+
+def admission(run: ServingRun) -> str:
+    """How the run's engine admits requests: TensorRT-LLM (and NIM, built on it) schedules with
+    GUARANTEED_NO_EVICT by default, admitting a request only when its whole prompt and output
+    fit ("reserve"); vLLM allocates blocks as tokens are written and preempts ("paged")."""
+    engine = run.engine.lower()
+    return "reserve" if engine.startswith(("tensorrt-llm", "nim")) else "paged"
+
+
+def scenario(run: ServingRun) -> ServingConfig:
+    """The simulator's traffic for the run: its lengths and load, the engine's scheduler."""
+    kind, _, amount = run.load.partition("=")
+    lengths = {
+        "prompt": Lengths(run.input_tokens, run.input_tokens),
+        "output": Lengths(run.output_tokens, run.output_tokens),
+        "admission": admission(run),
+    }
+    requests = min(run.requests, SIMULATED_REQUESTS)
+    if kind == "static":
+        batch = int(amount)
+        return ServingConfig(policy="static", rate=math.inf, requests=batch, max_batch=batch, **lengths)
+    chunked = {"policy": "chunked", "max_batch": ENGINE_MAX_BATCH, "token_budget": ENGINE_TOKEN_BUDGET}
+    if kind == "concurrency":
+        clients = int(amount)
+        return ServingConfig(concurrency=clients, requests=max(requests, clients), **chunked, **lengths)
+    rate = math.inf if amount == "inf" else float(amount)
+    return ServingConfig(rate=rate, requests=requests, **chunked, **lengths)
+
+
+def predict(run: ServingRun, costs: CostModel, specs: SpecSet | None = None) -> float:
+    """The simulator's figure for the run's metric under ``costs``."""
+    specs = specs or load_specs()
+    hardware, workload = deployment(run, specs, costs)
+    figures = simulate(hardware, workload, scenario(run)).to_dict()
+    value = figures.get(run.metric)
+    if not isinstance(value, (int, float)) or not value > 0:
+        raise SpecError(f"the simulation gives no {run.metric} ({value!r})", entry=run.id, field="metric")
+    return float(value)

@@ -1,0 +1,222 @@
+"""Expected-mode costs: what a serving engine reaches of the hardware, fitted to published runs.
+
+The ceiling (``performance.CEILING``) is an upper bound; ``--costs expected`` is a
+prediction. Its parameters live in ``data/calibration.toml``, written by
+``scripts/fit_expected.py`` from published serving measurements and never edited by hand:
+
+- ``bandwidth_efficiency``: the share of the HBM bandwidth a pass reaches;
+- ``link_efficiency``: the share of the links' bandwidth an all-reduce reaches;
+- ``compute_efficiency.<gpu>.<math>``: the share of the dense peak a pass reaches, per chip
+  and math precision (``default_compute_efficiency`` where the fit saw no run);
+- ``layer_overhead_s``: fixed seconds per layer of every pass (kernel launches,
+  synchronization);
+- ``token_overhead_s``: host seconds per token sampled (sampling, stop checks, the
+  scheduler's bookkeeping), which grow with the batch;
+- ``allreduce_latency_s``: the fixed latency of one tensor-parallel all-reduce.
+
+A pass then takes ``max(bytes / (e_bw * bandwidth), FLOPs / (e_c * peak)) + layers *
+overhead + tokens sampled * token overhead + 2L * (latency + 2 (G-1)/G * message /
+(e_link * link))``. The file also holds the band:
+the 10th and 90th percentiles of the fit's residuals (measured ÷ expected) for each kind of
+figure, so an expected value ``x`` comes with ``[p10 * x, p90 * x]``.
+
+A file that is missing, malformed, or fitted for another version of the package is
+refused with one line that names the fix.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from .errors import SpecError, did_you_mean
+from .performance import CEILING, CostModel
+from .version import VERSION
+
+CALIBRATION_FILE = "roofline/data/calibration.toml"
+#: How to make a good file again: every refusal names this.
+REFIT = "refit it with `python scripts/fit_expected.py`, or use --costs ceiling"
+#: The cost models a caller may ask for.
+COSTS = ("ceiling", "expected")
+#: The figures a band is given for, as JSON names them.
+BAND_METRICS = ("throughput_tokens_per_s", "ttft_mean_s", "itl_mean_s", "tpot_mean_s")
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """The fitted expected-mode parameters, their band, and where they came from."""
+
+    package_version: str
+    bandwidth_efficiency: float
+    link_efficiency: float
+    #: GPU id -> math precision -> share of that peak reached.
+    compute_efficiency: Mapping[str, Mapping[str, float]]
+    default_compute_efficiency: float
+    layer_overhead_s: float
+    token_overhead_s: float
+    allreduce_latency_s: float
+    #: Metric (``BAND_METRICS``) -> (p10, p90) of measured ÷ expected over the fit's rows.
+    band: Mapping[str, tuple[float, float]]
+    #: The ``[fit]`` table: script, rows, method, and the residuals on fit and held-out rows.
+    provenance: Mapping[str, Any]
+
+    def cost_model(self, gpu_id: str) -> CostModel:
+        """The expected costs on ``gpu_id``: its fitted compute shares, the shared rest."""
+        return CostModel(
+            name="expected",
+            bandwidth_efficiency=self.bandwidth_efficiency,
+            link_efficiency=self.link_efficiency,
+            compute_efficiency=self.compute_efficiency.get(gpu_id, {}),
+            default_compute_efficiency=self.default_compute_efficiency,
+            layer_overhead_s=self.layer_overhead_s,
+            token_overhead_s=self.token_overhead_s,
+            allreduce_latency_s=self.allreduce_latency_s,
+        )
+
+    def band_for(self, metric: str, expected: float) -> tuple[float, float]:
+        """``[p10 * expected, p90 * expected]``: where 80% of the fit's measurements fell."""
+        low, high = self.band[metric]
+        return (low * expected, high * expected)
+
+    def bands(self, figures: Mapping[str, float | None]) -> dict[str, list[float] | None]:
+        """``[low, high]`` (``band_for``) for each metric of ``BAND_METRICS``, from ``figures``
+        by their JSON names; None where a figure is missing or None (no prompt, nothing completed)."""
+        return {
+            metric: None if figures.get(metric) is None else list(self.band_for(metric, figures[metric]))
+            for metric in BAND_METRICS
+        }
+
+
+def _fail(message: str, label: str, field: str | None = None) -> SpecError:
+    return SpecError(message, file=label, field=field, hint=REFIT)
+
+
+def _share(value: Any, label: str, field: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 1:
+        raise _fail(f"must be above 0 and at most 1, got {value!r}", label, field)
+    return float(value)
+
+
+def _seconds(value: Any, label: str, field: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
+        raise _fail(f"must be between 0 and 1 s, got {value!r}", label, field)
+    return float(value)
+
+
+def _table(document: Mapping[str, Any], key: str, label: str) -> Mapping[str, Any]:
+    value = document.get(key)
+    if not isinstance(value, dict):
+        raise _fail("is missing" if value is None else f"must be a table, got {value!r}", label, key)
+    return value
+
+
+def parse_calibration(text: str, label: str = CALIBRATION_FILE) -> Calibration:
+    """A calibration file's TOML ``text`` as a Calibration; the first problem raises one
+    SpecError naming the file, the field and the way to a good file."""
+    try:
+        document = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise _fail(f"TOML syntax error: {error}", label) from None
+    for key in document:
+        if key not in ("fit", "costs", "band"):
+            hint = did_you_mean(key, ("fit", "costs", "band")) or REFIT
+            raise SpecError(f"unknown table [{key}]", file=label, hint=hint)
+    fit = _table(document, "fit", label)
+    version = fit.get("package_version")
+    if not isinstance(version, str):
+        raise _fail(f"must be the package version as text, got {version!r}", label, "fit.package_version")
+    if version != VERSION:
+        raise _fail(f"was fitted for roofline {version}, and this is roofline {VERSION}", label, "fit.package_version")
+    costs = _table(document, "costs", label)
+    known = ("bandwidth_efficiency", "link_efficiency", "compute_efficiency", "default_compute_efficiency")
+    known += ("layer_overhead_s", "token_overhead_s", "allreduce_latency_s")
+    for key in costs:
+        if key not in known:
+            raise _fail("unknown key", label, f"costs.{key}")
+    for key in known:
+        if key not in costs:
+            raise _fail("is missing", label, f"costs.{key}")
+    per_gpu = costs["compute_efficiency"]
+    if not isinstance(per_gpu, dict):
+        raise _fail(f"must be a table of GPUs, got {per_gpu!r}", label, "costs.compute_efficiency")
+    compute: dict[str, Mapping[str, float]] = {}
+    for gpu, shares in per_gpu.items():
+        if not isinstance(shares, dict):
+            raise _fail(f"must be a table of math precisions, got {shares!r}", label, f"costs.compute_efficiency.{gpu}")
+        compute[gpu] = MappingProxyType(
+            {p: _share(v, label, f"costs.compute_efficiency.{gpu}.{p}") for p, v in shares.items()}
+        )
+    band_table = _table(document, "band", label)
+    band: dict[str, tuple[float, float]] = {}
+    for metric in BAND_METRICS:
+        pair = band_table.get(metric)
+        if (
+            not isinstance(pair, list)
+            or len(pair) != 2
+            or not all(isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) for x in pair)
+            or not 0 < pair[0] <= pair[1]
+        ):
+            raise _fail(f"must be [p10, p90] with 0 < p10 <= p90, got {pair!r}", label, f"band.{metric}")
+        band[metric] = (float(pair[0]), float(pair[1]))
+    return Calibration(
+        package_version=version,
+        bandwidth_efficiency=_share(costs["bandwidth_efficiency"], label, "costs.bandwidth_efficiency"),
+        link_efficiency=_share(costs["link_efficiency"], label, "costs.link_efficiency"),
+        compute_efficiency=MappingProxyType(compute),
+        default_compute_efficiency=_share(
+            costs["default_compute_efficiency"], label, "costs.default_compute_efficiency"
+        ),
+        layer_overhead_s=_seconds(costs["layer_overhead_s"], label, "costs.layer_overhead_s"),
+        token_overhead_s=_seconds(costs["token_overhead_s"], label, "costs.token_overhead_s"),
+        allreduce_latency_s=_seconds(costs["allreduce_latency_s"], label, "costs.allreduce_latency_s"),
+        band=MappingProxyType(band),
+        provenance=MappingProxyType(dict(fit)),
+    )
+
+
+def load_calibration(path: str | Path | None = None) -> Calibration:
+    """The built-in calibration (or the file at ``path``), validated."""
+    if path is None:
+        return _builtin()
+    label = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise _fail("no such file", label) from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise _fail(f"cannot read: {getattr(error, 'strerror', None) or error}", label) from None
+    return parse_calibration(text, label)
+
+
+def _builtin() -> Calibration:
+    location = resources.files("roofline") / "data" / "calibration.toml"
+    try:
+        text = location.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise _fail("no such file", CALIBRATION_FILE) from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise _fail(f"cannot read: {getattr(error, 'strerror', None) or error}", CALIBRATION_FILE) from None
+    return _parsed(text)
+
+
+@functools.lru_cache(maxsize=4)
+def _parsed(text: str) -> Calibration:
+    # Parsed once per distinct text: the calculator asks for it on every update.
+    return parse_calibration(text)
+
+
+def cost_model(costs: str, gpu_id: str, calibration: Calibration | None = None) -> CostModel:
+    """The cost model named ``costs`` ("ceiling" or "expected") for ``gpu_id``."""
+    if costs == "ceiling":
+        return CEILING
+    if costs != "expected":
+        hint = did_you_mean(str(costs), COSTS) or "choose ceiling or expected"
+        raise SpecError(f"unknown cost model {costs!r}", field="costs", hint=hint)
+    return (calibration or load_calibration()).cost_model(gpu_id)
