@@ -16,8 +16,12 @@
   const OUTPUT = ".rf-output";
   const HINTS = { ".md-typeset__scrollwrap": "table", ".rf-output": "output" };
   // Watch the region and its content: a web font arriving later can widen a formula.
+  // A printed line that Reset has removed reports its last resize detached, outside any region.
   const observer = new ResizeObserver((entries) =>
-    entries.forEach((entry) => mark(entry.target.closest("[data-rf-watched]"))));
+    entries.forEach((entry) => {
+      const region = entry.target.closest("[data-rf-watched]");
+      if (region) mark(region);
+    }));
 
   function label(region) {
     if (region.matches(".arithmatex")) return "Formula, scrolls sideways";
