@@ -272,7 +272,7 @@ def ceiling_accounting(hardware: Hardware, workload: Workload) -> dict[str, str]
         communication = (
             f"{allreduces_per_pass(hardware, model):,} all-reduces a pass, each"
             f" {fmt.microseconds(hardware.allreduce_latency)} + 2(G-1)/G x message / {fmt.gigabytes(wire, 0)}/s"
-            f" over {fabric}"
+            f" over {fabric}; latency at {count:,} GPUs: {hardware.allreduce_latency_basis}"
         )
     costs = hardware.costs
     if costs.is_ceiling:
@@ -297,6 +297,7 @@ def estimate(
     usable_fraction: float = DEFAULT_USABLE_FRACTION,
     attention_dp: bool = False,
     allreduce_latency_s: float | None = None,
+    allreduce_preset: str | None = None,
     costs: str = "ceiling",
     specs: SpecSet | None = None,
     calibration: Calibration | None = None,
@@ -325,6 +326,7 @@ def estimate(
         DEFAULT_WORKSPACE_BYTES,
         attention_dp,
         allreduce_latency_s,
+        allreduce_preset=allreduce_preset,
     )
     workload = Workload(specs.model(model), precision, kv_precision, batch, context, prompt, shared_prefix)
     return evaluate(hardware, workload, calibration)
