@@ -90,6 +90,12 @@ class Calibration:
         low, high = self.band[metric]
         return (low * expected, high * expected)
 
+    def decode_rate_band(self, rate: float) -> tuple[float, float]:
+        """The band of a decode rate, tokens/s that are one over the time between tokens: a
+        time in ``[p10 t, p90 t]`` is a rate in ``[rate / p90, rate / p10]``."""
+        low, high = self.band["itl_mean_s"]
+        return (rate / high, rate / low)
+
     def bands(self, figures: Mapping[str, float | None]) -> dict[str, list[float] | None]:
         """``[low, high]`` (``band_for``) for each metric of ``BAND_METRICS``, from ``figures``
         by their JSON names; None where a figure is missing or None (no prompt, nothing completed)."""

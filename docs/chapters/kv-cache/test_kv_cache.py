@@ -163,7 +163,7 @@ def test_a_stack_output_draws_one_span_per_part_at_its_share() -> None:
     answer = {"memory": "a · b", "parts": [{"label": "weights", "share": 0.25}, {"label": "KV <cache>", "share": 1.5}]}
     assert widgets.KINDS["stack"].check(output, answer) is None
     soup = BeautifulSoup(widgets.KINDS["stack"].markup(output, answer), "html.parser")
-    spans = soup.select('[data-rf-draw=stack][data-rf-key=parts] .rf-calc__part')
+    spans = soup.select("[data-rf-draw=stack][data-rf-key=parts] .rf-calc__part")
     assert [span["style"] for span in spans] == ["width:25.0%", "width:100.0%"]
     assert spans[1]["title"] == "KV <cache>"  # escaped in the markup, the text itself once parsed
     assert "must be a list" in widgets.KINDS["stack"].check(output, {"memory": "", "parts": {"no": 1}})
@@ -183,3 +183,30 @@ def test_the_program_prints_every_model_with_the_packages_users() -> None:
         hardware = Hardware(h100, gpus_to_fit(Hardware(h100), workload))
         cells = line[len(model.name) :].split()
         assert cells[-2:] == [str(hardware.count), f"{users_that_fit(hardware, workload):,}"], model.name
+
+
+def test_the_budget_shows_the_expected_band_beside_the_ceiling() -> None:
+    """Issue 17: the users that fit decode at the ceiling's rate, and at the fitted costs with the band
+    the time between tokens' p10-p90 puts round it (inverted: a rate); nothing when no user fits."""
+    from roofline.calibration import load_calibration
+
+    view = calculator.view(**calculator.DEFAULTS)
+    calibration = load_calibration()
+    specs = builtin_specs()
+    params = calculator.DEFAULTS
+    full = Workload(
+        specs.model(params["model"]),
+        params["weights"],
+        params["kv"],
+        batch=view["max_users"],
+        context=params["context"],
+        shared_prefix=params["prefix"],
+    )
+    fitted = Hardware(specs.gpu(params["gpu"]), params["gpus"], costs=calibration.cost_model(params["gpu"]))
+    rate = 1 / decode_step(fitted, full).seconds
+    low, high = calibration.decode_rate_band(rate)
+    assert view["expected"] == f"{rate:,.0f} (band {low:,.0f}–{high:,.0f})"
+    assert rate < float(view["per_user"].replace(",", ""))  # the prediction sits below the ceiling
+    assert f"expected, {view['expected']} tokens/s each" in view["explain"] and fmt.EXPECTED_MEANS in view["explain"]
+    nothing = calculator.view(**dict(calculator.DEFAULTS, model="llama-3.1-405b", gpus=1))
+    assert nothing["expected"] == "—"

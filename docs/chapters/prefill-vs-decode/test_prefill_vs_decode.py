@@ -58,6 +58,7 @@ def text_of(soup: BeautifulSoup) -> str:
 
 # ---- The page module's values, tables and figures --------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def values(ctx):
     return chapter_module.build(ctx).values
@@ -313,20 +314,31 @@ def test_the_view_says_what_the_rule_gives_and_why_the_ceiling_differs() -> None
     assert "Each decode step reads 15.0 GB of the 16.1 GB of weights and 0.5 GB of KV cache" in view["explain"]
 
 
-def test_the_expected_range_is_the_measured_shares_of_this_ceiling() -> None:
+def test_the_expected_band_stands_beside_the_ceiling() -> None:
+    """Issue 17: the calculator shows the calibrated prediction and its band beside the ceiling, for
+    any GPU count and batch: one user's step at the fitted costs, the band the time between tokens'
+    p10-p90 inverted, and the sentence on what expected means."""
     from roofline import estimate
-    from roofline.measured import well_tuned_decode_range
+    from roofline import formatting as fmt
+    from roofline.calibration import load_calibration
 
-    view = calculator.view(**calculator.DEFAULTS)
-    measured = well_tuned_decode_range()
-    ceiling = estimate("h100-sxm", "llama-3.1-8b", context=4096).decode_tokens_per_s_per_user
-    low, high = f"{measured.low * ceiling:,.0f}", f"{measured.high * ceiling:,.0f}"
-    assert view["expected"] == f"{low}–{high} tokens/s per user" == "109–149 tokens/s per user"
-    assert f"Expected on a well-tuned stack: {low}–{high} tokens/s. The range rests on 3 published" in view["explain"]
-    # Its basis is one user on one GPU, so it says nothing for two GPUs or a batch, and the view says so.
-    for change in ({"gpus": 2}, {"users": 8}):
-        other = calculator.view(**dict(calculator.DEFAULTS, **change))
-        assert other["expected"] == "—" and "No expected range here" in other["explain"]
+    for change in ({}, {"gpus": 2, "model": "llama-3.1-70b"}, {"users": 8}):
+        params = dict(calculator.DEFAULTS, **change)
+        view = calculator.view(**params)
+        result = estimate(
+            params["gpu"],
+            params["model"],
+            gpus=params["gpus"],
+            batch=params["users"],
+            context=params["context"],
+            costs="expected",
+        )
+        rate = result.to_dict()["expected"]["decode_tokens_per_s_per_user"]
+        low, high = load_calibration().decode_rate_band(rate)
+        assert view["expected"] == f"{rate:,.0f} (band {low:,.0f}–{high:,.0f}) tokens/s"
+        assert float(view["expected"].split()[0].replace(",", "")) < float(view["per_user"].replace(",", ""))
+        assert fmt.EXPECTED_MEANS in view["explain"]
+    assert calculator.view(**calculator.DEFAULTS)["expected"] == "114 (band 105–142) tokens/s"
 
 
 def test_the_view_changes_its_explanation_with_the_bound() -> None:

@@ -15,8 +15,9 @@ from typing import Any
 
 from roofline import Hardware, ServingConfig, Workload, builtin_specs, simulate
 from roofline import formatting as fmt
+from roofline.calibration import load_calibration
 from roofline.forms import Field, Form, Output, Rule, gpu_menu, model_menu
-from roofline.serving import DEFAULT_TPOT_SLO_S, DEFAULT_TTFT_SLO_S, POLICIES, Lengths
+from roofline.serving import DEFAULT_TPOT_SLO_S, DEFAULT_TTFT_SLO_S, POLICIES, Lengths, simulate_expected
 
 #: Requests per run: enough for a p99 of ten samples, few enough to answer within a keystroke.
 REQUESTS = 1000
@@ -64,6 +65,7 @@ FORM = Form(
         Output.text("ttft", "Time to first token, p50 · p90 · p99"),
         Output.text("tpot", "Time per output token, p50 · p90 · p99"),
         Output.text("throughput", "Throughput"),
+        Output.text("expected", "Expected throughput · mean TTFT · mean TPOT (with band)"),
         Output.text("goodput", f"Goodput (TTFT ≤ {DEFAULT_TTFT_SLO_S:g} s, TPOT ≤ {DEFAULT_TPOT_SLO_S * 1e3:g} ms)"),
         Output.text("in_flight", "Mean requests in flight"),
         Output.bar("busy", "GPU busy", share="busy_fraction"),
@@ -113,6 +115,24 @@ def timeline(result: Any) -> dict[str, Any]:
     return {"rows": rows, "kinds": SPAN_KINDS, "unit": "s"}
 
 
+def _expected(figures: dict[str, Any], bands: dict[str, list[float] | None]) -> str:
+    """``"1,234 (band 900–1,480) tokens/s · 120 ms (band …) · 25 ms (band …)"``: the run at the
+    expected costs, each mean with its band; a dash where nothing completed."""
+    parts = []
+    for metric, show in (
+        ("throughput_tokens_per_s", fmt.rate),
+        ("ttft_mean_s", fmt.duration),
+        ("tpot_mean_s", fmt.duration),
+    ):
+        value, band = figures.get(metric), bands.get(metric)
+        if value is None or band is None:
+            parts.append("—")
+            continue
+        text = fmt.banded(show(value), show(band[0]), show(band[1]))
+        parts.append(f"{text} tokens/s" if metric == "throughput_tokens_per_s" else text)
+    return " · ".join(parts)
+
+
 @FORM.view
 def view(
     gpu: str,
@@ -143,6 +163,9 @@ def view(
         trace_requests=TIMELINE_REQUESTS,
     )
     result = simulate(Hardware(gpu_spec), Workload(model_spec, "bf16"), config)
+    calibration = load_calibration()
+    fitted = simulate_expected(Hardware(gpu_spec), Workload(model_spec, "bf16"), config, calibration)
+    expected = _expected(fitted.to_dict(), calibration.bands(fitted.to_dict()))
     served = result.completed
     little = rate * result.latency_mean_s if result.latency_mean_s is not None else 0.0
     explain = (
@@ -155,6 +178,11 @@ def view(
         f" Little's law: {rate:,} requests/s × {fmt.duration(result.latency_mean_s or 0.0)} mean latency"
         f" = {little:,.1f} in flight; the simulator counted {result.mean_in_flight:,.1f}"
         " (a finite run's arrivals stray from the nominal rate; a queue that keeps growing breaks the law)."
+    )
+    explain += (
+        f" At the expected costs the same requests give (throughput · mean TTFT · mean TPOT) {expected};"
+        " the figures above are the ceiling's."
+        f" {fmt.EXPECTED_MEANS}"
     )
     keeping_up = result.throughput_requests_per_s >= 0.9 * rate
     return {
@@ -180,6 +208,7 @@ def view(
         "tpot": _three(result.tpot_s),
         "throughput": f"{fmt.rate(result.throughput_tokens_per_s)} tokens/s"
         f" ({result.throughput_requests_per_s:,.1f} requests/s)",
+        "expected": expected,
         "goodput": f"{result.goodput_requests_per_s:,.1f} requests/s",
         "in_flight": f"{result.mean_in_flight:,.1f}",
         "busy": f"{result.busy_fraction:.0%}",
