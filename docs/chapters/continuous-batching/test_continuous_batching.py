@@ -606,3 +606,38 @@ def test_the_simulator_redraws_its_timeline_and_metrics_as_cpython_computes_them
     expect(form.locator(".rf-calc__results")).to_be_visible()
     recorded.assert_only(site.isolated)
     recorded.context.close()
+
+
+def test_the_simulation_shows_the_expected_run_and_its_band_beside_the_ceiling() -> None:
+    """Issue 17: the same requests simulated at the fitted costs (simulate --costs expected), each mean
+    with the fit's band, beside the ceiling's figures; the sentence says which is which."""
+    from roofline import Hardware, ServingConfig, Workload, builtin_specs
+    from roofline import formatting as fmt
+    from roofline.calibration import load_calibration
+    from roofline.serving import Lengths, simulate_expected
+
+    params = calculator.DEFAULTS
+    view = calculator.view(**params)
+    specs = builtin_specs()
+    config = ServingConfig(
+        policy=params["policy"],
+        rate=float(params["rate"]),
+        requests=1000,
+        prompt=Lengths(params["prompt_low"], params["prompt_high"]),
+        output=Lengths(params["output_low"], params["output_high"]),
+        max_batch=params["max_batch"],
+        token_budget=params["token_budget"],
+        trace_requests=12,
+    )
+    calibration = load_calibration()
+    hardware, workload = Hardware(specs.gpu(params["gpu"])), Workload(specs.model(params["model"]), "bf16")
+    figures = simulate_expected(hardware, workload, config, calibration).to_dict()
+    bands = calibration.bands(figures)
+    throughput, ttft, tpot = view["expected"].split(" · ")
+    low, high = bands["throughput_tokens_per_s"]
+    assert throughput == f"{figures['throughput_tokens_per_s']:,.0f} (band {low:,.0f}–{high:,.0f}) tokens/s"
+    low, high = bands["ttft_mean_s"]
+    expected_ttft = fmt.duration(figures["ttft_mean_s"])
+    assert ttft == f"{expected_ttft} (band {fmt.duration(low)}–{fmt.duration(high)})"
+    assert tpot.startswith(fmt.duration(figures["tpot_mean_s"]) + " (band ")
+    assert view["expected"] in view["explain"] and fmt.EXPECTED_MEANS in view["explain"]

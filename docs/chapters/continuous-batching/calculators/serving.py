@@ -17,6 +17,7 @@ from typing import Any
 
 from roofline import Hardware, ServingConfig, SpecError, Workload, builtin_specs, simulate
 from roofline import formatting as fmt
+from roofline.calibration import load_calibration
 from roofline.forms import Field, Form, Output, Rule, gpu_menu, model_menu
 from roofline.performance import tensor_parallel_degrees
 from roofline.serving import (
@@ -27,6 +28,7 @@ from roofline.serving import (
     POLICIES,
     Lengths,
     kv_blocks_available,
+    simulate_expected,
 )
 
 #: Requests per run: enough for a p99 of ten samples, few enough to answer within a keystroke.
@@ -123,6 +125,7 @@ FORM = Form(
         Output.text("tpot", "Time per output token (each request's mean), p50 · p90 · p99"),
         Output.text("throughput", "Throughput"),
         Output.text("goodput", f"Goodput (TTFT ≤ {DEFAULT_TTFT_SLO_S:g} s and TPOT ≤ {DEFAULT_TPOT_SLO_S * 1e3:g} ms)"),
+        Output.text("expected", "Expected throughput · mean TTFT · mean TPOT (with band)"),
         Output.text("in_flight", "Requests in flight · in the batch (time-weighted means)"),
         Output.text("memory", "KV cache (bf16)"),
         # What "busy" measures is said beside it, so 100% next to "Keeping up" reads right.
@@ -189,6 +192,42 @@ def timeline(result: Any) -> dict[str, Any]:
     return {"rows": rows, "kinds": SPAN_KINDS, "unit": "s"}
 
 
+def _expected(figures: dict[str, Any], bands: dict[str, list[float] | None]) -> str:
+    """``"1,234 (band 900–1,480) tokens/s · 120 ms (band …) · 25 ms (band …)"``: the run at the
+    expected costs, each mean with its band; a dash where nothing completed."""
+    parts = []
+    for metric, show in (
+        ("throughput_tokens_per_s", fmt.rate),
+        ("ttft_mean_s", fmt.duration),
+        ("tpot_mean_s", fmt.duration),
+    ):
+        value, band = figures.get(metric), bands.get(metric)
+        if value is None or band is None:
+            parts.append("—")
+            continue
+        text = fmt.banded(show(value), show(band[0]), show(band[1]))
+        parts.append(f"{text} tokens/s" if metric == "throughput_tokens_per_s" else text)
+    return " · ".join(parts)
+
+
+def _expected(figures: dict[str, Any], bands: dict[str, list[float] | None]) -> str:
+    """``"1,234 (band 900–1,480) tokens/s · 120 ms (band …) · 25 ms (band …)"``: the run at the
+    expected costs, each mean with its band; a dash where nothing completed."""
+    parts = []
+    for metric, show in (
+        ("throughput_tokens_per_s", fmt.rate),
+        ("ttft_mean_s", fmt.duration),
+        ("tpot_mean_s", fmt.duration),
+    ):
+        value, band = figures.get(metric), bands.get(metric)
+        if value is None or band is None:
+            parts.append("—")
+            continue
+        text = fmt.banded(show(value), show(band[0]), show(band[1]))
+        parts.append(f"{text} tokens/s" if metric == "throughput_tokens_per_s" else text)
+    return " · ".join(parts)
+
+
 @FORM.view
 def view(
     gpu: str,
@@ -234,6 +273,11 @@ def view(
         raise SpecError(
             error.message, field="admission", hint="choose reserve admission, more GPUs or shorter outputs"
         ) from None
+    calibration = load_calibration()
+    fitted = simulate_expected(
+        Hardware(specs.gpu(gpu), int(gpus)), Workload(specs.model(model), precision), config, calibration
+    )
+    expected = _expected(fitted.to_dict(), calibration.bands(fitted.to_dict()))
     little = rate * result.latency_mean_s if result.latency_mean_s is not None else 0.0
     explain = (
         f"{result.completed:,} of {REQUESTS:,} requests served in {result.duration_s:,.1f} s of simulated time,"
@@ -245,6 +289,11 @@ def view(
         f" Little's law: {rate:,} requests/s × {fmt.duration(result.latency_mean_s or 0.0)} mean latency"
         f" = {little:,.1f} in flight; the simulator counted {result.mean_in_flight:,.1f}"
         " (a finite run's arrivals stray from the nominal rate; a queue that keeps growing breaks the law)."
+    )
+    explain += (
+        f" At the expected costs the same requests give (throughput · mean TTFT · mean TPOT) {expected};"
+        " the figures above are the ceiling's."
+        f" {fmt.EXPECTED_MEANS}"
     )
     keeping_up = result.throughput_requests_per_s >= 0.9 * rate
     if result.preemptions:
@@ -274,6 +323,7 @@ def view(
         f" ({(result.slo_attainment or 0.0):.0%} of those served met both)",
         "in_flight": f"{result.mean_in_flight:,.1f} · {result.mean_batch:,.1f} (max batch {max_batch:,})",
         "memory": memory,
+        "expected": expected,
         "busy": f"{result.busy_fraction:.0%}",
         "busy_fraction": result.busy_fraction,
         "timeline": timeline(result),
