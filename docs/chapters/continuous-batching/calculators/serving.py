@@ -210,24 +210,6 @@ def _expected(figures: dict[str, Any], bands: dict[str, list[float] | None]) -> 
     return " · ".join(parts)
 
 
-def _expected(figures: dict[str, Any], bands: dict[str, list[float] | None]) -> str:
-    """``"1,234 (band 900–1,480) tokens/s · 120 ms (band …) · 25 ms (band …)"``: the run at the
-    expected costs, each mean with its band; a dash where nothing completed."""
-    parts = []
-    for metric, show in (
-        ("throughput_tokens_per_s", fmt.rate),
-        ("ttft_mean_s", fmt.duration),
-        ("tpot_mean_s", fmt.duration),
-    ):
-        value, band = figures.get(metric), bands.get(metric)
-        if value is None or band is None:
-            parts.append("—")
-            continue
-        text = fmt.banded(show(value), show(band[0]), show(band[1]))
-        parts.append(f"{text} tokens/s" if metric == "throughput_tokens_per_s" else text)
-    return " · ".join(parts)
-
-
 @FORM.view
 def view(
     gpu: str,
