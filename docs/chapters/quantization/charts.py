@@ -114,15 +114,21 @@ def format_matrix(
             title="math",
             scale=alt.Scale(domain=list(MATH_COLOURS), range=list(MATH_COLOURS.values())),
         ),
-        tooltip=["gpu:N", "format:N", "math:N", "multiplies in:N", alt.Tooltip("stops:N", title="stops helping at batch")],
+        tooltip=[
+            "gpu:N",
+            "format:N",
+            "math:N",
+            "multiplies in:N",
+            alt.Tooltip("stops:N", title="stops helping at batch"),
+        ],
     )
     labels = base.mark_text(fontSize=13, color="#ffffff", fontWeight="bold").encode(text="stops:N")
     return figure_spec(
         alt.layer(cells, labels),
         "Where each format stops helping, by GPU",
         [
-            f"Batch from which decode is no faster than bf16 weights and cache ({context} tokens of context, ceilings);",
-            f"> {limit:,}: still faster at {limit:,} users.",
+            f"Batch from which decode is no faster than with bf16 weights and cache ({context} tokens of context),",
+            f"on the ceilings; > {limit:,}: still faster at {limit:,} users.",
         ],
     )
 

@@ -74,8 +74,21 @@ def _format_table() -> str:
     rows = []
     for name in TABLE_FORMATS:
         fmt_ = number_format(name)
-        stored = "—" if fmt_.scales is None else f"{fmt_.scales.scale_bits + fmt_.scales.zero_bits:g} bits per {fmt_.scales.group:,}"
-        rows.append((name, fmt_.math, f"{fmt_.bits_per_weight:.4g}", stored, fmt_.native_math or "16-bit", fmt_.native_on or "every GPU"))
+        stored = (
+            "—"
+            if fmt_.scales is None
+            else f"{fmt_.scales.scale_bits + fmt_.scales.zero_bits:g} bits per {fmt_.scales.group:,}"
+        )
+        rows.append(
+            (
+                name,
+                fmt_.math,
+                f"{fmt_.bits_per_weight:.4g}",
+                stored,
+                fmt_.native_math or "16-bit",
+                fmt_.native_on or "every GPU",
+            )
+        )
     header = ("format", "math", "bits a weight", "scale + zero per group", "multiplies in", "own math on")
     return Table(header, tuple(rows)).markdown()
 
@@ -221,7 +234,11 @@ def build(ctx: Context) -> PageContent:
         put(f"switch_{engine.lower()}", whole(tokens))
     switch_tokens = published.SWITCH_TOKENS["vLLM"][0]
     widened = q.dequantized_pass(
-        h100, Workload(small, "int4-awq", prompt=PREFILL_PROMPT), prefill=True, overhead=0.0, switch_tokens=switch_tokens
+        h100,
+        Workload(small, "int4-awq", prompt=PREFILL_PROMPT),
+        prefill=True,
+        overhead=0.0,
+        switch_tokens=switch_tokens,
     )
     put("widen_ms", ms(widened.dequantize_s))
     put("switch_prefill_ms", ms(widened.seconds))
@@ -295,7 +312,9 @@ def build(ctx: Context) -> PageContent:
     )
     content.figure(
         "batch-speedup",
-        charts.speedup_by_batch(specs, small, ((GPU, "int4-awq"), (GPU, "fp8"), (GPU, "nvfp4"), (BLACKWELL, "nvfp4")), BATCH_CONTEXT),
+        charts.speedup_by_batch(
+            specs, small, ((GPU, "int4-awq"), (GPU, "fp8"), (GPU, "nvfp4"), (BLACKWELL, "nvfp4")), BATCH_CONTEXT
+        ),
         "Decode speedup over bf16 as more users share each step (ceilings, log scale). Weight-only formats lose"
         " their lead once bf16 math catches up; W8A8 and W4A4, which multiply at their own peak, keep it.",
     )
@@ -304,7 +323,8 @@ def build(ctx: Context) -> PageContent:
         charts.prefill_ratio(h100, small, PREFILL_PROMPTS, switch_tokens),
         f"Prefill time of {escape.text(small.name)} on one {escape.text(h100.gpu.name)} relative to bf16, by prompt"
         f" length. Weight-only int4 only helps short prompts; an engine that widens the weights first (vLLM from"
-        f" {switch_tokens} tokens) pays for the widening on top of the bf16 pass. FP8 W8A8 halves the compute-bound part.",
+        f" {switch_tokens} tokens) pays for the widening on top of the bf16 pass. FP8 W8A8 halves the"
+        " compute-bound part.",
     )
     content.figure(
         "kv-slope",

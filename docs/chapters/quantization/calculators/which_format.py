@@ -134,7 +134,9 @@ def _chart(answers: tuple[FormatAnswer, ...], bands: dict[str, dict[str, tuple[f
                 },
             }
         )
-        description = "Decode tokens/s per user for each format that fits: bars are ceilings, dark lines the expected range."
+        description = (
+            "Decode tokens/s per user for each format that fits: bars are ceilings, dark lines the expected range."
+        )
     else:
         layers.append(
             {

@@ -21,7 +21,7 @@ at_one = compare_formats(hardware, Workload(model, context=CONTEXT, prompt=PROMP
 at_batch = compare_formats(hardware, Workload(model, batch=BATCH, context=CONTEXT), FORMATS)
 print(f"{model.name} on one {hardware.gpu.name}, {CONTEXT:,} tokens of context (ceilings)\n")
 print(f"{'format':<10}{'math':>6}{'bits':>7}{'tok/s b=1':>11}{f'b={BATCH}':>9}{'prefill':>11}{'users':>7}{'B*':>6}")
-for one, many in zip(at_one, at_batch):
+for one, many in zip(at_one, at_batch, strict=True):
     users = "any" if one.users_that_fit is None else f"{one.users_that_fit:,}"
     print(
         f"{one.weight_precision:<10}{one.math.precision:>6}{one.bits_per_weight:>7.4g}"
