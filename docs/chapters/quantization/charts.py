@@ -30,8 +30,15 @@ from sitegen.figures import figure_spec, sig
 BATCHES = tuple(2**power for power in range(13))
 #: Colours of a matrix cell: the format's own math, or weight-only at 16 bits.
 MATH_COLOURS = {"own math": "#4e79a7", "weight-only": "#f28e2b"}
-#: Line charts' legends: two columns, long enough for "int4-awq on H100 SXM (bf16 math)".
-LEGEND = alt.Legend(columns=2, labelLimit=320)
+#: Line charts' legends: one entry a line, so a phone shows each label whole.
+LEGEND = alt.Legend(columns=1, labelLimit=320)
+
+
+def short_gpu_name(name: str) -> str:
+    """A GPU's name without vendor, brand, memory size or form factor, for a narrow axis:
+    "NVIDIA A100 80GB SXM" -> "A100", "NVIDIA GeForce RTX 4090" -> "RTX 4090"."""
+    words = name.removeprefix("NVIDIA ").removeprefix("GeForce ").split()
+    return " ".join(w for w in words if not (w.endswith("GB") or w.startswith("(") or w in {"SXM", "PCIe"}))
 
 
 def faster_is_higher(base: Comparison, run: Comparison) -> float:
@@ -95,17 +102,22 @@ def format_matrix(
             math = q.math_for(hardware.gpu, weights)
             rows.append(
                 {
-                    "gpu": hardware.gpu.name.removeprefix("NVIDIA "),
-                    "format": f"{weights} weights, {kv} KV",
+                    "gpu": short_gpu_name(hardware.gpu.name),
+                    "format": f"{weights} / {kv} KV",
                     "math": "own math" if math.native else "weight-only",
                     "multiplies in": math.precision,
-                    "stops": f"{stop:,}" if stop else f"> {limit:,}",
+                    "stops": f"{stop:,}" if stop else "never",
                 }
             )
-    gpu_names = [specs.gpu(gpu_id).name.removeprefix("NVIDIA ") for gpu_id in gpus]
-    formats_order = [f"{weights} weights, {kv} KV" for weights, kv in formats]
+    gpu_names = [short_gpu_name(specs.gpu(gpu_id).name) for gpu_id in gpus]
+    formats_order = [f"{weights} / {kv} KV" for weights, kv in formats]
     base = alt.Chart(alt.Data(values=rows)).encode(
-        x=alt.X("gpu:N", title=None, sort=gpu_names, axis=alt.Axis(orient="top", labelAngle=0, labelLimit=125)),
+        x=alt.X(
+            "gpu:N",
+            title=None,
+            sort=gpu_names,
+            axis=alt.Axis(orient="top", labelAngle=0, labelLimit=80, labelFontSize=11),
+        ),
         y=alt.Y("format:N", title=None, sort=formats_order),
     )
     cells = base.mark_rect(stroke="#ffffff", strokeWidth=2).encode(
@@ -122,13 +134,13 @@ def format_matrix(
             alt.Tooltip("stops:N", title="stops helping at batch"),
         ],
     )
-    labels = base.mark_text(fontSize=13, color="#ffffff", fontWeight="bold").encode(text="stops:N")
+    labels = base.mark_text(fontSize=12, color="#ffffff", fontWeight="bold").encode(text="stops:N")
     return figure_spec(
         alt.layer(cells, labels),
         "Where each format stops helping, by GPU",
         [
-            f"Batch from which decode is no faster than with bf16 weights and cache ({context} tokens of context),",
-            f"on the ceilings; > {limit:,}: still faster at {limit:,} users.",
+            f"Batch from which decode is no faster than with bf16 weights and cache ({context} tokens",
+            f"of context, ceilings); never: still faster at {limit:,} users. Rows: weights / KV cache.",
         ],
     )
 
@@ -139,7 +151,7 @@ def speedup_by_batch(specs: Any, model: Any, lines: Sequence[tuple[str, str]], c
     for gpu_id, precision in lines:
         hardware = Hardware(specs.gpu(gpu_id))
         math = q.math_for(hardware.gpu, precision)
-        label = f"{precision} on {hardware.gpu.name.removeprefix('NVIDIA ')} ({math.precision} math)"
+        label = f"{precision} on {short_gpu_name(hardware.gpu.name)} ({math.precision} math)"
         for batch in BATCHES:
             workload = Workload(model, precision, batch=batch, context=context)
             rows.append({"line": label, "batch": batch, "speedup": sig(q.decode_speedup_ceiling(hardware, workload))})
@@ -244,7 +256,7 @@ def speedup_vs_ceiling(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     data = [{"run": row["run"], "measured": sig(row["measured"], 3), "ceiling": sig(row["ceiling"], 3)} for row in rows]
     order = [row["run"] for row in data]
     base = alt.Chart(alt.Data(values=data)).encode(
-        y=alt.Y("run:N", title=None, sort=order, axis=alt.Axis(labelLimit=420)),
+        y=alt.Y("run:N", title=None, sort=order, axis=alt.Axis(labelLimit=230)),
         tooltip=["run:N", alt.Tooltip("measured:Q", format=".2f"), alt.Tooltip("ceiling:Q", format=".2f")],
     )
     bars = base.mark_bar(color="#4e79a7", height=14).encode(x=alt.X("measured:Q", title="speedup over 16-bit"))

@@ -74,22 +74,16 @@ def _format_table() -> str:
     rows = []
     for name in TABLE_FORMATS:
         fmt_ = number_format(name)
-        stored = (
-            "—"
-            if fmt_.scales is None
-            else f"{fmt_.scales.scale_bits + fmt_.scales.zero_bits:g} bits per {fmt_.scales.group:,}"
-        )
         rows.append(
             (
                 name,
                 fmt_.math,
                 f"{fmt_.bits_per_weight:.4g}",
-                stored,
                 fmt_.native_math or "16-bit",
                 fmt_.native_on or "every GPU",
             )
         )
-    header = ("format", "math", "bits a weight", "scale + zero per group", "multiplies in", "own math on")
+    header = ("format", "math", "bits a weight", "multiplies in", "own math on")
     return Table(header, tuple(rows)).markdown()
 
 
@@ -113,6 +107,11 @@ def ratio_ceiling(specs, ratio: published.SpeedupRatio) -> float:
     return seconds(ratio.baseline) / seconds(ratio.weight_precision)
 
 
+def _size(model_name: str) -> str:
+    """A model's name as a narrow axis shows it: "Llama 3.1 8B" -> "8B" (its family is in the caption)."""
+    return model_name.split()[-1]
+
+
 def speedup_rows(ctx: Context) -> list[dict]:
     """Every published speedup beside its ceiling: pairs of single runs (same source, GPU and
     model, one 16-bit) and the published ratios."""
@@ -134,9 +133,10 @@ def speedup_rows(ctx: Context) -> list[dict]:
             )
             ceiling = q.decode_speedup_ceiling(Hardware(ctx.specs.gpu(gpu)), workload, baseline=base_precision)
             source = "TinyChat" if "TinyChat" in run.measurement.software else "gpt-fast"
+            where = charts.short_gpu_name(ctx.specs.gpu(gpu).name)
             rows.append(
                 {
-                    "run": f"{source}, {ctx.specs.model(model).name}, {precision}, {ctx.specs.gpu(gpu).name}, batch 1",
+                    "run": f"{source}, {_size(ctx.specs.model(model).name)}, {precision}, {where}, b=1",
                     "measured": faster,
                     "ceiling": ceiling,
                 }
@@ -144,8 +144,8 @@ def speedup_rows(ctx: Context) -> list[dict]:
     for ratio in published.TRT_SPEEDUPS:
         rows.append(
             {
-                "run": f"{ratio.source_name}, {ctx.specs.model(ratio.model).name}, {ratio.weight_precision},"
-                f" {ctx.specs.gpu(ratio.gpu).name}, batch {ratio.batch}",
+                "run": f"{ratio.source_name}, {_size(ctx.specs.model(ratio.model).name)}, {ratio.weight_precision},"
+                f" {charts.short_gpu_name(ctx.specs.gpu(ratio.gpu).name)}, b={ratio.batch}",
                 "measured": ratio.speedup,
                 "ceiling": ratio_ceiling(ctx.specs, ratio),
             }

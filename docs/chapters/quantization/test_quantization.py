@@ -198,12 +198,11 @@ def test_a_group_of_zero_and_scales_larger_than_the_weights_are_one_line_each() 
 
 
 def test_a_format_without_its_math_on_a_gpu_falls_back_and_says_so() -> None:
-    view = calculator.view(**dict(calculator.DEFAULTS, gpu="a100-80gb"))
-    assert view["fp8"].startswith("bf16 math, weight-only")
-    assert view["nvfp4"].startswith("bf16 math, weight-only")
-    assert view["int8_sq"].startswith("int8 math ·")
-    view = calculator.view(**dict(calculator.DEFAULTS, gpu="b200"))
-    assert view["nvfp4"].startswith("fp4 math ·")
+    explain = calculator.view(**dict(calculator.DEFAULTS, gpu="a100-80gb"))["explain"]
+    assert "fp8: NVIDIA A100 80GB SXM has no fp8 math, so fp8 runs weight-only, widened to bf16" in explain
+    assert "nvfp4: NVIDIA A100 80GB SXM has no fp4 math, so nvfp4 runs weight-only" in explain
+    assert "int8-sq: int8 math;" in explain
+    assert "nvfp4: fp4 math;" in calculator.view(**dict(calculator.DEFAULTS, gpu="b200"))["explain"]
 
 
 def test_the_form_refuses_a_batch_of_zero_in_one_line() -> None:
@@ -219,23 +218,35 @@ def test_the_calculator_shows_each_formats_ceiling_and_expected_range_as_the_pac
     from roofline import evaluate
     from roofline.calibration import load_calibration
 
-    view = calculator.view(**calculator.DEFAULTS)
-    hardware = gpu(calculator.DEFAULTS["gpu"])
-    model = SPECS.model(calculator.DEFAULTS["model"])
     d = calculator.DEFAULTS
+    view = calculator.view(**d)
+    hardware, model = gpu(d["gpu"]), SPECS.model(d["model"])
     workload = Workload(model, batch=d["batch"], context=d["context"], prompt=d["prompt"])
-    for answer in q.compare_formats(hardware, workload, calculator.FORMATS):
-        line = view[answer.weight_precision.replace("-", "_")]
-        assert f"decode ceiling {answer.decode_tokens_per_s_per_user:,.0f} tok/s per user" in line
-        assert f"critical batch {answer.critical_batch:,.0f}" in line
-        assert f"{answer.users_that_fit:,} users fit" in line
-        trial = Workload(model, answer.weight_precision, batch=d["batch"], context=d["context"], prompt=d["prompt"])
+    answers = q.compare_formats(hardware, workload, calculator.FORMATS)
+    for answer in answers:
+        name = answer.weight_precision
+        trial = Workload(model, name, batch=d["batch"], context=d["context"], prompt=d["prompt"])
         expected = evaluate(hardware, trial, load_calibration()).expected
         low, high = expected.band()["itl_mean_s"]
-        assert f"expected {1 / high:,.0f}–{1 / low:,.0f} tok/s" in line
+        ceiling = answer.decode_tokens_per_s_per_user
+        assert view[name.replace("-", "_")] == f"{ceiling:,.0f} ceiling · {1 / high:,.0f}–{1 / low:,.0f} expected"
         # The expected range sits below the ceiling it is set beside.
-        assert 1 / low < answer.decode_tokens_per_s_per_user
-    assert view["best"].startswith("int4-awq: ceiling")
+        assert 1 / low < ceiling
+        first, last = expected.band()["ttft_mean_s"]
+        detail = view["explain"].split(f"{name}: ", 1)[1]
+        math = detail.split(";")[0]
+        if answer.math.native or name == "bf16":
+            assert math.startswith(f"{answer.math.precision} math")
+        else:  # weight-only here: the package's words, the fallback named where the format has its own math
+            assert "weight-only" in math and (name == "int4-awq" or "has no" in math)
+        assert (
+            f"prefill ceiling {answer.prefill_s * 1e3:.1f} ms, expected {first * 1e3:.1f}–{last * 1e3:.1f} ms" in detail
+        )
+        assert f"{answer.users_that_fit:,} users fit; critical batch {answer.critical_batch:,.0f}." in detail
+    assert view["users"] == " · ".join(f"{a.weight_precision} {a.users_that_fit:,}" for a in answers)
+    assert view["critical"] == " · ".join(f"{a.weight_precision} {a.critical_batch:,.0f}" for a in answers)
+    assert view["verdict"].startswith("Fastest decode: int4-awq, ")
+    assert "Ceilings take the datasheet's bandwidth and peak" in view["explain"]
 
 
 def test_every_model_and_gpu_gives_an_answer_or_says_what_does_not_fit() -> None:
@@ -243,8 +254,8 @@ def test_every_model_and_gpu_gives_an_answer_or_says_what_does_not_fit() -> None
         for model_id in SPECS.models:
             view = calculator.view(**dict(calculator.DEFAULTS, gpu=gpu_id, model=model_id))
             if not view["fits"]:
-                assert view["best"].startswith("None:") and "do not fit" in view["best"]
-                assert all("does not fit" in view[name.replace("-", "_")] for name in calculator.FORMATS)
+                assert view["verdict"].startswith("No format fits:")
+                assert all(view[name.replace("-", "_")] == "does not fit" for name in calculator.FORMATS)
 
 
 def test_the_run_cell_prints_compare_formats() -> None:

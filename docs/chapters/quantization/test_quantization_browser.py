@@ -21,7 +21,7 @@ expect = pytest.importorskip("playwright.sync_api").expect
 FOLDER = find(Path(__file__).resolve().parents[2], "quantization")
 CALC = "which_format"
 calculator_view = FOLDER.calculator(CALC)
-SHOWN = ("best", "bf16", "fp8", "int8_sq", "int4_awq", "nvfp4")
+SHOWN = ("verdict", "bf16", "fp8", "int8_sq", "int4_awq", "nvfp4", "users", "critical", "explain")
 
 
 @pytest.fixture(scope="module")
@@ -69,7 +69,7 @@ def test_the_calculator_shows_what_cpython_computes_for_each_input(chapter) -> N
         assert shown(chapter) == expected(params), name
         assert shown(chapter) != before, f"changing {name} changed nothing"
     # On the B200 NVFP4 runs its own fp4 math; the A100 step above ran it weight-only.
-    assert shown(chapter)["nvfp4"].startswith("fp4 math")
+    assert "nvfp4: fp4 math;" in shown(chapter)["explain"]
 
 
 def test_the_page_letters_five_figures_and_shows_its_self_check_and_interview_box(chapter) -> None:

@@ -36,8 +36,9 @@ FORM = Form(
         Field.number("prompt", "Prompt to prefill (tokens)", low=0, high=131072, default=2000),
     ],
     outputs=[
-        Output.text("best", "Fastest format that fits"),
-        *(Output.text(name.replace("-", "_"), f"{name} ({KINDS[name]})") for name in FORMATS),
+        *(Output.text(name.replace("-", "_"), f"{name} ({KINDS[name]}), decode tok/s per user") for name in FORMATS),
+        Output.text("users", "Users that fit at this context"),
+        Output.text("critical", "Critical batch, F·b/(2W)"),
         Output.vega(
             "chart",
             "Decode tokens/s for each user, by format: bars are the ceilings, dark lines the expected range."
@@ -66,16 +67,28 @@ def _expected(hardware: Hardware, workload: Workload) -> dict[str, tuple[float, 
     return found
 
 
+def _headline(answer: FormatAnswer, expected: dict[str, tuple[float, float]]) -> str:
+    """One format's decode speed per user: the ceiling, then the expected range beside it."""
+    if not answer.fits:
+        return "does not fit"
+    low, high = expected["decode"]
+    return f"{fmt.rate(answer.decode_tokens_per_s_per_user)} ceiling · {_range(low, high, '')} expected"
+
+
 def _line(answer: FormatAnswer, expected: dict[str, tuple[float, float]], prompt: int) -> str:
     """One format, in words: math, decode and prefill (ceiling, then expected), users, critical batch."""
-    weight_only = not answer.math.native and number_format(answer.weight_precision).math != "unquantized"
+    declared = number_format(answer.weight_precision)
+    weight_only = not answer.math.native and declared.math != "unquantized"
     math = f"{answer.math.precision} math" + (", weight-only" if weight_only else "")
+    if declared.native_math is not None and not answer.math.native:
+        # The package's fallback sentence, without its leading precision and closing "(fp8 math: where)".
+        math = answer.math.line.split(": ", 1)[1].rsplit(" (", 1)[0]
     if not answer.fits:
         if answer.users_that_fit:
             room = f"only {answer.users_that_fit:,} users fit at this context"
         else:
             room = "the weights leave no room for a cache on one GPU"
-        return f"{math} · {answer.bits_per_weight:.4g} bits a weight · does not fit: {room}"
+        return f"{answer.weight_precision}: {math}, {answer.bits_per_weight:.4g} bits a weight; does not fit: {room}."
     decode = (
         f"decode ceiling {fmt.rate(answer.decode_tokens_per_s_per_user)} tok/s per user,"
         f" expected {_range(*expected['decode'], ' tok/s')}"
@@ -89,7 +102,9 @@ def _line(answer: FormatAnswer, expected: dict[str, tuple[float, float]], prompt
     else:
         prefill = "no prompt to prefill"
     users = "any number of users fit" if answer.users_that_fit is None else f"{answer.users_that_fit:,} users fit"
-    return f"{math} · {decode} · {prefill} · {users} · critical batch {answer.critical_batch:,.0f}"
+    return (
+        f"{answer.weight_precision}: {math}; {decode}; {prefill}; {users}; critical batch {answer.critical_batch:,.0f}."
+    )
 
 
 def _chart(answers: tuple[FormatAnswer, ...], bands: dict[str, dict[str, tuple[float, float]]]) -> dict[str, Any]:
@@ -149,7 +164,7 @@ def _chart(answers: tuple[FormatAnswer, ...], bands: dict[str, dict[str, tuple[f
     return {
         "$schema": "https://vega.github.io/schema/vega-lite/v6.json",
         "description": description,
-        "height": 180,
+        "height": 240,
         "layer": layers,
     }
 
@@ -171,22 +186,29 @@ def view(gpu: str, model: str, batch: int, context: int, prompt: int) -> dict[st
     beyond = model_spec.past_max_context(context, "A context")
     warning = f"{beyond}. " if beyond else ""
     if fastest is None:
-        best = (
-            f"{warning}None: {batch:,} users of {model_spec.name} at {context:,} tokens do not fit on one"
-            f" {hardware.gpu.name} in any of these formats."
-        )
+        verdict = f"{warning}No format fits: {batch:,} users of {model_spec.name} at {context:,} tokens"
+        verdict += f" need more than one {hardware.gpu.name}."
     else:
         low, high = bands[fastest.weight_precision]["decode"]
-        best = (
-            f"{warning}{fastest.weight_precision}: ceiling {fmt.rate(fastest.decode_tokens_per_s_per_user)} tok/s"
-            f" per user, expected {_range(low, high, ' tok/s')} ({fastest.math.line})"
+        verdict = (
+            f"{warning}Fastest decode: {fastest.weight_precision}, {fmt.rate(fastest.decode_tokens_per_s_per_user)}"
+            f" tok/s per user on the ceiling, {_range(low, high, '')} expected."
         )
+    details = " ".join(_line(a, bands.get(a.weight_precision, {}), prompt) for a in answers)
     answer: dict[str, Any] = {
         "fits": fastest is not None,
-        "summary": best,
-        "best": best,
+        "verdict": verdict,
+        "summary": verdict,
+        "explain": (
+            "Ceilings take the datasheet's bandwidth and peak, reached in full; the expected range is the"
+            f" calibrated costs of a tuned engine and the band of their fit. {details}"
+        ),
         "chart": _chart(answers, bands),
     }
+    answer["users"] = " · ".join(
+        f"{a.weight_precision} {'any' if a.users_that_fit is None else f'{a.users_that_fit:,}'}" for a in answers
+    )
+    answer["critical"] = " · ".join(f"{a.weight_precision} {a.critical_batch:,.0f}" for a in answers)
     for a in answers:
-        answer[a.weight_precision.replace("-", "_")] = _line(a, bands.get(a.weight_precision, {}), prompt)
+        answer[a.weight_precision.replace("-", "_")] = _headline(a, bands.get(a.weight_precision, {}))
     return answer
