@@ -84,6 +84,7 @@ def test_the_page_letters_five_figures_and_shows_its_self_check_and_interview_bo
     assert all(not questions.nth(i).evaluate("(details) => details.open") for i in range(questions.count()))
     box = chapter.locator(".admonition.note").filter(has_text="Interview signal")
     assert box.count() == 1
-    answers = box.inner_text()
+    # text_content: a box off screen is skipped by content-visibility, and innerText leaves it out.
+    answers = box.text_content()
     assert answers.index("Weak:") < answers.index("Strong:")
     assert "critical batch" in answers.split("Strong:")[1]
