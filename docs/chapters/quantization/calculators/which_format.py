@@ -13,10 +13,12 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from roofline import Hardware, Workload, builtin_specs, evaluate
+from roofline import Hardware, Workload, builtin_specs
 from roofline import formatting as fmt
 from roofline.calibration import load_calibration
+from roofline.estimate import Expected
 from roofline.forms import Field, Form, Output, gpu_menu, model_menu
+from roofline.performance import decode_step, prefill_pass, resolved
 from roofline.precisions import number_format
 from roofline.quantization import FormatAnswer, compare_formats
 
@@ -55,9 +57,13 @@ def _range(low: float, high: float, unit: str) -> str:
 
 
 def _expected(hardware: Hardware, workload: Workload) -> dict[str, tuple[float, float]]:
-    """The expected band of decode tokens/s per user and of prefill seconds, from the calibration."""
-    expected = evaluate(hardware, workload, load_calibration()).expected
-    assert expected is not None  # a calibration was given
+    """The expected band of decode tokens/s per user and of prefill seconds, from the calibration:
+    ``estimate.Expected`` for the decode step and the prefill at the fitted costs, without the
+    ceiling's figures (``compare_formats`` has them) or the crossover ``evaluate`` also solves."""
+    calibration = load_calibration()
+    engine = resolved(hardware, workload)
+    fitted = replace(engine, costs=calibration.cost_model(engine.gpu.id))
+    expected = Expected(decode_step(fitted, workload), prefill_pass(fitted, workload), workload.batch, calibration)
     band = expected.band()
     low_s, high_s = band["itl_mean_s"] or (expected.decode.seconds,) * 2
     found = {"decode": (1.0 / high_s, 1.0 / low_s)}
