@@ -24,6 +24,7 @@ from roofline import quantization as q
 from roofline.measured import Comparison
 from roofline.performance import decode_pass, memory_use, prefill_pass
 from roofline.sweep import Table
+from sitegen import escape
 from sitegen.figures import figure_spec, sig
 
 #: Batches of the speedup-by-batch figure: 1, 2, 4 … 4,096.
@@ -68,7 +69,7 @@ def capacity_table(hardware: Hardware, workload: Workload, precisions: Iterable[
     return Table(("weights", "weight bytes", "KV pool left", "users that fit"), tuple(rows)).markdown()
 
 
-def published_table(comparisons: Sequence[Comparison]) -> str:
+def published_table(specs: Any, comparisons: Sequence[Comparison]) -> str:
     """The chapter's published runs: what was measured, the ceiling, and the share reached."""
     rows = []
     for c in comparisons:
@@ -78,7 +79,9 @@ def published_table(comparisons: Sequence[Comparison]) -> str:
         else:
             measured, ceiling = f"{m.value:,.1f} tok/s", f"{c.ceiling:,.0f} tok/s"
         engine = "TinyChat" if "TinyChat" in m.software else m.software.split(" (")[0]
-        rows.append((engine, m.model, m.weight_precision, m.gpu, measured, ceiling, f"{c.ratio:.0%}"))
+        # Spec names are text, never markup: escaped as every page's tables escape them.
+        model, gpu = escape.text(specs.model(m.model).name), escape.text(short_gpu_name(specs.gpu(m.gpu).name))
+        rows.append((engine, model, m.weight_precision, gpu, measured, ceiling, f"{c.ratio:.0%}"))
     header = ("engine", "model", "weights", "GPU", "measured", "ceiling", "share of ceiling")
     return Table(header, tuple(rows)).markdown()
 

@@ -300,7 +300,7 @@ def build(ctx: Context) -> PageContent:
     put("trt_fp8_b1_ceiling", f"{trt[0]['ceiling']:.2f}")
     put("trt_fp8_b8", f"{trt[1]['measured']:.2f}")
     put("trt_fp8_b8_ceiling", f"{trt[1]['ceiling']:.2f}")
-    content.table("published-runs", charts.published_table(list(comparisons.values())))
+    content.table("published-runs", charts.published_table(specs, list(comparisons.values())))
 
     # The figures.
     content.figure(
