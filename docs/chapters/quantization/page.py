@@ -80,10 +80,11 @@ def _format_table() -> str:
                 fmt_.math,
                 f"{fmt_.bits_per_weight:.4g}",
                 fmt_.native_math or "16-bit",
-                fmt_.native_on or "every GPU",
             )
         )
-    header = ("format", "math", "bits a weight", "multiplies in", "own math on")
+    # Where each format's own math exists is the section "Formats by GPU generation"; a column of it
+    # would make every row three lines tall on a phone.
+    header = ("format", "math", "bits a weight", "multiplies in, where the GPU has it")
     return Table(header, tuple(rows)).markdown()
 
 
