@@ -27,6 +27,7 @@ from .performance import (
     resolved,
 )
 from .precisions import DEFAULT_COMPUTE_PRECISION, number_format
+from .quantization import critical_batch_for, kv_slope_s_per_token
 from .rule import RuleOfThumb, rule_crossover_batch, rule_of_thumb
 
 
@@ -215,6 +216,11 @@ class Estimate:
             "prefill_bound": self.prefill.bound if workload.prompt else None,
             "crossover_batch": self.crossover_batch,
             "simple_crossover_batch": self.simple_crossover_batch,
+            # The weights-only matmul's turn, F * b_w / (2W), at the math this run's format gets
+            # (quantization.critical_batch): the batch a quantized format keeps or moves.
+            "critical_batch": critical_batch_for(hardware, workload.weight_precision),
+            # Decode-step seconds one more cached token of one user adds: ITL = a + s * context.
+            "kv_slope_s_per_token": kv_slope_s_per_token(hardware, workload),
             "rule_of_thumb": self.rule.to_dict(),
             "decode_vs_rule": self.decode_vs_rule,
             "prefill_vs_rule": self.prefill_vs_rule or None,
