@@ -30,8 +30,9 @@ def speedup_heatmap(rows: list[dict[str, Any]], title: str, subtitle: list[str])
         color=alt.Color(
             "speedup:Q",
             scale=alt.Scale(scheme="blueorange", domainMid=1),
-            title="speedup",
-            legend=alt.Legend(format=".1f"),
+            # No legend: every cell is labelled with its value, and a gradient legend would give the SVG
+            # an id from the renderer's counter, different on every render.
+            legend=None,
         ),
         tooltip=[
             alt.Tooltip("alpha:Q", title="α"),

@@ -212,7 +212,10 @@ def build(ctx: Context) -> PageContent:
         charts.speedup_heatmap(
             heat,
             f"Speedup at one user, {target.name} with {draft.name} drafting",
-            ["Ceiling speedup τ ÷ (verification + γ draft steps) for each α and γ;", "1.0 is no gain."],
+            [
+                "Ceiling speedup τ ÷ (verification + γ draft steps) for each α and γ;",
+                "orange is a gain, blue a loss, 1.0 none.",
+            ],
         ),
         f"The package's batch-1 speedup on one {escape.text(gpu.name)}, with {escape.text(draft.name)}'s own decode"
         f" step as the draft's cost ({drafted.draft_cost:.2f} of a target step). Longer drafts pay only when α is"
