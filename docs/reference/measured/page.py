@@ -34,6 +34,10 @@ TABLES = {
 #: whatever their kind: they are the only ones allowed above their ceilings.
 SPECULATIVE = "speculative decoding"
 SPECULATIVE_TABLE = "measured-speculative"
+#: Every table in the page's order, the speculative runs right after single-GPU decode, so rows are
+#: numbered in reading order.
+_SINGLE_GPU_DECODE, *_OTHER_TABLES = TABLES.items()
+PAGE_TABLES = dict([_SINGLE_GPU_DECODE, (SPECULATIVE, SPECULATIVE_TABLE), *_OTHER_TABLES])
 #: The answer first (what was measured, the ceiling, their ratio), then the conditions: on a phone the
 #: first columns are what shows before the table is scrolled.
 HEADER = (
@@ -192,11 +196,7 @@ def build(ctx: Context) -> PageContent:
     content.put("count", f"{len(comparisons):,}")
     content.put("speculative", f"{sum(c.measurement.speculative for c in comparisons):,}")
     number = 0
-    # The speculative table comes right after the single-GPU decode table, as on the page, so rows are
-    # numbered in reading order.
-    tables = list(TABLES.items())
-    tables.insert(1, (SPECULATIVE, SPECULATIVE_TABLE))
-    for kind, name in tables:
+    for kind, name in PAGE_TABLES.items():
         numbered = []
         for comparison in comparisons:
             if group(comparison) == kind:
