@@ -3,7 +3,8 @@
 - the speedup over α and γ at one user (a heatmap with the value in every cell);
 - the speedup against the batch for several γ, with the break-even line at 1;
 - choosing γ: measured speedups by draft length beside the package's, for two EAGLE heads;
-- what a round really costs: Spec-Bench's τ against its measured speedup, one point per method.
+- what a round really costs: Spec-Bench's τ against its measured speedup, one point per method;
+- under load: median TPOT and goodput against the request rate, with and without speculation.
 
 Every value is computed by the ``roofline`` package in ``page.py``; these functions
 only draw the rows they are given.
@@ -15,7 +16,7 @@ from typing import Any
 
 import altair as alt
 
-from sitegen.figures import figure_spec
+from sitegen.figures import WIDTH, figure_spec
 
 
 def speedup_heatmap(rows: list[dict[str, Any]], title: str, subtitle: list[str]) -> dict[str, Any]:
@@ -139,3 +140,35 @@ def round_costs(rows: list[dict[str, Any]], title: str, subtitle: list[str]) -> 
             .encode(text="method:N")
         )
     return figure_spec(chart, title, subtitle)
+
+
+def under_load(rows: list[dict[str, Any]], title: str, subtitle: list[str]) -> dict[str, Any]:
+    """Rows of ``{"rate", "setup", "tpot_ms", "goodput", "tokens_per_s"}``: median TPOT above and
+    goodput below, both against the request rate, a line per setup."""
+    data = alt.Data(values=rows)
+    setups = list(dict.fromkeys(row["setup"] for row in rows))
+    x = alt.X("rate:Q", title="requests per second")
+    color = alt.Color("setup:N", title=None, sort=setups)
+    # The dashes tell the lines apart without colour; the colour legend names them (a legend of its own
+    # for the dashes would repeat it, since the lines carry points).
+    dash = alt.StrokeDash("setup:N", title=None, sort=setups, legend=None)
+    tooltip = [
+        alt.Tooltip("setup:N", title=" "),
+        alt.Tooltip("rate:Q", title="requests/s"),
+        alt.Tooltip("tpot_ms:Q", title="median TPOT, ms", format=".2f"),
+        alt.Tooltip("goodput:Q", title="goodput, requests/s", format=".1f"),
+        alt.Tooltip("tokens_per_s:Q", title="output tokens/s", format=",.0f"),
+    ]
+
+    def panel(field: str, axis_title: str) -> alt.Chart:
+        return (
+            alt.Chart(data)
+            .mark_line(point=True)
+            .encode(x=x, y=alt.Y(field, title=axis_title), color=color, strokeDash=dash, tooltip=tooltip)
+            .properties(width=WIDTH, height=200)
+        )
+
+    chart = alt.vconcat(
+        panel("tpot_ms:Q", "median TPOT (ms)"), panel("goodput:Q", "goodput (requests/s)")
+    ).resolve_scale(color="shared", strokeDash="shared")
+    return figure_spec(chart, title, subtitle, size=None)

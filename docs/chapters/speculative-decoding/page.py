@@ -22,6 +22,8 @@ from roofline import formatting as fmt
 from roofline.acceptance import Acceptance, load_acceptance, round_cost_line
 from roofline.measured import Comparison, compare_all, load_measurements
 from roofline.performance import decode_pass
+from roofline.serving import Lengths, ServingConfig
+from roofline.specserving import Drafting, simulate_speculative
 from roofline.speculative import (
     alpha_for_tokens_per_step,
     best_gamma,
@@ -61,6 +63,13 @@ SPEC_BENCH_PREFIX = "spec-bench-a100-vicuna-13b-"
 LABEL_PLACES = {"lookahead": "left", "rest": "below-right", "sps": "below-right"}
 #: The chain runs of vLLM issue 20780, one user, draft length 2 to 7.
 VLLM_CHAINS = {"EAGLE-1": "vllm-20780-llama-3.1-8b-eagle1-k", "EAGLE-3": "vllm-20780-llama-3.1-8b-eagle3-k"}
+#: Under load: one stream of requests per rate, served without speculation and with Llama 3.2 1B
+#: drafting at two acceptance rates (γ = GAMMA), by the serving simulator (``roofline.specserving``).
+LOAD_RATES = (4, 16, 32, 64, 96, 128)
+LOAD_REQUESTS = 300
+LOAD_PROMPT, LOAD_OUTPUT = Lengths(128, 1024), Lengths(32, 512)
+LOAD_MAX_BATCH = 256
+LOAD_ALPHAS = (0.6, ALPHA)
 #: The self-check's figures.
 Q1_ALPHA, Q1_GAMMAS = 0.7, (3, 6)
 Q2_COST = 0.05
@@ -349,6 +358,72 @@ def build(ctx: Context) -> PageContent:
         "vLLM issue 20780: speedup over plain decoding at each draft length γ, one user. The lines divide each γ's"
         " measured τ by the fitted round cost (fixed part plus a slope per draft token), so where they peak is the γ"
         " the costs favour.",
+    )
+
+    # Under load: the serving simulator with and without speculation.
+    runs = {
+        setup: [
+            (
+                rate,
+                simulate_speculative(
+                    hardware,
+                    workload,
+                    ServingConfig(
+                        rate=rate,
+                        requests=LOAD_REQUESTS,
+                        prompt=LOAD_PROMPT,
+                        output=LOAD_OUTPUT,
+                        max_batch=LOAD_MAX_BATCH,
+                    ),
+                    drafting,
+                ).result,
+            )
+            for rate in LOAD_RATES
+        ]
+        for setup, drafting in [
+            ("no speculation", None),
+            *((f"α = {alpha:g}, γ = {GAMMA}", Drafting(GAMMA, alpha, draft=draft)) for alpha in LOAD_ALPHAS),
+        ]
+    }
+    plain_runs, low_runs, high_runs = runs.values()
+    put("sim_requests", f"{LOAD_REQUESTS:,}")
+    put("sim_prompt", f"{LOAD_PROMPT.low:,} to {LOAD_PROMPT.high:,}")
+    put("sim_output", f"{LOAD_OUTPUT.low:,} to {LOAD_OUTPUT.high:,}")
+    put("sim_max_batch", f"{LOAD_MAX_BATCH:,}")
+    put("sim_alpha_low", f"{LOAD_ALPHAS[0]:g}")
+    put("sim_rate_low", f"{LOAD_RATES[0]:g}")
+    put("sim_rate_high", f"{LOAD_RATES[-1]:g}")
+    put("sim_tpot_plain_low", ms(plain_runs[0][1].tpot_s[50]))
+    put("sim_tpot_spec_low", ms(high_runs[0][1].tpot_s[50]))
+    put("sim_tpot_weak_low", ms(low_runs[0][1].tpot_s[50]))
+    put("sim_tps_plain_high", fmt.rate(plain_runs[-1][1].throughput_tokens_per_s))
+    put("sim_tps_weak_high", fmt.rate(low_runs[-1][1].throughput_tokens_per_s))
+    put("sim_tps_spec_high", fmt.rate(high_runs[-1][1].throughput_tokens_per_s))
+    put("sim_tpot_plain_high", ms(plain_runs[-1][1].tpot_s[50]))
+    put("sim_tpot_weak_high", ms(low_runs[-1][1].tpot_s[50]))
+    put("sim_batch_high", f"{plain_runs[-1][1].mean_batch:.0f}")
+    content.figure(
+        "spec-load",
+        charts.under_load(
+            [
+                {
+                    "rate": rate,
+                    "setup": setup,
+                    "tpot_ms": sig((result.tpot_s[50] or 0.0) * 1e3),
+                    "goodput": sig(result.goodput_requests_per_s),
+                    "tokens_per_s": sig(result.throughput_tokens_per_s),
+                }
+                for setup, points in runs.items()
+                for rate, result in points
+            ],
+            f"Under load: {target.name} on one {gpu.name}, with and without speculation",
+            ["Median time per output token and goodput as the request rate rises;", f"{draft.name} drafting."],
+        ),
+        f"{LOAD_REQUESTS} requests per rate, prompts of {LOAD_PROMPT.low:,} to {LOAD_PROMPT.high:,} tokens and"
+        f" outputs of {LOAD_OUTPUT.low:,} to {LOAD_OUTPUT.high:,}, at most {LOAD_MAX_BATCH} running, simulated by"
+        " the roofline package with continuous batching; each decode iteration verifies γ + 1 tokens per request"
+        " and draws how many it accepts. At low rates speculation cuts TPOT; at high rates a weak drafter's"
+        " rejected guesses take math from other users.",
     )
 
     # Under load: vLLM's measurements.

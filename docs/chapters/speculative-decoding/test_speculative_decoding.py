@@ -215,3 +215,38 @@ def test_the_page_quotes_no_number_typed_by_hand_in_its_speedups() -> None:
     text = PAGE_SOURCE.read_text(encoding="utf-8")
     prose = re.sub(r"\{\{[^}]*\}\}", "", text.split("[^sglang]:")[0])
     assert re.findall(r"\d+(?:\.\d+)?×", prose) == []
+
+
+# ---- Under load: the serving simulator ------------------------------------------------------------
+
+
+def test_under_load_the_prose_reads_the_simulators_numbers_the_right_way_round(values, setup) -> None:
+    """At the low rate speculation cuts median TPOT; at the high rate the weak drafter lowers throughput
+    and raises TPOT, while the good one still serves more than plain decoding."""
+    from roofline.serving import ServingConfig
+    from roofline.specserving import Drafting, simulate_speculative
+
+    hardware, target, draft = setup
+    workload = Workload(target, chapter.PRECISION)
+
+    def run(rate: float, alpha: float | None):
+        config = ServingConfig(
+            rate=rate,
+            requests=chapter.LOAD_REQUESTS,
+            prompt=chapter.LOAD_PROMPT,
+            output=chapter.LOAD_OUTPUT,
+            max_batch=chapter.LOAD_MAX_BATCH,
+        )
+        drafting = None if alpha is None else Drafting(chapter.GAMMA, alpha, draft=draft)
+        return simulate_speculative(hardware, workload, config, drafting).result
+
+    high = chapter.LOAD_RATES[-1]
+    plain, weak = run(high, None), run(high, chapter.LOAD_ALPHAS[0])
+    assert values["sim_tps_plain_high"] == fmt.rate(plain.throughput_tokens_per_s)
+    assert values["sim_tps_weak_high"] == fmt.rate(weak.throughput_tokens_per_s)
+    assert weak.throughput_tokens_per_s < plain.throughput_tokens_per_s
+    assert weak.tpot_s[50] > plain.tpot_s[50]
+    assert number(values["sim_tps_spec_high"]) > number(values["sim_tps_plain_high"])
+    assert number(values["sim_tpot_spec_low"].removesuffix(" ms")) < number(
+        values["sim_tpot_plain_low"].removesuffix(" ms")
+    )
