@@ -681,21 +681,7 @@ def _run_simulate(args: argparse.Namespace, specs: SpecSet) -> str:
     try:
         hardware = Hardware(specs.gpu(args.gpu), args.gpus, args.compute_precision, args.usable_fraction)
         workload = Workload(specs.model(args.model), args.precision, args.kv_precision)
-        config = ServingConfig(
-            policy=args.policy,
-            rate=ServingConfig.rate if args.rate is None else args.rate,
-            requests=args.requests,
-            prompt=args.prompt,
-            output=args.output,
-            max_batch=args.max_batch,
-            token_budget=args.token_budget,
-            ttft_slo_s=args.ttft_slo,
-            tpot_slo_s=args.tpot_slo,
-            seed=args.seed,
-            admission=args.admission,
-            preemption=args.preemption,
-            concurrency=args.concurrency,
-        )
+        config = _simulate_config(args)
         result = simulate(hardware, workload, config)
         expected = None if calibration is None else simulate_expected(hardware, workload, config, calibration)
     except SpecError as error:
@@ -717,6 +703,7 @@ def _run_simulate(args: argparse.Namespace, specs: SpecSet) -> str:
 
 
 def _simulate_config(args: argparse.Namespace) -> ServingConfig:
+    """The simulate command's traffic and scheduler options as a ServingConfig (which checks them)."""
     return ServingConfig(
         policy=args.policy,
         rate=ServingConfig.rate if args.rate is None else args.rate,

@@ -49,6 +49,7 @@ from .serving import (
     blocks_for,
     kv_blocks_available,
     percentile,
+    request_figures,
 )
 from .specs import ModelSpec
 from .speculative import accepted_tokens, check_alpha, check_gamma, tokens_per_step, vocabulary_mismatch
@@ -358,34 +359,7 @@ class _SpeculativeRun:
 
     def result(self) -> SimulationResult:
         config = self.config
-        ttfts, tpots, latencies, waits, per_token = [], [], [], [], []
-        duration = 0.0
-        output_tokens = good = 0
-        for index in range(config.requests):
-            finish, first, admitted = self.finish[index], self.first[index], self.admitted[index]
-            if finish is None or first is None or admitted is None:
-                continue
-            arrival = self.arrival[index]
-            ttft, latency = first - arrival, finish - arrival
-            ttfts.append(ttft)
-            latencies.append(latency)
-            per_token.append(latency / self.output[index])
-            waits.append(admitted - arrival)
-            output_tokens += self.output[index]
-            duration = max(duration, finish)
-            tpot = (finish - first) / (self.output[index] - 1) if self.output[index] > 1 else None
-            if tpot is not None:
-                tpots.append(tpot)
-            if ttft <= config.ttft_slo_s and (tpot is None or tpot <= config.tpot_slo_s):
-                good += 1
-
-        def mean(values: list[float]) -> float | None:
-            return math.fsum(values) / len(values) if values else None
-
-        ttft_mean, tpot_mean, itl_mean = mean(ttfts), mean(tpots), mean(self.gaps)
-        for values in (ttfts, tpots, latencies, self.gaps):
-            values.sort()
-        latency_sum = math.fsum(latencies)
+        gaps = sorted(self.gaps)
         trace = tuple(
             RequestTrace(
                 id=index,
@@ -402,28 +376,16 @@ class _SpeculativeRun:
         return SimulationResult(
             config=config,
             requests=config.requests,
-            completed=len(latencies),
             rejected=self.rejected,
-            duration_s=duration,
             busy_s=self.busy,
             iterations=self.iterations,
-            output_tokens=output_tokens,
-            ttft_s={p: percentile(ttfts, p) for p in PERCENTILES},
-            tpot_s={p: percentile(tpots, p) for p in PERCENTILES},
-            latency_s={p: percentile(latencies, p) for p in PERCENTILES},
-            latency_mean_s=latency_sum / len(latencies) if latencies else None,
-            queue_wait_mean_s=mean(waits),
-            good=good,
-            latency_sum_s=latency_sum,
             kv_blocks=self.capacity,
             trace=trace,
-            ttft_mean_s=ttft_mean,
-            tpot_mean_s=tpot_mean,
-            itl_s={p: percentile(self.gaps, p) for p in PERCENTILES},
-            itl_mean_s=itl_mean,
+            itl_s={p: percentile(gaps, p) for p in PERCENTILES},
+            itl_mean_s=math.fsum(gaps) / len(gaps) if gaps else None,
             batch_seconds=self.batch_seconds,
-            normalized_latency_mean_s=mean(per_token),
-            itl_count=len(self.gaps),
+            itl_count=len(gaps),
+            **request_figures(config, self.arrival, self.admitted, self.first, self.finish, self.output),
         )
 
 
