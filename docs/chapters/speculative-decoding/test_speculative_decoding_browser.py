@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from sitegen.pages import find
-from support import BOOT_MS, STEP_MS, Recorded, rendered
+from support import BOOT_MS, STEP_MS, Recorded, rendered, set_inputs, text_outputs
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 expect = pytest.importorskip("playwright.sync_api").expect
@@ -45,21 +45,12 @@ def form(page: object) -> object:
 
 
 def shown(page: object) -> dict[str, str]:
-    return {name: form(page).locator(f"[data-rf-out={name}]").first.text_content() for name in SHOWN}
+    return {name: text for name, text in text_outputs(form(page)).items() if name in SHOWN}
 
 
 def expected(params: dict[str, object]) -> dict[str, str]:
     view = calculator_view.view(**params)
     return {name: str(view[name]) for name in SHOWN}
-
-
-def set_inputs(page: object, params: dict[str, object]) -> None:
-    for name, value in params.items():
-        control = form(page).locator(f"[name={name}]")
-        if control.evaluate("(element) => element.tagName") == "SELECT":
-            control.select_option(str(value))
-        else:
-            control.fill(str(value))
 
 
 def wait_for(page: object, params: dict[str, object]) -> None:
@@ -82,7 +73,7 @@ def test_the_calculator_shows_the_packages_numbers_for_each_input(chapter) -> No
     for name, value in [("alpha", 0.6), ("gamma", 8), ("batch", 256), ("draft", "given-cost"), ("context", 4096)]:
         before = shown(chapter)
         params[name] = value
-        set_inputs(chapter, {name: value})
+        set_inputs(form(chapter), {name: value})
         wait_for(chapter, params)
         assert shown(chapter) == expected(params), name
         assert shown(chapter) != before, f"changing {name} changed nothing"
@@ -90,19 +81,19 @@ def test_the_calculator_shows_the_packages_numbers_for_each_input(chapter) -> No
 
 def test_a_draft_with_another_vocabulary_is_refused_in_words(chapter) -> None:
     params = {**calculator_view.DEFAULTS, "draft": "mistral-7b"}
-    set_inputs(chapter, params)
+    set_inputs(form(chapter), params)
     wait_for(chapter, params)
     assert form(chapter).get_attribute("data-fits") == "false"
     assert "vocabulary" in form(chapter).locator("[data-rf-out=explain]").text_content()
-    set_inputs(chapter, calculator_view.DEFAULTS)
+    set_inputs(form(chapter), calculator_view.DEFAULTS)
     wait_for(chapter, calculator_view.DEFAULTS)
 
 
 def test_an_acceptance_rate_above_one_is_marked_in_the_page(chapter) -> None:
-    set_inputs(chapter, {"alpha": 1.5})
+    set_inputs(form(chapter), {"alpha": 1.5})
     expect(form(chapter)).to_have_attribute("data-state", "invalid")
     expect(form(chapter).locator("[name=alpha]")).to_have_attribute("aria-invalid", "true")
-    set_inputs(chapter, {"alpha": calculator_view.DEFAULTS["alpha"]})
+    set_inputs(form(chapter), {"alpha": calculator_view.DEFAULTS["alpha"]})
     wait_for(chapter, calculator_view.DEFAULTS)
 
 
