@@ -19,7 +19,7 @@ from roofline import Hardware, SpecError, Workload, builtin_specs, memory_use
 from roofline import formatting as fmt
 from roofline.calibration import load_calibration
 from roofline.forms import Field, Form, Output, gpu_menu, model_menu
-from roofline.performance import gpu_count_problem
+from roofline.performance import gpu_count_problem, resolved
 from roofline.speculative import GAMMA_RANGE, Round, break_even_batch, speculation_round
 
 #: The draft menu's first entry: no draft model, the cost field below instead.
@@ -74,8 +74,24 @@ def _times(value: float) -> str:
     return f"{value:.2f}×"
 
 
-def _users(batch: float | None) -> str:
-    return "never (up to a million users)" if batch is None else f"{fmt.users(batch)} users"
+def _users(batch: float | None, most: int | None) -> str:
+    """A break-even batch in words: a number of users, or why there is none."""
+    if batch is not None and batch <= 1:
+        return "1 user (it does not pay even alone)"
+    if batch is not None:
+        return f"{fmt.users(batch)} users"
+    return "never (up to a million users)" if most is None else f"none up to the {most:,} users that fit"
+
+
+def _break_even(
+    hardware: Hardware, workload: Workload, alpha: float, gamma: int, most: int | None, drafter: dict[str, Any]
+) -> float | None:
+    """``speculative.break_even_batch``, or None when speculation still pays at ``most`` users, the
+    most whose caches fit: a break-even past them is one no server reaches, and skipping its search
+    (doubling up to a million users) keeps the calculator quick on long contexts."""
+    if most is not None and speculation_round(hardware, workload, gamma, max(most, 1), **drafter).speedup(alpha) > 1:
+        return None
+    return break_even_batch(hardware, workload, alpha, gamma, **drafter)
 
 
 def _chart(ceiling: dict[int, float], expected: dict[int, float], batch: int) -> dict[str, Any]:
@@ -182,8 +198,9 @@ def view(
     layout = gpu_count_problem(target, gpus)
     if layout:
         return _refused(params, f"{target.name} does not split over {gpus:,} GPUs", f"{layout}.")
-    hardware = Hardware(gpu_spec, gpus)
     workload = Workload(target, "bf16", batch=batch, context=context)
+    # Resolved once: every pass would otherwise resolve the "auto" math precision again.
+    hardware = resolved(Hardware(gpu_spec, gpus), workload)
     memory = memory_use(hardware, workload)
     if not memory.fits:
         return _refused(
@@ -201,8 +218,10 @@ def view(
     except SpecError as error:
         return _refused(params, "This drafter cannot draft for this model", f"{error.message}; {error.hint}.")
     expected = speculation_round(expected_hardware, workload, gamma, **drafter)
-    even = break_even_batch(hardware, workload, alpha, gamma, **drafter)
-    even_expected = break_even_batch(expected_hardware, workload, alpha, gamma, **drafter)
+    # The most users whose caches fit at this context (None at context 0: no cache to hold).
+    most = memory_use(hardware, replace(workload, batch=1)).max_batch
+    even = _break_even(hardware, workload, alpha, gamma, most, drafter)
+    even_expected = _break_even(expected_hardware, workload, alpha, gamma, most, drafter)
     chart = _chart(
         *(
             {b: speculation_round(costs, workload, gamma, b, **drafter).speedup(alpha) for b in CHART_BATCHES}
@@ -210,16 +229,20 @@ def view(
         ),
         batch,
     )
-    return _answer(params, (ceiling, expected), (even, even_expected), chart)
+    return _answer(params, (ceiling, expected), (even, even_expected, most), chart)
 
 
 def _answer(
-    params: dict[str, Any], rounds: tuple[Round, Round], evens: tuple[float | None, float | None], chart: dict
+    params: dict[str, Any],
+    rounds: tuple[Round, Round],
+    evens: tuple[float | None, float | None, int | None],
+    chart: dict,
 ) -> dict[str, Any]:
-    """The answer's words and figures from the two rounds (ceiling, expected) and their break-even batches."""
+    """The answer's words and figures from the two rounds (ceiling, expected), their break-even
+    batches and the most users that fit."""
     alpha, batch = params["alpha"], params["batch"]
     ceiling, expected = rounds
-    even, even_expected = evens
+    even, even_expected, most = evens
     tau = ceiling.tokens_per_step(alpha)
     speedup, speedup_expected = ceiling.speedup(alpha), expected.speedup(alpha)
     per_user = ceiling.tokens_per_s_per_user(alpha)
@@ -270,6 +293,6 @@ def _answer(
         "baseline": f"{fmt.rate(plain_ceiling)} ceiling · {fmt.rate(expected.baseline_tokens_per_s_per_user)} expected",
         "draft_share": f"{ceiling.draft_cost:.3f} ceiling · {expected.draft_cost:.3f} expected",
         "verification": f"{fmt.milliseconds(ceiling.verification.seconds)}, {ceiling.verification.bound}-bound",
-        "break_even": f"{_users(even)} ceiling · {_users(even_expected)} expected",
+        "break_even": f"{_users(even, most)} ceiling · {_users(even_expected, most)} expected",
         "chart": chart,
     }
