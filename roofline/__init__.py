@@ -55,6 +55,9 @@ Layout, lowest layer first. A module imports only from modules above it:
                    closed-loop traffic, static / continuous / chunked batching, paged
                    KV blocks with preemption or reservation; TTFT, TPOT, ITL,
                    throughput, goodput. Times from performance.IterationCosts.
+- ``specserving``  the serving simulator with speculative decoding: continuous batching whose
+                   decode iterations verify γ+1 tokens per request and emit a random accepted
+                   run from the seed's generator, draft steps charged (``simulate --speculate-*``).
 - ``benchmarks``   published serving runs (a CSV) beside their ceiling and the simulator's
                    expected figure: what ``scripts/fit_expected.py`` fits on.
 - ``report``       human-readable text for one estimate, one simulation or one speculation.

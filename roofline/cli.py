@@ -28,6 +28,7 @@ import os
 import re
 import sys
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import NoReturn
 
@@ -44,7 +45,7 @@ from .ownspecs import model_entry_toml, resolve_gpu, resolve_model
 from .parsing import parse_real, parse_whole
 from .performance import DEFAULT_USABLE_FRACTION, Hardware, Workload, gpu_count_problem
 from .precisions import AUTO, DEFAULT_COMPUTE_PRECISION, FORMATS, PRECISIONS
-from .report import simulation_report, speculation_report, text_report
+from .report import simulation_report, speculation_lines, speculation_report, text_report
 from .serving import (
     ADMISSIONS,
     CONCURRENCY_RANGE,
@@ -61,6 +62,7 @@ from .serving import (
     simulate,
     simulate_expected,
 )
+from .specserving import Drafting, simulate_speculative
 from .speculative import GAMMA_RANGE, speculate
 from .sweep import Table, decode_prefill_rows, decode_prefill_table
 
@@ -182,6 +184,7 @@ def _number_in(bounds: tuple[float, float], *, infinite: bool = False) -> Callab
             raise
 
     return _argument(parse)
+
 
 _fraction = _number_in(USABLE_FRACTION_RANGE)
 
@@ -452,8 +455,55 @@ def _add_simulate_parser(commands: argparse._SubParsersAction) -> None:
         default=defaults.seed,
         help="seed of the arrivals and lengths (default %(default)s)",
     )
+    speculation = run.add_argument_group(
+        "speculative decoding", "each decode iteration verifies K+1 tokens per request (continuous policy)"
+    )
+    speculation.add_argument(
+        "--speculate-gamma",
+        type=_whole_number(GAMMA_RANGE),
+        metavar="K",
+        help=f"draft tokens per round, {_span(GAMMA_RANGE)}; needs --speculate-alpha",
+    )
+    speculation.add_argument(
+        "--speculate-alpha",
+        type=_number_in((0.0, 1.0)),
+        metavar="A",
+        help="acceptance rate of one draft token, 0 to 1; needs --speculate-gamma",
+    )
+    speculation.add_argument(
+        "--draft", metavar="MODEL", help="draft model id: its own decode step is charged (unless --draft-cost)"
+    )
+    speculation.add_argument(
+        "--draft-cost",
+        type=_number_in((0.0, 10.0)),
+        metavar="C",
+        help="draft step ÷ the target's plain step, 0 to 10, charged as given (default: --draft's step, else free)",
+    )
     run.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     _add_specs_option(run)
+
+
+def _drafting(args: argparse.Namespace, specs: SpecSet) -> Drafting | None:
+    """The simulate command's speculation options as a ``Drafting``, or None when it does not speculate."""
+    speculating = args.speculate_gamma is not None or args.speculate_alpha is not None
+    if not speculating:
+        if args.draft is not None or args.draft_cost is not None:
+            option = "--draft" if args.draft is not None else "--draft-cost"
+            raise SpecError(f"{option}: only with --speculate-gamma and --speculate-alpha", hint="add both, or drop it")
+        return None
+    if args.speculate_gamma is None or args.speculate_alpha is None:
+        missing = "--speculate-gamma" if args.speculate_gamma is None else "--speculate-alpha"
+        raise SpecError(f"{missing}: needed with the other --speculate option", hint="give both γ and α")
+    if args.policy != "continuous":
+        raise SpecError(
+            f"--policy: speculation is simulated under continuous batching only, got {args.policy}",
+            hint="use --policy continuous",
+        )
+    draft = None
+    if args.draft is not None:
+        _check_id("--draft", specs.model, args.draft)
+        draft = specs.model(args.draft)
+    return Drafting(args.speculate_gamma, args.speculate_alpha, draft, args.draft_cost)
 
 
 def _precision_hint(error: SpecError) -> SpecError:
@@ -623,6 +673,9 @@ _SIMULATE_OPTIONS = {
     "preemption": "--preemption",
     "concurrency": "--concurrency",
     "usable_fraction": "--usable-fraction",
+    "speculate_gamma": "--speculate-gamma",
+    "speculate_alpha": "--speculate-alpha",
+    "draft_cost": "--draft-cost",
 }
 
 
@@ -634,26 +687,15 @@ def _run_simulate(args: argparse.Namespace, specs: SpecSet) -> str:
             "--concurrency: cannot be combined with --rate",
             hint="a closed loop of N clients sets its own arrivals; give one of the two",
         )
+    drafting = _drafting(args, specs)
+    if drafting is not None:
+        return _run_simulate_speculative(args, specs, drafting)
     # A bad calibration file names itself and its field, not a simulate option: loaded outside the try.
     calibration = load_calibration() if args.costs == "expected" else None
     try:
         hardware = Hardware(specs.gpu(args.gpu), args.gpus, args.compute_precision, args.usable_fraction)
         workload = Workload(specs.model(args.model), args.precision, args.kv_precision)
-        config = ServingConfig(
-            policy=args.policy,
-            rate=ServingConfig.rate if args.rate is None else args.rate,
-            requests=args.requests,
-            prompt=args.prompt,
-            output=args.output,
-            max_batch=args.max_batch,
-            token_budget=args.token_budget,
-            ttft_slo_s=args.ttft_slo,
-            tpot_slo_s=args.tpot_slo,
-            seed=args.seed,
-            admission=args.admission,
-            preemption=args.preemption,
-            concurrency=args.concurrency,
-        )
+        config = _simulate_config(args)
         result = simulate(hardware, workload, config)
         expected = None if calibration is None else simulate_expected(hardware, workload, config, calibration)
     except SpecError as error:
@@ -672,6 +714,49 @@ def _run_simulate(args: argparse.Namespace, specs: SpecSet) -> str:
     if args.json:
         return json.dumps({**figures, "warnings": warnings}, indent=2, allow_nan=False) + "\n"
     return simulation_report(result, hardware, workload, expected, calibration)
+
+
+def _simulate_config(args: argparse.Namespace) -> ServingConfig:
+    """The simulate command's traffic and scheduler options as a ServingConfig (which checks them)."""
+    return ServingConfig(
+        policy=args.policy,
+        rate=ServingConfig.rate if args.rate is None else args.rate,
+        requests=args.requests,
+        prompt=args.prompt,
+        output=args.output,
+        max_batch=args.max_batch,
+        token_budget=args.token_budget,
+        ttft_slo_s=args.ttft_slo,
+        tpot_slo_s=args.tpot_slo,
+        seed=args.seed,
+        admission=args.admission,
+        preemption=args.preemption,
+        concurrency=args.concurrency,
+    )
+
+
+def _run_simulate_speculative(args: argparse.Namespace, specs: SpecSet, drafting: Drafting) -> str:
+    """``simulate`` with ``--speculate-*``: ``specserving.simulate_speculative`` at the ceiling's costs
+    (or the expected ones), with reserved blocks; the report says what the rounds emitted."""
+    try:
+        hardware = Hardware(specs.gpu(args.gpu), args.gpus, args.compute_precision, args.usable_fraction)
+        if args.costs == "expected":
+            hardware = replace(hardware, costs=load_calibration().cost_model(hardware.gpu.id))
+        workload = Workload(specs.model(args.model), args.precision, args.kv_precision)
+        run = simulate_speculative(hardware, workload, _simulate_config(args), drafting)
+    except SpecError as error:
+        error = _precision_hint(error)
+        if error.field is None or error.file is not None:
+            raise error from None
+        option = _SIMULATE_OPTIONS.get(error.field, "--" + error.field.replace("_", "-"))
+        raise SpecError(f"{option}: {error.message}", hint=error.hint) from None
+    figures = {**run.to_dict(), "costs": args.costs}
+    _check_finite(figures)
+    longest = args.prompt.high + args.output.high
+    warnings = _warn("simulate", (workload.model.past_max_context(longest, "a request (prompt plus output)"),))
+    if args.json:
+        return json.dumps({**figures, "warnings": warnings}, indent=2, allow_nan=False) + "\n"
+    return simulation_report(run.result, hardware, workload) + speculation_lines(run, args.costs)
 
 
 def _resolve_choices(args: argparse.Namespace, specs: SpecSet) -> SpecSet:

@@ -1,5 +1,6 @@
 """Readable, aligned text reports: one estimate (``roofline estimate``), one simulation
-(``roofline simulate``) and one speculative-decoding answer (``roofline speculate``)."""
+(``roofline simulate``, with its speculation when it speculates) and one speculative-decoding
+answer (``roofline speculate``)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from .estimate import Estimate
 from .fit import memory_shortfall
 from .performance import CostModel, Hardware, Workload, memory_use, resolved
 from .serving import BLOCK_TOKENS, SimulationResult
+from .specserving import SpeculativeSimulation
 from .speculative import Speculation
 
 
@@ -352,3 +354,28 @@ def speculation_report(result: Speculation) -> str:
     ]
     width = max(len(label) for label, _ in rows)
     return "\n".join([heading, *(f"  {label:<{width}}  {value}" for label, value in rows)]) + "\n"
+
+
+def speculation_lines(run: SpeculativeSimulation, costs: str) -> str:
+    """What ``roofline simulate --speculate-*`` adds after the simulation's report: the drafting,
+    the rounds and the tokens each emitted against τ, and the rule the run followed."""
+    drafting = run.drafting
+    if drafting is None:
+        return ""
+    if drafting.draft_cost is not None:
+        drafter = f"a draft cost of {drafting.draft_cost:g} of the target's plain step"
+    elif drafting.draft is not None:
+        drafter = f"{drafting.draft.name}'s own decode step"
+    else:
+        drafter = "a free draft"
+    measured = run.tokens_per_round
+    lines = [
+        "",
+        f"Speculation: γ = {drafting.gamma}, α = {drafting.alpha:g}, drafting at {drafter}"
+        f" ({costs} costs); blocks reserved for each request's prompt and output",
+        f"  rounds           {run.rounds:,} verifications, {run.emitted_tokens:,} tokens emitted",
+        "  tokens per round "
+        + ("none" if measured is None else f"{measured:.3f} drawn (τ = {drafting.tokens_per_round:.3f} expected)"),
+    ]
+    lines += [f"  note             {note}" for note in run.notes]
+    return "\n".join(lines) + "\n"

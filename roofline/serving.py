@@ -1418,34 +1418,7 @@ class _Run:
 
     def result(self) -> SimulationResult:
         config = self.config
-        ttfts, tpots, latencies, waits, per_token = [], [], [], [], []
-        duration = output_tokens = good = 0
-        for index in range(config.requests):
-            finish = self.finish[index]
-            if finish is None:
-                continue
-            arrival, first = self.arrival[index], self.first[index]
-            ttft, latency = first - arrival, finish - arrival
-            ttfts.append(ttft)
-            latencies.append(latency)
-            per_token.append(latency / self.output[index])
-            waits.append(self.admitted[index] - arrival)
-            output_tokens += self.output[index]
-            duration = max(duration, finish)
-            tpot = (finish - first) / (self.output[index] - 1) if self.output[index] > 1 else None
-            if tpot is not None:
-                tpots.append(tpot)
-            if ttft <= config.ttft_slo_s and (tpot is None or tpot <= config.tpot_slo_s):
-                good += 1
-        latency_sum = math.fsum(latencies)
-        completed = len(latencies)
-
-        def mean(values: list[float]) -> float | None:
-            return math.fsum(values) / len(values) if values else None
-
-        ttft_mean, tpot_mean = mean(ttfts), mean(tpots)
-        for values in (ttfts, tpots, latencies):
-            values.sort()
+        figures = request_figures(config, self.arrival, self.admitted, self.first, self.finish, self.output)
         trace = tuple(
             RequestTrace(
                 id=index,
@@ -1463,23 +1436,11 @@ class _Run:
         return SimulationResult(
             config=config,
             requests=config.requests,
-            completed=completed,
             rejected=self.rejected,
-            duration_s=float(duration),
             busy_s=self.busy,
             iterations=self.iterations,
-            output_tokens=output_tokens,
-            ttft_s={p: percentile(ttfts, p) for p in PERCENTILES},
-            tpot_s={p: percentile(tpots, p) for p in PERCENTILES},
-            latency_s={p: percentile(latencies, p) for p in PERCENTILES},
-            latency_mean_s=latency_sum / completed if completed else None,
-            queue_wait_mean_s=mean(waits),
-            good=good,
-            latency_sum_s=latency_sum,
             kv_blocks=self.capacity,
             trace=trace,
-            ttft_mean_s=ttft_mean,
-            tpot_mean_s=tpot_mean,
             itl_s=self.gaps.percentiles(),
             itl_mean_s=self.gaps.mean(),
             preemptions=self.preemptions,
@@ -1488,9 +1449,63 @@ class _Run:
             blocks_in_use=tuple((time, blocks) for time, blocks, _ in self.blocks_log or ()),
             cached_tokens=tuple((time, tokens) for time, _, tokens in self.blocks_log or ()),
             batch_seconds=self.batch_seconds,
-            normalized_latency_mean_s=mean(per_token),
             itl_count=self.gaps.count(),
+            **figures,
         )
+
+
+def request_figures(
+    config: ServingConfig,
+    arrival: list[float],
+    admitted: list[float | None],
+    first: list[float | None],
+    finish: list[float | None],
+    output: list[int],
+) -> dict[str, Any]:
+    """The per-request metrics of a run (see the module docstring), as ``SimulationResult``'s fields:
+    over the requests that finished, TTFT, TPOT, latency and their percentiles and means, the queue
+    wait, latency per output token, output tokens, the run's duration and goodput's count."""
+    ttfts, tpots, latencies, waits, per_token = [], [], [], [], []
+    duration = 0.0
+    output_tokens = good = 0
+    for index in range(config.requests):
+        done, start = finish[index], first[index]
+        if done is None or start is None:
+            continue
+        ttft, latency = start - arrival[index], done - arrival[index]
+        ttfts.append(ttft)
+        latencies.append(latency)
+        per_token.append(latency / output[index])
+        waits.append((admitted[index] or 0.0) - arrival[index])
+        output_tokens += output[index]
+        duration = max(duration, done)
+        tpot = (done - start) / (output[index] - 1) if output[index] > 1 else None
+        if tpot is not None:
+            tpots.append(tpot)
+        if ttft <= config.ttft_slo_s and (tpot is None or tpot <= config.tpot_slo_s):
+            good += 1
+
+    def mean(values: list[float]) -> float | None:
+        return math.fsum(values) / len(values) if values else None
+
+    latency_sum, completed = math.fsum(latencies), len(latencies)
+    figures = {"ttft_mean_s": mean(ttfts), "tpot_mean_s": mean(tpots)}
+    for values in (ttfts, tpots, latencies):
+        values.sort()
+    return {
+        **figures,
+        "completed": completed,
+        "duration_s": float(duration),
+        "output_tokens": output_tokens,
+        "ttft_s": {p: percentile(ttfts, p) for p in PERCENTILES},
+        "tpot_s": {p: percentile(tpots, p) for p in PERCENTILES},
+        "latency_s": {p: percentile(latencies, p) for p in PERCENTILES},
+        "latency_mean_s": latency_sum / completed if completed else None,
+        "queue_wait_mean_s": mean(waits),
+        "good": good,
+        "latency_sum_s": latency_sum,
+        "normalized_latency_mean_s": mean(per_token),
+    }
 
 
 def simulate(hardware: Hardware, workload: Workload, config: ServingConfig) -> SimulationResult:

@@ -114,7 +114,9 @@ def alpha_for_tokens_per_step(tokens: float, gamma: int) -> float:
 # -- What a round costs ------------------------------------------------------------
 
 
-def verification_pass(hardware: Hardware, workload: Workload, batch: float, tokens_per_user: int) -> Pass:
+def verification_pass(
+    hardware: Hardware, workload: Workload, batch: float, tokens_per_user: int, users: Pass | None = None
+) -> Pass:
     """The target's pass over ``tokens_per_user`` new tokens for each of ``batch`` users.
 
     It is ``decode_pass`` of ``n = batch * tokens_per_user`` tokens (weights touched by n
@@ -126,7 +128,8 @@ def verification_pass(hardware: Hardware, workload: Workload, batch: float, toke
     bytes = ``bytes(n tokens, empty context) + cache bytes of B users``;
     FLOPs = ``FLOPs(n tokens, empty context) + tokens_per_user * attention FLOPs of B users``;
     the times scale with them at the rates the empty pass was timed at. With an empty
-    context this is exactly ``decode_pass(hardware, workload, n)``.
+    context this is exactly ``decode_pass(hardware, workload, n)``. ``users``, when given, is
+    ``decode_pass(hardware, workload, batch)`` already computed (a round's plain step is that pass).
     """
     if isinstance(tokens_per_user, bool) or not isinstance(tokens_per_user, int) or tokens_per_user < 1:
         raise SpecError(f"must be a whole number of at least 1, got {shown(tokens_per_user)}", field="tokens_per_user")
@@ -136,7 +139,7 @@ def verification_pass(hardware: Hardware, workload: Workload, batch: float, toke
     empty = replace(workload, context=0, shared_prefix=0)
     return _cache_read_once(
         decode_pass(hardware, empty, tokens),
-        decode_pass(hardware, workload, batch),
+        users if users is not None else decode_pass(hardware, workload, batch),
         decode_pass(hardware, empty, batch),
         tokens_per_user,
     )
@@ -279,7 +282,7 @@ def speculation_round(
         if mismatch:
             notes = (f"{mismatch}; the draft cost given is used as it is",)
     baseline = decode_pass(hardware, workload, batch)
-    verification = verification_pass(hardware, workload, batch, gamma + 1)
+    verification = verification_pass(hardware, workload, batch, gamma + 1, baseline)
     if draft_cost is not None:
         if isinstance(draft_cost, bool) or not isinstance(draft_cost, (int, float)) or not 0 <= draft_cost <= 10:
             raise SpecError(

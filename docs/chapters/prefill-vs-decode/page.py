@@ -388,7 +388,8 @@ def speculative_sentence(comparisons: list[Comparison]) -> str:
     above = sum(c.ratio > 1 for c in comparisons)
     used = "None" if speculative == 0 else f"{speculative:,}"
     beat = "none" if above == 0 else f"{above:,}"
-    return f"{used} of the {len(comparisons):,} measurements here used them, and {beat} exceeded its ceiling."
+    ceilings = "its ceiling" if above <= 1 else "their ceilings"
+    return f"{used} of the {len(comparisons):,} measurements here used them, and {beat} exceeded {ceilings}."
 
 
 def _self_check(ctx: Context, focus: Focus, put: Callable[[str, str], None], at: Callable[..., Estimate]) -> None:

@@ -39,6 +39,14 @@ TABLES = {
     "HBM bandwidth": "measured-hbm-bandwidth",
     "GEMM rate": "measured-gemm",
 }
+#: Runs with speculative decoding or multi-token prediction get a table and a row of the chart of their own,
+#: whatever their kind: they are the only ones allowed above their ceilings.
+SPECULATIVE = "speculative decoding"
+SPECULATIVE_TABLE = "measured-speculative"
+#: Every table in the page's order, the speculative runs right after single-GPU decode, so rows are
+#: numbered in reading order.
+_SINGLE_GPU_DECODE, *_OTHER_TABLES = TABLES.items()
+PAGE_TABLES = dict([_SINGLE_GPU_DECODE, (SPECULATIVE, SPECULATIVE_TABLE), *_OTHER_TABLES])
 #: The answer first (what was measured, the ceiling, their ratio), then the conditions: on a phone the
 #: first columns are what shows before the table is scrolled.
 HEADER = (
@@ -127,7 +135,7 @@ def _row(number: int, comparison: Comparison, expectation: Expectation | None, c
     workload = "—" if not m.model else f"{precisions}, batch {batch}, {lengths}"
     return (
         str(number),
-        METRIC_NAMES[m.metric],
+        METRIC_NAMES[m.metric] + (" (speculative)" if m.speculative else ""),
         shown(m.metric, m.value),
         shown(m.metric, comparison.ceiling),
         percent(comparison.ratio),
@@ -299,11 +307,16 @@ def conditions(numbered: list[tuple[int, Comparison]]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def group(comparison: Comparison) -> str:
+    """The table and chart row a measurement goes in: its kind, or ``SPECULATIVE`` for a speculative run."""
+    return SPECULATIVE if comparison.measurement.speculative else comparison.measurement.kind
+
+
 def ratio_chart(comparisons: list[Comparison]) -> dict[str, Any]:
     """Each measurement's ratio to its ceiling, one row of points per kind, with the ceiling at 100%."""
     points = [
         {
-            "kind": c.measurement.kind,
+            "kind": group(c),
             "ratio": round(c.ratio, 4),
             "label": percent(c.ratio),
             "what": f"{c.measurement.software}, {c.measurement.hardware}",
@@ -312,7 +325,7 @@ def ratio_chart(comparisons: list[Comparison]) -> dict[str, Any]:
         }
         for c in comparisons
     ]
-    kinds = [kind for kind in KINDS if any(p["kind"] == kind for p in points)]
+    kinds = [kind for kind in (*KINDS, SPECULATIVE) if any(p["kind"] == kind for p in points)]
     top = max(1.0, *(p["ratio"] for p in points)) * 1.05
     x = alt.X("ratio:Q", title="measured ÷ ceiling", scale=alt.Scale(domain=[0, top]), axis=alt.Axis(format="%"))
     y = alt.Y("kind:N", sort=kinds, title=None)
@@ -365,10 +378,10 @@ def build(ctx: Context) -> PageContent:
     content.put("count", f"{len(comparisons):,}")
     content.put("speculative", f"{sum(c.measurement.speculative for c in comparisons):,}")
     number = 0
-    for kind, name in TABLES.items():
+    for kind, name in PAGE_TABLES.items():
         numbered = []
         for comparison in comparisons:
-            if comparison.measurement.kind == kind:
+            if group(comparison) == kind:
                 number += 1
                 numbered.append((number, comparison))
         rows = [_row(n, c, expectations[c.measurement.id], ctx) for n, c in numbered]
@@ -377,8 +390,9 @@ def build(ctx: Context) -> PageContent:
     content.figure(
         "measured-ratios",
         ratio_chart(comparisons),
-        "Every measurement on this page as a share of its ceiling, grouped by kind. Rates are measured ÷ ceiling,"
-        " times ceiling ÷ measured, so further right is always closer to the ceiling.",
+        "Every measurement on this page as a share of its ceiling, grouped by kind, with the speculative runs"
+        " in a row of their own. Rates are measured ÷ ceiling, times ceiling ÷ measured, so further right is"
+        " always closer to the ceiling; only the speculative row may pass 100%.",
     )
     runs = serving_runs(calibration)
     for split, name in SPLITS.items():
@@ -422,7 +436,7 @@ def build(ctx: Context) -> PageContent:
 def single_rows_note(ctx: Context, comparisons: list[Comparison]) -> str:
     """What the single-GPU decode rows are evidence of: when they are all one stack on one machine,
     that one tuned stack on that GPU, not a range for every GPU."""
-    rows = [c.measurement for c in comparisons if c.measurement.kind == "single-GPU decode"]
+    rows = [c.measurement for c in comparisons if group(c) == "single-GPU decode"]
     stacks = {(m.software, m.software_version) for m in rows}
     machines = {(m.gpu, m.hardware) for m in rows}
     if not rows:

@@ -28,17 +28,19 @@ def test_the_measured_page_lists_every_measurement_with_its_ceiling_and_link(ctx
     content = measured.build(ctx)
     comparisons = compare_all()
     rows = {}
-    for name in measured.TABLES.values():
+    for name in measured.PAGE_TABLES.values():
         for line in content.tables[name].splitlines()[2:]:
             if line.startswith("| "):
                 cells = [cell.strip() for cell in line.strip("|").split(" | ")]
                 rows[int(cells[0])] = cells
     assert sorted(rows) == list(range(1, len(comparisons) + 1))
-    by_kind = sorted(comparisons, key=lambda c: roofline.measured.KINDS.index(c.measurement.kind))
+    order = list(measured.PAGE_TABLES)
+    by_kind = sorted(comparisons, key=lambda c: order.index(measured.group(c)))
     for number, comparison in enumerate(by_kind, start=1):
         m, cells = comparison.measurement, rows[number]
-        # The answer leads (measured, ceiling, ratio), so a phone shows it before the table scrolls.
-        assert cells[1] == measured.METRIC_NAMES[m.metric]
+        # The answer leads (measured, ceiling, ratio), so a phone shows it before the table scrolls;
+        # a speculative run says so in its first cell.
+        assert cells[1] == measured.METRIC_NAMES[m.metric] + (" (speculative)" if m.speculative else "")
         assert cells[2] == measured.shown(m.metric, m.value)
         assert cells[3] == measured.shown(m.metric, comparison.ceiling)
         assert cells[4] == f"{comparison.ratio * 100:.0f}%"
@@ -46,7 +48,9 @@ def test_the_measured_page_lists_every_measurement_with_its_ceiling_and_link(ctx
         assert cells[5] == measured.band_cell(m.metric, expectation)
         assert (expectation is None) == (m.kind in ("HBM bandwidth", "GEMM rate"))
         assert cells[6] == escape.text(ctx.specs.gpu(m.gpu).name) and cells[7] == str(m.gpus)
-        assert f"- **{number}.** Hardware: {escape.text(m.hardware)}." in content.tables[measured.TABLES[m.kind]]
+        assert f"- **{number}.** Hardware: {escape.text(m.hardware)}." in content.tables[
+            measured.PAGE_TABLES[measured.group(comparison)]
+        ]
         assert (
             cells[10]
             == f"{m.weight_precision} / {m.kv_precision}, batch {m.batch or 'max'},"
@@ -60,7 +64,9 @@ def test_the_measured_page_lists_every_measurement_with_its_ceiling_and_link(ctx
     figure = next(f for f in content.figures if f.name == "measured-ratios")
     points = next(layer for layer in figure.spec["layer"] if layer["mark"]["type"] == "point")["data"]["values"]
     assert len(points) == len(comparisons)
-    assert {p["kind"] for p in points} == set(roofline.measured.KINDS)
+    assert {p["kind"] for p in points} == {*roofline.measured.KINDS, measured.SPECULATIVE}
+    # Only the speculative runs pass their ceilings, and each is in the speculative row.
+    assert all(p["kind"] == measured.SPECULATIVE for p in points if p["ratio"] > 1)
 
 
 def test_shown_units_per_metric():

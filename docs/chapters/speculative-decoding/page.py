@@ -1,0 +1,463 @@
+"""Chapter 5, "Speculative Decoding": every number its prose quotes, its tables and its four figures.
+
+The page is ``index.md`` beside this module; its Run cell shows
+``programs/speculate_batch.py``, its calculator is ``calculators/speculate.py`` and its
+chart builders are in ``charts.py``. Every figure of speculation comes from
+``roofline.speculative`` (τ, a round's cost, the batch-aware speedup, the break-even
+batch), the published acceptance from ``roofline.acceptance`` (``data/acceptance.toml``),
+the speculative runs and their ceilings from ``roofline.measured``, and the plain runs
+beside them and vLLM's figures under load from ``published.toml`` here. The chapter's own
+choices (the deployment, α, γ) are the constants below.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from roofline import Hardware, Workload, crossover_batch, decode_step, memory_use
+from roofline import formatting as fmt
+from roofline.acceptance import Acceptance, load_acceptance, round_cost_line
+from roofline.measured import Comparison, compare_all, load_measurements
+from roofline.performance import decode_pass
+from roofline.serving import Lengths, ServingConfig
+from roofline.specserving import Drafting, simulate_speculative
+from roofline.speculative import (
+    alpha_for_tokens_per_step,
+    best_gamma,
+    break_even_batch,
+    speculation_round,
+    tokens_per_step,
+)
+from sitegen import escape
+from sitegen.context import Context
+from sitegen.figures import sig
+from sitegen.page import PageContent
+from sitegen.values import percent
+
+from . import charts
+
+GPU = "h100-sxm"
+TARGET = "llama-3.1-8b"
+DRAFT = "llama-3.2-1b"
+PRECISION = "bf16"
+#: The chapter's running example: each guess accepted with probability ALPHA, GAMMA guesses a round.
+ALPHA = 0.8
+GAMMA = 4
+#: The heatmap's axes.
+HEAT_ALPHAS = (0.5, 0.6, 0.7, 0.8, 0.9, 0.95)
+HEAT_GAMMAS = tuple(range(1, 11))
+#: Draft lengths drawn against the batch, and a batch well past the break-even.
+BATCH_GAMMAS = (1, 2, 4, 8)
+BATCH_HIGH = 256
+BATCH_AXIS_TOP = 1024
+#: A long context, where each user's cache read keeps the verification memory-bound.
+LONG_CONTEXT = 4096
+#: Choosing γ: the batch at which the best γ is compared with one user's.
+BEST_BATCH = 64
+#: Spec-Bench rows the chapter compares: one leaderboard (A100, Vicuna-13B), so the methods share a setup.
+SPEC_BENCH_PREFIX = "spec-bench-a100-vicuna-13b-"
+#: Where the round-cost figure puts a method's name when above-right would collide with a neighbour.
+LABEL_PLACES = {"lookahead": "left", "rest": "below-right", "sps": "below-right"}
+#: The chain runs of vLLM issue 20780, one user, draft length 2 to 7.
+VLLM_CHAINS = {"EAGLE-1": "vllm-20780-llama-3.1-8b-eagle1-k", "EAGLE-3": "vllm-20780-llama-3.1-8b-eagle3-k"}
+#: Under load: one stream of requests per rate, served without speculation and with Llama 3.2 1B
+#: drafting at two acceptance rates (γ = GAMMA), by the serving simulator (``roofline.specserving``).
+LOAD_RATES = (4, 16, 32, 64, 96, 128)
+LOAD_REQUESTS = 300
+LOAD_PROMPT, LOAD_OUTPUT = Lengths(128, 1024), Lengths(32, 512)
+LOAD_MAX_BATCH = 256
+LOAD_ALPHAS = (0.6, ALPHA)
+#: The self-check's figures.
+Q1_ALPHA, Q1_GAMMAS = 0.7, (3, 6)
+Q2_COST = 0.05
+PUBLISHED = Path(__file__).with_name("published.toml")
+
+
+@dataclass(frozen=True)
+class Plain:
+    """A run without speculation beside a speculative row of measurements.toml (``published.toml``
+    lists, for each plain run, the speculative rows measured beside it)."""
+
+    id: str
+    speculative: str
+    value: float
+    source: str
+    section: str
+
+
+def published() -> tuple[dict[str, Plain], dict[str, dict[str, Any]]]:
+    """The plain runs, keyed by the speculative row they go with, and vLLM's figures under load."""
+    document = tomllib.loads(PUBLISHED.read_text(encoding="utf-8"))
+    plain = {
+        speculative: Plain(key, speculative, float(entry["value"]), entry["source"], entry["section"])
+        for key, entry in document["plain"].items()
+        for speculative in entry["speculative"]
+    }
+    return plain, document["load"]
+
+
+def times(value: float) -> str:
+    """A speedup as the page prints it: ``2.03×``."""
+    return f"{value:.2f}×"
+
+
+def ms(seconds: float) -> str:
+    return fmt.milliseconds(seconds)
+
+
+def spec_bench_table(rows: list[Acceptance]) -> str:
+    """Spec-Bench's methods on one setup: τ, the measured speedup and what a round cost (τ ÷ speedup)."""
+    lines = [
+        "| Method | Drafts with | τ (tokens per step) | Measured speedup | Round cost (plain steps) |",
+        "|---|---|---:|---:|---:|",
+    ]
+    for row in sorted(rows, key=lambda row: -(row.speedup or 0)):
+        lines.append(
+            f"| {escape.text(row.method)} | {escape.text(row.drafter)} | {row.tokens_per_step:.2f} |"
+            f" {times(row.speedup or 0)} | {row.cost_per_round:.2f} |"
+        )
+    source = rows[0]
+    return (
+        "\n".join(lines)
+        + f"\n\nSource: [{escape.text(source.section.split(',')[0])}]({escape.http_url(source.source)}).\n"
+    )
+
+
+def measured_table(comparisons: list[Comparison], plain: dict[str, Plain], ctx: Context) -> str:
+    """Each speculative run beside the plain run of the same setup and the plain ceiling."""
+    lines = [
+        "| Run | Ceiling without speculation | Without speculation | With speculation | Measured speedup |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for comparison in comparisons:
+        m = comparison.measurement
+        base = plain.get(m.id)
+        without = "—" if base is None else f"{fmt.rate(base.value)} ({percent(base.value / comparison.ceiling)})"
+        speedup = "—" if base is None else times(m.value / base.value)
+        what = (
+            f"{escape.text(m.software)}, {escape.text(ctx.specs.model(m.model).name)},"
+            f" {escape.text(ctx.specs.gpu(m.gpu).name)} ([source]({escape.http_url(m.source)}))"
+        )
+        lines.append(
+            f"| {what} | {fmt.rate(comparison.ceiling)} | {without} |"
+            f" **{fmt.rate(m.value)}** ({percent(comparison.ratio)}) | {speedup} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def build(ctx: Context) -> PageContent:
+    content = PageContent()
+    put = content.put
+    specs = ctx.specs
+    gpu, target, draft = specs.gpu(GPU), specs.model(TARGET), specs.model(DRAFT)
+    hardware, workload = Hardware(gpu), Workload(target, PRECISION)
+    plain, load = published()
+    comparisons = [c for c in compare_all(load_measurements(specs=specs), specs) if c.measurement.speculative]
+    by_id = {c.measurement.id: c for c in comparisons}
+
+    def round_(gamma: int = GAMMA, batch: float = 1, context: int = 0, **drafter: Any):
+        return speculation_round(hardware, Workload(target, PRECISION, context=context), gamma, batch, **drafter)
+
+    put("gpu_name", gpu.name)
+    put("target_name", target.name)
+    put("draft_name", draft.name)
+
+    # The opening: a published run above the ceiling.
+    eagle3 = by_id["sglang-eagle3-llama-3.1-8b-h100"]
+    step = decode_step(hardware, Workload(target, PRECISION))
+    put("ceiling_tps", fmt.rate(1 / step.seconds))
+    put("sglang_eagle3_tps", fmt.rate(eagle3.measurement.value))
+    put("sglang_eagle3_over", f"{eagle3.ratio:.2f}")
+
+    # Decode wastes math; verification is a small prefill.
+    put("weights_gb", fmt.gigabytes(step.bytes_moved))
+    put("step_gflops", f"{step.flops / 1e9:,.0f} GFLOP")
+    put("step_memory_ms", ms(step.memory_s))
+    put("step_compute_ms", ms(step.compute_s))
+    put("idle_share", percent(1 - step.compute_s / step.memory_s, 1))
+    put("gamma", str(GAMMA))
+    put("gamma_plus_one", str(GAMMA + 1))
+    free = round_()
+    put("step_ms", ms(free.baseline.seconds))
+    put("verify_ms", ms(free.verification.seconds))
+    put("verify_extra", fmt.microseconds(free.verification.seconds - free.baseline.seconds))
+    put("verify_compute_ms", ms(free.verification.compute_s))
+
+    # Drafters.
+    drafted = round_(draft=draft)
+    put("draft_weights_gb", fmt.gigabytes(decode_pass(hardware, Workload(draft, PRECISION), 1).bytes_moved))
+    put("draft_step_ms", ms(drafted.draft_step_s))
+    put("draft_cost", f"{drafted.draft_cost:.2f}")
+
+    # Expected tokens per step.
+    tau = tokens_per_step(ALPHA, GAMMA)
+    put("alpha", f"{ALPHA:g}")
+    put("tau", f"{tau:.2f}")
+    put("tau_terms", " + ".join(f"{ALPHA**k:.3g}" for k in range(1, GAMMA + 1)))
+    put("tau_limit", f"{1 / (1 - ALPHA):.0f}")
+    acceptance = {row.id: row for row in load_acceptance(specs=specs)}
+    e3 = {k: acceptance[f"{VLLM_CHAINS['EAGLE-3']}{k}"] for k in range(2, 8)}
+    for k in (4, 7):
+        put(f"e3_k{k}_tau", f"{e3[k].tokens_per_step:.2f}")
+        put(f"e3_k{k}_alpha", f"{e3[k].alpha:.2f}")
+
+    # Speedup = τ ÷ cost per round.
+    put("speedup_draft", times(drafted.speedup(ALPHA)))
+    put("speedup_free", times(free.speedup(ALPHA)))
+    heat = [
+        {"alpha": alpha, "gamma": gamma, "speedup": sig(round_(gamma, draft=draft).speedup(alpha), 3)}
+        for alpha in HEAT_ALPHAS
+        for gamma in HEAT_GAMMAS
+    ]
+    best_cell = max(heat, key=lambda cell: cell["speedup"])
+    put("heat_best", times(best_cell["speedup"]))
+    put("heat_best_alpha", f"{best_cell['alpha']:g}")
+    put("heat_best_gamma", str(best_cell["gamma"]))
+    content.figure(
+        "spec-heatmap",
+        charts.speedup_heatmap(
+            heat,
+            f"Speedup at one user, {target.name} with {draft.name} drafting",
+            [
+                "Ceiling speedup τ ÷ (verification + γ draft steps) for each α and γ;",
+                "orange is a gain, blue a loss, 1.0 none.",
+            ],
+        ),
+        f"The package's batch-1 speedup on one {escape.text(gpu.name)}, with {escape.text(draft.name)}'s own decode"
+        f" step as the draft's cost ({drafted.draft_cost:.2f} of a target step). Longer drafts pay only when α is"
+        " high; at low α a short draft is best.",
+    )
+
+    # Why measured speedups sit below τ: Spec-Bench.
+    bench = [row for key, row in acceptance.items() if key.startswith(SPEC_BENCH_PREFIX) and row.speedup]
+    costs = sorted(row.cost_per_round for row in bench)
+    sb_eagle3 = acceptance[f"{SPEC_BENCH_PREFIX}eagle3"]
+    sb_pld = acceptance[f"{SPEC_BENCH_PREFIX}pld"]
+    put("sb_model", sb_eagle3.target)
+    put("sb_hardware", sb_eagle3.hardware.split(",")[0])
+    put("sb_eagle3_tau", f"{sb_eagle3.tokens_per_step:.2f}")
+    put("sb_eagle3_speedup", times(sb_eagle3.speedup))
+    put("sb_eagle3_cost", f"{sb_eagle3.cost_per_round:.2f}")
+    put("sb_pld_tau", f"{sb_pld.tokens_per_step:.2f}")
+    put("sb_pld_speedup", times(sb_pld.speedup))
+    put("sb_pld_cost", f"{sb_pld.cost_per_round:.2f}")
+    put("sb_cost_low", f"{costs[0]:.2f}")
+    put("sb_cost_high", f"{costs[-1]:.2f}")
+    put("sb_methods", str(len(bench)))
+    content.table("spec-bench-costs", spec_bench_table(bench))
+    content.figure(
+        "spec-round-costs",
+        charts.round_costs(
+            [
+                {
+                    "method": row.method,
+                    "drafter": row.drafter,
+                    "tau": row.tokens_per_step,
+                    "speedup": row.speedup,
+                    "cost": sig(row.cost_per_round, 3),
+                    "label": LABEL_PLACES.get(row.id.removeprefix(SPEC_BENCH_PREFIX), "above-right"),
+                }
+                for row in bench
+            ],
+            f"Accepted tokens against measured speedup, Spec-Bench, {sb_eagle3.target}",
+            [
+                "The dashed line is a round that costs one plain step;",
+                "how far below it a point sits is the round's cost.",
+            ],
+        ),
+        f"Each point is one method of Spec-Bench's leaderboard on {escape.text(sb_eagle3.hardware.split(',')[0])} with"
+        f" {escape.text(sb_eagle3.target)}: its mean tokens per verification step against the speedup it measured."
+        " A point on the dashed line would have a free draft and a verification as cheap as a plain step.",
+    )
+
+    # Beating the ceiling.
+    plain_e3 = plain[eagle3.measurement.id]
+    eagle2 = by_id["sglang-eagle2-llama-3.1-8b-h100"]
+    put("sglang_plain_tps", fmt.rate(plain_e3.value))
+    put("sglang_plain_share", percent(plain_e3.value / eagle3.ceiling))
+    put("sglang_eagle2_tps", fmt.rate(eagle2.measurement.value))
+    put("sglang_min_tau", f"{eagle3.ratio:.2f}")
+    put("spec_ceiling_tps", fmt.rate(drafted.tokens_per_s_per_user(ALPHA)))
+    put("free_ceiling_tps", fmt.rate(free.tokens_per_s_per_user(ALPHA)))
+    put("speculative_rows", str(len(comparisons)))
+
+    # Speedup against the batch.
+    critical = crossover_batch(hardware, Workload(target, PRECISION))
+    put("critical_batch", fmt.users(critical))
+    even_free = break_even_batch(hardware, workload, ALPHA, GAMMA)
+    even_draft = break_even_batch(hardware, workload, ALPHA, GAMMA, draft=draft)
+    put("break_even_free", fmt.users(even_free))
+    put("break_even_rule", fmt.users(tau / (GAMMA + 1) * critical))
+    put("break_even_draft", fmt.users(even_draft))
+    put("batch_high", f"{BATCH_HIGH:,}")
+    put("speedup_batch_high", times(round_(batch=BATCH_HIGH, draft=draft).speedup(ALPHA)))
+    batches = [2**power for power in range(11)]
+    content.figure(
+        "spec-batch",
+        charts.speedup_vs_batch(
+            [
+                {"batch": batch, "gamma": gamma, "speedup": sig(round_(gamma, batch, draft=draft).speedup(ALPHA), 3)}
+                for gamma in BATCH_GAMMAS
+                for batch in batches
+            ],
+            "Speculation fades, then reverses, as the batch grows",
+            [
+                f"Ceiling speedup at α = {ALPHA:g}, {draft.name} drafting, empty caches;",
+                "below the dotted line it is a slowdown.",
+            ],
+        ),
+        f"{escape.text(target.name)} on one {escape.text(gpu.name)} with {escape.text(draft.name)} drafting,"
+        f" α = {ALPHA:g}. Each line is one γ; longer drafts gain most at one user and lose first as the batch grows.",
+    )
+    # The most users whose caches fit at the long context: the largest batch a server could run there.
+    long_workload = Workload(target, PRECISION, context=LONG_CONTEXT)
+    long_batch = memory_use(hardware, long_workload).max_batch
+    long_round = round_(batch=long_batch, context=LONG_CONTEXT, draft=draft)
+    put("long_context", f"{LONG_CONTEXT:,}")
+    put("long_context_batch", f"{long_batch:,}")
+    put("long_context_speedup", times(long_round.speedup(ALPHA)))
+    put("long_context_bound", long_round.verification.bound)
+    put("long_context_even", fmt.users(break_even_batch(hardware, long_workload, ALPHA, GAMMA, draft=draft)))
+    put("short_context_speedup", times(round_(batch=long_batch, draft=draft).speedup(ALPHA)))
+
+    # Choosing γ.
+    best1, best1_speedup = best_gamma(hardware, workload, ALPHA, 1, draft=draft)
+    best64, best64_speedup = best_gamma(hardware, workload, ALPHA, BEST_BATCH, draft=draft)
+    put("best_gamma_b1", str(best1))
+    put("best_speedup_b1", times(best1_speedup))
+    put("best_batch", str(BEST_BATCH))
+    put("best_gamma_b64", str(best64))
+    put("best_speedup_b64", times(best64_speedup))
+    gamma_rows: list[dict[str, Any]] = []
+    for head, prefix in VLLM_CHAINS.items():
+        rows = [acceptance[f"{prefix}{k}"] for k in range(2, 8)]
+        line = round_cost_line(rows)
+        key = head.lower().replace("-", "")
+        put(f"{key}_slope", f"{line.per_draft_token:.2f}")
+        put(f"{key}_fixed", f"{line.fixed:.2f}")
+        measured_best = max(rows, key=lambda row: row.speedup or 0)
+        fitted = {row.gamma: row.tokens_per_step / (line.fixed + line.per_draft_token * row.gamma) for row in rows}
+        put(f"{key}_best_measured", str(measured_best.gamma))
+        put(f"{key}_best_fitted", str(max(fitted, key=fitted.get)))
+        for row in rows:
+            gamma_rows.append({"gamma": row.gamma, "speedup": sig(row.speedup, 3), "head": head, "kind": "measured"})
+            gamma_rows.append({"gamma": row.gamma, "speedup": sig(fitted[row.gamma], 3), "head": head, "kind": "model"})
+    content.figure(
+        "spec-gamma",
+        charts.gamma_choice(
+            gamma_rows,
+            f"Choosing γ: vLLM's EAGLE heads on {target.name}, one user",
+            [
+                "Points: measured speedups; lines: each γ's own τ over a round cost",
+                "that grows in a straight line with γ.",
+            ],
+        ),
+        "vLLM issue 20780: speedup over plain decoding at each draft length γ, one user. The lines divide each γ's"
+        " measured τ by the fitted round cost (fixed part plus a slope per draft token), so where they peak is the γ"
+        " the costs favour.",
+    )
+
+    # Under load: the serving simulator with and without speculation.
+    runs = {
+        setup: [
+            (
+                rate,
+                simulate_speculative(
+                    hardware,
+                    workload,
+                    ServingConfig(
+                        rate=rate,
+                        requests=LOAD_REQUESTS,
+                        prompt=LOAD_PROMPT,
+                        output=LOAD_OUTPUT,
+                        max_batch=LOAD_MAX_BATCH,
+                    ),
+                    drafting,
+                ).result,
+            )
+            for rate in LOAD_RATES
+        ]
+        for setup, drafting in [
+            ("no speculation", None),
+            *((f"α = {alpha:g}, γ = {GAMMA}", Drafting(GAMMA, alpha, draft=draft)) for alpha in LOAD_ALPHAS),
+        ]
+    }
+    plain_runs, low_runs, high_runs = runs.values()
+    put("sim_requests", f"{LOAD_REQUESTS:,}")
+    put("sim_prompt", f"{LOAD_PROMPT.low:,} to {LOAD_PROMPT.high:,}")
+    put("sim_output", f"{LOAD_OUTPUT.low:,} to {LOAD_OUTPUT.high:,}")
+    put("sim_max_batch", f"{LOAD_MAX_BATCH:,}")
+    put("sim_alpha_low", f"{LOAD_ALPHAS[0]:g}")
+    put("sim_rate_low", f"{LOAD_RATES[0]:g}")
+    put("sim_rate_high", f"{LOAD_RATES[-1]:g}")
+    put("sim_tpot_plain_low", ms(plain_runs[0][1].tpot_s[50]))
+    put("sim_tpot_spec_low", ms(high_runs[0][1].tpot_s[50]))
+    put("sim_tpot_weak_low", ms(low_runs[0][1].tpot_s[50]))
+    put("sim_tps_plain_high", fmt.rate(plain_runs[-1][1].throughput_tokens_per_s))
+    put("sim_tps_weak_high", fmt.rate(low_runs[-1][1].throughput_tokens_per_s))
+    put("sim_tps_spec_high", fmt.rate(high_runs[-1][1].throughput_tokens_per_s))
+    put("sim_tpot_plain_high", ms(plain_runs[-1][1].tpot_s[50]))
+    put("sim_tpot_weak_high", ms(low_runs[-1][1].tpot_s[50]))
+    put("sim_batch_high", f"{plain_runs[-1][1].mean_batch:.0f}")
+    content.figure(
+        "spec-load",
+        charts.under_load(
+            [
+                {
+                    "rate": rate,
+                    "setup": setup,
+                    "tpot_ms": sig((result.tpot_s[50] or 0.0) * 1e3),
+                    "goodput": sig(result.goodput_requests_per_s),
+                    "tokens_per_s": sig(result.throughput_tokens_per_s),
+                }
+                for setup, points in runs.items()
+                for rate, result in points
+            ],
+            f"Under load: {target.name} on one {gpu.name}, with and without speculation",
+            ["Median time per output token and goodput as the request rate rises;", f"{draft.name} drafting."],
+        ),
+        f"{LOAD_REQUESTS} requests per rate, prompts of {LOAD_PROMPT.low:,} to {LOAD_PROMPT.high:,} tokens and"
+        f" outputs of {LOAD_OUTPUT.low:,} to {LOAD_OUTPUT.high:,}, at most {LOAD_MAX_BATCH} running, simulated by"
+        " the roofline package with continuous batching; each decode iteration verifies γ + 1 tokens per request"
+        " and draws how many it accepts. At low rates speculation cuts TPOT; at high rates a weak drafter's"
+        " rejected guesses take math from other users.",
+    )
+
+    # Under load: vLLM's measurements.
+    for key, entry in load.items():
+        name = key.removeprefix("vllm-").replace("-", "_")
+        put(f"load_{name}", f"{entry['times']:g}×")
+
+    # Measured against the model.
+    content.table("spec-measured", measured_table(comparisons, plain, ctx))
+    gptfast = by_id["gptfast-speculative-llama-2-70b-int4-a100"]
+    put("gptfast_ratio", percent(gptfast.ratio))
+    put("gptfast_plain_share", percent(plain[gptfast.measurement.id].value / gptfast.ceiling))
+    vllm = by_id["vllm-eagle3-k2-llama-3.1-8b-h100"]
+    put("vllm_k2_ratio", percent(vllm.ratio))
+    put("vllm_k2_tau", f"{acceptance[VLLM_CHAINS['EAGLE-3'] + '2'].tokens_per_step:.2f}")
+
+    # Self-check.
+    put("q1_alpha", f"{Q1_ALPHA:g}")
+    q1 = [tokens_per_step(Q1_ALPHA, gamma) for gamma in Q1_GAMMAS]
+    put("q1_gamma_a", str(Q1_GAMMAS[0]))
+    put("q1_gamma_b", str(Q1_GAMMAS[1]))
+    put("q1_tau_a", f"{q1[0]:.2f}")
+    put("q1_tau_b", f"{q1[1]:.2f}")
+    put("q1_gain", f"{q1[1] - q1[0]:.2f}")
+    put("q1_limit", f"{1 / (1 - Q1_ALPHA):.2f}")
+    given = round_(draft_cost=Q2_COST)
+    put("q2_cost", f"{Q2_COST:g}")
+    put("q2_round", f"{given.seconds / given.baseline.seconds:.2f}")
+    put("q2_speedup", times(given.speedup(ALPHA)))
+    sb7_eagle2 = acceptance["spec-bench-a100-vicuna-7b-eagle2"]
+    put("sb7_model", sb7_eagle2.target)
+    put("sb7_eagle2_tau", f"{sb7_eagle2.tokens_per_step:.2f}")
+    put("sb7_eagle2_speedup", times(sb7_eagle2.speedup))
+    put("sb7_eagle2_cost", f"{sb7_eagle2.cost_per_round:.2f}")
+    put("sb7_eagle2_lost", percent(1 - 1 / sb7_eagle2.cost_per_round))
+    put("q5_tau7", f"{tokens_per_step(alpha_for_tokens_per_step(e3[4].tokens_per_step, 4), 7):.2f}")
+    return content

@@ -1,0 +1,252 @@
+"""Chapter 5, "Speculative Decoding": its quoted numbers, the claims its prose makes about them,
+its published figures, its calculator and its Run cell.
+
+One package, one answer: every number the page quotes is recomputed here with
+``roofline.speculative`` (or the measured and acceptance tables) and compared with what
+the page module wrote, and each sentence that compares two numbers (a slowdown, a
+break-even that never comes, a drafter that breaks even sooner) is checked on the same
+numbers, so a change to the package that turns a sentence false fails here.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from roofline import Hardware, Workload, builtin_specs, crossover_batch, decode_step
+from roofline import formatting as fmt
+from roofline.acceptance import load_acceptance
+from roofline.forms import InputError
+from roofline.measured import compare_all, load_measurements
+from roofline.speculative import break_even_batch, speculation_round, tokens_per_step
+from sitegen.context import load_context
+from sitegen.pages import find
+
+FOLDER = find(Path(__file__).resolve().parents[2], "speculative-decoding")
+ROOT = FOLDER.docs.parent
+PAGE_SOURCE = FOLDER.folder / "index.md"
+PROGRAM = FOLDER.folder / "programs" / "speculate_batch.py"
+chapter = FOLDER.module()
+calculator = FOLDER.calculator("speculate")
+
+
+@pytest.fixture(scope="module")
+def values() -> dict[str, str]:
+    return chapter.build(load_context(ROOT)).values
+
+
+@pytest.fixture(scope="module")
+def setup():
+    specs = builtin_specs()
+    return Hardware(specs.gpu(chapter.GPU)), specs.model(chapter.TARGET), specs.model(chapter.DRAFT)
+
+
+def number(text: str) -> float:
+    return float(text.replace(",", "").removesuffix("×").removesuffix("%"))
+
+
+# ---- The page's numbers are the package's ---------------------------------------------------------
+
+
+def test_tau_and_the_one_user_speedups_are_the_packages(values, setup) -> None:
+    hardware, target, draft = setup
+    workload = Workload(target, chapter.PRECISION)
+    tau = tokens_per_step(chapter.ALPHA, chapter.GAMMA)
+    assert values["tau"] == f"{tau:.2f}"
+    drafted = speculation_round(hardware, workload, chapter.GAMMA, 1, draft=draft)
+    assert values["speedup_draft"] == f"{drafted.speedup(chapter.ALPHA):.2f}×"
+    assert values["draft_cost"] == f"{drafted.draft_cost:.2f}"
+    assert values["ceiling_tps"] == fmt.rate(1 / decode_step(hardware, workload).seconds)
+
+
+def test_with_a_free_draft_at_one_user_the_speedup_is_tau(values, setup) -> None:
+    """The issue's goal: at batch 1 with a free draft the speedup equals τ (the verification of
+    γ+1 tokens costs what a plain step does while it is memory-bound)."""
+    hardware, target, _ = setup
+    for alpha in (0.3, 0.6, chapter.ALPHA, 0.95):
+        for gamma in (1, 4, 8):
+            free = speculation_round(hardware, Workload(target, chapter.PRECISION), gamma, 1)
+            assert free.speedup(alpha) == pytest.approx(tokens_per_step(alpha, gamma), rel=1e-4)
+    assert values["speedup_free"] == f"{number(values['tau']):.2f}×"
+
+
+def test_break_even_batches_are_the_packages_and_the_draft_breaks_even_sooner(values, setup) -> None:
+    hardware, target, draft = setup
+    workload = Workload(target, chapter.PRECISION)
+    free = break_even_batch(hardware, workload, chapter.ALPHA, chapter.GAMMA)
+    drafted = break_even_batch(hardware, workload, chapter.ALPHA, chapter.GAMMA, draft=draft)
+    assert values["break_even_free"] == fmt.users(free)
+    assert values["break_even_draft"] == fmt.users(drafted)
+    assert drafted < free  # "With the draft it comes sooner"
+    critical = crossover_batch(hardware, workload)
+    assert values["critical_batch"] == fmt.users(critical)
+    # The rule τ/(γ+1)·B* is quoted as an approximation of the package's own answer: within 10%.
+    assert number(values["break_even_rule"]) == pytest.approx(free, rel=0.1)
+
+
+def test_past_the_break_even_speculation_is_a_slowdown_and_a_long_context_keeps_it_paying(values) -> None:
+    assert number(values["speedup_batch_high"]) < 1  # "a slowdown"
+    assert number(values["batch_high"].replace(",", "")) > number(values["break_even_draft"])
+    assert values["long_context_bound"] == "memory"
+    assert values["long_context_even"] == "never"
+    assert number(values["long_context_speedup"]) > number(values["short_context_speedup"])
+    assert number(values["long_context_speedup"]) == pytest.approx(number(values["speedup_draft"]), abs=0.3)
+
+
+def test_the_best_gamma_shrinks_with_the_batch(values) -> None:
+    assert int(values["best_gamma_b64"]) <= int(values["best_gamma_b1"])
+    assert values["best_speedup_b1"] == values["speedup_draft"]  # γ = 4 is the best at one user
+
+
+def test_verification_is_a_small_prefill_that_fits_in_the_read(values) -> None:
+    assert values["verify_ms"] == values["step_ms"]
+    assert number(values["idle_share"]) > 99
+
+
+def test_spec_bench_rounds_cost_more_than_a_step(values) -> None:
+    rows = [r for r in load_acceptance() if r.id.startswith(chapter.SPEC_BENCH_PREFIX) and r.speedup]
+    costs = sorted(r.cost_per_round for r in rows)
+    assert values["sb_cost_low"] == f"{costs[0]:.2f}" and values["sb_cost_high"] == f"{costs[-1]:.2f}"
+    assert costs[0] > 1  # no published round was as cheap as a plain step
+    assert values["sb_pld_cost"] == values["sb_cost_low"]  # "prompt lookup: its draft is nearly free"
+
+
+def test_the_opening_run_beats_the_plain_ceiling_and_is_flagged_speculative(values) -> None:
+    row = next(c for c in compare_all() if c.measurement.id == "sglang-eagle3-llama-3.1-8b-h100")
+    assert row.measurement.speculative and row.ratio > 1
+    assert values["sglang_eagle3_over"] == f"{row.ratio:.2f}"
+    assert values["ceiling_tps"] == fmt.rate(row.ceiling)
+
+
+# ---- The published figures the chapter adds ---------------------------------------------------------
+
+
+def test_every_plain_baseline_belongs_to_a_speculative_row_and_stays_under_its_ceiling() -> None:
+    """published.toml's plain runs are measurements without speculation: none may beat its ceiling,
+    and each speculative run beats its own plain run."""
+    document = tomllib.loads((FOLDER.folder / "published.toml").read_text(encoding="utf-8"))
+    rows = {c.measurement.id: c for c in compare_all(load_measurements())}
+    for key, entry in document["plain"].items():
+        assert entry["source"].startswith("https://"), key
+        for speculative in entry["speculative"]:
+            comparison = rows[speculative]
+            assert comparison.measurement.speculative, speculative
+            assert entry["value"] < comparison.ceiling, key
+            assert comparison.measurement.value > entry["value"], key
+    for key, entry in document["load"].items():
+        assert entry["change"] in ("speedup", "slowdown") and entry["times"] > 1, key
+        assert entry["source"] == "https://blog.vllm.ai/2024/10/17/spec-decode.html"
+
+
+def test_every_speculative_row_is_within_the_measured_pages_bounds() -> None:
+    speculative = [c for c in compare_all() if c.measurement.speculative]
+    assert len(speculative) >= 5
+    assert all(c.ratio < 10 for c in speculative)
+
+
+# ---- The calculator ---------------------------------------------------------------------------------
+
+
+def test_the_calculator_shows_ceiling_and_expected_side_by_side_and_flags_a_speculative_rate() -> None:
+    answer = calculator.view(**calculator.DEFAULTS)
+    assert " ceiling · " in answer["speedup"] and answer["speedup"].endswith(" expected")
+    assert answer["break_even"].startswith("160 users")
+    assert "speculative" in answer["per_user"]  # 2× the plain ceiling at one user
+    assert "fitted without speculation" in answer["expected"]
+    hardware, workload = Hardware(builtin_specs().gpu("h100-sxm")), Workload(builtin_specs().model("llama-3.1-8b"))
+    round_ = speculation_round(hardware, workload, 4, 1, draft=builtin_specs().model("llama-3.2-1b"))
+    assert answer["speedup"].startswith(f"{round_.speedup(0.8):.2f}× ceiling")
+    assert answer["per_user"].startswith(fmt.rate(round_.tokens_per_s_per_user(0.8)))
+
+
+def test_at_a_large_batch_the_calculator_says_speculation_slows_decoding() -> None:
+    answer = calculator.view(**{**calculator.DEFAULTS, "batch": 1024})
+    assert answer["fits"] is False
+    assert answer["verdict"].startswith("Speculation slows decoding")
+    assert "at or below the plain ceiling" in answer["per_user"]
+
+
+def test_a_draft_with_another_vocabulary_is_refused_in_one_line() -> None:
+    answer = calculator.view(**{**calculator.DEFAULTS, "draft": "mistral-7b"})
+    assert answer["verdict"] == "This drafter cannot draft for this model"
+    assert "vocabulary" in answer["explain"] and "\n" not in answer["explain"]
+    assert answer["tau"] == calculator.NOT_APPLICABLE
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("alpha", 1.5), ("alpha", -0.1), ("gamma", 0), ("gamma", 65), ("draft_cost", 11), ("batch", 0)],
+)
+def test_out_of_range_inputs_are_refused_by_the_form(field: str, value: float) -> None:
+    with pytest.raises(InputError) as caught:
+        calculator.view(**{**calculator.DEFAULTS, field: value})
+    assert "\n" not in str(caught.value)
+
+
+def test_a_given_draft_cost_is_used_when_chosen() -> None:
+    free = calculator.view(**{**calculator.DEFAULTS, "draft": calculator.GIVEN_COST, "draft_cost": 0})
+    assert free["speedup"].startswith(f"{tokens_per_step(0.8, 4):.2f}× ceiling")
+    assert free["draft_share"].startswith("0.000 ceiling")
+
+
+# ---- The Run cell -----------------------------------------------------------------------------------
+
+
+def test_the_run_cell_prints_the_packages_speedups_and_break_evens(setup) -> None:
+    hardware, target, draft = setup
+    output = subprocess.run([sys.executable, str(PROGRAM)], capture_output=True, text=True, check=True).stdout
+    workload = Workload(target, context=0)
+    lines = {line.split()[0]: line for line in output.splitlines()[2:]}
+    for gamma in (1, 2, 4, 8):
+        speedup = speculation_round(hardware, workload, gamma, 1, draft=draft).speedup(0.8)
+        even = break_even_batch(hardware, workload, 0.8, gamma, draft=draft)
+        assert f"{speedup:.2f}×" in lines[str(gamma)]
+        assert lines[str(gamma)].endswith(f"{even:,.0f} users")
+
+
+def test_the_page_quotes_no_number_typed_by_hand_in_its_speedups() -> None:
+    """Every "N×" in the prose is a computed value: the source has none outside {{ n.… }}."""
+    import re
+
+    text = PAGE_SOURCE.read_text(encoding="utf-8")
+    prose = re.sub(r"\{\{[^}]*\}\}", "", text.split("[^sglang]:")[0])
+    assert re.findall(r"\d+(?:\.\d+)?×", prose) == []
+
+
+# ---- Under load: the serving simulator ------------------------------------------------------------
+
+
+def test_under_load_the_prose_reads_the_simulators_numbers_the_right_way_round(values, setup) -> None:
+    """At the low rate speculation cuts median TPOT; at the high rate the weak drafter lowers throughput
+    and raises TPOT, while the good one still serves more than plain decoding."""
+    from roofline.serving import ServingConfig
+    from roofline.specserving import Drafting, simulate_speculative
+
+    hardware, target, draft = setup
+    workload = Workload(target, chapter.PRECISION)
+
+    def run(rate: float, alpha: float | None):
+        config = ServingConfig(
+            rate=rate,
+            requests=chapter.LOAD_REQUESTS,
+            prompt=chapter.LOAD_PROMPT,
+            output=chapter.LOAD_OUTPUT,
+            max_batch=chapter.LOAD_MAX_BATCH,
+        )
+        drafting = None if alpha is None else Drafting(chapter.GAMMA, alpha, draft=draft)
+        return simulate_speculative(hardware, workload, config, drafting).result
+
+    high = chapter.LOAD_RATES[-1]
+    plain, weak = run(high, None), run(high, chapter.LOAD_ALPHAS[0])
+    assert values["sim_tps_plain_high"] == fmt.rate(plain.throughput_tokens_per_s)
+    assert values["sim_tps_weak_high"] == fmt.rate(weak.throughput_tokens_per_s)
+    assert weak.throughput_tokens_per_s < plain.throughput_tokens_per_s
+    assert weak.tpot_s[50] > plain.tpot_s[50]
+    assert number(values["sim_tps_spec_high"]) > number(values["sim_tps_plain_high"])
+    assert number(values["sim_tpot_spec_low"].removesuffix(" ms")) < number(
+        values["sim_tpot_plain_low"].removesuffix(" ms")
+    )

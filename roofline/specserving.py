@@ -1,0 +1,392 @@
+"""Serving with speculative decoding: continuous batching in which every decode iteration verifies.
+
+The scheduler is ``serving``'s ``continuous`` policy with ``reserve`` admission: requests
+arrive as ``serving`` draws them (the same seed gives the same arrivals, prompts and
+outputs), start first come first served while the batch (``max_batch``) and the KV
+blocks of their whole prompt plus output allow, and a newcomer's prompt is prefilled in
+the next iteration beside the running requests' decodes, which gives its first token.
+What speculation changes is each decode:
+
+- **Verification.** Each iteration checks γ+1 tokens of every decoding request in one
+  pass, as ``speculative.verification_iteration`` prices it: the weights and layer math
+  of ``decodes * (γ+1)`` tokens, each request's cache read once, and γ+1 queries'
+  attention over it. The newcomers' prompts ride in the same pass.
+- **Drafting.** Before the pass, γ draft steps for the decoding requests: the draft
+  model's own decode iteration at their batch and context (``iteration_costs`` of the
+  draft, at the target's precisions), or ``draft_cost`` times the target's plain decode
+  iteration, or nothing (a free draft, as prompt lookup nearly is).
+- **Emitted tokens.** After the pass each decoding request accepts a random number of
+  draft tokens, ``speculative.accepted_tokens`` drawn from the run's generator (the
+  seed's, after the traffic's draws), and emits those plus the target's own token,
+  capped at what its output still needs. Its tokens of one round arrive together: the
+  first after a gap of one iteration, the others with a gap of 0.
+
+The metrics (``serving.SimulationResult``) count emitted tokens: TPOT = (finish - first
+token) / (output - 1), throughput = output tokens / duration. With no speculation
+(``drafting=None``) every decode emits one token and the run is ``serving.simulate``'s
+continuous, reserve-admission run, iteration for iteration.
+
+Left out: the draft model's weights and cache are not taken from the KV pool, a round's
+γ draft steps are timed at the context the round starts from, and the slots a rejected
+draft token wrote are not counted against the reserved blocks (reserve holds the whole
+output anyway).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import dataclass, replace
+from typing import Any
+
+from .errors import SpecError
+from .performance import Hardware, IterationCosts, Pass, Workload, iteration_costs
+from .serving import (
+    PERCENTILES,
+    RequestTrace,
+    ServingConfig,
+    SimulationResult,
+    blocks_for,
+    kv_blocks_available,
+    percentile,
+    request_figures,
+)
+from .specs import ModelSpec
+from .speculative import accepted_tokens, check_alpha, check_gamma, tokens_per_step, vocabulary_mismatch
+
+#: A draft cost above this is a typo: a drafter ten times slower than the target never pays.
+MAX_DRAFT_COST = 10.0
+#: Iterations a run may take per request before it is stopped: each iteration emits at least one
+#: token of some running request, so a run can never need more than its outputs' total plus its prompts.
+_MAX_ITERATIONS_PER_REQUEST = 1_000_000
+
+
+@dataclass(frozen=True)
+class Drafting:
+    """How the simulated server speculates: γ draft tokens a round, each accepted with probability α,
+    drafted by ``draft`` (its own decode step), at ``draft_cost`` of the target's step, or for free."""
+
+    gamma: int
+    alpha: float
+    draft: ModelSpec | None = None
+    draft_cost: float | None = None
+
+    def __post_init__(self) -> None:
+        check_gamma(self.gamma, "speculate_gamma")
+        check_alpha(self.alpha, "speculate_alpha")
+        cost = self.draft_cost
+        if cost is not None and (
+            isinstance(cost, bool) or not isinstance(cost, (int, float)) or not 0 <= cost <= MAX_DRAFT_COST
+        ):
+            raise SpecError(
+                f"must be between 0 and {MAX_DRAFT_COST:g}, got {cost!r}",
+                field="draft_cost",
+                hint="the draft's step over the target's: 0 for a free draft, about 0.1 for a model a tenth the size",
+            )
+
+    @property
+    def tokens_per_round(self) -> float:
+        """``τ(α, γ)``: what one request's round emits on average, before its output's end cuts it."""
+        return tokens_per_step(self.alpha, self.gamma)
+
+    @property
+    def drafter(self) -> str:
+        """Where the draft's cost comes from: "given", a draft model's id, or "free"."""
+        return "given" if self.draft_cost is not None else self.draft.id if self.draft else "free"
+
+
+@dataclass(frozen=True)
+class SpeculativeSimulation:
+    """A run with speculation: the usual metrics, and what the rounds emitted."""
+
+    result: SimulationResult
+    drafting: Drafting | None
+    #: Verification rounds: one per decoding request per iteration.
+    rounds: int
+    #: Accepted draft tokens plus one, summed over the rounds, as drawn (before an output's end cut them).
+    drawn_tokens: int
+    #: Tokens the rounds emitted (the first token of each request, from its prefill, not included).
+    emitted_tokens: int
+    notes: tuple[str, ...] = ()
+
+    @property
+    def tokens_per_round(self) -> float | None:
+        """Drawn tokens per round: the simulated τ, which should approach ``Drafting.tokens_per_round``."""
+        return self.drawn_tokens / self.rounds if self.rounds else None
+
+    def to_dict(self, *, trace: bool = False) -> dict[str, Any]:
+        """``SimulationResult.to_dict`` plus a ``speculation`` object (None without speculation)."""
+        figures = self.result.to_dict(trace=trace)
+        drafting = self.drafting
+        figures["speculation"] = (
+            None
+            if drafting is None
+            else {
+                "gamma": drafting.gamma,
+                "alpha": drafting.alpha,
+                "drafter": drafting.drafter,
+                "draft_cost": drafting.draft_cost,
+                "expected_tokens_per_round": drafting.tokens_per_round,
+                "tokens_per_round": self.tokens_per_round,
+                "rounds": self.rounds,
+                "emitted_tokens": self.emitted_tokens,
+                "notes": list(self.notes),
+            }
+        )
+        return figures
+
+
+def _draft_step(
+    drafting: Drafting | None, costs: IterationCosts, draft_costs: IterationCosts | None
+) -> tuple[int, Any]:
+    """γ and a function giving one draft step's seconds for ``decodes`` requests at total context."""
+    if drafting is None:
+        return 0, lambda decodes, context: 0.0
+    if drafting.draft_cost is not None:
+        cost = drafting.draft_cost
+        return drafting.gamma, lambda decodes, context: cost * costs.iteration(decodes, context).seconds
+    if draft_costs is not None:
+        return drafting.gamma, lambda decodes, context: draft_costs.iteration(decodes, context).seconds
+    return drafting.gamma, lambda decodes, context: 0.0
+
+
+def verification_with_prefill(
+    costs: IterationCosts, decodes: int, context: float, tokens_per_user: int, new: int, pairs: float, prompts: int
+) -> Pass:
+    """One iteration: ``tokens_per_user`` tokens verified for each of ``decodes`` requests whose caches
+    hold ``context`` tokens in all (each cache read once, each token's attention over it), plus
+    ``prompts`` whole prompts of ``new`` tokens and ``pairs`` attention pairs prefilled beside them.
+
+    ``IterationCosts.iteration`` of ``decodes * tokens_per_user`` decode tokens reads the caches
+    once and does one query's attention over them; the other ``tokens_per_user - 1`` queries'
+    attention is added to its math, at the rate the pass was timed at."""
+    timed = costs.iteration(decodes * tokens_per_user, context, new, 0, pairs, prompts)
+    extra = (tokens_per_user - 1) * costs.decode_attention_flops_per_cached_token * context
+    if not extra:
+        return timed
+    flops = timed.flops + extra
+    return replace(timed, flops=flops, compute_s=timed.compute_s * flops / timed.flops)
+
+
+def simulate_speculative(
+    hardware: Hardware, workload: Workload, config: ServingConfig, drafting: Drafting | None
+) -> SpeculativeSimulation:
+    """Serve ``config``'s requests of ``workload.model`` on ``hardware`` with continuous batching and
+    reserved blocks, every decode iteration verifying ``drafting.gamma + 1`` tokens per request
+    (plain decoding when ``drafting`` is None); see the module docstring.
+
+    Raises SpecError for a policy other than ``continuous``, a model with sliding-window layers
+    (as ``serving.simulate`` does), or a draft model whose vocabulary is not the target's with no
+    ``draft_cost`` given (with one, the difference is stated in ``notes``).
+    """
+    model = workload.model
+    if config.policy != "continuous":
+        raise SpecError(
+            f"speculation is simulated under continuous batching only, got {config.policy!r}",
+            field="policy",
+            hint="use --policy continuous",
+        )
+    if model.sliding_window:
+        raise SpecError(
+            f"{model.id} has sliding-window layers, which the simulator does not model yet",
+            field="model",
+            hint="simulate a model whose every layer is global (roofline list models)",
+        )
+    notes: tuple[str, ...] = ()
+    draft_costs = None
+    if drafting is not None and drafting.draft is not None:
+        mismatch = vocabulary_mismatch(model, drafting.draft)
+        if mismatch and drafting.draft_cost is None:
+            raise SpecError(mismatch, field="draft", hint="pick a draft of the same family, or give --draft-cost")
+        if mismatch:
+            notes = (f"{mismatch}; the draft cost given is used as it is",)
+        if drafting.draft_cost is None:
+            draft_costs = iteration_costs(
+                hardware, Workload(drafting.draft, workload.weight_precision, workload.kv_precision)
+            )
+    config = replace(config, admission="reserve")
+    costs = iteration_costs(hardware, workload)
+    run = _SpeculativeRun(costs, config, kv_blocks_available(hardware, workload), drafting, draft_costs)
+    run.serve()
+    return SpeculativeSimulation(run.result(), drafting, run.rounds, run.drawn, run.emitted, notes)
+
+
+class _SpeculativeRun:
+    """The mutable state of one run; ``simulate_speculative`` is its only user."""
+
+    def __init__(
+        self,
+        costs: IterationCosts,
+        config: ServingConfig,
+        capacity: int,
+        drafting: Drafting | None,
+        draft_costs: IterationCosts | None,
+    ) -> None:
+        self.costs, self.config, self.capacity, self.drafting = costs, config, capacity, drafting
+        self.gamma, self.draft_step = _draft_step(drafting, costs, draft_costs)
+        # The traffic, drawn exactly as serving._Run draws it (gap, prompt, output per request).
+        self.rng = rng = random.Random(config.seed)
+        count = config.requests
+        self.arrival, self.prompt, self.output = [0.0] * count, [0] * count, [0] * count
+        clock = 0.0
+        for index in range(count):
+            gap = -math.log(1.0 - rng.random())
+            if config.concurrency is None and config.rate != math.inf:
+                clock += gap / config.rate
+                self.arrival[index] = clock
+            self.prompt[index] = config.prompt.draw(rng)
+            self.output[index] = config.output.draw(rng)
+        self.issued = count if config.concurrency is None else min(config.concurrency, count)
+        self.admitted: list[float | None] = [None] * count
+        self.first: list[float | None] = [None] * count
+        self.finish: list[float | None] = [None] * count
+        self.generated = [0] * count
+        self.last_token = [0.0] * count
+        self.free_blocks = capacity
+        self.queue: list[int] = []
+        self.head = 0  # the queue's first waiting entry (a list read from the front)
+        self.next_arrival = 0
+        self.running: dict[int, None] = {}
+        self.newcomers: list[int] = []
+        self.rejected = 0
+        self.now = self.busy = self.batch_seconds = 0.0
+        self.iterations = self.rounds = self.drawn = self.emitted = 0
+        self.gaps: list[float] = []
+        self.traced = min(config.trace_requests, count)
+        self.spans: list[list[list]] = [[] for _ in range(self.traced)]
+
+    # -- arrivals and admission ----------------------------------------------------------------
+
+    def enqueue_arrivals(self) -> None:
+        while self.next_arrival < self.issued and self.arrival[self.next_arrival] <= self.now:
+            index = self.next_arrival
+            self.next_arrival += 1
+            if blocks_for(self.prompt[index] + self.output[index]) > self.capacity:
+                self.rejected += 1
+                self.issue_next(self.arrival[index])
+            else:
+                self.queue.append(index)
+
+    def issue_next(self, when: float) -> None:
+        """Closed loop: the client whose request just ended sends the next one now."""
+        if self.config.concurrency is not None and self.issued < self.config.requests:
+            self.arrival[self.issued] = when
+            self.issued += 1
+
+    def admit(self) -> None:
+        """First come first served while the batch and the free blocks allow."""
+        while self.head < len(self.queue) and len(self.running) < self.config.max_batch:
+            index = self.queue[self.head]
+            cost = blocks_for(self.prompt[index] + self.output[index])
+            if cost > self.free_blocks:
+                break
+            self.head += 1
+            self.free_blocks -= cost
+            self.running[index] = None
+            self.admitted[index] = self.now
+            self.newcomers.append(index)
+
+    def complete(self, index: int) -> None:
+        self.finish[index] = self.now
+        del self.running[index]
+        self.free_blocks += blocks_for(self.prompt[index] + self.output[index])
+        self.issue_next(self.now)
+
+    def span(self, index: int, kind: str, start: float, end: float) -> None:
+        spans = self.spans[index]
+        if spans and spans[-1][0] == kind and spans[-1][2] == start:
+            spans[-1][2] = end
+            spans[-1][3] += 1
+        else:
+            spans.append([kind, start, end, 1])
+
+    # -- the loop --------------------------------------------------------------------------------
+
+    def serve(self) -> None:
+        limit = _MAX_ITERATIONS_PER_REQUEST * self.config.requests
+        while True:
+            self.enqueue_arrivals()
+            self.admit()
+            if not self.running:
+                if self.next_arrival >= self.issued:
+                    return
+                self.now = max(self.now, self.arrival[self.next_arrival])
+                continue
+            self.iteration()
+            self.iterations += 1
+            if self.iterations > limit:  # pragma: no cover - every iteration emits a token
+                raise AssertionError("the speculative simulator made no progress")
+
+    def iteration(self) -> None:
+        """One iteration: the newcomers' prefills and a verification round for every decoding request."""
+        newcomers, self.newcomers = self.newcomers, []
+        joining = set(newcomers)
+        decoders = [index for index in self.running if index not in joining]
+        context = sum(self.prompt[index] + self.generated[index] for index in decoders)
+        new = sum(self.prompt[index] for index in newcomers)
+        pairs = sum(self.prompt[index] * (self.prompt[index] + 1) / 2 for index in newcomers)
+        gamma = self.gamma if decoders else 0
+        timed = verification_with_prefill(self.costs, len(decoders), context, gamma + 1, new, pairs, len(newcomers))
+        seconds = timed.seconds + (gamma * self.draft_step(len(decoders), context) if decoders else 0.0)
+        start = self.now
+        self.now += seconds
+        self.busy += seconds
+        self.batch_seconds += len(self.running) * seconds
+        for index in newcomers:
+            self.first[index] = self.last_token[index] = self.now
+            self.generated[index] = 1
+            if index < self.traced:
+                self.span(index, "prefill", start, self.now)
+            if self.output[index] == 1:
+                self.complete(index)
+        drafting = self.drafting
+        for index in decoders:
+            drawn = 1 if drafting is None else accepted_tokens(self.rng, drafting.alpha, drafting.gamma) + 1
+            emitted = min(drawn, self.output[index] - self.generated[index])
+            self.rounds += 1
+            self.drawn += drawn
+            self.emitted += emitted
+            self.gaps.append(self.now - self.last_token[index])
+            self.gaps.extend([0.0] * (emitted - 1))
+            self.last_token[index] = self.now
+            self.generated[index] += emitted
+            if index < self.traced:
+                self.span(index, "decode", start, self.now)
+            if self.generated[index] == self.output[index]:
+                self.complete(index)
+
+    # -- results --------------------------------------------------------------------------------
+
+    def result(self) -> SimulationResult:
+        config = self.config
+        gaps = sorted(self.gaps)
+        trace = tuple(
+            RequestTrace(
+                id=index,
+                prompt=self.prompt[index],
+                output=self.output[index],
+                arrival_s=self.arrival[index],
+                admitted_s=self.admitted[index],
+                first_token_s=self.first[index],
+                finish_s=self.finish[index],
+                spans=tuple((kind, start, end, count) for kind, start, end, count in self.spans[index]),
+            )
+            for index in range(self.traced)
+        )
+        return SimulationResult(
+            config=config,
+            requests=config.requests,
+            rejected=self.rejected,
+            busy_s=self.busy,
+            iterations=self.iterations,
+            kv_blocks=self.capacity,
+            trace=trace,
+            itl_s={p: percentile(gaps, p) for p in PERCENTILES},
+            itl_mean_s=math.fsum(gaps) / len(gaps) if gaps else None,
+            batch_seconds=self.batch_seconds,
+            itl_count=len(gaps),
+            **request_figures(config, self.arrival, self.admitted, self.first, self.finish, self.output),
+        )
+
+
+__all__ = ["Drafting", "SpeculativeSimulation", "simulate_speculative", "verification_with_prefill"]

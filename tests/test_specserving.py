@@ -1,0 +1,151 @@
+"""The serving simulator with speculative decoding (``roofline.specserving``, ``simulate --speculate-*``).
+
+Issue 20's goals: over 10,000 rounds the tokens a round emits average τ within 2%; at a high
+request rate speculation with α = 0.6 and γ = 4 lowers throughput, as vLLM measured; without
+speculation the run is ``serving.simulate``'s continuous, reserve-admission run exactly; and
+each bad input is one line.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from roofline import Hardware, SpecError, Workload, builtin_specs
+from roofline.serving import Lengths, ServingConfig, simulate
+from roofline.specserving import Drafting, simulate_speculative
+from roofline.speculative import tokens_per_step
+from support import assert_one_line_error, run_cli
+
+SPECS = builtin_specs()
+H100 = Hardware(SPECS.gpu("h100-sxm"))
+TARGET = Workload(SPECS.model("llama-3.1-8b"))
+DRAFT = SPECS.model("llama-3.2-1b")
+TRAFFIC = {"prompt": Lengths(128, 1024), "output": Lengths(32, 512)}
+
+
+def config(rate: float, requests: int = 300, **changes: object) -> ServingConfig:
+    return ServingConfig(**{"policy": "continuous", "rate": rate, "requests": requests, **TRAFFIC, **changes})
+
+
+@pytest.mark.parametrize("rate", [2.0, 16.0, 64.0])
+def test_without_speculation_it_is_the_continuous_reserve_run_of_chapter_3(rate: float) -> None:
+    plain = simulate(H100, TARGET, config(rate, admission="reserve"))
+    mine = simulate_speculative(H100, TARGET, config(rate), None).result
+    assert mine.iterations == plain.iterations
+    assert mine.output_tokens == plain.output_tokens
+    assert mine.throughput_tokens_per_s == pytest.approx(plain.throughput_tokens_per_s, rel=1e-9)
+    assert mine.tpot_s == pytest.approx(plain.tpot_s, rel=1e-9)
+    assert mine.ttft_s == pytest.approx(plain.ttft_s, rel=1e-9)
+    assert mine.goodput_requests_per_s == pytest.approx(plain.goodput_requests_per_s, rel=1e-9)
+
+
+@pytest.mark.parametrize(("alpha", "gamma"), [(0.6, 4), (0.8, 4), (0.9, 7), (0.3, 2)])
+def test_over_ten_thousand_rounds_the_tokens_per_round_are_tau_within_two_percent(alpha: float, gamma: int) -> None:
+    run = simulate_speculative(
+        H100, TARGET, config(8.0, requests=400, output=Lengths(256, 256)), Drafting(gamma, alpha, draft_cost=0.0)
+    )
+    assert run.rounds >= 10_000
+    assert run.tokens_per_round == pytest.approx(tokens_per_step(alpha, gamma), rel=0.02)
+    # Emitted tokens: every round's draw, cut at each output's end; plus each request's first token.
+    assert run.emitted_tokens + run.result.completed == run.result.output_tokens
+
+
+def test_at_a_low_rate_speculation_cuts_tpot_and_at_a_high_rate_it_lowers_throughput() -> None:
+    drafting = Drafting(4, 0.6, draft=DRAFT)
+    quiet = config(4.0, max_batch=256)
+    busy = config(128.0, max_batch=256)
+    plain_quiet, spec_quiet = (simulate_speculative(H100, TARGET, quiet, d).result for d in (None, drafting))
+    plain_busy, spec_busy = (simulate_speculative(H100, TARGET, busy, d).result for d in (None, drafting))
+    assert spec_quiet.tpot_s[50] < 0.8 * plain_quiet.tpot_s[50]
+    assert spec_busy.throughput_tokens_per_s < plain_busy.throughput_tokens_per_s  # vLLM's direction
+    assert spec_busy.tpot_s[50] > plain_busy.tpot_s[50]
+
+
+def test_the_draft_models_steps_are_charged() -> None:
+    free = simulate_speculative(H100, TARGET, config(4.0), Drafting(4, 0.8)).result
+    drafted = simulate_speculative(H100, TARGET, config(4.0), Drafting(4, 0.8, draft=DRAFT)).result
+    assert drafted.tpot_s[50] > free.tpot_s[50]
+    assert drafted.busy_s > free.busy_s
+
+
+def test_the_same_seed_gives_the_same_run_and_another_seed_another() -> None:
+    drafting = Drafting(4, 0.7, draft=DRAFT)
+    first = simulate_speculative(H100, TARGET, config(16.0), drafting)
+    again = simulate_speculative(H100, TARGET, config(16.0), drafting)
+    other = simulate_speculative(H100, TARGET, config(16.0, seed=1), drafting)
+    assert first.to_dict() == again.to_dict()
+    assert first.drawn_tokens != other.drawn_tokens
+
+
+@pytest.mark.parametrize(
+    ("make", "field"),
+    [
+        (lambda: Drafting(0, 0.5), "speculate_gamma"),
+        (lambda: Drafting(65, 0.5), "speculate_gamma"),
+        (lambda: Drafting(4, 1.5), "speculate_alpha"),
+        (lambda: Drafting(4, float("nan")), "speculate_alpha"),
+        (lambda: Drafting(4, 0.5, draft_cost=11), "draft_cost"),
+    ],
+)
+def test_bad_drafting_is_one_error_naming_its_field(make, field: str) -> None:
+    with pytest.raises(SpecError) as caught:
+        make()
+    assert caught.value.field == field
+
+
+def test_a_draft_with_another_vocabulary_is_refused_unless_a_cost_is_given() -> None:
+    mistral = SPECS.model("mistral-7b")
+    with pytest.raises(SpecError, match="vocabulary"):
+        simulate_speculative(H100, TARGET, config(4.0, requests=20), Drafting(4, 0.5, draft=mistral))
+    run = simulate_speculative(H100, TARGET, config(4.0, requests=20), Drafting(4, 0.5, draft=mistral, draft_cost=0.1))
+    assert "vocabulary" in run.notes[0]
+
+
+def test_only_continuous_batching_speculates() -> None:
+    with pytest.raises(SpecError) as caught:
+        simulate_speculative(H100, TARGET, config(4.0, policy="chunked"), Drafting(4, 0.5))
+    assert caught.value.field == "policy"
+
+
+# ---- The command line --------------------------------------------------------------------------------
+
+BASE = ("simulate", "--gpu", "h100-sxm", "--model", "llama-3.1-8b", "--requests", "60")
+
+
+def test_the_report_says_what_the_rounds_emitted(capsys) -> None:
+    status, out, err = run_cli(
+        capsys, *BASE, "--speculate-gamma", "4", "--speculate-alpha", "0.8", "--draft", "llama-3.2-1b"
+    )
+    assert status == 0 and err == ""
+    assert "Speculation: γ = 4, α = 0.8, drafting at Llama 3.2 1B's own decode step (ceiling costs)" in out
+    assert "(τ = 3.362 expected)" in out
+
+
+def test_json_has_a_speculation_object(capsys) -> None:
+    status, out, _ = run_cli(capsys, *BASE, "--speculate-gamma", "2", "--speculate-alpha", "0.5", "--json")
+    data = json.loads(out)
+    assert status == 0
+    assert data["speculation"]["expected_tokens_per_round"] == pytest.approx(1.75)
+    assert data["speculation"]["drafter"] == "free"
+    assert data["admission"] == "reserve"
+
+
+@pytest.mark.parametrize(
+    ("extra", "fragments"),
+    [
+        (("--speculate-gamma", "0", "--speculate-alpha", "0.5"), ("--speculate-gamma", "at least 1")),
+        (("--speculate-gamma", "65", "--speculate-alpha", "0.5"), ("--speculate-gamma", "at most 64")),
+        (("--speculate-gamma", "4", "--speculate-alpha", "1.5"), ("--speculate-alpha", "between 0 and 1")),
+        (("--speculate-gamma", "4"), ("--speculate-alpha", "needed")),
+        (("--draft", "llama-3.2-1b"), ("--draft", "only with")),
+        (("--speculate-gamma", "4", "--speculate-alpha", "0.5", "--draft", "mistral-7b"), ("--draft", "vocabulary")),
+        (("--speculate-gamma", "4", "--speculate-alpha", "0.5", "--policy", "static"), ("--policy", "continuous")),
+        (("--speculate-gamma", "4", "--speculate-alpha", "0.5", "--draft", "nosuch"), ("--draft", "unknown model")),
+    ],
+)
+def test_each_bad_speculation_option_is_one_line(capsys, extra: tuple[str, ...], fragments: tuple[str, ...]) -> None:
+    status, out, err = run_cli(capsys, *BASE, *extra)
+    assert out == ""
+    assert_one_line_error(status, err, *fragments)
