@@ -14,7 +14,7 @@ import altair as alt
 from sitegen.figures import figure_spec, sig
 
 #: The step's parts, in the order they stack, and their colours (light and dark pages alike).
-STEP_PARTS = ["weights", "KV cache", "communication", "the rest"]
+STEP_PARTS = ["weights", "cache", "all-reduces", "rest"]
 STEP_COLOURS = ["#4e79a7", "#59a14f", "#e15759", "#bab0ac"]
 
 
@@ -25,7 +25,9 @@ def kv_room(rows: list[dict[str, Any]], model: str, gpu: str, context: str) -> d
         long.append({"gpus": str(row["gpus"]), "what": "users that fit", "users": row["users"]})
         long.append({"gpus": str(row["gpus"]), "what": "G × one GPU's users", "users": row["linear"]})
     base = alt.Chart(alt.Data(values=long)).encode(
-        x=alt.X("gpus:N", title="GPUs (tensor parallel)", sort=[str(r["gpus"]) for r in rows]),
+        x=alt.X(
+            "gpus:N", title="GPUs (tensor parallel)", sort=[str(r["gpus"]) for r in rows], axis=alt.Axis(labelAngle=0)
+        ),
         y=alt.Y("users:Q", title="users that fit"),
         color=alt.Color("what:N", title=None, sort=["users that fit", "G × one GPU's users"]),
         tooltip=["gpus:N", "what:N", "users:Q"],
@@ -39,13 +41,20 @@ def kv_room(rows: list[dict[str, Any]], model: str, gpu: str, context: str) -> d
     )
 
 
-def tp_scaling(rows: list[dict[str, Any]], measured: list[dict[str, Any]], title: str, order: list[str]) -> dict[str, Any]:
+def tp_scaling(
+    rows: list[dict[str, Any]], measured: list[dict[str, Any]], title: str, order: list[str]
+) -> dict[str, Any]:
     """Tokens/s per user against the TP degree: one line per all-reduce latency, measured points on top."""
     lines = (
         alt.Chart(alt.Data(values=rows))
         .mark_line(point=True)
         .encode(
-            x=alt.X("gpus:Q", title="GPUs (tensor parallel)", scale=alt.Scale(type="log", base=2), axis=alt.Axis(values=[1, 2, 4, 8])),
+            x=alt.X(
+                "gpus:Q",
+                title="GPUs (tensor parallel)",
+                scale=alt.Scale(type="log", base=2),
+                axis=alt.Axis(values=[1, 2, 4, 8]),
+            ),
             y=alt.Y("tokens_per_s:Q", title="tokens/s for one user"),
             color=alt.Color("latency:N", title=None, sort=order),
             tooltip=["latency:N", "gpus:Q", "tokens_per_s:Q"],
@@ -105,9 +114,11 @@ def step_stack(rows: list[dict[str, Any]], order: list[str]) -> dict[str, Any]:
         alt.Chart(alt.Data(values=long))
         .mark_bar()
         .encode(
-            y=alt.Y("run:N", title=None, sort=order),
+            y=alt.Y("run:N", title=None, sort=order, axis=alt.Axis(labelLimit=300)),
             x=alt.X("ms:Q", title="milliseconds per token", stack="zero"),
-            color=alt.Color("part:N", title=None, sort=STEP_PARTS, scale=alt.Scale(domain=STEP_PARTS, range=STEP_COLOURS)),
+            color=alt.Color(
+                "part:N", title=None, sort=STEP_PARTS, scale=alt.Scale(domain=STEP_PARTS, range=STEP_COLOURS)
+            ),
             order=alt.Order("order:Q"),
             tooltip=["run:N", "part:N", "ms:Q"],
         )

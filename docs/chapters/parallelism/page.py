@@ -19,7 +19,7 @@ from roofline import formatting as fmt
 from roofline.architecture import weight_bytes
 from roofline.calibration import cost_model
 from roofline.deployment import Split, best_tp_degree, deploy, pipeline_decode
-from roofline.measured import compare, load_measurements
+from roofline.measured import Measurement, compare, load_measurements
 from roofline.parallelism import (
     latency_optimal_degree,
     pipeline_bubble_fraction,
@@ -83,6 +83,18 @@ CITED = {
 }
 
 
+def run_label(m: Measurement, specs) -> str:
+    """A measured run in a few words: model and weights, GPUs, engine, and the lengths where the
+    engine ran more than one (NIM's two prompts)."""
+    size = specs.model(m.model).name.split()[-1]
+    chip = specs.gpu(m.gpu).name.removeprefix("NVIDIA ").split()[0]
+    engine = m.software.split(" (")[0].removeprefix("NVIDIA ").removesuffix(" for LLMs")
+    label = f"{size} {m.weight_precision}, {m.gpus}×{chip}, {engine}"
+    if engine == "NIM":
+        label += f" {m.input_tokens:,} in"
+    return escape.text(label)
+
+
 def us(seconds: float) -> str:
     """Microseconds without the unit, as the prose writes them: ``19.19e-6`` -> ``"19.2"``."""
     return fmt.microseconds(seconds).removesuffix(" µs")
@@ -93,7 +105,7 @@ def times(ratio: float) -> str:
     return f"{ratio:.1f}"
 
 
-def build(ctx: Context) -> PageContent:  # noqa: PLR0915 - one page, one list of values
+def build(ctx: Context) -> PageContent:
     content = PageContent()
     put = content.put
     specs = ctx.specs
@@ -131,12 +143,18 @@ def build(ctx: Context) -> PageContent:  # noqa: PLR0915 - one page, one list of
         return sorted(figures, key=figures.get)
 
     measured_order = ranked(measured_tps)
-    same = [name for name, f in (("ceiling", gf_ceiling), ("expected figure", gf_expected)) if ranked(f) == measured_order]
+    same = [
+        name for name, f in (("ceiling", gf_ceiling), ("expected figure", gf_expected)) if ranked(f) == measured_order
+    ]
     put(
         "gf_rank_sentence",
         "Both the ceiling and the expected figure rank the four degrees in the measured order."
         if len(same) == 2
-        else (f"Only the {same[0]} ranks the four degrees in the measured order." if same else "Neither the ceiling nor the expected figure ranks the four degrees in the measured order."),
+        else (
+            f"Only the {same[0]} ranks the four degrees in the measured order."
+            if same
+            else "Neither the ceiling nor the expected figure ranks the four degrees in the measured order."
+        ),
     )
     put("v100_one", fmt.rate(CITED["v100_one"].value))
     put("v100_two", fmt.rate(CITED["v100_two"].value))
@@ -216,7 +234,13 @@ def build(ctx: Context) -> PageContent:  # noqa: PLR0915 - one page, one list of
         (escape.text(name.replace("_", " ")), fmt.microseconds(value), f"{count * value * 1e3:.2f} ms")
         for name, value in sorted(link.allreduce_latency_s.items(), key=lambda item: item[1])
     ]
-    latency_rows.append(("expected (fitted)", fmt.microseconds(calibration.allreduce_latency_s), f"{count * calibration.allreduce_latency_s * 1e3:.2f} ms"))
+    latency_rows.append(
+        (
+            "expected (fitted)",
+            fmt.microseconds(calibration.allreduce_latency_s),
+            f"{count * calibration.allreduce_latency_s * 1e3:.2f} ms",
+        )
+    )
     content.table(
         "allreduce-latencies",
         markdown_table(("All-reduce", "Latency of one", f"× {count} per token"), latency_rows, right={1, 2}),
@@ -285,7 +309,9 @@ def build(ctx: Context) -> PageContent:  # noqa: PLR0915 - one page, one list of
             step = decode_step(Hardware(gf_gpu, g, allreduce_latency_s=latency), gf_work)
             scaling_rows.append({"latency": label, "gpus": g, "tokens_per_s": round(1 / step.seconds, 1)})
     expected_label = f"expected, {fmt.microseconds(calibration.allreduce_latency_s)}"
-    scaling_rows += [{"latency": expected_label, "gpus": g, "tokens_per_s": round(gf_expected[g], 1)} for g in GF_DEGREES]
+    scaling_rows += [
+        {"latency": expected_label, "gpus": g, "tokens_per_s": round(gf_expected[g], 1)} for g in GF_DEGREES
+    ]
     content.figure(
         "par-tp-scaling",
         charts.tp_scaling(
@@ -346,8 +372,8 @@ def build(ctx: Context) -> PageContent:  # noqa: PLR0915 - one page, one list of
             f"Idle share: {percent(pipeline_bubble_fraction(PP_STAGES, 1))} with one micro-batch,"
             f" {percent(pipeline_bubble_fraction(PP_STAGES, 4))} with four.",
         ),
-        f"Each bar is one micro-batch in one stage, in units of one stage's time. The empty cells are the bubble,"
-        f" (p − 1)/(m + p − 1) of each stage's time.",
+        "Each bar is one micro-batch in one stage, in units of one stage's time. The empty cells are the bubble,"
+        " (p − 1)/(m + p − 1) of each stage's time.",
     )
 
     # TP against PP for 405B on 8 H200s (NVIDIA's comparison).
@@ -405,13 +431,15 @@ def build(ctx: Context) -> PageContent:  # noqa: PLR0915 - one page, one list of
         "par-tp-vs-pp",
         charts.tp_vs_pp(
             nv_rows,
-            f"Tensor against pipeline parallelism, {escape.text(nv_model.name)} on {NV_GPUS} {escape.text(nv_gpu.name)}s",
+            f"Tensor against pipeline parallelism, {escape.text(nv_model.name)} on"
+            f" {NV_GPUS} {escape.text(nv_gpu.name)}s",
             f"fp8 weights and cache, {NV_CONTEXT:,} tokens cached, {NV_MICRO} micro-batches for the pipeline.",
             ["TP8 (ceiling)", "PP8 (ceiling)"],
         ),
         f"Decode tokens/s of all users against the batch, up to the largest batch that fits both splits, on"
         f" the ceiling's accounting. TP8 pays {allreduces_per_pass(nv_hw, nv_model)} all-reduces a step whose"
-        f" bytes grow with the batch; PP8 pays {NV_GPUS - 1} hops, but each stage reads its weights once per micro-batch.",
+        f" bytes grow with the batch; PP8 pays {NV_GPUS - 1} hops, but each stage reads its weights once per"
+        " micro-batch.",
     )
 
     # Why measured multi-GPU decode sits below the ideal: each measured step split into parts.
@@ -419,21 +447,23 @@ def build(ctx: Context) -> PageContent:  # noqa: PLR0915 - one page, one list of
     multi = [m for m in rows.values() if m.kind == "multi-GPU decode" and not m.speculative]
     for m in multi:
         hw = Hardware(specs.gpu(m.gpu), m.gpus, m.compute_precision)
-        work = Workload(specs.model(m.model), m.weight_precision, m.kv_precision, m.batch or 1, m.mean_context, m.input_tokens)
+        work = Workload(
+            specs.model(m.model), m.weight_precision, m.kv_precision, m.batch or 1, m.mean_context, m.input_tokens
+        )
         step = decode_step(hw, work)
         measured_s = 1 / m.value if m.metric == "decode_tokens_per_s_per_user" else m.value
         cache_b = kv_copies(hw, work.model) * work.kv_bytes_for(m.batch or 1)
         kv_s = cache_b / hw.effective_bandwidth_bytes_per_s
         weights_s = max(step.memory_s, step.compute_s) - kv_s  # batch 1: memory-bound, so the rest of the read
-        run = f"{escape.text(specs.model(m.model).name)} {m.weight_precision}, {m.gpus}× {escape.text(specs.gpu(m.gpu).name)}, {escape.text(m.software.split(' (')[0])}"
+        run = run_label(m, specs)
         order.append(run)
         stack_rows.append(
             {
                 "run": run,
                 "weights": weights_s * 1e3,
-                "KV cache": kv_s * 1e3,
-                "communication": step.communication_s * 1e3,
-                "the rest": max(0.0, measured_s - step.seconds) * 1e3,
+                "cache": kv_s * 1e3,
+                "all-reduces": step.communication_s * 1e3,
+                "rest": max(0.0, measured_s - step.seconds) * 1e3,
             }
         )
         exp_hw = replace(hw, costs=cost_model("expected", m.gpu, calibration))
@@ -466,11 +496,11 @@ def build(ctx: Context) -> PageContent:  # noqa: PLR0915 - one page, one list of
             right={1, 2, 3, 4, 5},
         ),
     )
-    worst = max(stack_rows, key=lambda row: row["the rest"] / (row["weights"] + row["KV cache"] + row["communication"] + row["the rest"]))
-    total = worst["weights"] + worst["KV cache"] + worst["communication"] + worst["the rest"]
+    worst = max(stack_rows, key=lambda row: row["rest"] / sum(row[part] for part in charts.STEP_PARTS))
+    total = sum(worst[part] for part in charts.STEP_PARTS)
     put("stack_worst_run", worst["run"])
-    put("stack_worst_rest", percent(worst["the rest"] / total))
-    put("stack_worst_comm", percent(worst["communication"] / total))
+    put("stack_worst_rest", percent(worst["rest"] / total))
+    put("stack_worst_comm", percent(worst["all-reduces"] / total))
     put("stack_runs", str(len(stack_rows)))
 
     # Self-check 4: a pipeline of the running model, one user.

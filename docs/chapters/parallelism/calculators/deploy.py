@@ -107,8 +107,17 @@ def view(
 ) -> dict[str, Any]:
     """The deployment at the ceiling and at the expected costs, and the best split of the same GPUs."""
     params = dict(
-        model=model, gpu=gpu, split=split, gpus=gpus, pp_stages=pp_stages, microbatches=microbatches,
-        weights=weights, batch=batch, context=context, prompt=prompt, latency=latency,
+        model=model,
+        gpu=gpu,
+        split=split,
+        gpus=gpus,
+        pp_stages=pp_stages,
+        microbatches=microbatches,
+        weights=weights,
+        batch=batch,
+        context=context,
+        prompt=prompt,
+        latency=latency,
     )
     specs = builtin_specs()
     spec = specs.gpu(gpu)
@@ -117,7 +126,11 @@ def view(
         chosen_latency = None
         if latency != "smallest":
             if spec.interconnect is None:
-                raise SpecError(f"{spec.name} has no interconnect in its spec, so no all-reduce latency", field="latency", hint="choose the smallest measured")
+                raise SpecError(
+                    f"{spec.name} has no interconnect in its spec, so no all-reduce latency",
+                    field="latency",
+                    hint="choose the smallest measured",
+                )
             chosen_latency = spec.interconnect.latency(latency)
         hardware = Hardware(spec, 1, compute_precision="auto", allreduce_latency_s=chosen_latency)
         workload = Workload(specs.model(model), weights, kv, batch, context, prompt)
@@ -146,12 +159,14 @@ def _answer(params, ceiling: Deployment, expected: Deployment, best, calibration
     )
     if ceiling.prefill_s:
         ttft_low, ttft_high = calibration.band_for("ttft_mean_s", expected.prefill_s)
-        prefill = f"{fmt.duration(ceiling.prefill_s)} · {fmt.duration(expected.prefill_s)} ({_band(ttft_low, ttft_high, False)})"
+        band = _band(ttft_low, ttft_high, False)
+        prefill = f"{fmt.duration(ceiling.prefill_s)} · {fmt.duration(expected.prefill_s)} ({band})"
     else:
         prefill = "no prompt"
     memory = ceiling.memory
     mem = (
-        f"{fmt.gigabytes(memory.weights_bytes)} · {fmt.gigabytes(memory.kv_bytes, 2)} of {fmt.gigabytes(memory.pool_bytes)}"
+        f"{fmt.gigabytes(memory.weights_bytes)} · {fmt.gigabytes(memory.kv_bytes, 2)}"
+        f" of {fmt.gigabytes(memory.pool_bytes)}"
     )
     lap = step.latency_s
     talk = step.communication_s
@@ -163,7 +178,10 @@ def _answer(params, ceiling: Deployment, expected: Deployment, best, calibration
     else:
         best_text = f"{best.split.label}: {fmt.rate(best.step.tokens_per_s_per_user)} tokens/s each"
     if fits:
-        verdict = f"{label}: {fmt.rate(step.tokens_per_s_per_user)} tokens/s per user at most, {fmt.rate(step_x.tokens_per_s_per_user)} expected"
+        verdict = (
+            f"{label}: {fmt.rate(step.tokens_per_s_per_user)} tokens/s per user at most,"
+            f" {fmt.rate(step_x.tokens_per_s_per_user)} expected"
+        )
     else:
         verdict = f"{label} does not hold {params['batch']:,} users at {params['context']:,} tokens"
     users = "any number of" if memory.max_batch is None else f"{memory.max_batch:,}"

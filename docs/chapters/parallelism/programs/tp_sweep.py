@@ -36,5 +36,7 @@ for g in usable_tp_degrees(model, limit=8):
         f" {step.seconds * 1e3:>6.3f} ms {1 / step.seconds:>11,.0f}"
     )
 fastest = min(steps, key=steps.get)
-print(f"fastest here: {fastest} GPUs; the package's best_tp_degree at the ceiling's latency:",
-      best_tp_degree(Hardware(gpu, 8), work))
+print(
+    f"fastest here: {fastest} GPUs; the package's best_tp_degree at the ceiling's latency:",
+    best_tp_degree(Hardware(gpu, 8), work),
+)
