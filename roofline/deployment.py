@@ -47,6 +47,7 @@ from .performance import (
     Pass,
     Workload,
     allreduce_bytes,
+    allreduces_per_pass,
     decode_pass,
     kv_copies,
     memory_use,
@@ -414,3 +415,47 @@ def best_tp_degree(hardware: Hardware, workload: Workload) -> int | None:
         if memory_use(replace(hardware, count=degree), workload).fits
     ]
     return best_degree(fitting, lambda d: decode_pass(replace(hardware, count=d), workload, workload.batch).seconds)
+
+
+def deployment_dict(hardware: Hardware, workload: Workload, result: Deployment) -> dict:
+    """``result`` as plain JSON values in SI units, as ``roofline estimate --parallel pp|tpxpp
+    --json`` prints it: the split, one user's latency and the interval between a user's tokens,
+    tokens/s, the bubble, the talk, the prefill and the busiest stage's memory per GPU."""
+    split, step, memory = result.split, result.step, result.memory
+    link = hardware.gpu.interconnect
+    return {
+        "gpu": hardware.gpu.id,
+        "model": workload.model.id,
+        "parallel": split.label,
+        "tp": split.tp,
+        "pp_stages": split.pp,
+        "microbatches": split.microbatches,
+        "gpus": split.gpus,
+        "spans_nodes": link is not None and split.gpus > link.domain_gpus,
+        "stage_layers": list(stage_layers(workload.model.layers, split.pp)),
+        "weight_precision": workload.weight_precision,
+        "kv_precision": workload.kv_precision,
+        "batch": workload.batch,
+        "microbatch_users": step.microbatch,
+        "context": workload.context,
+        "prompt": workload.prompt,
+        "decode_latency_s": step.latency_s,
+        "decode_interval_s": step.interval_s,
+        "decode_tokens_per_s_per_user": step.tokens_per_s_per_user,
+        "decode_tokens_per_s_total": step.tokens_per_s_total,
+        "pipeline_bubble_fraction": step.bubble,
+        "stage_s": [stage.seconds for stage in step.stages],
+        "hops": split.pp - 1,
+        "hops_across_nodes": step.hops_across,
+        "hop_s": step.hop_s,
+        "allreduce_bytes": allreduce_bytes(workload.model, step.microbatch) if split.tp > 1 else 0.0,
+        "allreduces_per_step": allreduces_per_pass(group(hardware, split), workload.model),
+        "communication_s": step.communication_s,
+        "communication_share": result.communication_share,
+        "prefill_s": result.prefill_s,
+        "weights_bytes_per_gpu": memory.weights_bytes,
+        "kv_bytes_per_gpu": memory.kv_bytes,
+        "kv_pool_bytes_per_gpu": memory.pool_bytes,
+        "max_batch_that_fits": memory.max_batch,
+        "fits": result.fits,
+    }
