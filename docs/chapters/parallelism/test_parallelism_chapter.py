@@ -21,6 +21,7 @@ from roofline.deployment import (
     Split,
     best_split,
     best_tp_degree,
+    candidate_splits,
     deploy,
     hops_across_nodes,
     memory_per_gpu,
@@ -192,7 +193,10 @@ def test_hops_cross_nodes_only_past_the_domain(h100) -> None:
 def test_best_split_and_best_tp_degree(h100, seventy) -> None:
     best = best_split(h100, seventy, 8)
     assert best is not None and best.fits
-    assert best.split.label == "TP8"  # widest TP is fastest per user at the ceiling
+    fitting = [deploy(h100, seventy, split) for split in candidate_splits(h100, seventy, 8)]
+    assert best.step.interval_s == min(d.step.interval_s for d in fitting if d.fits)
+    most = best_split(h100, seventy, 8, goal="throughput")
+    assert most.step.tokens_per_s_total == max(d.step.tokens_per_s_total for d in fitting if d.fits)
     assert best_split(h100, replace(seventy, batch=100_000), 8) is None
     assert best_tp_degree(replace(h100, count=8), seventy) in (1, 2, 4, 8)
     # 405B in bf16 does not fit on fewer than 16 H100s: no degree up to 8 fits.

@@ -191,7 +191,7 @@ def _answer(params, ceiling: Deployment, expected: Deployment, best, calibration
         + f". The ceiling (datasheet bandwidth and peak, nameplate links, the chosen all-reduce latency) is an upper"
         f" bound: one user's token takes at least {fmt.duration(step.interval_s)}, of which"
         f" {fmt.duration(talk)} is talk ({step.split.tp}-GPU all-reduces"
-        + (f" and {split.pp - 1} hops between stages" if split.pp > 1 else "")
+        + (f" and {split.pp - 1} hop{'s' if split.pp > 2 else ''} between stages" if split.pp > 1 else "")
         + f"). The expected figure, {fmt.duration(step_x.interval_s)}, uses the costs fitted to published runs,"
         f" and the band is where 80% of those runs fell around it. Each GPU of the busiest stage holds"
         f" {fmt.gigabytes(memory.weights_bytes)} of weights; its cache pool holds {users} users at this context."
