@@ -240,6 +240,7 @@ class PipelineStep:
 
     @property
     def tokens_per_s_per_user(self) -> float:
+        """``1 / interval``."""
         return 1.0 / self.interval_s
 
     @property
@@ -355,6 +356,7 @@ class Deployment:
 
     @property
     def fits(self) -> bool:
+        """Whether the busiest stage's GPUs hold their weights and every user's cache."""
         return self.memory.fits
 
     @property
