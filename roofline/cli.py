@@ -34,7 +34,7 @@ from typing import NoReturn
 
 from . import architecture as arch
 from . import formatting as fmt
-from .calibration import COSTS, load_calibration
+from .calibration import COSTS, cost_model, load_calibration
 from .deployment import PARALLEL, best_tp_degree, deploy, deployment_dict, split_for
 from .errors import SHOWN_LENGTH, SpecError, did_you_mean, one_line, shortened, shown
 from .estimate import estimate
@@ -533,13 +533,8 @@ def _run_estimate(args: argparse.Namespace, specs: SpecSet) -> str:
 
 
 def _run_split(args: argparse.Namespace, specs: SpecSet) -> str:
-    """``estimate --parallel pp|tpxpp``: the deployment's pipeline figures (``roofline.deployment``),
-    on the ceiling's costs."""
-    if args.costs != "ceiling":
-        raise SpecError(
-            "--costs expected is not available for pipeline splits yet",
-            hint="use --costs ceiling with --parallel pp or tpxpp",
-        )
+    """``estimate --parallel pp|tpxpp``: the deployment's pipeline figures (``roofline.deployment``)
+    at the ceiling's costs, and with ``--costs expected`` the same at the fitted costs with their band."""
     try:
         split = split_for(args.parallel, args.gpus, args.pp_stages, args.microbatches)
         hardware = Hardware(
@@ -560,9 +555,31 @@ def _run_split(args: argparse.Namespace, specs: SpecSet) -> str:
             args.shared_prefix,
         )
         result = deploy(hardware, workload, split)
+        expected = None
+        if args.costs == "expected":
+            calibration = load_calibration()
+            fitted = replace(hardware, costs=cost_model("expected", hardware.gpu.id, calibration))
+            expected = deploy(fitted, workload, split)
     except SpecError as error:
         raise _precision_hint(error) from None
     figures = deployment_dict(hardware, workload, result)
+    figures["costs"] = args.costs
+    if expected is not None:
+        banded = {
+            "throughput_tokens_per_s": expected.step.tokens_per_s_total,
+            "ttft_mean_s": expected.prefill_s or None,
+            "itl_mean_s": expected.step.interval_s,
+            "tpot_mean_s": expected.step.interval_s,
+        }
+        figures["expected"] = {
+            "decode_latency_s": expected.step.latency_s,
+            "decode_interval_s": expected.step.interval_s,
+            "decode_tokens_per_s_per_user": expected.step.tokens_per_s_per_user,
+            "decode_tokens_per_s_total": expected.step.tokens_per_s_total,
+            "prefill_s": expected.prefill_s,
+            "communication_s": expected.step.communication_s,
+        }
+        figures["band"] = calibration.bands(banded)
     figures["best_tp_degree"] = best_tp_degree(replace(hardware, count=min(args.gpus, _domain(hardware))), workload)
     _check_finite(figures)
     model = specs.model(args.model)
@@ -578,7 +595,7 @@ def _run_split(args: argparse.Namespace, specs: SpecSet) -> str:
     )
     if args.json:
         return json.dumps({**figures, "warnings": warnings}, indent=2, allow_nan=False) + "\n"
-    return deployment_report(hardware, workload, result)
+    return deployment_report(hardware, workload, result, expected)
 
 
 def _domain(hardware: Hardware) -> int:

@@ -352,8 +352,12 @@ def _hops(count: int) -> str:
     return f"{count} hop" if count == 1 else f"{count} hops"
 
 
-def deployment_report(hardware: Hardware, workload: Workload, result: Deployment) -> str:
-    """A split deployment (``roofline estimate --parallel pp|tpxpp``): a heading, then one line per figure."""
+def deployment_report(
+    hardware: Hardware, workload: Workload, result: Deployment, expected: Deployment | None = None
+) -> str:
+    """A split deployment (``roofline estimate --parallel pp|tpxpp``): a heading, then one line per
+    figure of the ceiling, then the expected figures when ``expected`` (the same split at the fitted
+    costs) is given."""
     split, step, memory = result.split, result.step, result.memory
     heading = (
         f"{workload.model.name} on {split.gpus} × {hardware.gpu.name} as {split.label}"
@@ -382,5 +386,15 @@ def deployment_report(hardware: Hardware, workload: Workload, result: Deployment
             f" pool {fmt.gigabytes(memory.pool_bytes)}" + ("" if result.fits else ": does not fit"),
         ),
     ]
+    if expected is not None:
+        fitted = expected.step
+        rows.append(
+            (
+                "expected",
+                f"{fmt.milliseconds(fitted.interval_s)} between a user's tokens,"
+                f" {fmt.rate(fitted.tokens_per_s_per_user)} tokens/s per user,"
+                f" {fmt.rate(fitted.tokens_per_s_total)} in all (the ceiling's lines above are upper bounds)",
+            )
+        )
     width = max(len(label) for label, _ in rows)
     return "\n".join([heading, *(f"  {label:<{width}}  {value}" for label, value in rows)]) + "\n"

@@ -64,7 +64,6 @@ def test_a_split_across_nodes_warns_and_counts_the_crossing_hops(capsys) -> None
         (("--gpus", "8", "--parallel", "tpxpp"), "add --pp-stages N"),
         (("--pp-stages", "2"), "--pp-stages splits a pipeline"),
         (("--allreduce-latency", "-1e-6"), "--allreduce-latency"),
-        (("--gpus", "8", "--parallel", "pp", "--costs", "expected"), "not available for pipeline splits"),
     ],
 )
 def test_bad_splits_give_one_line(capsys, extra, words) -> None:
@@ -77,3 +76,14 @@ def test_more_gpus_than_a_domain_say_so(capsys) -> None:
     status, _, err = run_cli(capsys, "estimate", "--gpu", "h100-sxm", "--model", "llama-3.1-70b", "--gpus", "16")
     assert status == 0
     assert "more than one NVLink 4 + NVSwitch (HGX H100) domain of 8" in err
+
+
+def test_a_pipeline_at_the_expected_costs_comes_with_its_band(capsys) -> None:
+    argv = (*BASE, "--gpus", "8", "--parallel", "pp", "--microbatches", "8", "--batch", "256", "--costs", "expected")
+    data = json.loads(run_cli(capsys, *argv, "--json")[1])
+    assert data["costs"] == "expected"
+    assert data["expected"]["decode_tokens_per_s_total"] < data["decode_tokens_per_s_total"]
+    low, high = data["band"]["throughput_tokens_per_s"]
+    assert low <= data["expected"]["decode_tokens_per_s_total"] <= high
+    status, text, _ = run_cli(capsys, *argv)
+    assert status == 0 and "  expected " in text
