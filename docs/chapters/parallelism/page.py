@@ -12,6 +12,7 @@ slowdown report) are the ``CITED`` constants below, each with its source.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 
 from roofline import Hardware, Workload, decode_step, gpus_to_fit, load_calibration, memory_use
@@ -166,7 +167,10 @@ def build(ctx: Context) -> PageContent:
     put("cap_precision", CAP_PRECISION)
     put("cap_weights", fmt.gigabytes(cap_weights, 0))
     put("cap_addressable", fmt.gigabytes(gpu.addressable_bytes, 1))
-    put("cap_min_gpus", str(gpus_to_fit(Hardware(gpu), Workload(cap, CAP_PRECISION, CAP_PRECISION, 1, 1))))
+    cap_fit = gpus_to_fit(Hardware(gpu), Workload(cap, CAP_PRECISION, CAP_PRECISION, 1, 1))
+    cap_bytes = math.ceil(cap_weights / Hardware(gpu).usable_memory_bytes)
+    put("cap_min_gpus", str(cap_fit))
+    put("cap_bytes_gpus", str(cap_bytes))
 
     # Why split: KV room grows faster than the GPUs.
     room_work = Workload(model, PRECISION, PRECISION, 1, ROOM_CONTEXT)

@@ -76,6 +76,11 @@ def test_gpt_fast_sweep_is_ranked_in_the_measured_order_and_scales_less_than_the
     assert measured[8] / ceiling[8] < measured[1] / ceiling[1]
 
 
+def test_the_heads_not_the_bytes_set_the_fewest_gpus(values) -> None:
+    """'10 GPUs would hold the bytes, but ... needs 16': the first is smaller."""
+    assert int(values["cap_bytes_gpus"]) < int(values["cap_min_gpus"])
+
+
 def test_kv_room_grows_faster_than_the_gpu_count(values) -> None:
     gpu, model = SPECS.gpu(chapter.GPU), SPECS.model(chapter.MODEL)
     work = Workload(model, chapter.PRECISION, chapter.PRECISION, 1, chapter.ROOM_CONTEXT)
