@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from functools import cached_property
 
 from . import architecture as arch
 from .errors import SpecError
@@ -188,8 +189,17 @@ def stage_passes(hardware: Hardware, workload: Workload, split: Split, batch: fl
             layer_bytes * share + (first_bytes if first else 0.0) + (last_bytes if last else 0.0),
             layer_flops * share + (head_flops if last else 0.0),
         )
+        # A new Pass rather than dataclasses.replace, which costs more than the arithmetic: a
+        # pipeline of 64 stages builds 64 of these per answer.
         passes.append(
-            replace(kernel, communication_s=whole.communication_s * share, overhead_s=whole.overhead_s * share)
+            Pass(
+                kernel.bytes_moved,
+                kernel.flops,
+                kernel.memory_s,
+                kernel.compute_s,
+                whole.communication_s * share,
+                whole.overhead_s * share,
+            )
         )
     return tuple(passes)
 
@@ -215,18 +225,18 @@ class PipelineStep:
         inside = self.split.pp - 1 - self.hops_across
         return inside * self.hop_s + self.hops_across * self.hop_across_s
 
-    @property
+    # Computed once each: the calculator asks for them several times per answer.
+    @cached_property
     def latency_s(self) -> float:
         """One micro-batch through every stage: ``sum of stages + hops``."""
         seconds = [stage.seconds for stage in self.stages]
         return pipeline_latency_s(seconds, 0.0) + self.hops_s
 
-    @property
+    @cached_property
     def interval_s(self) -> float:
         """Seconds between one user's tokens: ``max(lap, m * slowest stage)``."""
         seconds = [stage.seconds for stage in self.stages]
-        lap = self.latency_s
-        return max(lap, pipeline_interval_s(seconds, 0.0, self.split.microbatches))
+        return max(self.latency_s, pipeline_interval_s(seconds, 0.0, self.split.microbatches))
 
     @property
     def bubble(self) -> float:
@@ -314,7 +324,11 @@ def memory_per_gpu(hardware: Hardware, workload: Workload, split: Split) -> Memo
         )
     layer_weights = total - embedding - head
     worst: MemoryUse | None = None
-    for index, held in enumerate(stage_layers(model.layers, split.pp)):
+    layers = stage_layers(model.layers, split.pp)
+    # Stages differ only by their layer count and whether they hold an end: look at each kind once.
+    kinds = {(held, index == 0, index == split.pp - 1): index for index, held in enumerate(layers)}
+    for index in kinds.values():
+        held = layers[index]
         share = held / model.layers
         ends = (embedding if index == 0 else 0.0) + (head if index == split.pp - 1 else 0.0)
         if model.tied_embeddings and index == split.pp - 1 and index != 0:
@@ -396,15 +410,19 @@ def best_split(
     wider TP; None when none fits."""
     if goal not in ("latency", "throughput"):
         raise SpecError(f"unknown goal {goal!r}", field="goal", hint="choose latency or throughput")
-    best: tuple[float, Deployment] | None = None
+    best: tuple[float, Split, PipelineStep, MemoryUse] | None = None
     for split in candidate_splits(hardware, workload, gpus, microbatches):
-        result = deploy(hardware, workload, split)
-        if not result.fits:
+        memory = memory_per_gpu(hardware, workload, split)
+        if not memory.fits:
             continue
-        score = result.step.interval_s if goal == "latency" else -result.step.tokens_per_s_total
+        step = pipeline_decode(hardware, workload, split)
+        score = step.interval_s if goal == "latency" else -step.tokens_per_s_total
         if best is None or score < best[0]:
-            best = (score, result)
-    return None if best is None else best[1]
+            best = (score, split, step, memory)
+    if best is None:
+        return None
+    _, split, step, memory = best
+    return Deployment(split, step, prefill_s(hardware, workload, split), memory)
 
 
 def best_tp_degree(hardware: Hardware, workload: Workload) -> int | None:
