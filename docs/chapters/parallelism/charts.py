@@ -128,3 +128,33 @@ def step_stack(rows: list[dict[str, Any]], order: list[str]) -> dict[str, Any]:
         "What a measured multi-GPU decode step is made of",
         ["The model's weights, cache and all-reduces at full speed; the rest is what it does not explain."],
     )
+
+
+def allreduce_time(rows: list[dict[str, Any]], marks: list[dict[str, Any]], order: list[str]) -> dict[str, Any]:
+    """One all-reduce's time against its message (both log scales), one line per link, with a
+    dashed rule at each message the prose names."""
+    lines = (
+        alt.Chart(alt.Data(values=rows))
+        .mark_line()
+        .encode(
+            x=alt.X("bytes:Q", title="message (bytes, log scale)", scale=alt.Scale(type="log")),
+            y=alt.Y("us:Q", title="one all-reduce (µs, log scale)", scale=alt.Scale(type="log")),
+            color=alt.Color("link:N", title=None, sort=order),
+            tooltip=["link:N", "bytes:Q", "us:Q"],
+        )
+    )
+    rules = (
+        alt.Chart(alt.Data(values=marks))
+        .mark_rule(strokeDash=[4, 3], color="#888888")
+        .encode(x="bytes:Q", tooltip=["what:N", "bytes:Q"])
+    )
+    labels = (
+        alt.Chart(alt.Data(values=marks))
+        .mark_text(align="left", dx=4, dy=-4, fontSize=11, color="#888888")
+        .encode(x="bytes:Q", y=alt.value(12), text="what:N")
+    )
+    return figure_spec(
+        alt.layer(lines, rules, labels),
+        "One all-reduce on eight GPUs: a latency floor, then the bytes",
+        ["Small messages cost the fixed latency whatever the link; large ones the bytes over it."],
+    )

@@ -346,6 +346,27 @@ def build(ctx: Context) -> PageContent:
         hw = Hardware(over, 8)
         one_ar = hw.allreduce_s(allreduce_bytes(model, MSG_BATCH))
         link_table.append((name, f"{wire / 1e9:,.0f}", f"{one_ar * 1e6:,.0f} µs", fmt.milliseconds(count * one_ar)))
+    # Figure: one all-reduce's time against its message, per link, at the ceiling's latency.
+    sizes = [2**k for k in range(10, 31)]
+    time_rows, link_names = [], []
+    for name, wire in wires:
+        over = replace(gpu, interconnect=replace(link, link_bytes_per_s=wire))
+        hw = Hardware(over, 8)
+        short = name.split(" (")[0]
+        link_names.append(short)
+        time_rows += [{"link": short, "bytes": size, "us": round(hw.allreduce_s(size) * 1e6, 3)} for size in sizes]
+    marks = [
+        {"what": "decode, 1 user", "bytes": allreduce_bytes(model, 1)},
+        {"what": f"decode, {MSG_BATCH} users", "bytes": allreduce_bytes(model, MSG_BATCH)},
+        {"what": f"prefill, {MSG_PROMPT:,} tokens", "bytes": allreduce_bytes(model, MSG_PROMPT)},
+    ]
+    content.figure(
+        "par-allreduce-time",
+        charts.allreduce_time(time_rows, marks, link_names),
+        f"Ring all-reduce on eight GPUs, latency + 2(G − 1)/G × bytes / link, at the smallest measured latency"
+        f" ({fmt.microseconds(link.best_allreduce_latency_s)}); the links' nameplate rates, each way. Dashed:"
+        f" the messages of {escape.text(model.name)} (d = {model.hidden_size:,}, 2 bytes a value).",
+    )
     content.table(
         "links",
         markdown_table(("Link", "GB/s each way", "One all-reduce", f"{count} a step"), link_table, right={1, 2, 3}),

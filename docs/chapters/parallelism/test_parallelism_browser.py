@@ -110,7 +110,7 @@ def test_the_built_page_shows_its_figures_self_check_and_interview_box(chapter) 
     assert "{{" not in text and "}}" not in text
     captions = [text.strip() for text in chapter.locator("figure figcaption").all_text_contents()]
     assert [caption[:11] for caption in captions if caption.startswith("Figure")] == [
-        f"Figure ({letter})." for letter in "abcde"
+        f"Figure ({letter})." for letter in "abcdef"
     ]
     questions = chapter.locator("details.question")
     assert questions.count() >= 4

@@ -101,6 +101,26 @@ def test_all_reduce_counts_sizes_and_the_latency_bill(values) -> None:
     assert values["tiny_bytes_us"] == f"{bytes_s * 1e6:.3f}"
 
 
+def test_links_cost_the_latency_for_one_user_and_the_bytes_for_a_prefill(content) -> None:
+    """The sentence under the all-reduce figure, on the figure's own points."""
+    spec = next(f.spec for f in content.figures if f.name == "par-allreduce-time")
+    layers = spec["layer"]
+    rows = layers[0]["data"]["values"]
+    marks = {mark["what"]: mark["bytes"] for mark in layers[1]["data"]["values"]}
+    latency = SPECS.gpu(chapter.GPU).interconnect.best_allreduce_latency_s * 1e6
+    hardware = Hardware(SPECS.gpu(chapter.GPU), 8)
+    for link in {row["link"] for row in rows}:
+        times = {row["bytes"]: row["us"] for row in rows if row["link"] == link}
+        assert len(times) > 10
+    one_user = marks["decode, 1 user"]
+    prefill = next(size for what, size in marks.items() if what.startswith("prefill"))
+    for wire in (450e9, 64e9, 32e9, 50e9):
+        scale = wire / hardware.link_bytes_per_s
+        bytes_us = lambda size: (hardware.allreduce_s(size) * 1e6 - latency) / scale  # noqa: E731
+        assert bytes_us(one_user) < 0.5 * latency
+        assert bytes_us(prefill) > 10 * latency
+
+
 def test_under_a_ring_latency_four_gpus_beat_eight_and_the_formula_agrees(values) -> None:
     """G* from parallelism.latency_optimal_degree lies between the two usable degrees around the
     fastest one, and the self-check's 'TP8 slower than TP4' holds."""
