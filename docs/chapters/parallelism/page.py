@@ -337,7 +337,7 @@ def build(ctx: Context) -> PageContent:
         (f"{escape.text(link.scale_up)}", link.link_bytes_per_s),
         ("PCIe Gen5 x16 (the H100's host link)", gpu.host_link_bytes_per_s),
         ("PCIe Gen4 x16 (the L40S's host link)", l40s.host_link_bytes_per_s),
-        ("InfiniBand, one 400 Gb/s NIC per GPU", link.scale_out_bytes_per_s),
+        ("InfiniBand (one 400 Gb/s NIC per GPU)", link.scale_out_bytes_per_s),
     ]
     link_table = []
     for name, wire in wires:
