@@ -14,6 +14,10 @@ cannot be modelled.
   rate and ceiling ÷ measured for a time, so no real run exceeds 1.
 - ``predict``: the simulator's figure for the run's conditions at a cost model
   (``performance.CostModel``), the way the fit and ``simulate --costs expected`` compute it.
+- ``expectation``: a run's expected figure with the band the fit's residuals put round it,
+  and measured ÷ expected; ``expect_measurement`` does the same for a measurement of
+  ``data/measurements.toml`` (none for the kernel benchmarks, HBM bandwidth and GEMM rate,
+  which no serving run calibrates).
 """
 
 from __future__ import annotations
@@ -24,9 +28,10 @@ import math
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from .calibration import Calibration
 from .errors import SpecError
 from .loader import SpecSet, load_specs
-from .measured import max_output_throughput
+from .measured import Measurement, max_output_throughput
 from .performance import CEILING, CostModel, Hardware, Workload, decode_step, prefill_pass
 from .serving import Lengths, ServingConfig, simulate
 
@@ -241,3 +246,111 @@ def predict(run: ServingRun, costs: CostModel, specs: SpecSet | None = None) -> 
     if not isinstance(value, (int, float)) or not value > 0:
         raise SpecError(f"the simulation gives no {run.metric} ({value!r})", entry=run.id, field="metric")
     return float(value)
+
+
+#: Kind of figure -> the calibration band's metric name.
+BAND_METRIC = {"throughput": "throughput_tokens_per_s", "ttft": "ttft_mean_s", "itl": "itl_mean_s"}
+
+
+@dataclass(frozen=True)
+class Expectation:
+    """A measured figure beside its expected value and band, all in the measured figure's unit.
+
+    ``kind`` is "throughput", "ttft" or "itl" (a decode rate per user counts as its time
+    between tokens). ``measured_over_expected`` is the fit's residual for the kind's figure:
+    measured ÷ expected of a throughput or of a time, so 1 is the prediction met and the band
+    is ``[p10, p90]`` of it.
+    """
+
+    kind: str
+    measured: float
+    expected: float
+    low: float
+    high: float
+    measured_over_expected: float
+
+    @property
+    def in_band(self) -> bool:
+        """Whether the measured figure lies inside the band."""
+        return self.low <= self.measured <= self.high
+
+
+def expectation_of(
+    kind: str, measured: float, expected: float, calibration: Calibration, rate_of_time: bool = False
+) -> Expectation:
+    """``measured`` beside ``expected`` and the kind's band. With ``rate_of_time`` the figures
+    are the reciprocal of the kind's time (decode tokens/s of one user, 1 / the gap between
+    tokens): a time in ``[p10 e, p90 e]`` is a rate in ``[r / p90, r / p10]``."""
+    low, high = calibration.band[BAND_METRIC[kind]]
+    if rate_of_time:
+        return Expectation(kind, measured, expected, expected / high, expected / low, expected / measured)
+    return Expectation(kind, measured, expected, expected * low, expected * high, measured / expected)
+
+
+def expectation(run: ServingRun, expected: float, calibration: Calibration) -> Expectation:
+    """A serving run's measured figure beside its ``expected`` one (``predict``) and band."""
+    return expectation_of(run.kind, run.value, expected, calibration)
+
+
+def expect_measurement(
+    measurement: Measurement, calibration: Calibration, specs: SpecSet | None = None
+) -> Expectation | None:
+    """The expected figure and band for a measurement of ``data/measurements.toml``, at the
+    fitted costs of its GPU: a decode step for a decode rate or a gap between tokens, the
+    prompt's prefill for a time to first token, and for a server kept full the simulator with
+    every request at once (``SIMULATED_REQUESTS``, scheduled as the engine does), as the fit
+    predicts its runs. None for the kernel benchmarks (HBM bandwidth, GEMM rate)."""
+    specs = specs or load_specs()
+    m = measurement
+    if not m.model:
+        return None
+    costs = calibration.cost_model(m.gpu)
+    hardware = Hardware(specs.gpu(m.gpu), m.gpus, m.compute_precision, costs=costs)
+    workload = Workload(specs.model(m.model), m.weight_precision, m.kv_precision, m.batch or 1, m.mean_context)
+    if m.metric == "decode_tokens_per_s_per_user":
+        return expectation_of("itl", m.value, 1.0 / decode_step(hardware, workload).seconds, calibration, True)
+    if m.metric == "inter_token_latency_s":
+        return expectation_of("itl", m.value, decode_step(hardware, workload).seconds, calibration)
+    if m.metric == "time_to_first_token_s":
+        prefill = prefill_pass(hardware, replace(workload, prompt=m.input_tokens)).seconds
+        return expectation_of("ttft", m.value, prefill, calibration)
+    run = ServingRun(
+        id=m.id,
+        split="check",
+        engine=m.software,
+        gpu=m.gpu,
+        gpus=m.gpus,
+        model=m.model,
+        weight_precision=m.weight_precision,
+        kv_precision=m.kv_precision,
+        attention_dp=False,
+        input_tokens=m.input_tokens,
+        output_tokens=m.output_tokens,
+        load="rate=inf",
+        requests=SIMULATED_REQUESTS,
+        metric="throughput_tokens_per_s",
+        value=m.value,
+        source=m.source,
+        note="",
+    )
+    return expectation(run, predict(run, costs, specs), calibration)
+
+
+def parse_predictions(text: str, label: str = "data/serving-expected.csv") -> dict[str, tuple[float, float]]:
+    """Run id -> (ceiling, expected) from ``scripts/fit_expected.py``'s predictions file."""
+    lines = [line for line in text.splitlines() if not line.startswith("#")]
+    reader = csv.DictReader(io.StringIO("\n".join(lines)))
+    if tuple(reader.fieldnames or ()) != ("id", "ceiling", "expected"):
+        raise SpecError("the header must be id,ceiling,expected", file=label, hint="rerun scripts/fit_expected.py")
+    out = {}
+    for row in reader:
+        try:
+            figures = (float(row["ceiling"]), float(row["expected"]))
+        except (TypeError, ValueError):
+            raise SpecError(
+                "needs two numbers", file=label, entry=row["id"], hint="rerun scripts/fit_expected.py"
+            ) from None
+        if not all(math.isfinite(x) and x > 0 for x in figures):
+            raise SpecError("must be positive", file=label, entry=row["id"], hint="rerun scripts/fit_expected.py")
+        out[row["id"]] = figures
+    return out

@@ -12,10 +12,13 @@ prediction. Its parameters live in ``data/calibration.toml``, written by
   synchronization);
 - ``token_overhead_s``: host seconds per token sampled (sampling, stop checks, the
   scheduler's bookkeeping), which grow with the batch;
-- ``allreduce_latency_s``: the fixed latency of one tensor-parallel all-reduce.
+- ``allreduce_latency_s`` and ``allreduce_hop_s``: the latency of one tensor-parallel
+  all-reduce over G GPUs, ``allreduce_latency_s + 2 (G-1) * allreduce_hop_s``, a fixed
+  start plus one hop per step of a ring (NCCL's own latency model has this shape), so
+  that more GPUs wait longer for each exchange, as every measurement shows.
 
 A pass then takes ``max(bytes / (e_bw * bandwidth), FLOPs / (e_c * peak)) + layers *
-overhead + tokens sampled * token overhead + 2L * (latency + 2 (G-1)/G * message /
+overhead + tokens sampled * token overhead + 2L * (latency(G) + 2 (G-1)/G * message /
 (e_link * link))``. The file also holds the band:
 the 10th and 90th percentiles of the fit's residuals (measured ÷ expected) for each kind of
 figure, so an expected value ``x`` comes with ``[p10 * x, p90 * x]``.
@@ -62,6 +65,7 @@ class Calibration:
     layer_overhead_s: float
     token_overhead_s: float
     allreduce_latency_s: float
+    allreduce_hop_s: float
     #: Metric (``BAND_METRICS``) -> (p10, p90) of measured ÷ expected over the fit's rows.
     band: Mapping[str, tuple[float, float]]
     #: The ``[fit]`` table: script, rows, method, and the residuals on fit and held-out rows.
@@ -78,12 +82,19 @@ class Calibration:
             layer_overhead_s=self.layer_overhead_s,
             token_overhead_s=self.token_overhead_s,
             allreduce_latency_s=self.allreduce_latency_s,
+            allreduce_hop_s=self.allreduce_hop_s,
         )
 
     def band_for(self, metric: str, expected: float) -> tuple[float, float]:
         """``[p10 * expected, p90 * expected]``: where 80% of the fit's measurements fell."""
         low, high = self.band[metric]
         return (low * expected, high * expected)
+
+    def decode_rate_band(self, rate: float) -> tuple[float, float]:
+        """The band of a decode rate, tokens/s that are one over the time between tokens: a
+        time in ``[p10 t, p90 t]`` is a rate in ``[rate / p90, rate / p10]``."""
+        low, high = self.band["itl_mean_s"]
+        return (rate / high, rate / low)
 
     def bands(self, figures: Mapping[str, float | None]) -> dict[str, list[float] | None]:
         """``[low, high]`` (``band_for``) for each metric of ``BAND_METRICS``, from ``figures``
@@ -136,7 +147,7 @@ def parse_calibration(text: str, label: str = CALIBRATION_FILE) -> Calibration:
         raise _fail(f"was fitted for roofline {version}, and this is roofline {VERSION}", label, "fit.package_version")
     costs = _table(document, "costs", label)
     known = ("bandwidth_efficiency", "link_efficiency", "compute_efficiency", "default_compute_efficiency")
-    known += ("layer_overhead_s", "token_overhead_s", "allreduce_latency_s")
+    known += ("layer_overhead_s", "token_overhead_s", "allreduce_latency_s", "allreduce_hop_s")
     for key in costs:
         if key not in known:
             raise _fail("unknown key", label, f"costs.{key}")
@@ -176,6 +187,7 @@ def parse_calibration(text: str, label: str = CALIBRATION_FILE) -> Calibration:
         layer_overhead_s=_seconds(costs["layer_overhead_s"], label, "costs.layer_overhead_s"),
         token_overhead_s=_seconds(costs["token_overhead_s"], label, "costs.token_overhead_s"),
         allreduce_latency_s=_seconds(costs["allreduce_latency_s"], label, "costs.allreduce_latency_s"),
+        allreduce_hop_s=_seconds(costs["allreduce_hop_s"], label, "costs.allreduce_hop_s"),
         band=MappingProxyType(band),
         provenance=MappingProxyType(dict(fit)),
     )

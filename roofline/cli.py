@@ -268,7 +268,14 @@ def build_parser() -> argparse.ArgumentParser:
         type=_number_in(ALLREDUCE_LATENCY_RANGE),
         default=None,
         metavar="S",
-        help="fixed seconds per all-reduce, overriding the GPU spec's smallest measured preset",
+        help="fixed seconds per all-reduce whatever the GPU count, overriding the GPU spec's measured presets",
+    )
+    run.add_argument(
+        "--allreduce-preset",
+        default=None,
+        metavar="NAME",
+        help="charge each all-reduce the GPU spec's preset NAME at this GPU count (nccl, vllm_custom,"
+        " custom_oneshot) instead of the smallest",
     )
     run.add_argument(
         "--costs",
@@ -483,6 +490,12 @@ def _precision_hint(error: SpecError) -> SpecError:
 def _run_estimate(args: argparse.Namespace, specs: SpecSet) -> str:
     _check_id("--gpu", specs.gpu, args.gpu)
     _check_id("--model", specs.model, args.model)
+    if args.allreduce_preset is not None and args.allreduce_latency is not None:
+        raise SpecError(
+            "--allreduce-preset: cannot be combined with --allreduce-latency",
+            hint="a preset is a measured latency that grows with the GPU count; --allreduce-latency fixes one;"
+            " give one of the two",
+        )
     if args.parallel != "tp":
         return _run_split(args, specs)
     if args.pp_stages is not None:
@@ -502,6 +515,7 @@ def _run_estimate(args: argparse.Namespace, specs: SpecSet) -> str:
             usable_fraction=args.usable_fraction,
             attention_dp=args.attention_dp,
             allreduce_latency_s=args.allreduce_latency,
+            allreduce_preset=args.allreduce_preset,
             costs=args.costs,
             specs=specs,
         )
@@ -544,6 +558,7 @@ def _run_split(args: argparse.Namespace, specs: SpecSet) -> str:
             args.usable_fraction,
             attention_dp=args.attention_dp,
             allreduce_latency_s=args.allreduce_latency,
+            allreduce_preset=args.allreduce_preset,
         )
         workload = Workload(
             specs.model(args.model),

@@ -27,6 +27,7 @@ from .performance import (
     resolved,
 )
 from .precisions import DEFAULT_COMPUTE_PRECISION, number_format
+from .quantization import critical_batch_for, kv_slope_s_per_token
 from .rule import RuleOfThumb, rule_crossover_batch, rule_of_thumb
 
 
@@ -58,6 +59,13 @@ class Expected:
     def band(self) -> dict[str, list[float] | None]:
         """``[low, high]`` for each figure: the figure times the fit's p10 and p90 of measured ÷ expected."""
         return self.calibration.bands(self.figures())
+
+    def per_user_band(self) -> tuple[float, float, float]:
+        """One user's expected decode tokens/s and its band, ``(rate, low, high)``: ``1 / step``,
+        and the time between tokens' band inverted (a step in ``[p10 t, p90 t]`` is a rate in
+        ``[r / p90, r / p10]``)."""
+        rate = 1.0 / self.decode.seconds
+        return (rate, *self.calibration.decode_rate_band(rate))
 
 
 @dataclass(frozen=True)
@@ -208,6 +216,11 @@ class Estimate:
             "prefill_bound": self.prefill.bound if workload.prompt else None,
             "crossover_batch": self.crossover_batch,
             "simple_crossover_batch": self.simple_crossover_batch,
+            # The weights-only matmul's turn, F * b_w / (2W), at the math this run's format gets
+            # (quantization.critical_batch): the batch a quantized format keeps or moves.
+            "critical_batch": critical_batch_for(hardware, workload.weight_precision),
+            # Decode-step seconds one more cached token of one user adds: ITL = a + s * context.
+            "kv_slope_s_per_token": kv_slope_s_per_token(hardware, workload),
             "rule_of_thumb": self.rule.to_dict(),
             "decode_vs_rule": self.decode_vs_rule,
             "prefill_vs_rule": self.prefill_vs_rule or None,
@@ -272,7 +285,7 @@ def ceiling_accounting(hardware: Hardware, workload: Workload) -> dict[str, str]
         communication = (
             f"{allreduces_per_pass(hardware, model):,} all-reduces a pass, each"
             f" {fmt.microseconds(hardware.allreduce_latency)} + 2(G-1)/G x message / {fmt.gigabytes(wire, 0)}/s"
-            f" over {fabric}"
+            f" over {fabric}; latency at {count:,} GPUs: {hardware.allreduce_latency_basis}"
         )
     costs = hardware.costs
     if costs.is_ceiling:
@@ -297,6 +310,7 @@ def estimate(
     usable_fraction: float = DEFAULT_USABLE_FRACTION,
     attention_dp: bool = False,
     allreduce_latency_s: float | None = None,
+    allreduce_preset: str | None = None,
     costs: str = "ceiling",
     specs: SpecSet | None = None,
     calibration: Calibration | None = None,
@@ -325,6 +339,7 @@ def estimate(
         DEFAULT_WORKSPACE_BYTES,
         attention_dp,
         allreduce_latency_s,
+        allreduce_preset=allreduce_preset,
     )
     workload = Workload(specs.model(model), precision, kv_precision, batch, context, prompt, shared_prefix)
     return evaluate(hardware, workload, calibration)

@@ -37,6 +37,19 @@ def rate(per_second: float) -> str:
     return f"{per_second:.2g}"
 
 
+def banded(expected: str, low: str, high: str) -> str:
+    """An expected figure and its band, already formatted: ``"150 (band 120–180)"``."""
+    return f"{expected} (band {low}–{high})"
+
+
+#: What "expected" means, in one sentence every calculator that shows a band puts beside it.
+EXPECTED_MEANS = (
+    "The ceiling is a bound no published run beats; the expected figure is a prediction, the same model"
+    " with bandwidth and compute efficiencies and overheads fitted to published serving runs, and its band"
+    " holds 80% of those runs (see Measured vs ceiling)."
+)
+
+
 def users(batch: float | None) -> str:
     """A crossover batch as readers say it: ``295.3`` -> ``"295"``, None -> ``"never"``."""
     return "never" if batch is None else f"{batch:,.0f}"

@@ -15,6 +15,9 @@ and decorates its view with it::
         rules=[Rule.at_most("prompt_low", "prompt_high", "The shortest prompt must not be longer than the longest.")],
     )
 
+A rule between choices lists the combinations allowed, computed from the specs:
+``Rule.allowed(("gpus", "model"), [("1", "llama-3.1-8b"), ...], "{model} needs more GPUs.")``.
+
     @FORM.view
     def view(gpu: str, users: int, accept: float) -> dict: ...
 
@@ -56,6 +59,10 @@ OPTIONAL_KEYS: dict[str, type] = {"verdict": str, "explain": str, "summary": str
 #: Cross-field rules: kind -> the comparison that must hold between the first and the second field.
 #: The page's script has the same table (calculator.mjs, RULES).
 RULES: dict[str, Callable[[Any, Any], bool]] = {"at_most": operator.le, "below": operator.lt}
+#: Every kind of rule: the comparisons above, and ``allowed`` (listed combinations of choices).
+KINDS_OF_RULE = (*RULES, "allowed")
+#: A field named in an ``allowed`` rule's message, ``{gpu}``: the chosen option's text goes there.
+PLACEHOLDER = re.compile(r"\{([a-z][a-z0-9_]*)\}")
 #: The most decimals a step may have: the page compares numbers as integers of that many decimals.
 MAX_DECIMALS = 6
 
@@ -214,15 +221,22 @@ class Field:
 
 @dataclass(frozen=True)
 class Rule:
-    """A rule between two fields: ``at_most`` (first <= second) or ``below`` (first < second).
+    """A rule between fields: ``at_most`` (first <= second), ``below`` (first < second), or
+    ``allowed`` (the choice fields ``fields`` hold one of the listed ``combinations`` together).
 
-    When it breaks, both fields are marked and ``message`` says what to change.
+    When it breaks, every field it reads is marked and ``message`` says what to change, under
+    the first. An ``allowed`` rule's message may name any of its fields in braces, ``{gpu}``,
+    for the text of the option chosen there.
     """
 
     kind: str
     first: str
     second: str
     message: str
+    #: ``allowed`` only: the fields it reads after ``first`` and ``second``, and the value
+    #: combinations that may stand together, one value per field in ``fields``' order.
+    more: tuple[str, ...] = ()
+    combinations: frozenset[tuple[str, ...]] = frozenset()
 
     @classmethod
     def at_most(cls, first: str, second: str, message: str) -> Rule:
@@ -234,10 +248,86 @@ class Rule:
         """``first < second`` (a part strictly smaller than its whole)."""
         return cls("below", first, second, message)
 
-    def check(self, values: Mapping[str, Any]) -> None:
-        """InputError naming both fields, with ``message``, unless the rule holds for ``values``."""
-        if not RULES[self.kind](values[self.first], values[self.second]):
-            raise InputError(self.message, [self.first, self.second])
+    @classmethod
+    def allowed(cls, fields: Iterable[str], combinations: Iterable[Iterable[str]], message: str) -> Rule:
+        """The choice fields ``fields`` (two or more) may only hold one of ``combinations`` at once:
+        the GPU counts and precisions on which a model fits, say, computed from the specs. Each
+        combination is a value of every field, in ``fields``' order."""
+        names = tuple(fields)
+        if len(names) < 2:
+            raise FormError(f"rule 'allowed' needs two fields or more, got {shown(names)}")
+        listed = frozenset(tuple(str(value) for value in combination) for combination in combinations)
+        return cls("allowed", names[0], names[1], message, names[2:], listed)
+
+    @property
+    def fields(self) -> tuple[str, ...]:
+        """Every field the rule reads; its message shows under the first."""
+        return (self.first, self.second, *self.more)
+
+    def holds(self, values: Mapping[str, Any]) -> bool:
+        """Whether ``values`` keep the rule."""
+        if self.kind == "allowed":
+            return tuple(str(values[name]) for name in self.fields) in self.combinations
+        return RULES[self.kind](values[self.first], values[self.second])
+
+    def message_for(self, texts: Mapping[str, str]) -> str:
+        """The message with each ``{field}`` replaced by ``texts[field]`` (the chosen option's text)."""
+        return PLACEHOLDER.sub(lambda found: texts.get(found.group(1), found.group(0)), self.message)
+
+    def check(self, values: Mapping[str, Any], texts: Mapping[str, str] | None = None) -> None:
+        """InputError naming every field of the rule, with its message, unless the rule holds for ``values``."""
+        if not self.holds(values):
+            raise InputError(self.message_for(texts or {}), self.fields)
+
+    def declaration(self) -> dict[str, Any]:
+        """The rule as the page's script reads it (``data-rf-rules``; checks.mjs): ``allowed``'s
+        combinations as a tree, each field's value in turn leading to the next, the last field's
+        allowed values in a list."""
+        declared: dict[str, Any] = {
+            "kind": self.kind,
+            "first": self.first,
+            "second": self.second,
+            "fields": list(self.fields),
+            "message": self.message,
+        }
+        if self.kind == "allowed":
+            tree: dict[str, Any] = {}
+            for combination in sorted(self.combinations):
+                node = tree
+                for value in combination[:-2]:
+                    node = node.setdefault(value, {})
+                node.setdefault(combination[-2], []).append(combination[-1])
+            declared["allowed"] = tree
+        return declared
+
+    def problem(self, form: Form) -> str | None:
+        """What is wrong with the rule as ``form`` declares it, or None."""
+        if self.kind not in KINDS_OF_RULE:
+            return f"is not one of {', '.join(KINDS_OF_RULE)}"
+        for name in self.fields:
+            if not any(item.name == name for item in form.fields):
+                return f"names {name!r}, which is not a field"
+        kinds = {form.field(name).kind for name in self.fields}
+        if self.kind != "allowed":
+            if kinds != {"number"} or not self.message:
+                return f"on {self.first!r}, {self.second!r} needs two numbers and a message"
+            return None
+        if not self.message:
+            return "needs a message"
+        if kinds != {"choice"}:
+            return "reads choice fields only"
+        if not self.combinations:
+            return "lists no combination"
+        for combination in sorted(self.combinations):
+            if len(combination) != len(self.fields):
+                return f"combination {shown(combination)} does not give one value per field ({', '.join(self.fields)})"
+            for name, value in zip(self.fields, combination, strict=True):
+                if value not in dict(form.field(name).choices):
+                    return f"combination {shown(combination)}: {value!r} is not a choice of {name!r}"
+        for name in PLACEHOLDER.findall(self.message):
+            if name not in self.fields:
+                return f"message names {{{name}}}, which is not one of its fields"
+        return None
 
 
 @dataclass(frozen=True)
@@ -350,16 +440,11 @@ class Form:
             if not (output.label or output.caption):
                 raise FormError(f"output {output.name!r} ({output.kind}) needs a label (a row) or a caption (a figure)")
         for rule in self.rules:
-            if rule.kind not in RULES:
-                raise FormError(f"rule {rule.kind!r} is not one of {', '.join(RULES)}")
-            for name in (rule.first, rule.second):
-                if name not in names:
-                    raise FormError(f"rule {rule.kind!r} names {name!r}, which is not a field")
-            kinds = {self.field(rule.first).kind, self.field(rule.second).kind}
-            if kinds != {"number"} or not rule.message:
-                raise FormError(
-                    f"rule {rule.kind!r} on {rule.first!r}, {rule.second!r} needs two numbers and a message"
-                )
+            if not isinstance(rule, Rule):
+                raise FormError(f"rules holds {shown(rule)}; declare each with Rule.at_most, Rule.below, Rule.allowed")
+            problem = rule.problem(self)
+            if problem:
+                raise FormError(f"rule {rule.kind!r} {problem}")
         try:
             self.validate(self.defaults)
         except InputError as error:
@@ -387,8 +472,9 @@ class Form:
             if item.name not in request:
                 raise InputError(f"is missing; it must be {item.describe()}", [item.name])
             values[item.name] = item.check(request[item.name])
+        texts = {item.name: dict(item.choices)[values[item.name]] for item in self.fields if item.kind == "choice"}
         for rule in self.rules:
-            rule.check(values)
+            rule.check(values, texts)
         return values
 
     def requests_at_bounds(self) -> list[dict[str, Any]]:

@@ -9,8 +9,8 @@ all-reduces of its tokens' activations over the GPUs' links.
 
 ``Hardware.costs`` says how much of the hardware an engine reaches. ``CEILING``
 (the default) is all of it: datasheet bandwidth and peak, links at their
-nameplate rate and the smallest all-reduce latency ever measured on them, no
-overhead. Nothing real beats it. An expected cost model (``calibration``) scales
+nameplate rate and the smallest all-reduce latency measured on them at that
+many GPUs, no overhead. Nothing real beats it. An expected cost model (``calibration``) scales
 bandwidth and peak by fitted efficiencies and adds fitted overheads.
 
 Memory is what the driver reports (``GpuSpec.addressable_bytes``), less a
@@ -76,13 +76,15 @@ class CostModel:
     """How much of the hardware a serving engine reaches.
 
     ``CEILING`` reaches all of it: every efficiency 1, no overhead, and each all-reduce
-    at the smallest latency measured on the GPU's links (``allreduce_latency_s=None``).
-    An expected model (``calibration.cost_model``) holds fitted values: the share of the
-    HBM bandwidth reached, the share of the links' bandwidth an all-reduce reaches, the
-    share of the peak reached at each math precision
+    at the smallest latency measured on the GPU's links at that many GPUs
+    (``allreduce_latency_s=None``). An expected model (``calibration.cost_model``) holds
+    fitted values: the share of the HBM bandwidth reached, the share of the links'
+    bandwidth an all-reduce reaches, the share of the peak reached at each math precision
     (``default_compute_efficiency`` for a precision the fit did not see), a fixed
     overhead per layer of every pass (kernel launches, synchronization), a host overhead
-    per token sampled, and the latency of one all-reduce.
+    per token sampled, and the latency of one all-reduce over G GPUs,
+    ``allreduce_latency_s + 2 (G - 1) * allreduce_hop_s``: a fixed start plus a hop per
+    step of a ring, the shape of NCCL's own latency model (``allreduce_latency``).
     """
 
     name: str = "ceiling"
@@ -97,6 +99,9 @@ class CostModel:
     #: checks, the scheduler's bookkeeping and streaming, which grow with the batch.
     token_overhead_s: float = 0.0
     allreduce_latency_s: float | None = None
+    #: Latency of each of a ring all-reduce's ``2 (G - 1)`` steps, added to
+    #: ``allreduce_latency_s`` (used only with it).
+    allreduce_hop_s: float = 0.0
 
     def __post_init__(self) -> None:
         shares = {"bandwidth_efficiency": self.bandwidth_efficiency, "link_efficiency": self.link_efficiency}
@@ -105,7 +110,7 @@ class CostModel:
         for name, share in shares.items():
             if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share <= 1:
                 raise SpecError(f"must be above 0 and at most 1, got {share!r}", field=name)
-        for name in ("layer_overhead_s", "token_overhead_s", "allreduce_latency_s"):
+        for name in ("layer_overhead_s", "token_overhead_s", "allreduce_latency_s", "allreduce_hop_s"):
             value = getattr(self, name)
             if value is None and name == "allreduce_latency_s":
                 continue
@@ -124,11 +129,20 @@ class CostModel:
             and self.layer_overhead_s == 0
             and self.token_overhead_s == 0
             and self.allreduce_latency_s is None
+            and self.allreduce_hop_s == 0
         )
 
     def compute_share(self, precision: str) -> float:
         """The share of the peak reached at math ``precision``."""
         return self.compute_efficiency.get(precision, self.default_compute_efficiency)
+
+    def allreduce_latency(self, gpus: int) -> float | None:
+        """The fitted latency of one all-reduce over ``gpus`` GPUs,
+        ``allreduce_latency_s + 2 (gpus - 1) * allreduce_hop_s``; None when the model has
+        none (the ceiling: the GPU's measured presets decide)."""
+        if self.allreduce_latency_s is None:
+            return None
+        return self.allreduce_latency_s + 2 * (gpus - 1) * self.allreduce_hop_s
 
 
 #: Everything the hardware offers, nothing added: the default, and an upper bound.
@@ -146,7 +160,9 @@ class Hardware:
     ``attention_dp``: attention is data-parallel (each GPU serves its own users'
     attention, as SGLang's ``--enable-dp-attention`` does), so a latent (MLA) cache is
     split by users instead of held whole by every GPU. ``allreduce_latency_s`` fixes the
-    latency of one all-reduce, overriding ``costs`` and the spec's presets.
+    latency of one all-reduce whatever the GPU count, and ``allreduce_preset`` names one
+    of the GPU's measured presets (``"nccl"``); either overrides ``costs`` and the
+    ceiling's choice of the smallest preset.
 
     ``compute_precision`` may be ``"auto"``: every pass then picks its math from the
     workload's weights (``math_precision``)."""
@@ -159,6 +175,7 @@ class Hardware:
     attention_dp: bool = False
     allreduce_latency_s: float | None = None
     costs: CostModel = CEILING
+    allreduce_preset: str | None = None
 
     def __post_init__(self) -> None:
         _at_least("gpus", self.count, 1)
@@ -174,6 +191,14 @@ class Hardware:
             raise SpecError(f"must be between 0 and 1 s, got {latency!r}", field="allreduce_latency_s")
         if not isinstance(self.costs, CostModel):
             raise SpecError(f"must be a CostModel, got {self.costs!r}", field="costs")
+        if self.allreduce_preset is not None:
+            if self.gpu.interconnect is None:
+                raise SpecError(
+                    f"{self.gpu.id} has no interconnect in its spec, so no all-reduce presets",
+                    field="allreduce_preset",
+                    hint="add an [interconnect] table to the GPU's entry, or leave the preset out",
+                )
+            self.gpu.interconnect.preset(self.allreduce_preset)
         if self.compute_precision == AUTO:
             sixteen_bit_math(self.gpu)
         else:
@@ -241,14 +266,33 @@ class Hardware:
 
     @property
     def allreduce_latency(self) -> float:
-        """Seconds of fixed latency per all-reduce: this hardware's override, else the cost
-        model's, else the smallest preset of the GPU's interconnect (0 without one)."""
+        """Seconds of fixed latency per all-reduce over these ``count`` GPUs: this hardware's
+        fixed override, else its named preset at ``count``, else the cost model's fitted
+        latency at ``count``, else the smallest preset of the GPU's interconnect at
+        ``count`` (0 without one). Every preset grows with the count (``AllReduceLatency``)."""
         if self.allreduce_latency_s is not None:
             return self.allreduce_latency_s
-        if self.costs.allreduce_latency_s is not None:
-            return self.costs.allreduce_latency_s
         link = self.gpu.interconnect
-        return 0.0 if link is None else link.best_allreduce_latency_s
+        if self.allreduce_preset is not None and link is not None:
+            return link.latency(self.allreduce_preset, self.count)
+        fitted = self.costs.allreduce_latency(self.count)
+        if fitted is not None:
+            return fitted
+        return 0.0 if link is None else link.best_allreduce(self.count).at(self.count)
+
+    @property
+    def allreduce_latency_basis(self) -> str:
+        """Where ``allreduce_latency`` comes from, in words: "fixed", "the preset asked for, nccl, ...",
+        "fitted", "the smallest preset, custom_oneshot, as measured at 4 GPUs"; "none"
+        without an interconnect."""
+        link = self.gpu.interconnect
+        if self.allreduce_latency_s is not None:
+            return "fixed"
+        if self.allreduce_preset is not None and link is not None:
+            return f"the preset asked for, {link.preset(self.allreduce_preset).basis(self.count)}"
+        if self.costs.allreduce_latency_s is not None:
+            return "fitted"
+        return "none" if link is None else f"the smallest preset, {link.best_allreduce(self.count).basis(self.count)}"
 
     @property
     def link_bytes_per_s(self) -> float | None:

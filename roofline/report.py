@@ -11,7 +11,7 @@ from .calibration import Calibration
 from .deployment import Deployment
 from .estimate import Estimate
 from .fit import memory_shortfall
-from .performance import Hardware, Workload, memory_use, resolved
+from .performance import CostModel, Hardware, Workload, memory_use, resolved
 from .serving import BLOCK_TOKENS, SimulationResult
 from .speculative import Speculation
 
@@ -135,6 +135,14 @@ def _expected_rows(estimate: Estimate) -> list[tuple[str, str]]:
     return rows
 
 
+def _allreduce_words(costs: CostModel, gpus: int) -> str:
+    """``", 31 µs an all-reduce at 4 GPUs"`` (the fitted latency there); nothing for one GPU."""
+    latency = costs.allreduce_latency(gpus)
+    if gpus == 1 or latency is None:
+        return ""
+    return f", {fmt.microseconds(latency)} an all-reduce at {gpus:,} GPUs"
+
+
 def _expected_costs(calibration: Calibration, hardware: Hardware) -> tuple[str, str]:
     """The ``expected costs`` line: what the fit found for this GPU and math (``hardware`` resolved)."""
     costs = calibration.cost_model(hardware.gpu.id)
@@ -144,8 +152,7 @@ def _expected_costs(calibration: Calibration, hardware: Hardware) -> tuple[str, 
         "expected costs",
         f"fitted on {fitted} published serving runs: {costs.bandwidth_efficiency:.0%} of the bandwidth,"
         f" {costs.compute_share(math):.0%} of the {math} peak, {fmt.milliseconds(costs.layer_overhead_s)}"
-        f" a layer, {fmt.microseconds(costs.allreduce_latency_s or 0.0)} an all-reduce;"
-        " the band holds 80% of the fit's measurements",
+        f" a layer{_allreduce_words(costs, hardware.count)}; the band holds 80% of the fit's measurements",
     )
 
 

@@ -108,7 +108,8 @@ Preemptions stay few per request, because the oldest running request is never pr
 and a preempted one resumes only when its blocks are free; yet a cache that holds only one
 or two requests at their full length, with short prompts, can preempt some 50 times a
 request (a random search's worst), and take 70 scheduling steps a request instead of the
-usual 2 to 5. A run is therefore bounded at ``MAX_STEPS_PER_REQUEST`` steps a request and,
+usual 2 to 5. A run is therefore bounded at ``MAX_STEPS_PER_REQUEST`` steps a request (or the
+config's ``max_steps_per_request``, which a caller that must answer fast sets lower) and,
 past that, refused in one line (``SpecError``, field ``admission``) naming the thrashing.
 
 The same inputs and seed give the same floats in the same order, so
@@ -237,8 +238,9 @@ class ServingConfig:
     """The traffic and the scheduler: everything but the hardware and the model.
 
     ``concurrency`` (a closed loop of that many clients) replaces ``rate``, which is
-    then unused. ``record_blocks`` keeps the KV blocks in use at every scheduling
-    decision, for a chart (``SimulationResult.blocks_in_use``).
+    then unused. ``record_blocks`` keeps the KV blocks in use, and the tokens cached in
+    them, at every scheduling decision, for a chart (``SimulationResult.blocks_in_use``
+    and ``cached_tokens``).
     """
 
     policy: Policy = "continuous"
@@ -257,6 +259,9 @@ class ServingConfig:
     preemption: Preemption = "recompute"
     concurrency: int | None = None
     record_blocks: bool = False
+    #: Scheduling steps a run may take per request before it is refused as thrashing; None:
+    #: ``MAX_STEPS_PER_REQUEST``. A caller that must answer fast (the page's calculator) sets less.
+    max_steps_per_request: int | None = None
 
     def __post_init__(self) -> None:
         _check_choice("policy", "policy", self.policy, POLICIES)
@@ -286,6 +291,8 @@ class ServingConfig:
             _check_number("concurrency", self.concurrency, minimum=1, maximum=CONCURRENCY_RANGE[1], whole=True)
         if not isinstance(self.record_blocks, bool):
             raise SpecError(f"must be true or false, got {shown(self.record_blocks)}", field="record_blocks")
+        if self.max_steps_per_request is not None:
+            _check_number("max_steps_per_request", self.max_steps_per_request, minimum=1, whole=True)
 
 
 @dataclass(frozen=True)
@@ -354,8 +361,13 @@ class SimulationResult:
     preemptions: int = 0
     recomputed_tokens: int = 0
     swapped_bytes: float = 0.0
-    #: ``(time_s, blocks)`` at every scheduling decision, when ``config.record_blocks``.
+    #: ``(time_s, blocks)`` at every scheduling decision, when ``config.record_blocks``: blocks
+    #: allocated (paged) or reserved (reserve), iterative policies only.
     blocks_in_use: tuple[tuple[float, int], ...] = ()
+    #: ``(time_s, tokens)`` at the same moments: tokens actually cached in those blocks (every
+    #: running request's prompt so far and generated tokens). Under ``reserve`` the gap between
+    #: ``16 * blocks`` and this is the reservation not yet written.
+    cached_tokens: tuple[tuple[float, int], ...] = ()
     batch_seconds: float = 0.0
     normalized_latency_mean_s: float | None = None
     #: How many inter-token gaps the ITL figures rank: ``sum(output - 1)`` over completed requests.
@@ -870,7 +882,7 @@ class _Run:
         self.recomputed_tokens = 0
         self.swapped_bytes = 0.0
         self.swap_s = 0.0  # copy time to add to the coming iteration
-        self.blocks_log: list[tuple[float, int]] | None = [] if config.record_blocks else None
+        self.blocks_log: list[tuple[float, int, int]] | None = [] if config.record_blocks else None
         self.traced = min(config.trace_requests, count)
         self.spans: list[list[list]] = [[] for _ in range(self.traced)]
         self.preempted_times = [0] * self.traced
@@ -1214,16 +1226,19 @@ class _Run:
         else:
             self.join_decoding(index, target + 1, step)
 
-    def note_blocks(self) -> None:
+    def note_blocks(self, step: int) -> None:
+        """Log the blocks in use and the tokens cached before decode step ``step`` (when asked to):
+        a decoder holds ``base + step - 1`` tokens, a prompt being prefilled those cached so far."""
         if self.blocks_log is not None:
-            self.blocks_log.append((self.now, self.capacity - self.free_blocks))
+            cached = self.base_sum + len(self.base) * (step - 1) + sum(entry[1] for entry in self.prefilling)
+            self.blocks_log.append((self.now, self.capacity - self.free_blocks, cached))
 
     # -- continuous and chunked: the loop ---------------------------------------------------------
 
     def run_iterative(self) -> None:
         """Iteration-level scheduling; ``chunked`` caps each iteration at the token budget."""
         step = 0  # decode steps so far (iterations that held decodes)
-        passes_left = MAX_STEPS_PER_REQUEST * self.config.requests + SPARE_STEPS
+        passes_left = self.steps_per_request * self.config.requests + SPARE_STEPS
         while True:
             passes_left -= 1
             if passes_left < 0:
@@ -1240,11 +1255,11 @@ class _Run:
             # vLLM admits no one in an iteration that preempted.
             swapped_in = [] if preempted else self.admit(step)
             if not self.running:
-                self.note_blocks()
+                self.note_blocks(step)
                 if not self.wait_for_arrival():
                     return
                 continue
-            self.note_blocks()
+            self.note_blocks(step)
             # A run stops where a newcomer could join: only when the queue is empty (its head
             # waits for blocks or a slot, and neither comes back before a request ends).
             can_join = len(self.running) < self.config.max_batch and not self.queue
@@ -1254,13 +1269,18 @@ class _Run:
                 step = self.prefill_iteration(step, can_join, single, swapped_in)
             else:
                 step = self.decode_run(step, can_join, single, swapped_in)
-            self.note_blocks()
+            self.note_blocks(step)
             while self.next_end() == step:
                 _, index = heapq.heappop(self.finishing)
                 self.complete(index, self.leave_decoding(index, step))
 
+    @property
+    def steps_per_request(self) -> int:
+        """The run's bound on scheduling steps a request: the config's, else ``MAX_STEPS_PER_REQUEST``."""
+        return self.config.max_steps_per_request or MAX_STEPS_PER_REQUEST
+
     def thrashing(self) -> SpecError:
-        """The error for a run past ``MAX_STEPS_PER_REQUEST``: paged admission preempting without end."""
+        """The error for a run past its steps a request: paged admission preempting without end."""
         config = self.config
         longest = blocks_for(config.prompt.high + config.output.high - 1)
         holds = self.capacity // longest
@@ -1268,7 +1288,7 @@ class _Run:
         return SpecError(
             f"the KV cache thrashes: {self.preemptions:,} preemptions by the time {done:,} of"
             f" {config.requests:,} requests had finished, past the simulator's bound of"
-            f" {MAX_STEPS_PER_REQUEST} scheduling steps a request; the cache holds"
+            f" {self.steps_per_request} scheduling steps a request; the cache holds"
             f" {holds:,} request{'' if holds == 1 else 's'} at the longest prompt plus output",
             field="admission",
             hint="use --admission reserve, more memory (--usable-fraction, --gpus), or shorter outputs",
@@ -1465,7 +1485,8 @@ class _Run:
             preemptions=self.preemptions,
             recomputed_tokens=self.recomputed_tokens,
             swapped_bytes=self.swapped_bytes,
-            blocks_in_use=tuple(self.blocks_log or ()),
+            blocks_in_use=tuple((time, blocks) for time, blocks, _ in self.blocks_log or ()),
+            cached_tokens=tuple((time, tokens) for time, _, tokens in self.blocks_log or ()),
             batch_seconds=self.batch_seconds,
             normalized_latency_mean_s=mean(per_token),
             itl_count=self.gaps.count(),

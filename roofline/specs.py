@@ -55,6 +55,8 @@ HOST_LINK_BYTES_PER_S = (1e8, 1e13)
 PEER_LINK_BYTES_PER_S = (1e8, 1e14)
 #: Fixed latency of one small all-reduce: 100 ns to 1 s.
 ALLREDUCE_LATENCY_S = (1e-7, 1.0)
+#: GPU counts an all-reduce latency may be given at: 2 (the fewest that exchange) to 100,000.
+ALLREDUCE_GPUS = (2, 100_000)
 #: The driver reports at most the memory installed, which HBM sizes in binary units: up to
 #: 2**30 / 1e9 = 1.074 times a nameplate given in decimal gigabytes. 1.1 leaves room for rounding.
 ADDRESSABLE_OVER_NAMEPLATE = 1.1
@@ -129,6 +131,119 @@ def _validate(record: Any) -> None:
 
 
 @dataclass(frozen=True)
+class AllReduceLatency:
+    """The fixed latency of one small all-reduce as the GPU count G grows, in one of two
+    shapes, each the way its source measured it:
+
+    - a ring measured once (``ring_s`` seconds at ``ring_gpus`` GPUs): ``ring_s * (G - 1) /
+      (ring_gpus - 1)``. A ring all-reduce passes the message round the G GPUs twice,
+      ``2 (G - 1)`` steps, each paying one hop's latency; NCCL's own cost model counts
+      ``nsteps = 2 (nRanks - 1)`` for it (src/graph/tuning.cc), and its maintainers confirm
+      the formula (NVIDIA/nccl-tests#123). So one measurement at ``ring_gpus`` GPUs fixes
+      the hop, and the latency at G GPUs scales by ``(G - 1) / (ring_gpus - 1)``.
+    - measured at given counts (``measured_s``, G -> seconds), used as they are: straight
+      lines between them, the nearest measured value outside them. A one-shot kernel, where
+      each GPU reads every other's buffer at once, does not grow as a ring does; holding the
+      last value past the largest count measured errs low, as a ceiling must.
+    """
+
+    name: str
+    ring_s: float | None = None
+    ring_gpus: int | None = None
+    measured_s: Mapping[int, float] = field(default_factory=lambda: MappingProxyType({}))
+
+    @property
+    def shape(self) -> str:
+        """``"ring"`` or ``"measured"``."""
+        return "ring" if self.ring_s is not None else "measured"
+
+    def basis(self, gpus: int) -> str:
+        """Where ``at(gpus)`` comes from, in words: ``"nccl, a ring: 19.2 µs measured on 8 GPUs x
+        1/7"`` or ``"custom_oneshot, as measured at 4 GPUs"``."""
+        if self.ring_s is not None and self.ring_gpus is not None:
+            scale = f"{gpus - 1}/{self.ring_gpus - 1}" if gpus != self.ring_gpus else "as measured"
+            return f"{self.name}, a ring: {self.ring_s * 1e6:,.4g} µs measured on {self.ring_gpus:,} GPUs x {scale}"
+        counts = sorted(self.measured_s)
+        if gpus in self.measured_s:
+            return f"{self.name}, as measured at {gpus:,} GPUs"
+        if counts[0] < gpus < counts[-1]:
+            below = max(count for count in counts if count < gpus)
+            above = min(count for count in counts if count > gpus)
+            return f"{self.name}, between its measurements at {below:,} and {above:,} GPUs"
+        nearest = counts[0] if gpus < counts[0] else counts[-1]
+        return f"{self.name}, as measured at {nearest:,} GPUs, the nearest count measured"
+
+    def at(self, gpus: int) -> float:
+        """Seconds of fixed latency for one all-reduce over ``gpus`` GPUs (0 for one GPU)."""
+        if gpus <= 1:
+            return 0.0
+        if self.ring_s is not None and self.ring_gpus is not None:
+            return self.ring_s * (gpus - 1) / (self.ring_gpus - 1)
+        counts = sorted(self.measured_s)
+        if gpus <= counts[0]:
+            return self.measured_s[counts[0]]
+        if gpus >= counts[-1]:
+            return self.measured_s[counts[-1]]
+        below = max(count for count in counts if count <= gpus)
+        above = min(count for count in counts if count >= gpus)
+        if above == below:
+            return self.measured_s[above]
+        share = (gpus - below) / (above - below)
+        return self.measured_s[below] + share * (self.measured_s[above] - self.measured_s[below])
+
+
+def _gpu_count(label: str, key: Any, hint: str) -> int:
+    """A GPU count an all-reduce was measured at, 2 to 100,000; SpecError naming ``label``."""
+    text = str(key)
+    if (
+        isinstance(key, bool)
+        or not re.fullmatch(r"[1-9][0-9]{0,5}", text)
+        or not ALLREDUCE_GPUS[0] <= int(text) <= ALLREDUCE_GPUS[1]
+    ):
+        raise SpecError(
+            f"must be a GPU count from 2 to {ALLREDUCE_GPUS[1]:,}, got {shown(key)}", field=label, hint=hint
+        )
+    return int(text)
+
+
+def _allreduce_latency(name: str, table: Any) -> AllReduceLatency:
+    """One preset of ``allreduce_latency_s`` from its TOML table; SpecError naming the field."""
+    label = f"allreduce_latency_s.{name}"
+    shapes = (
+        "{ ring_gpus = 8, ring_s = S } (a ring measured at 8 GPUs, scaled by (G-1)/7)"
+        " or latencies measured by GPU count, { 2 = S, 4 = S, 8 = S }"
+    )
+    if not isinstance(table, Mapping) or not table:
+        raise SpecError(
+            f"must be a table, got {shown(table)}",
+            field=label,
+            hint=f"give {shapes}: a latency that does not grow with the GPU count is not what any source measures",
+        )
+    ring_keys = ("ring_gpus", "ring_s")
+    if any(key in table for key in ring_keys):
+        for key in table:
+            if key not in ring_keys:
+                raise SpecError(
+                    "a ring preset has ring_gpus and ring_s only",
+                    field=f"{label}.{key}",
+                    hint=did_you_mean(str(key), ring_keys) or f"give {shapes}",
+                )
+        for key in ring_keys:
+            if key not in table:
+                raise SpecError("is missing", field=f"{label}.{key}", hint=f"give {shapes}")
+        gpus = _gpu_count(f"{label}.ring_gpus", table["ring_gpus"], f"give {shapes}")
+        _check_field(f"{label}.ring_s", "quantity", table["ring_s"], *ALLREDUCE_LATENCY_S)
+        return AllReduceLatency(name, ring_s=float(table["ring_s"]), ring_gpus=gpus)
+    measured = {}
+    for key, seconds in table.items():
+        hint = did_you_mean(str(key), ring_keys) or f"give {shapes}"
+        count = _gpu_count(f"{label}.{key}", key, hint)
+        _check_field(f"{label}.{key}", "quantity", seconds, *ALLREDUCE_LATENCY_S)
+        measured[count] = float(seconds)
+    return AllReduceLatency(name, measured_s=MappingProxyType(measured))
+
+
+@dataclass(frozen=True)
 class InterconnectSpec:
     """How one GPU talks to the others in a tensor-parallel group.
 
@@ -136,15 +251,17 @@ class InterconnectSpec:
     over its scale-up links, one direction: NVLink 4 on an H100 is 18 links of 25 GB/s,
     450e9. Up to ``domain_gpus`` GPUs share that fabric; a group larger than the domain
     crosses the scale-out network at ``scale_out_bytes_per_s`` per GPU.
-    ``allreduce_latency_s`` names measured fixed latencies of one small all-reduce
-    (``{nccl = 19e-6, custom_oneshot = 3.7e-6}``); the ceiling takes the smallest.
+    ``allreduce_latency_s`` names measured latencies of one small all-reduce, each a
+    function of the GPU count (``AllReduceLatency``): ``{nccl = {ring_gpus = 8, ring_s =
+    19.19e-6}, custom_oneshot = {2 = 3.7e-6, 4 = 3.7e-6, 8 = 5.7e-6}}``; the ceiling takes
+    the smallest at each count.
     """
 
     scale_up: str = _text(NAME_LENGTH)
     domain_gpus: int = _count(maximum=100_000)
     link_bytes_per_s: float = _quantity(*PEER_LINK_BYTES_PER_S)
     scale_out_bytes_per_s: float = _quantity(*PEER_LINK_BYTES_PER_S)
-    allreduce_latency_s: Mapping[str, float]
+    allreduce_latency_s: Mapping[str, AllReduceLatency]
     source: str = _text(SOURCE_LENGTH)
 
     def __post_init__(self) -> None:
@@ -154,27 +271,32 @@ class InterconnectSpec:
             raise SpecError(
                 f"must be a table of named latencies, got {shown(latencies)}",
                 field="allreduce_latency_s",
-                hint="for example allreduce_latency_s = { nccl = 19e-6 }",
+                hint="for example allreduce_latency_s = { nccl = { ring_gpus = 8, ring_s = 19.19e-6 } }",
             )
-        for name, value in latencies.items():
+        presets = {}
+        for name, table in latencies.items():
             if not _PRESET.fullmatch(str(name)):
                 raise SpecError(
                     "bad preset name: use lower-case letters, digits and '_'", field=f"allreduce_latency_s.{name}"
                 )
-            _check_field(f"allreduce_latency_s.{name}", "quantity", value, *ALLREDUCE_LATENCY_S)
-        object.__setattr__(self, "allreduce_latency_s", MappingProxyType(dict(latencies)))
+            presets[name] = table if isinstance(table, AllReduceLatency) else _allreduce_latency(name, table)
+        object.__setattr__(self, "allreduce_latency_s", MappingProxyType(presets))
 
-    @property
-    def best_allreduce_latency_s(self) -> float:
-        """The smallest measured latency of one small all-reduce: what the ceiling charges."""
-        return min(self.allreduce_latency_s.values())
+    def best_allreduce(self, gpus: int) -> AllReduceLatency:
+        """The preset with the smallest latency at ``gpus`` GPUs: what the ceiling charges
+        (the first named, on a tie)."""
+        return min(self.allreduce_latency_s.values(), key=lambda preset: preset.at(gpus))
 
-    def latency(self, preset: str) -> float:
-        """The latency of ``preset``; SpecError naming the presets there are."""
+    def preset(self, name: str) -> AllReduceLatency:
+        """The preset called ``name``; SpecError naming the presets there are."""
         try:
-            return self.allreduce_latency_s[preset]
+            return self.allreduce_latency_s[name]
         except KeyError:
-            raise unknown_name("all-reduce latency preset", preset, self.allreduce_latency_s) from None
+            raise unknown_name("all-reduce latency preset", name, self.allreduce_latency_s) from None
+
+    def latency(self, name: str, gpus: int) -> float:
+        """The latency of preset ``name`` at ``gpus`` GPUs."""
+        return self.preset(name).at(gpus)
 
 
 _PRESET = re.compile(r"[a-z0-9_]{1,40}")

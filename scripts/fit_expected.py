@@ -10,7 +10,8 @@ a fixed start: the same inputs give the same file). The parameters:
 - one compute efficiency per GPU and math precision the fit runs use (others take the
   geometric mean of these);
 - one overhead per layer of every iteration, and one per token sampled;
-- one all-reduce latency.
+- the latency of one all-reduce over G GPUs, a fixed start plus a hop for each of a ring's
+  2(G-1) steps (``CostModel.allreduce_latency``).
 
 Then every ``split = check`` run, held out, is predicted with the fitted costs, and the file
 records, per kind of figure (throughput, TTFT, ITL), the median, p10 and p90 of measured ÷
@@ -57,6 +58,7 @@ START = {
     "layer_overhead_s": 3e-5,
     "token_overhead_s": 5e-6,
     "allreduce_latency_s": 1e-5,
+    "allreduce_hop_s": 1e-6,
 }
 LOG_BOUNDS = {
     "bandwidth": (math.log(0.2), 0.0),
@@ -65,6 +67,7 @@ LOG_BOUNDS = {
     "layer_overhead_s": (math.log(1e-7), math.log(2e-3)),
     "token_overhead_s": (math.log(1e-9), math.log(1e-3)),
     "allreduce_latency_s": (math.log(1e-7), math.log(2e-4)),
+    "allreduce_hop_s": (math.log(1e-8), math.log(2e-5)),
 }
 ITERATIONS = 12
 STEP = 0.02  # forward-difference step, in log units
@@ -72,7 +75,7 @@ STEP = 0.02  # forward-difference step, in log units
 
 @dataclass(frozen=True)
 class Parameter:
-    name: str  # "bandwidth", "compute:<gpu>:<math>", "layer_overhead_s", "allreduce_latency_s"
+    name: str  # "bandwidth", "compute:<gpu>:<math>", "layer_overhead_s", "allreduce_latency_s", ...
 
     @property
     def family(self) -> str:
@@ -91,6 +94,7 @@ def _cost_model(values: dict[str, float], gpu: str) -> CostModel:
         layer_overhead_s=values["layer_overhead_s"],
         token_overhead_s=values["token_overhead_s"],
         allreduce_latency_s=values["allreduce_latency_s"],
+        allreduce_hop_s=values["allreduce_hop_s"],
     )
 
 
@@ -129,7 +133,7 @@ def _solve(matrix: list[list[float]], vector: list[float]) -> list[float]:
 
 def fit(runs, specs) -> tuple[dict[str, float], int]:
     """The fitted parameters and the iterations taken (Levenberg-Marquardt on log parameters)."""
-    names = ["bandwidth", "link", "layer_overhead_s", "token_overhead_s", "allreduce_latency_s"]
+    names = ["bandwidth", "link", "layer_overhead_s", "token_overhead_s", "allreduce_latency_s", "allreduce_hop_s"]
     pairs = sorted({(run.gpu, math_precision(specs.gpu(run.gpu), run.weight_precision)) for run in runs})
     names += [f"compute:{gpu}:{precision}" for gpu, precision in pairs]
     params = [Parameter(name) for name in names]
@@ -305,6 +309,7 @@ def render(values, iterations, fit_runs, check_runs, fit_ratios, check_ratios, s
         f"layer_overhead_s = {_number(values['layer_overhead_s'])}",
         f"token_overhead_s = {_number(values['token_overhead_s'])}",
         f"allreduce_latency_s = {_number(values['allreduce_latency_s'])}",
+        f"allreduce_hop_s = {_number(values['allreduce_hop_s'])}",
         "",
         "[costs.compute_efficiency]",
     ]

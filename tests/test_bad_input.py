@@ -26,6 +26,17 @@ def test_user_file_replaces_a_builtin_entry(tmp_path: Path, capsys: pytest.Captu
     assert '"decode_tokens_per_s_per_user": 417.' in out
 
 
+#: A GPU's interconnect table, its all-reduce preset's value to fill in for LATENCY.
+INTERCONNECT = """
+[gpu."my-gpu".interconnect]
+scale_up = "NVLink"
+domain_gpus = 8
+link_bytes_per_s = 450e9
+scale_out_bytes_per_s = 50e9
+allreduce_latency_s = { nccl = LATENCY }
+source = "https://example.com/my-gpu-links"
+"""
+
 BAD_SPECS = {
     "toml syntax, with its line": (
         GOOD_GPU.replace("name = ", "name = = ", 1),
@@ -97,6 +108,22 @@ BAD_SPECS = {
     "unquoted id with a dot": (
         GOOD_MODEL.replace('[model."tiny-1b"]', "[model.tiny-1.5b]"),
         ['[model."tiny-1"]', "unknown key", "quote an id that has a dot in it"],
+    ),
+    "all-reduce latency as one number": (
+        GOOD_GPU + INTERCONNECT.replace("LATENCY", "19e-6"),
+        ["field 'interconnect.allreduce_latency_s.nccl'", "must be a table", "{ ring_gpus = 8, ring_s = S }"],
+    ),
+    "ring latency without its measurement": (
+        GOOD_GPU + INTERCONNECT.replace("LATENCY", "{ ring_gpus = 8 }"),
+        ["field 'interconnect.allreduce_latency_s.nccl.ring_s'", "is missing"],
+    ),
+    "ring latency misspelled": (
+        GOOD_GPU + INTERCONNECT.replace("LATENCY", "{ ring_gpu = 8, ring_s = 19e-6 }"),
+        ["field 'interconnect.allreduce_latency_s.nccl.ring_gpu'", "did you mean 'ring_gpus'?"],
+    ),
+    "latency measured at one GPU": (
+        GOOD_GPU + INTERCONNECT.replace("LATENCY", "{ 1 = 3e-6, 8 = 6e-6 }"),
+        ["field 'interconnect.allreduce_latency_s.nccl.1'", "must be a GPU count from 2 to 100,000"],
     ),
     "unknown table": (
         GOOD_GPU.replace('[gpu."my-gpu"]', '[gpus."my-gpu"]').replace('[gpu."my-gpu".', '[gpus."my-gpu".'),

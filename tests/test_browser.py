@@ -388,7 +388,7 @@ def test_405b_at_16_bit_does_not_fit_one_h100(chapter) -> None:
     assert "811.7 GB" in shown(page)["explain"] and "use 16 GPUs" in shown(page)["explain"]  # a tensor-parallel degree
 
 
-def test_the_calculator_shows_the_rule_the_ceiling_and_the_expected_range(chapter) -> None:
+def test_the_calculator_shows_the_rule_the_ceiling_and_the_expected_band(chapter) -> None:
     page, _ = chapter
     form = page.locator("[data-rf-calc]")
     # The defaults (earlier tests share this page and leave other inputs), then a deployment that does not fit.
@@ -397,7 +397,7 @@ def test_the_calculator_shows_the_rule_the_ceiling_and_the_expected_range(chapte
         set_control(page, name, defaults[name])
     wait_for(page, defaults)
     assert shown(page) == expected(defaults)
-    expect(form.locator("[data-rf-out=expected]")).to_have_text("109–149 tokens/s per user")
+    expect(form.locator("[data-rf-out=expected]")).to_have_text("114 (band 105–142) tokens/s")
     expect(form.locator("[data-rf-out=explain]")).to_contain_text(
         "The rule of thumb gives 209; an engine reads one row of the embedding, not the whole table, so 223"
     )

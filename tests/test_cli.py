@@ -102,8 +102,8 @@ def test_table_markdown_has_every_model_and_precision(capsys: pytest.CaptureFixt
     assert "| Llama 3.1 8B | bf16 | 16.1 GB | 1 | 223 | 29.3 |" in lines
     assert "| Llama 3.1 8B | fp8 | 8.0 GB | 1 | 446 | 14.6 |" in lines
     # Two GPUs pay 160 all-reduces a pass; sixteen cross the scale-out network (8 share NVLink).
-    assert "| Llama 3.1 70B | bf16 | 141.1 GB | 2 | 47 | 153.3 |" in lines
-    assert "| Llama 3.1 405B | bf16 | 811.7 GB | 16 | 61 | 722.8 |" in lines
+    assert "| Llama 3.1 70B | bf16 | 141.1 GB | 2 | 47 | 153.1 |" in lines
+    assert "| Llama 3.1 405B | bf16 | 811.7 GB | 16 | 59 | 723.3 |" in lines
 
 
 def test_table_csv_parses(capsys: pytest.CaptureFixture[str]) -> None:
@@ -123,3 +123,26 @@ def test_specs_option_adds_a_gpu(tmp_path, capsys: pytest.CaptureFixture[str]) -
     )
     out = run(capsys, "list", "gpus", "--specs", str(path))
     assert "next-gen" in out and "288 GB" in out
+
+
+def test_allreduce_preset_charges_that_preset_at_the_gpu_count(capsys: pytest.CaptureFixture[str]) -> None:
+    """`--allreduce-preset nccl` on 4 H100s charges NCCL's ring, 19.19 µs on 8 GPUs x 3/7 = 8.22 µs; the
+    ceiling alone takes SGLang's kernel, 3.7 µs; a misspelled preset, or one given with a fixed latency,
+    is one line naming the fix."""
+    base = ["estimate", "--gpu", "h100-sxm", "--model", "llama-3.1-70b", "--gpus", "4", "--json"]
+    nccl = json.loads(run(capsys, *base, "--allreduce-preset", "nccl"))
+    best = json.loads(run(capsys, *base))
+    assert (
+        "each 8.22 µs" in nccl["accounting"]["communication"] and "nccl, a ring" in nccl["accounting"]["communication"]
+    )
+    assert (
+        "each 3.7 µs" in best["accounting"]["communication"] and "custom_oneshot" in best["accounting"]["communication"]
+    )
+    assert nccl["decode_step_s"] > best["decode_step_s"]
+    for extra, says in (
+        (["--allreduce-preset", "ncl"], "did you mean 'nccl'?"),
+        (["--allreduce-preset", "nccl", "--allreduce-latency", "1e-6"], "cannot be combined with --allreduce-latency"),
+    ):
+        assert main(base + extra) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and says in err

@@ -36,11 +36,13 @@ CHAPTER_PAGE = "chapters/prefill-vs-decode/index.md"
 
 
 def copy_inputs(tmp_path: Path) -> Path:
-    """A root with this repo's spec files, page folders and committed figures, for runs that write."""
+    """A root with this repo's spec files, page folders, committed figures and serving runs (data/), for runs
+    that write."""
     root = tmp_path / "repo"
     shutil.copytree(ROOT / "roofline" / "data", root / "roofline" / "data")
     shutil.copytree(ROOT / "docs", root / "docs", ignore=support.COPY_IGNORE)
     shutil.copytree(FIGURES, root / "figures")
+    shutil.copytree(ROOT / "data", root / "data")  # the serving runs the measured page shows
     return root
 
 

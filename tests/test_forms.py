@@ -17,7 +17,7 @@ import pytest
 
 import support
 from roofline import parsing
-from roofline.forms import RULES, Field, Form, FormError, InputError, Output, Rule, plain
+from roofline.forms import Field, Form, FormError, InputError, Output, Rule, plain
 
 
 def form(**changes: object) -> Form:
@@ -95,6 +95,52 @@ def test_a_missing_field_says_what_it_must_be() -> None:
         form().validate(request)
 
 
+def with_counts(allowed: list[tuple[str, str]]) -> Form:
+    """The test form with a GPU count, and a rule that allows only ``allowed`` (gpu, count) pairs."""
+    fields = [*form().fields, Field.choice("count", "GPUs", [("1", "1"), ("2", "2"), ("4", "4")], default="1")]
+    message = "The model does not fit on {count} × {gpu}: choose more GPUs."
+    return form(fields=fields, rules=[Rule.allowed(("count", "gpu"), allowed, message)])
+
+
+def test_an_allowed_rule_takes_only_its_combinations_and_names_the_choices_in_its_message() -> None:
+    checked = with_counts([("1", "h200"), ("2", "h100-sxm"), ("2", "h200"), ("1", "h100-sxm"), ("4", "h200")])
+    assert checked.validate(dict(checked.defaults, count="4", gpu="h200"))["count"] == "4"
+    strict = with_counts([("2", "h100-sxm"), ("1", "h200"), ("1", "h100-sxm")])
+    with pytest.raises(InputError) as refused:
+        strict.validate(dict(strict.defaults, count="4", gpu="h100-sxm"))
+    assert refused.value.fields == ("count", "gpu")
+    assert str(refused.value) == "field 'count': The model does not fit on 4 × H100: choose more GPUs."
+    # The page reads the combinations as a tree: each field's value in turn, the last one's values listed.
+    assert strict.rules[0].declaration() == {
+        "kind": "allowed",
+        "first": "count",
+        "second": "gpu",
+        "fields": ["count", "gpu"],
+        "message": "The model does not fit on {count} × {gpu}: choose more GPUs.",
+        "allowed": {"1": ["h100-sxm", "h200"], "2": ["h100-sxm"]},
+    }
+
+
+@pytest.mark.parametrize(
+    ("rule", "message"),
+    [
+        (Rule.allowed(("gpu", "count"), [], "m"), "rule 'allowed' lists no combination"),
+        (Rule.allowed(("gpu", "count"), [("h200",)], "m"), "does not give one value per field"),
+        (Rule.allowed(("gpu", "count"), [("h100", "1")], "m"), "'h100' is not a choice of 'gpu'"),
+        (Rule.allowed(("gpu", "count"), [("h200", "1")], "m"), "the defaults break a rule: field 'gpu': m"),
+        (Rule.allowed(("gpu", "count"), [("h100-sxm", "1")], "{model}"), "message names {model}"),
+        (Rule.allowed(("gpu", "nope"), [("h100-sxm", "1")], "m"), "rule 'allowed' names 'nope', which is not a field"),
+    ],
+)
+def test_an_allowed_rule_that_breaks_the_contract_is_one_line(rule: Rule, message: str) -> None:
+    fields = [*form().fields, Field.choice("count", "GPUs", [("1", "1"), ("2", "2")], default="1")]
+    with pytest.raises(FormError) as broken:
+        form(fields=fields, rules=[rule])
+    assert message in str(broken.value) and "\n" not in str(broken.value)
+    with pytest.raises(FormError, match="needs two fields or more"):
+        Rule.allowed(("gpu",), [("h100-sxm",)], "m")
+
+
 def test_a_broken_rule_names_both_fields() -> None:
     with pytest.raises(InputError) as refused:
         form().validate(dict(form().defaults, low=50, high=20))
@@ -121,7 +167,9 @@ def test_a_broken_rule_names_both_fields() -> None:
         ({"outputs": [Output.text("fits", "Fits")]}, "key 'fits' must be lowercase letters"),
         ({"outputs": [Output.text("a", "A"), Output.text("a", "B")]}, "output 'a' is declared twice"),
         ({"rules": [Rule.at_most("low", "nope", "m")]}, "rule 'at_most' names 'nope', which is not a field"),
-        ({"rules": [Rule("between", "low", "high", "m")]}, "rule 'between' is not one of at_most, below"),
+        ({"rules": [Rule("between", "low", "high", "m")]}, "rule 'between' is not one of at_most, below, allowed"),
+        ({"rules": [Rule.allowed(("gpu", "users"), [("h200", "1")], "m")]}, "rule 'allowed' reads choice fields only"),
+        ({"rules": ["low <= high"]}, "rules holds 'low <= high'; declare each with Rule.at_most"),
         ({"rules": [Rule.at_most("high", "low", "m")]}, "the defaults break a rule: field 'high': m"),
     ],
 )
@@ -223,15 +271,34 @@ def test_the_page_checks_every_input_and_rule_as_python_does(node: str, tmp_path
     for raw in ("h200", "h100", "", "H200"):
         expected = {"value": raw} if raw in menu["values"] else {"error": "must be one of the choices"}
         fields.append({"field": menu, "raw": raw, "expected": expected})
-    declared = (*form().rules, Rule.below("users", "accept", "m"))
+    allowed = Rule.allowed(
+        ("count", "gpu", "model"),
+        [("1", "h200", "8b"), ("2", "h200", "70b"), ("4", "h100-sxm", "70b"), ("4", "h200", "70b")],
+        "{model} does not fit on {count} × {gpu}; {other} stays as written.",
+    )
+    declared = (*form().rules, Rule.below("users", "accept", "m"), allowed)
     rule_cases = []
-    for params in ({"low": 3, "high": 4}, {"low": 4, "high": 4}, {"low": 5, "high": 4}, {"users": 2}):
-        params = {"low": 1, "high": 1, "users": 1, "accept": 2, **params}
-        holds = [RULES[rule.kind](params[rule.first], params[rule.second]) for rule in declared]
+    for params in (
+        {"low": 3, "high": 4},
+        {"low": 4, "high": 4},
+        {"low": 5, "high": 4},
+        {"users": 2},
+        {"count": "2"},
+        {"count": "4", "gpu": "h100-sxm"},
+        {"count": "2", "gpu": "h100-sxm"},
+        {"count": "1", "gpu": "h200", "model": "70b"},
+        {"count": "8"},
+        {"gpu": "constructor"},
+        {"count": "__proto__"},
+    ):
+        params = {"low": 1, "high": 1, "users": 1, "accept": 2, "count": "1", "gpu": "h200", "model": "8b", **params}
+        holds = [rule.holds(params) for rule in declared]
         broken = holds.index(False) if False in holds else None
-        rule_cases.append({"rules": [vars(rule) for rule in declared], "params": params, "broken": broken})
+        rule_cases.append({"rules": [rule.declaration() for rule in declared], "params": params, "broken": broken})
+    texts = {"count": "4", "gpu": "NVIDIA H100 SXM", "model": "Llama 3.1 70B"}
+    messages = [{"rule": allowed.declaration(), "texts": texts, "expected": allowed.message_for(texts)}]
     cases = tmp_path / "cases.json"
-    cases.write_text(json.dumps({"fields": fields, "rules": rule_cases}), encoding="utf-8")
+    cases.write_text(json.dumps({"fields": fields, "rules": rule_cases, "messages": messages}), encoding="utf-8")
     done = subprocess.run(
         [node, "--test", "--test-reporter=spec", str(support.ROOT / "tests" / "node" / "checks.test.mjs")],
         capture_output=True,
@@ -241,5 +308,6 @@ def test_the_page_checks_every_input_and_rule_as_python_does(node: str, tmp_path
         check=False,
     )
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "pass 2\n" in done.stdout
+    assert "pass 3\n" in done.stdout
+    assert {case["broken"] for case in rule_cases} == {None, 0, 1, 2}  # each rule breaks somewhere, and all hold
     assert sum("value" in case["expected"] for case in fields) > 20  # the cases accept as well as refuse

@@ -300,10 +300,11 @@ def test_whatever_validate_accepts_charts_as_strict_json(metric, value, speculat
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    """A checkout holding the spec files, the figures and the measured page's folder alone (the
+    """A checkout holding the spec files, the serving runs, the figures and the measured page's folder alone (the
     chapters quote measurements by id, which a file of one made-up measurement does not have)."""
     root = tmp_path / "repo"
     shutil.copytree(ROOT / "roofline" / "data", root / "roofline" / "data")
+    shutil.copytree(ROOT / "data", root / "data")  # the serving runs the page shows beside them
     shutil.copytree(ROOT / "figures", root / "figures")
     folder = MEASURED.folder.relative_to(ROOT)
     shutil.copytree(MEASURED.folder, root / folder, ignore=support.COPY_IGNORE)

@@ -494,3 +494,40 @@ def test_two_steps_fit_exactly() -> None:
 def test_a_fit_needs_two_widths_in_order(steps: list[tuple[float, float]]) -> None:
     with pytest.raises(SpecError, match="field 'steps'"):
         fixed_cost_fit(steps)
+
+
+# -- The estimate's JSON: critical batch and KV slope ----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("gpu", "precision", "math"),
+    [
+        ("h100-sxm", "bf16", "bf16"),
+        ("h100-sxm", "int4-awq", "bf16"),
+        ("h100-sxm", "fp8", "fp8"),
+        ("a100-80gb", "fp8", "bf16"),
+        ("b200", "nvfp4", "fp4"),
+    ],
+)
+def test_the_estimate_json_gives_the_critical_batch_of_its_format_and_math(gpu: str, precision: str, math: str) -> None:
+    """``critical_batch`` = F x bytes per weight / (2W), F at the math the format runs on that GPU;
+    the GPU count cancels out."""
+    from roofline import estimate, load_specs
+    from roofline.precisions import bytes_per_value
+
+    spec = load_specs().gpu(gpu)
+    expected = spec.peak_flops_per_s(math) * bytes_per_value(precision) / (2 * spec.bandwidth_bytes_per_s)
+    for count in (1, 2):
+        found = estimate(gpu, "llama-3.1-8b", precision=precision, gpus=count).to_dict()["critical_batch"]
+        assert found == pytest.approx(expected, rel=1e-12)
+
+
+def test_the_estimate_json_gives_the_kv_slope_a_cached_token_adds() -> None:
+    """``kv_slope_s_per_token`` = KV bytes per token / bandwidth in a memory-bound step; fp8 halves it."""
+    from roofline import estimate, load_specs
+
+    h100 = load_specs().gpu("h100-sxm")
+    bf16 = estimate("h100-sxm", "llama-3.1-8b", context=4096).to_dict()
+    fp8 = estimate("h100-sxm", "llama-3.1-8b", kv_precision="fp8", context=4096).to_dict()
+    assert bf16["kv_slope_s_per_token"] == pytest.approx(bf16["kv_bytes_per_token"] / h100.bandwidth_bytes_per_s)
+    assert fp8["kv_slope_s_per_token"] == pytest.approx(bf16["kv_slope_s_per_token"] / 2)

@@ -11,6 +11,7 @@ work of any run inside the documented ranges; then ``roofline simulate`` and its
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import random
@@ -469,6 +470,25 @@ def test_reserved_requests_never_hold_more_kv_blocks_than_fit(policy: str, block
         assert held <= blocks
 
 
+def test_reserved_blocks_hold_the_whole_request_while_the_cache_fills_a_token_a_step() -> None:
+    """Two requests of a 100-token prompt and 50 output tokens, at time 0, reserved: each holds
+    ceil(150 / 16) = 10 blocks from the start. Nothing is cached before the prefill; after it,
+    the 100 prompt tokens each; after the last decode step, 100 + 49 (the 50th token is returned,
+    never cached); once they leave, nothing."""
+    config = ServingConfig(
+        admission="reserve", rate=math.inf, requests=2, prompt=Lengths(100, 100), output=Lengths(50, 50),
+        record_blocks=True,
+    )  # fmt: skip
+    result = run(config)
+    assert {blocks for _, blocks in result.blocks_in_use[:-1]} == {20}
+    tokens = [cached for _, cached in result.cached_tokens]
+    assert tokens[0] == 0 and tokens[1] == 2 * 100 and max(tokens) == 2 * 149 and tokens[-1] == 0
+    paged = run(dataclasses.replace(config, admission="paged"))
+    # Paged: the prompt's 7 blocks each at first, one more as the cache passes 112 and 128 tokens.
+    assert paged.blocks_in_use[0][1] == 2 * 7 and max(blocks for _, blocks in paged.blocks_in_use) == 2 * 10
+    assert [cached for _, cached in paged.cached_tokens] == tokens
+
+
 @SIMULATION
 @given(
     policy=ITERATIVE,
@@ -502,6 +522,11 @@ def test_paged_blocks_never_exceed_the_cache_and_every_request_ends(
     result = run_unless_thrashing(config, with_blocks(blocks))
     assert all(0 <= used <= blocks for _, used in result.blocks_in_use)
     assert result.blocks_in_use[-1][1] == 0  # everything handed back
+    # The tokens cached fit in the blocks held at every moment, and none are left at the end.
+    assert len(result.cached_tokens) == len(result.blocks_in_use)
+    for (when, used), (also, tokens) in zip(result.blocks_in_use, result.cached_tokens, strict=True):
+        assert when == also and 0 <= tokens <= BLOCK_TOKENS * used
+    assert result.cached_tokens[-1][1] == 0
     too_long = sum(1 for r in result.trace if blocks_for(r.prompt + r.output - 1) > blocks)
     assert (result.rejected, result.completed) == (too_long, 120 - too_long)
 
@@ -918,6 +943,18 @@ def test_long_prompts_and_outputs_take_a_few_scheduling_steps_a_request(case: di
     assert passes <= 5 * 300 + 10
 
 
+def test_a_caller_may_bound_the_steps_lower_and_the_refusal_names_its_bound() -> None:
+    """The page's calculator answers within a keystroke: it sets a lower bound, and a run past it is
+    refused in one line that names that bound; the same run under the default bound completes."""
+    case, blocks, _ = THRASHING["one-token prompts, outputs near the cache"]
+    hardware = with_blocks(blocks)
+    assert run(ServingConfig(requests=300, **case), hardware).completed == 300
+    with pytest.raises(SpecError) as refused:
+        run(ServingConfig(requests=300, max_steps_per_request=2, **case), hardware)
+    assert "past the simulator's bound of 2 scheduling steps a request" in str(refused.value)
+    assert refused.value.field == "admission"
+
+
 @pytest.mark.parametrize(("case", "blocks", "outcome"), THRASHING.values(), ids=THRASHING.keys())
 def test_a_thrashing_cache_ends_within_the_bound(case: dict, blocks: int, outcome: str) -> None:
     """However small the cache, a run ends within ``MAX_STEPS_PER_REQUEST`` passes a request:
@@ -1243,6 +1280,7 @@ def test_bad_simulate_input_is_one_line_and_exit_2(
         ("preemption", "drop"),
         ("concurrency", 0),
         ("record_blocks", "yes"),
+        ("max_steps_per_request", 0),
     ],
 )
 def test_a_bad_config_names_its_field(field: str, value: object) -> None:

@@ -19,7 +19,7 @@ from bs4 import BeautifulSoup
 
 import roofline
 import support
-from roofline import estimate
+from roofline import benchmarks, estimate
 from roofline import formatting as fmt
 from sitegen.context import read_specs
 from sitegen.pages import find
@@ -83,14 +83,17 @@ def test_measured_page_lists_every_measurement_and_is_in_the_nav(site):
 
     soup = page(site, "reference/measured/")
     comparisons = compare_all()
-    rows = [tr for table in soup.select("article table") for tr in table.select("tbody tr")]
+    tables = [table for table in soup.select("article table") if table.find_parent("details") is None]
+    rows = [
+        tr for table in tables if table.select_one("th").get_text(strip=True) == "#" for tr in table.select("tbody tr")
+    ]
     assert len(rows) == len(comparisons)
     shown = set()
     for row in rows:
         cells = [td.get_text(strip=True) for td in row.select("td")]
         link = row.select_one("a[href]")
-        # The answer leads (metric, measured, ceiling, ratio), then the conditions and the source.
-        shown.add((link["href"], link.get_text(strip=True), cells[2], cells[4], cells[10].rsplit(", ", 1)[1]))
+        # The answer leads (metric, measured, ceiling, ratio, expected), then the conditions and the source.
+        shown.add((link["href"], link.get_text(strip=True), cells[2], cells[4], cells[11].rsplit(", ", 1)[1]))
     in_unit = find(ROOT / "docs", "measured").module().shown
 
     for comparison in comparisons:
@@ -98,6 +101,11 @@ def test_measured_page_lists_every_measurement_and_is_in_the_nav(site):
         wanted = (m.source, m.section, in_unit(m.metric, m.value), f"{comparison.ratio * 100:.0f}%", m.date)
         assert wanted in shown, m.id
     assert soup.select_one("#figure-measured-ratios .roofline-chart img") is not None
+    assert soup.select_one("#figure-measured-vs-expected .roofline-chart img") is not None
+    # The serving runs, fitted on and held out, each in a table of its own behind a summary (issue 17).
+    runs = benchmarks.load_serving_runs(ROOT / "data" / "serving-measurements.csv")
+    folded = [details.select("tbody tr") for details in soup.select("article details")]
+    assert [len(rows) for rows in folded] == [sum(r.split == split for r in runs) for split in ("fit", "check")]
     nav = [a.get_text(strip=True) for a in soup.select("nav.md-nav a")]
     assert "Measured vs ceiling" in nav
 

@@ -75,6 +75,7 @@ def repo_with(tmp_path: Path, gpu_name: str | None = None, model_name: str | Non
     shutil.copytree(ROOT / "roofline" / "data", root / "roofline" / "data")
     shutil.copytree(ROOT / "docs", root / "docs", ignore=support.COPY_IGNORE)
     shutil.copytree(ROOT / "figures", root / "figures")
+    shutil.copytree(ROOT / "data", root / "data")  # the serving runs the measured page shows
     gpus, models = root / "roofline/data/gpus.toml", root / "roofline/data/models.toml"
 
     def toml_string(text: str) -> str:

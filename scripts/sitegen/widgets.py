@@ -213,9 +213,10 @@ def _control(field_id: str, field: Field) -> str:
             for value, text in field.choices
         )
         wide = " rf-field--wide" if field.wide else ""
+        # A choice has an error line too: a rule between choices (Rule.allowed) writes its message there.
         return (
-            f'<div class="rf-field{wide}">{label}<select id="{field_id}" name="{html.escape(field.name)}"{describe}>'
-            f"{options}</select></div>"
+            f'<div class="rf-field{wide}">{label}<select id="{field_id}" name="{html.escape(field.name)}"'
+            f' aria-describedby="{field_id}-error"{describe}>{options}</select>{error}</div>'
         )
     mode = "numeric" if field.whole else "decimal"
     return (
@@ -254,9 +255,7 @@ def calculator(name: str, form: Form, initial: dict[str, Any], links: RuntimeLin
     controls = "".join(_control(f"{prefix}-{field.name}", field) for field in form.fields)
     rows = "".join(_row(output, initial) for output in form.outputs if KINDS[output.kind].place == "row")
     figures = "".join(_figure(output, initial) for output in form.outputs if KINDS[output.kind].place == "figure")
-    rules = [
-        {"kind": rule.kind, "first": rule.first, "second": rule.second, "message": rule.message} for rule in form.rules
-    ]
+    rules = [rule.declaration() for rule in form.rules]
     return f"""<form class="rf-calc" data-rf-calc="{html.escape(name)}" data-state="static" \
 data-fits="{str(bool(initial.get("fits", True))).lower()}" {links.attributes()} \
 data-rf-module="{html.escape(module)}" data-rf-defaults="{_json_attribute(form.defaults)}" \

@@ -5,9 +5,9 @@
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { test } from "node:test";
-import { brokenRule, checkChoice, checkNumber } from "../../docs/javascripts/runtime/checks.mjs";
+import { brokenRule, checkChoice, checkNumber, ruleMessage } from "../../docs/javascripts/runtime/checks.mjs";
 
-const { fields, rules } = JSON.parse(readFileSync(process.env.ROOFLINE_CHECK_CASES, "utf8"));
+const { fields, rules, messages } = JSON.parse(readFileSync(process.env.ROOFLINE_CHECK_CASES, "utf8"));
 
 test("every raw input is accepted or refused as Python does", () => {
   for (const { field, raw, expected } of fields) {
@@ -21,4 +21,8 @@ test("every rule is broken or kept as Python says", () => {
     const found = brokenRule(declared, params);
     assert.equal(found === null ? null : declared.indexOf(found), broken, JSON.stringify(params));
   }
+});
+
+test("a rule's message names the chosen options as Python words it", () => {
+  for (const { rule, texts, expected } of messages) assert.equal(ruleMessage(rule, texts), expected);
 });

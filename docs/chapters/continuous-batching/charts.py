@@ -1,9 +1,10 @@
 """Chart builders for the continuous-batching chapter, returned as Vega-Lite dicts.
 
 - the first requests' timelines under static and continuous batching;
-- throughput against p99 time per output token as the arrival rate rises, one
-  curve per policy; goodput against the rate;
-- p99 TPOT and p99 TTFT against the chunked scheduler's token budget.
+- KV blocks held and tokens cached over time, paged against reserved admission;
+- throughput against the p99 inter-token latency as the arrival rate rises, one
+  curve per policy; goodput against the rate, and against the max batch;
+- p99 inter-token latency and p99 TTFT against the chunked scheduler's token budget.
 
 Each takes simulation results the page module ran (``roofline.serving.simulate``);
 nothing here simulates or computes a metric. Data is inline, as in ``charts``; each is one view
@@ -16,13 +17,22 @@ from typing import Any
 
 import altair as alt
 
-from roofline.serving import SimulationResult
-from sitegen.figures import WIDTH, figure_spec, sig
+from roofline.serving import BLOCK_TOKENS, SimulationResult
+from sitegen.figures import PALETTE, WIDTH, figure_spec, sig
 
 #: Colours and order of a request's spans, as the simulator's trace names them.
 SPAN_KINDS = {"wait": "queued", "prefill": "prefill", "decode": "decode", "padding": "padding (static)"}
 SPAN_COLOURS = ["#bab0ac", "#f28e2b", "#4e79a7", "#e15759"]
+ADMISSION_NAMES = {"paged": "paged (vLLM)", "reserve": "reserve (Orca oracle)"}
+#: Spans of the run over which the blocks-over-time chart averages each log (one point per span).
+KV_SPANS = 100
 POLICY_NAMES = {"static": "static", "continuous": "continuous", "chunked": "chunked prefill"}
+
+
+def policy_scale(policies: list[str]) -> alt.Scale:
+    """The colours of ``policies``, each policy's the same in every chart whichever others it shows."""
+    order = list(POLICY_NAMES)
+    return alt.Scale(domain=[POLICY_NAMES[p] for p in policies], range=[PALETTE[order.index(p)] for p in policies])
 
 
 def timelines(runs: dict[str, SimulationResult], count: int) -> dict[str, Any]:
@@ -69,15 +79,20 @@ def timelines(runs: dict[str, SimulationResult], count: int) -> dict[str, Any]:
     )
 
 
+def _itl_p99_ms(result: SimulationResult) -> float:
+    return sig(((result.itl_s or {}).get(99) or 0.0) * 1e3)
+
+
 def _sweep_rows(sweep: dict[str, list[tuple[float, SimulationResult]]]) -> list[dict[str, Any]]:
     return [
         {
             "policy": POLICY_NAMES[policy],
             "rate": rate,
             "tokens_per_s": sig(result.throughput_tokens_per_s),
-            "tpot_p99_ms": sig((result.tpot_s[99] or 0.0) * 1e3),
+            "itl_p99_ms": _itl_p99_ms(result),
             "ttft_p99_s": sig(result.ttft_s[99] or 0.0),
             "goodput": sig(result.goodput_requests_per_s),
+            "attainment": sig(result.slo_attainment or 0.0),
         }
         for policy, points in sweep.items()
         for rate, result in points
@@ -86,18 +101,22 @@ def _sweep_rows(sweep: dict[str, list[tuple[float, SimulationResult]]]) -> list[
 
 def _sweep_chart(sweep: dict[str, list[tuple[float, SimulationResult]]]) -> alt.Chart:
     return alt.Chart(alt.Data(values=_sweep_rows(sweep))).encode(
-        color=alt.Color("policy:N", title=None, sort=[POLICY_NAMES[p] for p in sweep]),
-        tooltip=["policy:N", "rate:Q", "tokens_per_s:Q", "tpot_p99_ms:Q", "ttft_p99_s:Q", "goodput:Q"],
+        color=alt.Color("policy:N", title=None, scale=policy_scale(list(sweep))),
+        tooltip=["policy:N", "rate:Q", "tokens_per_s:Q", "itl_p99_ms:Q", "ttft_p99_s:Q", "goodput:Q", "attainment:Q"],
     )
 
 
 def throughput_latency(sweep: dict[str, list[tuple[float, SimulationResult]]]) -> dict[str, Any]:
-    """Throughput against p99 TPOT, one curve per policy, a point per arrival rate (in rate order)."""
+    """Throughput against the p99 inter-token latency (every gap), one curve per policy, a point per rate."""
     chart = (
         _sweep_chart(sweep)
         .mark_line(point=True)
         .encode(
-            x=alt.X("tpot_p99_ms:Q", title="p99 time per output token (ms)", scale=alt.Scale(zero=False)),
+            x=alt.X(
+                "itl_p99_ms:Q",
+                title="p99 inter-token latency, every gap (ms, log)",
+                scale=alt.Scale(type="log"),
+            ),
             y=alt.Y("tokens_per_s:Q", title="output tokens/s"),
             order="rate:Q",
         )
@@ -122,32 +141,120 @@ def goodput(sweep: dict[str, list[tuple[float, SimulationResult]]]) -> dict[str,
     return figure_spec(
         chart,
         "Goodput peaks, then falls",
-        ["Requests per second that meet both latency targets."],
+        ["Requests per second that met both latency targets, at a max batch of 64."],
+    )
+
+
+def goodput_by_batch(runs: dict[str, list[tuple[int, SimulationResult]]]) -> dict[str, Any]:
+    """Goodput and throughput against the max batch (log scale), one pair of curves per policy."""
+    rows = [
+        {"policy": POLICY_NAMES[policy], "max_batch": size, "metric": metric, "requests_per_s": sig(value)}
+        for policy, points in runs.items()
+        for size, result in points
+        for metric, value in (
+            ("goodput", result.goodput_requests_per_s),
+            ("throughput", result.throughput_requests_per_s),
+        )
+    ]
+    chart = (
+        alt.Chart(alt.Data(values=rows))
+        .mark_line()
+        .encode(
+            x=alt.X("max_batch:Q", title="max batch, max_num_seqs (log scale)", scale=alt.Scale(type="log", base=2)),
+            y=alt.Y("requests_per_s:Q", title="requests/s"),
+            color=alt.Color("policy:N", title=None, scale=policy_scale(list(runs))),
+            strokeDash=alt.StrokeDash("metric:N", title=None, sort=["goodput", "throughput"]),
+            tooltip=["policy:N", "max_batch:Q", "metric:N", "requests_per_s:Q"],
+        )
+    )
+    return figure_spec(
+        chart,
+        "Goodput against the max batch at 48 requests per second",
+        ["Below the requests in flight the rate needs, the queue grows and goodput collapses."],
+    )
+
+
+def _time_means(series: tuple[tuple[float, int], ...], buckets: int) -> list[tuple[float, float]]:
+    """A step function logged as ``(time, value)`` points (each value holds until the next point),
+    as its time-weighted mean over ``buckets`` equal spans of the run: ``(span's middle, mean)``."""
+    if len(series) < 2:
+        return [(time, float(value)) for time, value in series]
+    end = series[-1][0]
+    width = end / buckets
+    means = []
+    index = 0
+    for bucket in range(buckets):
+        low, high = bucket * width, (bucket + 1) * width
+        total = 0.0
+        while index + 1 < len(series) and series[index + 1][0] <= low:
+            index += 1
+        step = index
+        while step < len(series) and series[step][0] < high:
+            start = max(series[step][0], low)
+            stop = min(series[step + 1][0] if step + 1 < len(series) else end, high)
+            total += series[step][1] * max(stop - start, 0.0)
+            step += 1
+        means.append(((low + high) / 2, total / width))
+    return means
+
+
+def kv_blocks(runs: dict[str, SimulationResult], capacity: int) -> dict[str, Any]:
+    """KV blocks held and tokens cached (in blocks) over time, one pair of lines per admission rule,
+    against the cache's size: each run's log (``record_blocks``), a step function, as its
+    time-weighted mean over ``KV_SPANS`` equal spans of the run."""
+    rows = [
+        {"admission": ADMISSION_NAMES[admission], "measure": measure, "time_s": sig(time), "blocks": sig(mean / scale)}
+        for admission, result in runs.items()
+        for measure, series, scale in (
+            ("blocks held", result.blocks_in_use, 1),
+            ("tokens cached, in blocks", result.cached_tokens, BLOCK_TOKENS),
+        )
+        for time, mean in _time_means(series, KV_SPANS)
+    ]
+    lines = (
+        alt.Chart(alt.Data(values=rows))
+        .mark_line(strokeWidth=1.5)
+        .encode(
+            x=alt.X("time_s:Q", title="time (s)"),
+            y=alt.Y("blocks:Q", title=f"KV blocks of {BLOCK_TOKENS} tokens"),
+            color=alt.Color("admission:N", title=None, sort=list(ADMISSION_NAMES.values())),
+            strokeDash=alt.StrokeDash("measure:N", title=None, sort=["blocks held", "tokens cached, in blocks"]),
+            tooltip=["admission:N", "measure:N", "time_s:Q", "blocks:Q"],
+        )
+    )
+    cache = (
+        alt.Chart(alt.Data(values=[{"blocks": capacity, "label": f"the whole cache, {capacity:,} blocks"}]))
+        .mark_rule(color="#888888", strokeDash=[2, 2])
+        .encode(y="blocks:Q", tooltip=["label:N"])
+    )
+    return figure_spec(
+        alt.layer(lines, cache),
+        "KV blocks held and filled, paged against reserved",
+        ["Reservation holds room for tokens not yet written; paging fills what it holds."],
     )
 
 
 def budget_sweep(points: list[tuple[int, SimulationResult]]) -> dict[str, Any]:
-    """p99 TPOT and p99 TTFT against the token budget, both in milliseconds on one log axis."""
-    rows = [
-        {
-            "budget": budget,
-            "tpot_p99_ms": sig((result.tpot_s[99] or 0.0) * 1e3),
-            "ttft_p99_ms": sig((result.ttft_s[99] or 0.0) * 1e3),
-        }
-        for budget, result in points
-    ]
+    """p99 inter-token latency and p99 TTFT against the token budget, both in milliseconds on one log axis."""
     long = [
-        {"budget": row["budget"], "metric": metric, "ms": row[field]}
-        for row in rows
-        for field, metric in (("tpot_p99_ms", "p99 TPOT"), ("ttft_p99_ms", "p99 TTFT"))
+        {"budget": budget, "metric": metric, "ms": value}
+        for budget, result in points
+        for metric, value in (
+            ("p99 inter-token latency", _itl_p99_ms(result)),
+            ("p99 time to first token", sig((result.ttft_s[99] or 0.0) * 1e3)),
+        )
     ]
     chart = (
         alt.Chart(alt.Data(values=long))
         .mark_line(point=True)
         .encode(
-            x=alt.X("budget:Q", title="token budget per iteration", scale=alt.Scale(type="log", base=2)),
+            x=alt.X(
+                "budget:Q",
+                title="token budget per iteration, max_num_batched_tokens",
+                scale=alt.Scale(type="log", base=2),
+            ),
             y=alt.Y("ms:Q", title="milliseconds (log scale)", scale=alt.Scale(type="log")),
-            color=alt.Color("metric:N", title=None, sort=["p99 TPOT", "p99 TTFT"]),
+            color=alt.Color("metric:N", title=None, sort=["p99 inter-token latency", "p99 time to first token"]),
             tooltip=["budget:Q", "metric:N", "ms:Q"],
         )
     )

@@ -252,3 +252,30 @@ def test_calculator_at_a_one_token_context_shows_a_rate_not_zero() -> None:
     answer = calculator.view(**{**calculator.DEFAULTS, "context": 1})
     assert answer["per_user"] not in ("0", "0.0") and float(answer["per_user"]) > 0
     assert "at 1 token is 131.1 kB" in answer["explain"]
+
+
+def test_the_budget_shows_the_expected_band_beside_the_ceiling() -> None:
+    """Issue 17: the users that fit decode at the ceiling's rate, and at the fitted costs with the band
+    the time between tokens' p10-p90 puts round it (inverted: a rate); nothing when no user fits."""
+    from roofline.calibration import load_calibration
+
+    view = calculator.view(**calculator.DEFAULTS)
+    calibration = load_calibration()
+    specs = builtin_specs()
+    params = calculator.DEFAULTS
+    full = Workload(
+        specs.model(params["model"]),
+        params["weights"],
+        params["kv"],
+        batch=view["max_users"],
+        context=params["context"],
+        shared_prefix=params["prefix"],
+    )
+    fitted = Hardware(specs.gpu(params["gpu"]), params["gpus"], costs=calibration.cost_model(params["gpu"]))
+    rate = 1 / decode_step(fitted, full).seconds
+    low, high = calibration.decode_rate_band(rate)
+    assert view["expected"] == f"{rate:,.0f} (band {low:,.0f}–{high:,.0f})"
+    assert rate < float(view["per_user"].replace(",", ""))  # the prediction sits below the ceiling
+    assert f"expected, {view['expected']} tokens/s each" in view["explain"] and fmt.EXPECTED_MEANS in view["explain"]
+    nothing = calculator.view(**dict(calculator.DEFAULTS, model="llama-3.1-405b", gpus=1))
+    assert nothing["expected"] == "—"

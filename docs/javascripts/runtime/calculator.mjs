@@ -10,9 +10,11 @@
 // The form's data-state: static (the build-time answer for the defaults is shown),
 // waiting (inputs differ from the defaults and Python is still starting), computing,
 // ready (the numbers shown are Python's for the current inputs), invalid (an input is
-// bad; the results are greyed and stay until it is fixed), failed.
+// bad, or inputs break a rule; the results are greyed and stay until it is fixed), failed
+// (Python could not compute these inputs: the note says why and no result is shown, since
+// every one on screen would belong to other inputs).
 // data-rf-rendered holds the inputs of the answer on screen, as a query string.
-import { brokenRule, checkChoice, checkNumber } from "./checks.mjs";
+import { brokenRule, checkChoice, checkNumber, ruleMessage } from "./checks.mjs";
 import { KINDS, SIZED } from "./outputs.mjs";
 import { runtime } from "./runtime.mjs";
 
@@ -95,9 +97,21 @@ class Calculator {
     return checkNumber({ min: control.min, max: control.max, step: control.step, describe }, raw);
   }
 
-  /** The first of the form's rules that `params` break ({first, second, message}), or null. */
+  /** The first of the form's rules that `params` break ({fields, message, …}), or null. */
   brokenRule(params) {
     return brokenRule(this.rules, params);
+  }
+
+  /** The rule's message for `params`, each {field} in it the text of the option chosen there. */
+  ruleMessage(rule, params) {
+    const texts = {};
+    for (const name of rule.fields) {
+      const control = this.control(name);
+      if (control.tagName !== "SELECT") continue;
+      const option = [...control.options].find((item) => item.value === String(params[name]));
+      if (option) texts[name] = option.textContent;
+    }
+    return ruleMessage(rule, texts);
   }
 
   /**
@@ -126,10 +140,11 @@ class Calculator {
     }
     const broken = this.brokenRule(params);
     if (broken) {
-      // Two linked values that cannot stand together: both fall back, and the note says why.
-      params[broken.first] = this.defaults[broken.first];
-      params[broken.second] = this.defaults[broken.second];
-      problems.push(`${broken.message} The link's values for both are replaced by the defaults.`);
+      // Linked values that cannot stand together: all fall back, and the note says why.
+      const message = this.ruleMessage(broken, params);
+      for (const name of broken.fields) params[name] = this.defaults[name];
+      const which = broken.fields.length === 2 ? "both" : `all ${broken.fields.length}`;
+      problems.push(`${message} The link's values for ${which} are replaced by the defaults.`);
     }
     return { params, problems, named };
   }
@@ -169,9 +184,10 @@ class Calculator {
     if (!valid) return null;
     const broken = this.brokenRule(params);
     if (broken) {
-      // Both fields are marked; the message stands under the first.
-      this.mark(broken.first, broken.message);
-      this.mark(broken.second, " ");
+      // Every field of the rule is marked; the message stands under the first.
+      const [first, ...others] = broken.fields;
+      this.mark(first, this.ruleMessage(broken, params));
+      for (const name of others) this.mark(name, " ");
       return null;
     }
     return params;
@@ -232,18 +248,26 @@ class Calculator {
     if (answer.error) {
       this.form.dataset.state = "failed";
       this.showNote([`Python could not compute this: ${answer.error}`]);
+      this.showResults(false); // the numbers on screen belong to other inputs
+      this.timed("rf-calc-failed", sent, received, answer);
       return;
     }
     this.render(answer, params, { announce: true });
     this.form.dataset.state = "ready";
+    this.timed("rf-calc-rendered", sent, received, answer);
+  }
+
+  /** Tell the benchmark (scripts/bench_browser.py) how long an answer took, from the reader's input on. */
+  timed(name, sent, received, answer) {
     this.form.dispatchEvent(
-      new CustomEvent("rf-calc-rendered", {
+      new CustomEvent(name, {
         detail: {
           inputToNumbersMs: performance.now() - this.lastInput,
           inputToSendMs: sent - this.lastInput,
           roundTripMs: received - sent,
           pythonMs: answer.ms,
           renderMs: performance.now() - received,
+          failed: name === "rf-calc-failed",
         },
       }),
     );
@@ -251,6 +275,11 @@ class Calculator {
 
   showStale(stale) {
     this.form.classList.toggle("rf-calc--stale", stale);
+  }
+
+  /** Show or hide every result (the verdict, the rows, the figures). */
+  showResults(shown) {
+    for (const element of this.form.querySelectorAll(".rf-calc__results, .rf-calc__chart")) element.hidden = !shown;
   }
 
   showRuntime() {
@@ -276,6 +305,7 @@ class Calculator {
     }
     this.form.dataset.rfRendered = this.queryOf(params);
     this.showStale(false);
+    this.showResults(true);
     if (announce && view.summary) {
       clearTimeout(this.announceTimer);
       this.announceTimer = setTimeout(() => (this.summary.textContent = view.summary), ANNOUNCE_DELAY_MS);

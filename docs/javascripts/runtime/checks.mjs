@@ -60,7 +60,29 @@ export function checkChoice({ values, describe }, raw) {
   return values.includes(raw) ? { value: raw } : { error: `must be ${describe}` };
 }
 
-/** The first of `rules` ([{kind, first, second, message}]) that `params` break, or null. */
+/**
+ * Whether `params` keep `rule`: a comparison of its first and second field, or, for an
+ * `allowed` rule, its fields' values found in turn down its tree of allowed combinations
+ * (roofline.forms.Rule.declaration), the last among a list.
+ */
+export function ruleHolds(rule, params) {
+  if (rule.kind !== "allowed") return RULES[rule.kind](params[rule.first], params[rule.second]);
+  let node = rule.allowed;
+  for (const [index, name] of rule.fields.entries()) {
+    const value = String(params[name]);
+    if (index === rule.fields.length - 1) return Array.isArray(node) && node.includes(value);
+    if (node === null || typeof node !== "object" || Array.isArray(node) || !Object.hasOwn(node, value)) return false;
+    node = node[value];
+  }
+  return false;
+}
+
+/** The first of `rules` ([{kind, first, second, fields, message, allowed?}]) that `params` break, or null. */
 export function brokenRule(rules, params) {
-  return rules.find((rule) => !RULES[rule.kind](params[rule.first], params[rule.second])) ?? null;
+  return rules.find((rule) => !ruleHolds(rule, params)) ?? null;
+}
+
+/** A rule's message with each {field} replaced by `texts[field]` (the chosen option's text), as Rule.message_for. */
+export function ruleMessage(rule, texts) {
+  return rule.message.replace(/\{([a-z][a-z0-9_]*)\}/g, (whole, name) => (Object.hasOwn(texts, name) ? texts[name] : whole));
 }

@@ -1,19 +1,28 @@
-"""Reference page "Measured vs ceiling": every published measurement beside the package's ceiling.
+"""Reference page "Measured vs ceiling": every published measurement beside the package's
+ceiling and its expected band.
 
 The measurements are ``roofline/data/measurements.toml``; ``roofline.measured``
 computes each one's ceiling on the same hardware and workload and the ratio
 (measured ÷ ceiling for rates, ceiling ÷ measured for times, so 100% is the
-ceiling reached). This module lays them out: one table per kind, each row with
-its conditions and a link to the table or section it came from, and a chart of
-the ratios by kind.
+ceiling reached), and ``roofline.benchmarks.expect_measurement`` its expected figure
+and band at the fitted costs. The serving runs are ``data/serving-measurements.csv``,
+with the ceiling and expected figure ``scripts/fit_expected.py`` wrote for each in
+``data/serving-expected.csv``. This module lays them out: one table per kind, each
+row with its conditions and a link to the table or section it came from, the serving
+runs by split, a chart of the ratios to the ceiling and one of measured ÷ expected.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import altair as alt
 
+from roofline import benchmarks
+from roofline.benchmarks import Expectation, ServingRun
+from roofline.calibration import Calibration, load_calibration
+from roofline.errors import SpecError
 from roofline.measured import KINDS, Comparison, Measurement, compare_all, load_measurements
 from sitegen import escape
 from sitegen.context import Context
@@ -38,6 +47,7 @@ HEADER = (
     "Measured",
     "Ceiling",
     "Ratio",
+    "Expected (band)",
     "Hardware",
     "GPUs",
     "Software",
@@ -46,7 +56,30 @@ HEADER = (
     "Source (section), date",
 )
 #: Columns aligned right: the numbers.
-RIGHT = {0, 2, 3, 4, 6}
+RIGHT = {0, 2, 3, 4, 5, 7}
+ROOT = Path(__file__).resolve().parents[3]
+RUNS_FILE = ROOT / "data" / "serving-measurements.csv"
+PREDICTIONS_FILE = ROOT / "data" / "serving-expected.csv"
+#: The serving runs' tables, one per split, and what each split is.
+SPLITS = {"fit": "serving-runs-fit", "check": "serving-runs-check"}
+SERVING_HEADER = (
+    "#",
+    "Engine",
+    "GPU × count",
+    "Model",
+    "Weights / KV",
+    "In / out tokens",
+    "Load",
+    "Metric",
+    "Measured",
+    "Ceiling",
+    "Expected (band)",
+    "Measured ÷ expected",
+    "Source",
+)
+SERVING_RIGHT = {0, 5, 8, 9, 10, 11}
+#: How each kind of figure reads on the page and in the chart.
+FIGURE_KINDS = {"throughput": "throughput", "ttft": "time to first token", "itl": "time between tokens"}
 
 
 def shown(metric: str, value: float) -> str:
@@ -77,7 +110,15 @@ def source_link(measurement: Measurement) -> str:
     return f"[{section}]({target})" if target else f"{section} ({escape.text(measurement.source)})"
 
 
-def _row(number: int, comparison: Comparison, ctx: Context) -> tuple[str, ...]:
+def band_cell(metric: str, expectation: Expectation | None) -> str:
+    """``"14.2 tok/s (10.4–17.1)"``: the expected figure and its band; a dash without one."""
+    if expectation is None:
+        return "—"
+    low, high = shown(metric, expectation.low), shown(metric, expectation.high)
+    return f"{shown(metric, expectation.expected)} ({low.split()[0]}–{high})"
+
+
+def _row(number: int, comparison: Comparison, expectation: Expectation | None, ctx: Context) -> tuple[str, ...]:
     m = comparison.measurement
     model = "—" if not m.model else escape.text(ctx.specs.model(m.model).name)
     precisions = "—" if not m.model else f"{m.weight_precision} / {m.kv_precision}"
@@ -90,6 +131,7 @@ def _row(number: int, comparison: Comparison, ctx: Context) -> tuple[str, ...]:
         shown(m.metric, m.value),
         shown(m.metric, comparison.ceiling),
         percent(comparison.ratio),
+        band_cell(m.metric, expectation),
         escape.text(ctx.specs.gpu(m.gpu).name),
         str(m.gpus),
         escape.text(f"{m.software} ({m.software_version})"),
@@ -99,12 +141,148 @@ def _row(number: int, comparison: Comparison, ctx: Context) -> tuple[str, ...]:
     )
 
 
-def measured_table(rows: list[tuple[str, ...]]) -> str:
-    """A Markdown table of already escaped cells under ``HEADER``."""
-    lines = ["| " + " | ".join(HEADER) + " |"]
-    lines.append("|" + "|".join("---:" if i in RIGHT else "---" for i in range(len(HEADER))) + "|")
+def measured_table(rows: list[tuple[str, ...]], header: tuple[str, ...] = HEADER, right: set[int] = RIGHT) -> str:
+    """A Markdown table of already escaped cells under ``header``."""
+    lines = ["| " + " | ".join(header) + " |"]
+    lines.append("|" + "|".join("---:" if i in right else "---" for i in range(len(header))) + "|")
     lines += ["| " + " | ".join(row) + " |" for row in rows]
     return "\n".join(lines) + "\n"
+
+
+#: A serving run's metric -> the measurements file's metric, whose reading unit it shares.
+SERVING_UNITS = {
+    "throughput_tokens_per_s": "output_tokens_per_s_total",
+    "ttft_mean_s": "time_to_first_token_s",
+    "ttft_p50_s": "time_to_first_token_s",
+    "itl_mean_s": "inter_token_latency_s",
+    "itl_p50_s": "inter_token_latency_s",
+}
+SERVING_METRIC_NAMES = {
+    "throughput_tokens_per_s": "output, all users",
+    "ttft_mean_s": "mean time to first token",
+    "ttft_p50_s": "median time to first token",
+    "itl_mean_s": "mean time between tokens",
+    "itl_p50_s": "median time between tokens",
+}
+
+
+def serving_row(
+    number: int, run: ServingRun, ceiling: float, expectation: Expectation, ctx: Context
+) -> tuple[str, ...]:
+    """One serving run's cells: its conditions, measured, ceiling, expected band and residual."""
+    unit = SERVING_UNITS[run.metric]
+    target = escape.http_url(run.source)
+    link = f"[link]({target})" if target else escape.text(run.source)
+    return (
+        str(number),
+        escape.text(run.engine),
+        f"{escape.text(ctx.specs.gpu(run.gpu).name)} × {run.gpus}",
+        escape.text(ctx.specs.model(run.model).name),
+        f"{run.weight_precision} / {run.kv_precision}",
+        f"{run.input_tokens:,} / {run.output_tokens:,}",
+        escape.text(run.load),
+        SERVING_METRIC_NAMES[run.metric],
+        shown(unit, run.value),
+        shown(unit, ceiling),
+        band_cell(unit, expectation),
+        f"{expectation.measured_over_expected:.2f}",
+        link,
+    )
+
+
+def serving_runs(calibration: Calibration) -> list[tuple[ServingRun, float, Expectation]]:
+    """Every fit and check run with its ceiling and expectation, from the fit's predictions file."""
+    runs = [run for run in benchmarks.load_serving_runs(RUNS_FILE) if run.split in SPLITS]
+    predictions = benchmarks.parse_predictions(PREDICTIONS_FILE.read_text(encoding="utf-8"), str(PREDICTIONS_FILE))
+    chosen = []
+    for run in runs:
+        if run.id not in predictions:
+            raise SpecError(
+                "has no prediction", file=str(PREDICTIONS_FILE), entry=run.id, hint="rerun scripts/fit_expected.py"
+            )
+        ceiling, expected = predictions[run.id]
+        chosen.append((run, ceiling, benchmarks.expectation(run, expected, calibration)))
+    return chosen
+
+
+def fit_summary(calibration: Calibration) -> str:
+    """Measured ÷ expected on the fit and held-out runs, per kind, as the fit recorded it."""
+    header = ("Runs", "Kind", "Count", "Median", "p10–p90", "In the band")
+    lines = ["| " + " | ".join(header) + " |", "|---|---|---:|---:|---:|---:|"]
+    for split, name in (("fit_rows_summary", "fitted on"), ("held_out_rows_summary", "held out")):
+        for kind, label in FIGURE_KINDS.items():
+            figures = calibration.provenance[split][kind]
+            lines.append(
+                f"| {name} | {label} | {figures['runs']:,} | {figures['median']:.2f} |"
+                f" {figures['p10']:.2f}–{figures['p90']:.2f} | {percent(figures['in_band'])} |"
+            )
+    return "\n".join(lines) + "\n"
+
+
+def expected_chart(points: list[dict[str, Any]], calibration: Calibration) -> dict[str, Any]:
+    """Measured ÷ expected of every run and measurement with a prediction, one row per kind of
+    figure, the band (the fit's p10–p90) shaded behind and 1 marked."""
+    kinds = list(FIGURE_KINDS.values())
+    bands = [
+        {"kind": FIGURE_KINDS[kind], "low": calibration.band[metric][0], "high": calibration.band[metric][1]}
+        for kind, metric in benchmarks.BAND_METRIC.items()
+    ]
+    values = [p["ratio"] for p in points]
+    domain = [min(0.2, *values) * 0.9, max(5.0, *values) * 1.1]
+    x = alt.X(
+        "ratio:Q",
+        title="measured ÷ expected (log scale)",
+        scale=alt.Scale(type="log", domain=domain),
+        axis=alt.Axis(values=[0.25, 0.5, 1, 2, 4], format="~g"),
+    )
+    y = alt.Y("kind:N", sort=kinds, title=None)
+    band = (
+        alt.Chart(alt.Data(values=bands))
+        .mark_bar(opacity=0.25, color="#888888", height=26)
+        .encode(x=alt.X("low:Q", scale=alt.Scale(type="log", domain=domain)), x2="high:Q", y=y)
+    )
+    dots = (
+        alt.Chart(alt.Data(values=points))
+        .mark_point(filled=True, size=40, opacity=0.55)
+        .encode(
+            x=x,
+            y=alt.Y("kind:N", sort=kinds, title=None),
+            yOffset=alt.YOffset("set:N", sort=list(SETS)),
+            color=alt.Color("set:N", sort=list(SETS), title=None, legend=alt.Legend(orient="bottom")),
+            tooltip=[
+                alt.Tooltip("what:N", title="run"),
+                alt.Tooltip("set:N", title="set"),
+                alt.Tooltip("label:N", title="measured ÷ expected"),
+            ],
+        )
+    )
+    one = (
+        alt.Chart(alt.Data(values=[{"ratio": 1.0}]))
+        .mark_rule(strokeDash=[4, 4], color="#888888")
+        .encode(x=alt.X("ratio:Q", scale=alt.Scale(type="log", domain=domain)))
+    )
+    spec = (
+        (band + one + dots)
+        .properties(
+            width=640,
+            height=70 * len(kinds),
+            title=alt.TitleParams(
+                "Published runs against the expected figure",
+                subtitle=[
+                    "1 is the prediction met; the grey bar is the band, where 80% of the fit's runs fell.",
+                    "Each point is one run; throughput above 1 is faster than expected, a time above 1 slower.",
+                ],
+                anchor="start",
+            ),
+        )
+        .configure_range(category=PALETTE)
+        .configure_axis(labelFontSize=12, titleFontSize=12, labelLimit=220)
+    )
+    return spec.to_dict()
+
+
+#: The chart's sets of points, in legend order.
+SETS = {"fit": "fitted on", "check": "held out", "page": "tables above"}
 
 
 def conditions(numbered: list[tuple[int, Comparison]]) -> str:
@@ -179,7 +357,11 @@ def ratio_chart(comparisons: list[Comparison]) -> dict[str, Any]:
 
 def build(ctx: Context) -> PageContent:
     content = PageContent()
+    calibration = load_calibration()
     comparisons = compare_all(load_measurements(specs=ctx.specs), ctx.specs)
+    expectations = {
+        c.measurement.id: benchmarks.expect_measurement(c.measurement, calibration, ctx.specs) for c in comparisons
+    }
     content.put("count", f"{len(comparisons):,}")
     content.put("speculative", f"{sum(c.measurement.speculative for c in comparisons):,}")
     number = 0
@@ -189,7 +371,7 @@ def build(ctx: Context) -> PageContent:
             if comparison.measurement.kind == kind:
                 number += 1
                 numbered.append((number, comparison))
-        rows = [_row(n, c, ctx) for n, c in numbered]
+        rows = [_row(n, c, expectations[c.measurement.id], ctx) for n, c in numbered]
         content.table(name, measured_table(rows) + conditions(numbered) if rows else "*None yet.*\n")
     content.put("single_rows_note", single_rows_note(ctx, comparisons))
     content.figure(
@@ -197,6 +379,42 @@ def build(ctx: Context) -> PageContent:
         ratio_chart(comparisons),
         "Every measurement on this page as a share of its ceiling, grouped by kind. Rates are measured ÷ ceiling,"
         " times ceiling ÷ measured, so further right is always closer to the ceiling.",
+    )
+    runs = serving_runs(calibration)
+    for split, name in SPLITS.items():
+        chosen = [(run, ceiling, expectation) for run, ceiling, expectation in runs if run.split == split]
+        rows = [serving_row(n, *entry, ctx) for n, entry in enumerate(chosen, start=1)]
+        content.table(name, measured_table(rows, SERVING_HEADER, SERVING_RIGHT))
+        content.put(f"{split}_runs", f"{len(chosen):,}")
+    content.table("serving-fit-summary", fit_summary(calibration))
+    worst = max(run.ratio(ceiling) for run, ceiling, _ in runs)
+    content.put("serving_worst_ceiling", percent(worst))
+    points = [
+        {
+            "kind": FIGURE_KINDS[e.kind],
+            "set": SETS[run.split],
+            "ratio": round(e.measured_over_expected, 4),
+            "label": f"{e.measured_over_expected:.2f}",
+            "what": f"{run.engine}, {run.gpus} × {run.gpu}, {run.model}, {run.input_tokens}/{run.output_tokens}",
+        }
+        for run, _, e in runs
+    ]
+    points += [
+        {
+            "kind": FIGURE_KINDS[e.kind],
+            "set": SETS["page"],
+            "ratio": round(e.measured_over_expected, 4),
+            "label": f"{e.measured_over_expected:.2f}",
+            "what": f"{c.measurement.software}, {c.measurement.gpus} × {c.measurement.gpu}, {c.measurement.model}",
+        }
+        for c in comparisons
+        if (e := expectations[c.measurement.id]) is not None
+    ]
+    content.figure(
+        "measured-vs-expected",
+        expected_chart(points, calibration),
+        "Measured ÷ expected for every serving run (fitted on, and held out) and every measurement in the tables"
+        " above that has an expected figure, by kind of figure; the grey bar is the band.",
     )
     return content
 

@@ -7,6 +7,8 @@ from pathlib import Path
 import pytest
 
 import roofline
+from roofline import benchmarks
+from roofline.calibration import load_calibration
 from sitegen import escape
 from sitegen.context import load_context
 from sitegen.pages import find
@@ -40,16 +42,19 @@ def test_the_measured_page_lists_every_measurement_with_its_ceiling_and_link(ctx
         assert cells[2] == measured.shown(m.metric, m.value)
         assert cells[3] == measured.shown(m.metric, comparison.ceiling)
         assert cells[4] == f"{comparison.ratio * 100:.0f}%"
-        assert cells[5] == escape.text(ctx.specs.gpu(m.gpu).name) and cells[6] == str(m.gpus)
+        expectation = benchmarks.expect_measurement(m, load_calibration())
+        assert cells[5] == measured.band_cell(m.metric, expectation)
+        assert (expectation is None) == (m.kind in ("HBM bandwidth", "GEMM rate"))
+        assert cells[6] == escape.text(ctx.specs.gpu(m.gpu).name) and cells[7] == str(m.gpus)
         assert f"- **{number}.** Hardware: {escape.text(m.hardware)}." in content.tables[measured.TABLES[m.kind]]
         assert (
-            cells[9]
+            cells[10]
             == f"{m.weight_precision} / {m.kv_precision}, batch {m.batch or 'max'},"
             + (f" {m.input_tokens:,} / {m.output_tokens:,}")
             if m.model
-            else cells[9] == "—"
+            else cells[10] == "—"
         )
-        assert cells[10] == f"[{escape.text(m.section)}]({m.source}), {m.date}"
+        assert cells[11] == f"[{escape.text(m.section)}]({m.source}), {m.date}"
     assert content.values["count"] == str(len(comparisons))
     # The chart has one point per measurement, and every kind that has one.
     figure = next(f for f in content.figures if f.name == "measured-ratios")
@@ -72,3 +77,56 @@ def test_the_single_gpu_rows_say_they_are_one_stack_on_one_machine(ctx):
     note = measured.build(ctx).values["single_rows_note"]
     assert note.startswith("These 3 rows are one stack on one machine: gpt-fast")
     assert "power-limited to 330 W" in note and "not a range for every GPU" in note
+
+
+def _rows(table: str) -> list[list[str]]:
+    return [
+        [cell.strip() for cell in line.strip("|").split(" | ")]
+        for line in table.splitlines()[2:]
+        if line.startswith("| ")
+    ]
+
+
+def test_every_serving_run_shows_measured_ceiling_and_expected_band(ctx):
+    """Issue 17: each fit and held-out run of data/serving-measurements.csv with its ceiling, its expected
+    figure and band (data/serving-expected.csv, the refit's own), and measured ÷ expected; none above
+    its ceiling; the chart has a point for each, and for each measurement with an expected figure."""
+    content = measured.build(ctx)
+    calibration = load_calibration()
+    runs = benchmarks.load_serving_runs(measured.RUNS_FILE)
+    predictions = benchmarks.parse_predictions(measured.PREDICTIONS_FILE.read_text(encoding="utf-8"))
+    for split, name in measured.SPLITS.items():
+        chosen = [run for run in runs if run.split == split]
+        rows = _rows(content.tables[name])
+        assert len(rows) == len(chosen) > 60 and content.values[f"{split}_runs"] == f"{len(chosen):,}"
+        for cells, run in zip(rows, chosen, strict=True):
+            ceiling, expected = predictions[run.id]
+            unit = measured.SERVING_UNITS[run.metric]
+            assert cells[8] == measured.shown(unit, run.value) and cells[9] == measured.shown(unit, ceiling)
+            expectation = benchmarks.expectation(run, expected, calibration)
+            assert cells[10] == measured.band_cell(unit, expectation)
+            assert cells[11] == f"{run.value / expected:.2f}"
+            assert cells[12] == f"[link]({run.source})"
+            assert run.ratio(ceiling) <= 1.02, run.id  # the ceiling holds for what the page shows
+    summary = content.tables["serving-fit-summary"]
+    held_out = calibration.provenance["held_out_rows_summary"]["throughput"]
+    assert f"| held out | throughput | {held_out['runs']:,} | {held_out['median']:.2f} |" in summary
+    figure = next(f for f in content.figures if f.name == "measured-vs-expected")
+    points = next(layer for layer in figure.spec["layer"] if layer["mark"]["type"] == "point")["data"]["values"]
+    with_expected = [m for m in roofline.measured.load_measurements() if m.model]
+    assert len(points) == sum(run.split in measured.SPLITS for run in runs) + len(with_expected)
+    bands = next(layer for layer in figure.spec["layer"] if layer["mark"]["type"] == "bar")["data"]["values"]
+    assert {(b["low"], b["high"]) for b in bands} == {
+        tuple(calibration.band[m]) for m in benchmarks.BAND_METRIC.values()
+    }
+
+
+def test_a_decode_rate_per_user_gets_its_band_from_the_time_between_tokens():
+    """A rate that is one over a time: its band is the time's band inverted, and measured ÷ expected is
+    read on the time, as the fit reads it."""
+    calibration = load_calibration()
+    low, high = calibration.band["itl_mean_s"]
+    e = benchmarks.expectation_of("itl", 50.0, 100.0, calibration, rate_of_time=True)
+    assert (e.low, e.high) == pytest.approx((100 / high, 100 / low))
+    assert e.measured_over_expected == pytest.approx(2.0)  # half the rate is twice the time
+    assert measured.band_cell("decode_tokens_per_s_per_user", e).startswith("100.0 tok/s (")

@@ -15,6 +15,7 @@ from typing import Any
 
 from roofline import Hardware, Workload, builtin_specs, decode_step, memory_use, step_split, users_that_fit
 from roofline import formatting as fmt
+from roofline.calibration import load_calibration
 from roofline.forms import Field, Form, Output, Rule, gpu_menu, model_menu
 from roofline.kvformats import KV_FORMAT_NAMES, kv_format
 from roofline.performance import gpu_count_problem, gpus_to_fit
@@ -44,6 +45,7 @@ FORM = Form(
         Output.text("users", "Users that fit"),
         Output.text("per_user", "Tokens/s for each user"),
         Output.text("total", "Tokens/s for all users"),
+        Output.text("expected", "Tokens/s each, expected (with band)"),
         Output.text("kv_per_user", "KV cache per user"),
         Output.stack("memory", "Memory: weights · KV · headroom", parts="memory_parts"),
         Output.stack("step", "Decode step: weights read · KV read", parts="step_parts"),
@@ -81,6 +83,7 @@ def _empty(params: dict[str, Any], verdict: str, explain: str, memory: str, part
         "max_users": 0,
         "per_user": NOT_APPLICABLE,
         "total": NOT_APPLICABLE,
+        "expected": NOT_APPLICABLE,
         "kv_per_user": NOT_APPLICABLE,
         "memory": memory,
         "memory_parts": parts,
@@ -141,6 +144,9 @@ def view(model: str, gpu: str, gpus: int, weights: str, kv: str, context: int, p
     headroom = total_bytes - memory.used_bytes
     reserve = total_bytes - memory.usable_bytes
     per_user, total = fmt.rate(1 / step.seconds), fmt.rate(users / step.seconds)
+    calibration = load_calibration()
+    expected_rate = 1 / decode_step(Hardware(specs.gpu(gpu), gpus, costs=calibration.cost_model(gpu)), full).seconds
+    expected = fmt.banded(fmt.rate(expected_rate), *map(fmt.rate, calibration.decode_rate_band(expected_rate)))
     shared = f", {fmt.gigabytes(workload.kv_bytes_shared)} of it shared once" if prefix else ""
     explain = (
         f"{warning}The weights take {fmt.gigabytes(memory.weights_bytes)} of {fmt.gigabytes(total_bytes)},"
@@ -152,7 +158,8 @@ def view(model: str, gpu: str, gpus: int, weights: str, kv: str, context: int, p
         f" {fmt.gigabytes(reserve)} reserved for activations and the runtime. Each decode step reads"
         f" the weights in {fmt.milliseconds(split.weights_s)} and every user's cache in"
         f" {fmt.milliseconds(split.kv_s)} ({split.kv_share:.0%} of the reads). Decode is {step.bound}-bound:"
-        f" each user gets {per_user} tokens/s, {total} in all."
+        f" each user gets {per_user} tokens/s, {total} in all, at the ceiling; expected, {expected} tokens/s each."
+        f" {fmt.EXPECTED_MEANS}"
     )
     return {
         "params": params,
@@ -163,6 +170,7 @@ def view(model: str, gpu: str, gpus: int, weights: str, kv: str, context: int, p
         "max_users": users,
         "per_user": per_user,
         "total": total,
+        "expected": expected,
         "kv_per_user": _size(workload.kv_bytes_private),
         "memory": f"{memory.weights_bytes / 1e9:,.1f} · {memory.kv_bytes / 1e9:,.1f} · {headroom / 1e9:,.1f} GB",
         "memory_parts": [

@@ -13,14 +13,13 @@ module only chooses what to show and puts it in words.
 from __future__ import annotations
 
 from dataclasses import replace
-from functools import cache
 from typing import Any
 
 from roofline import Hardware, Workload, builtin_specs, decode_step, evaluate, memory_use
 from roofline import formatting as fmt
+from roofline.calibration import load_calibration
 from roofline.fit import memory_shortfall
 from roofline.forms import Field, Form, Output, gpu_menu, model_menu
-from roofline.measured import ExpectedRange, well_tuned_decode_range
 from roofline.performance import gpu_count_problem
 from roofline.precisions import PRECISIONS
 from roofline.sweep import gpus_to_fit
@@ -44,7 +43,7 @@ FORM = Form(
     ],
     outputs=[
         Output.text("per_user", "Tokens/s for each user (ceiling)"),
-        Output.text("expected", "Expected on a well-tuned stack"),
+        Output.text("expected", "Tokens/s for each user (expected, with band)"),
         Output.text("total", "Tokens/s for all users"),
         Output.text("weights", "Weights"),
         Output.text("hardware", "GPUs"),
@@ -132,33 +131,19 @@ def _rule_sentence(result: Any) -> str:
     return f"The rule of thumb gives{steps} tokens/s per user, the ceiling."
 
 
-@cache
-def _well_tuned() -> ExpectedRange:
-    # Computed once per session: the measurements and their ceilings do not change between inputs.
-    return well_tuned_decode_range()
-
-
 def _expected(result: Any) -> tuple[str, str]:
-    """The "expected on a well-tuned stack" range for one user on one GPU, and the note on what it rests on.
+    """One user's expected decode tokens/s with its band, and the sentence on what that means.
 
-    The range is the ceiling times the lowest and highest share of their ceilings
-    that published single-GPU, single-user decode runs reached; for more GPUs or
-    users those runs say nothing, so the calculator shows none.
+    The expected figure is the same step at the costs fitted to published serving runs
+    (``roofline.calibration``), the band the fit's p10–p90 of the time between tokens.
     """
-    hardware, workload = result.hardware, result.workload
     if not result.memory.fits:
         return NOT_APPLICABLE, ""
-    if hardware.count != 1 or workload.batch != 1:
-        return NOT_APPLICABLE, (
-            " No expected range here: the published measurements behind it are one user on one GPU;"
-            " see Measured vs ceiling for multi-GPU and batched runs."
-        )
-    expected = _well_tuned()
-    per_user = result.decode_tokens_per_s_per_user
-    low, high = fmt.rate(expected.low * per_user), fmt.rate(expected.high * per_user)
+    rate, low, high = result.expected.per_user_band()
+    shown = fmt.banded(fmt.rate(rate), fmt.rate(low), fmt.rate(high))
     return (
-        f"{low}–{high} tokens/s per user",
-        f" Expected on a well-tuned stack: {low}–{high} tokens/s. The range rests on {expected.note}",
+        f"{shown} tokens/s",
+        f" Expected: {shown} tokens/s per user. {fmt.EXPECTED_MEANS}",
     )
 
 
@@ -329,7 +314,7 @@ def view(gpu: str, model: str, precision: str, gpus: int, users: int, context: i
     warning = f"{beyond}. " if beyond else ""
     hardware = Hardware(gpu_spec, gpus)
     workload = Workload(model_spec, precision, batch=users, context=context)
-    result = evaluate(hardware, workload)
+    result = evaluate(hardware, workload, load_calibration())
     memory = result.memory
     fits = memory.fits
     needed = gpus_to_fit(hardware, workload)
