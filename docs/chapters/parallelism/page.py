@@ -50,6 +50,8 @@ MSG_PROMPT = 2048
 #: Where tensor parallelism stops: a small model, one user, NCCL's latency.
 BEST_MODEL = "llama-3.1-8b"
 NCCL = "nccl"
+#: The all-reduce table's GPU counts.
+LATENCY_GPUS = (2, 4, 8)
 #: gpt-fast's sweep: its GPU, model and the TP degrees it ran.
 GF_GPU, GF_MODEL, GF_DEGREES = "a100-80gb", "llama-3.1-8b", (1, 2, 4, 8)
 GF_PREFIX = "gptfast-llama-3.1-8b-bf16-"
@@ -139,6 +141,7 @@ def build(ctx: Context) -> PageContent:
     put("gf_expected_tp8", fmt.rate(gf_expected[8]))
     put("gf_ratio_tp1", percent(measured_tps[1] / gf_ceiling[1]))
     put("gf_ratio_tp8", percent(measured_tps[8] / gf_ceiling[8]))
+    put("gf_exp_ratio_tp8", percent(measured_tps[8] / gf_expected[8]))
 
     def ranked(figures: dict[int, float]) -> list[int]:
         return sorted(figures, key=figures.get)
@@ -234,34 +237,40 @@ def build(ctx: Context) -> PageContent:
             right={2, 3, 4},
         ),
     )
+    # Each preset's latency as the package grows it with the GPU count (roofline.specs.AllReduceLatency),
+    # and the fitted start + 2(G - 1) hops of the expected figure.
+    fitted = cost_model("expected", GPU, calibration)
+    latencies = {name.replace("_", " "): (lambda g, n=name: link.latency(n, g)) for name in link.allreduce_latency_s}
+    latencies["expected (fitted)"] = fitted.allreduce_latency
     latency_rows = [
-        (escape.text(name.replace("_", " ")), fmt.microseconds(value), f"{count * value * 1e3:.2f} ms")
-        for name, value in sorted(link.allreduce_latency_s.items(), key=lambda item: item[1])
+        (escape.text(name), *(fmt.microseconds(at(g)) for g in LATENCY_GPUS), f"{count * at(8) * 1e3:.2f} ms")
+        for name, at in sorted(latencies.items(), key=lambda item: item[1](8))
     ]
-    latency_rows.append(
-        (
-            "expected (fitted)",
-            fmt.microseconds(calibration.allreduce_latency_s),
-            f"{count * calibration.allreduce_latency_s * 1e3:.2f} ms",
-        )
-    )
     content.table(
         "allreduce-latencies",
-        markdown_table(("All-reduce", "Latency of one", f"× {count} per token"), latency_rows, right={1, 2}),
+        markdown_table(
+            ("All-reduce", *(f"{g} GPUs" for g in LATENCY_GPUS), f"× {count} per token on 8"),
+            latency_rows,
+            right=set(range(1, len(LATENCY_GPUS) + 2)),
+        ),
     )
-    put("ceiling_alpha_us", us(link.best_allreduce_latency_s))
-    put("expected_alpha_us", us(calibration.allreduce_latency_s))
+    best8 = link.best_allreduce(8)
+    put("ceiling_alpha_us", us(best8.at(8)))
+    put("ceiling_alpha_name", escape.text(best8.name.replace("_", " ")))
+    put("expected_alpha_us", us(fitted.allreduce_latency(8)))
+    put("expected_start_us", us(calibration.allreduce_latency_s))
+    put("expected_hop_us", f"{calibration.allreduce_hop_s * 1e6:.2f}")
 
     # Decode messages are tiny, so latency rules: 8 GPUs, one user.
     eight = Hardware(gpu, 8)
     bytes_s = eight.allreduce_s(allreduce_bytes(model, 1)) - eight.allreduce_latency
-    nccl = link.latency(NCCL)
+    nccl = link.latency(NCCL, 8)
     put("link_gbps", f"{link.link_bytes_per_s / 1e9:,.0f}")
     put("tiny_bytes_us", f"{bytes_s * 1e6:.3f}")
     put("tiny_nccl_us", us(nccl))
     put("tiny_ratio", f"{nccl / bytes_s:,.0f}")
     put("tiny_nccl_ms", fmt.milliseconds(count * nccl))
-    put("tiny_ceiling_ms", fmt.milliseconds(count * link.best_allreduce_latency_s))
+    put("tiny_ceiling_ms", fmt.milliseconds(count * best8.at(8)))
     step8 = decode_step(eight, Workload(model, PRECISION, PRECISION, 1, 0))
     put("tiny_weights_ms", fmt.milliseconds(max(step8.memory_s, step8.compute_s)))
     put("ring_2_us", us(CITED["ring_2"].value))
@@ -269,16 +278,19 @@ def build(ctx: Context) -> PageContent:
     put("oneshot_2_us", us(CITED["oneshot_2"].value))
     put("oneshot_8_us", us(CITED["oneshot_8"].value))
 
-    # Where TP stops scaling: T(G) = T_w / G + 2L * alpha(G), alpha(G) = 2 (G - 1) * hop.
+    # Where TP stops scaling: T(G) = T_w / G + 2L * alpha(G), alpha(G) = 2 (G - 1) * hop, the package's
+    # NCCL preset (a ring measured once at ring_gpus GPUs, grown by (G - 1)).
     best_model = specs.model(BEST_MODEL)
     best_work = Workload(best_model, "bf16", "bf16", 1, 0)
     one_gpu = decode_step(Hardware(gpu, 1), best_work)
-    hop = nccl / (2 * (8 - 1))
+    ring_preset = link.preset(NCCL)
+    assert ring_preset.ring_s is not None and ring_preset.ring_gpus is not None, f"{NCCL} must be a ring preset"
+    hop = ring_preset.ring_s / (2 * (ring_preset.ring_gpus - 1))
     gstar = latency_optimal_degree(one_gpu.seconds, best_model.layers, hop)
     best_degrees = usable_tp_degrees(best_model, limit=8)
 
     def ring_step(g: int) -> float:
-        return decode_step(Hardware(gpu, g, allreduce_latency_s=2 * (g - 1) * hop), best_work).seconds
+        return decode_step(Hardware(gpu, g, allreduce_preset=NCCL), best_work).seconds
 
     ring = {g: ring_step(g) for g in best_degrees}
     ring_best = min(ring, key=ring.get)
@@ -292,27 +304,33 @@ def build(ctx: Context) -> PageContent:
     put("best_ring_tps8", fmt.rate(1 / ring[8]))
     for g in (4, 8):
         put(f"q3_hops{g}", str(2 * (g - 1)))
-        step = decode_step(Hardware(gpu, g, allreduce_latency_s=2 * (g - 1) * hop), best_work)
+        step = decode_step(Hardware(gpu, g, allreduce_preset=NCCL), best_work)
         put(f"q3_w{g}", fmt.milliseconds(max(step.memory_s, step.compute_s)))
-        put(f"q3_a{g}", us(2 * (g - 1) * hop))
+        put(f"q3_a{g}", us(link.latency(NCCL, g)))
         put(f"q3_c{g}", fmt.milliseconds(step.communication_s))
         put(f"q3_t{g}", fmt.milliseconds(step.seconds))
     put("best_ceiling_degree", str(best_tp_degree(Hardware(gpu, 8), best_work)))
-    put("best_nccl_degree", str(best_tp_degree(Hardware(gpu, 8, allreduce_latency_s=nccl), best_work)))
+    put("best_nccl_degree", str(best_tp_degree(Hardware(gpu, 8, allreduce_preset=NCCL), best_work)))
+    put("best_fixed_degree", str(best_tp_degree(Hardware(gpu, 8, allreduce_latency_s=nccl), best_work)))
+    put("best_expected_degree", str(best_tp_degree(Hardware(gpu, 8, costs=fitted), best_work)))
+    best_exp = {g: decode_step(Hardware(gpu, g, costs=fitted), best_work).seconds for g in best_degrees}
+    put("best_expected_gain", percent(best_exp[4] / best_exp[8] - 1))
 
     # Figure: tokens/s against the TP degree for several latencies, gpt-fast's points on top.
     gf_link = gf_gpu.interconnect
     assert gf_link is not None
     scaling_rows = []
-    lines = {"free links": 0.0} | {
-        f"{name.replace('_', ' ')}, {fmt.microseconds(value)}": value
-        for name, value in sorted(gf_link.allreduce_latency_s.items(), key=lambda item: item[1])
+    lines: dict[str, dict] = {"free links": {"allreduce_latency_s": 0.0}} | {
+        f"{name.replace('_', ' ')}, {fmt.microseconds(gf_link.latency(name, 2))}"
+        f" to {fmt.microseconds(gf_link.latency(name, 8))}": {"allreduce_preset": name}
+        for name in sorted(gf_link.allreduce_latency_s, key=lambda name: gf_link.latency(name, 8))
     }
-    for label, latency in lines.items():
+    for label, choice in lines.items():
         for g in GF_DEGREES:
-            step = decode_step(Hardware(gf_gpu, g, allreduce_latency_s=latency), gf_work)
+            step = decode_step(Hardware(gf_gpu, g, **choice), gf_work)
             scaling_rows.append({"latency": label, "gpus": g, "tokens_per_s": round(1 / step.seconds, 1)})
-    expected_label = f"expected, {fmt.microseconds(calibration.allreduce_latency_s)}"
+    gf_fitted = gf_costs.allreduce_latency
+    expected_label = f"expected, {fmt.microseconds(gf_fitted(2))} to {fmt.microseconds(gf_fitted(8))}"
     scaling_rows += [
         {"latency": expected_label, "gpus": g, "tokens_per_s": round(gf_expected[g], 1)} for g in GF_DEGREES
     ]
@@ -324,8 +342,9 @@ def build(ctx: Context) -> PageContent:
             f"One user's tokens/s against the TP degree, {escape.text(gf_model.name)} on {escape.text(gf_gpu.name)}s",
             [*lines, expected_label],
         ),
-        f"Batch 1, bf16, {gf_work.context} tokens cached. Each line charges every all-reduce that fixed latency"
-        " over NVLink 3; free links is chapters 1 to 3's ideal. The expected line uses the fitted costs. Points:"
+        f"Batch 1, bf16, {gf_work.context} tokens cached. Each line charges every all-reduce one measured"
+        " latency over NVLink 3, at 2 to 8 GPUs as it grows with the count; free links is chapters 1 to 3's"
+        " ideal. The expected line uses the fitted costs, its all-reduce a start plus 2(G − 1) hops. Points:"
         " gpt-fast's measured tokens/s on eight A100s power-limited to 330 W.",
     )
 
@@ -364,7 +383,8 @@ def build(ctx: Context) -> PageContent:
         "par-allreduce-time",
         charts.allreduce_time(time_rows, marks, link_names),
         f"Ring all-reduce on eight GPUs, latency + 2(G − 1)/G × bytes / link, at the smallest measured latency"
-        f" ({fmt.microseconds(link.best_allreduce_latency_s)}); the links' nameplate rates, each way. Dashed:"
+        f" on eight ({fmt.microseconds(best8.at(8))}, {escape.text(best8.name.replace('_', ' '))}); the links'"
+        " nameplate rates, each way. Dashed:"
         f" the messages of {escape.text(model.name)} (d = {model.hidden_size:,}, 2 bytes a value).",
     )
     content.table(

@@ -15,8 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from roofline import Hardware, SpecError, Workload, builtin_specs, decode_step, memory_use
+from roofline import Hardware, SpecError, Workload, builtin_specs, decode_step, load_calibration, memory_use
 from roofline import formatting as fmt
+from roofline.calibration import cost_model
 from roofline.deployment import (
     Split,
     best_split,
@@ -96,7 +97,7 @@ def test_all_reduce_counts_sizes_and_the_latency_bill(values) -> None:
     assert values["msg_batch1"] == fmt.bytes_size(model.hidden_size * 2)
     eight = Hardware(gpu, 8)
     bytes_s = eight.allreduce_s(allreduce_bytes(model, 1)) - eight.allreduce_latency
-    nccl = gpu.interconnect.latency("nccl")
+    nccl = gpu.interconnect.latency("nccl", 8)
     assert bytes_s * 100 < nccl  # "far larger": decode all-reduces are latency-bound
     assert values["tiny_bytes_us"] == f"{bytes_s * 1e6:.3f}"
 
@@ -107,7 +108,7 @@ def test_links_cost_the_latency_for_one_user_and_the_bytes_for_a_prefill(content
     layers = spec["layer"]
     rows = layers[0]["data"]["values"]
     marks = {mark["what"]: mark["bytes"] for mark in layers[1]["data"]["values"]}
-    latency = SPECS.gpu(chapter.GPU).interconnect.best_allreduce_latency_s * 1e6
+    latency = SPECS.gpu(chapter.GPU).interconnect.best_allreduce(8).at(8) * 1e6
     hardware = Hardware(SPECS.gpu(chapter.GPU), 8)
     for link in {row["link"] for row in rows}:
         times = {row["bytes"]: row["us"] for row in rows if row["link"] == link}
@@ -124,18 +125,23 @@ def test_links_cost_the_latency_for_one_user_and_the_bytes_for_a_prefill(content
 
 def test_under_a_ring_latency_four_gpus_beat_eight_and_the_formula_agrees(values) -> None:
     """G* from parallelism.latency_optimal_degree lies between the two usable degrees around the
-    fastest one, and the self-check's 'TP8 slower than TP4' holds."""
+    fastest one, and the self-check's 'TP8 slower than TP4' holds, on the package's NCCL preset."""
     gpu, model = SPECS.gpu(chapter.GPU), SPECS.model(chapter.BEST_MODEL)
     work = Workload(model, "bf16", "bf16", 1, 0)
-    hop = gpu.interconnect.latency("nccl") / 14
-    steps = {
-        g: decode_step(Hardware(gpu, g, allreduce_latency_s=2 * (g - 1) * hop), work).seconds for g in (1, 2, 4, 8)
-    }
+    hop = gpu.interconnect.latency("nccl", 8) / 14
+    for g in (2, 4, 8):  # the preset is NCCL's ring: 2(G - 1) hops
+        assert gpu.interconnect.latency("nccl", g) == pytest.approx(2 * (g - 1) * hop)
+    steps = {g: decode_step(Hardware(gpu, g, allreduce_preset="nccl"), work).seconds for g in (1, 2, 4, 8)}
     best = min(steps, key=steps.get)
     assert values["best_ring_degree"] == str(best) == "4"
     gstar = latency_optimal_degree(steps[1], model.layers, hop)
     assert 4 < gstar < 8 and values["best_gstar"] == f"{gstar:.1f}"
     assert steps[8] > steps[4]
+    # best_tp_degree: below 8 with NCCL's growing latency, 8 with it fixed or at the one-shot ceiling.
+    assert values["best_nccl_degree"] == "4"
+    assert values["best_fixed_degree"] == values["best_ceiling_degree"] == "8"
+    expected = cost_model("expected", chapter.GPU, load_calibration())
+    assert values["best_expected_degree"] == str(best_tp_degree(Hardware(gpu, 8, costs=expected), work))
 
 
 def test_tp_against_pp_explains_both_of_nvidias_directions(values) -> None:
@@ -271,6 +277,29 @@ def test_the_calculator_shows_ceiling_and_expected_side_by_side() -> None:
     work = Workload(SPECS.model(params["model"]), "fp8", "fp8", params["batch"], params["context"], params["prompt"])
     hw = Hardware(SPECS.gpu(params["gpu"]), params["gpus"], compute_precision="auto")
     assert ceiling == fmt.rate(1 / decode_step(hw, work).seconds)
+
+
+def test_the_calculators_nccl_choice_grows_with_each_groups_gpu_count() -> None:
+    """Choosing NCCL charges its preset at the group's count, not its eight-GPU latency at every count."""
+    params = calculator.DEFAULTS | {"latency": "nccl", "gpus": 2}
+    answer = calculator.view(**params)
+    work = Workload(SPECS.model(params["model"]), "fp8", "fp8", params["batch"], params["context"], params["prompt"])
+    gpu = SPECS.gpu(params["gpu"])
+    grown = Hardware(gpu, 2, compute_precision="auto", allreduce_preset="nccl")
+    fixed = Hardware(gpu, 2, compute_precision="auto", allreduce_latency_s=gpu.interconnect.latency("nccl", 8))
+    ceiling = answer["per_user"].split(" · ")[0]
+    assert ceiling == fmt.rate(1 / decode_step(grown, work).seconds) != fmt.rate(1 / decode_step(fixed, work).seconds)
+
+
+def test_the_latency_table_grows_each_preset_with_the_gpu_count(content, values) -> None:
+    link = SPECS.gpu(chapter.GPU).interconnect
+    table = content.tables["allreduce-latencies"]
+    nccl_row = next(line for line in table.splitlines() if line.startswith("| nccl |"))
+    assert [fmt.microseconds(link.latency("nccl", g)) for g in (2, 4, 8)] == nccl_row.split(" | ")[1:4]
+    fitted = cost_model("expected", chapter.GPU, load_calibration())
+    assert values["expected_alpha_us"] == fmt.microseconds(fitted.allreduce_latency(8)).removesuffix(" µs")
+    assert fitted.allreduce_latency(8) > fitted.allreduce_latency(2)
+    assert values["ceiling_alpha_us"] == fmt.microseconds(link.best_allreduce(8).at(8)).removesuffix(" µs")
 
 
 def test_the_calculator_refuses_a_bad_split_with_the_packages_line() -> None:

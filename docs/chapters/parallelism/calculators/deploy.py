@@ -123,7 +123,7 @@ def view(
     spec = specs.gpu(gpu)
     kv = "fp8" if weights in ("fp8", "fp8-block") else "bf16"
     try:
-        chosen_latency = None
+        preset = None
         if latency != "smallest":
             if spec.interconnect is None:
                 raise SpecError(
@@ -131,8 +131,9 @@ def view(
                     field="latency",
                     hint="choose the smallest measured",
                 )
-            chosen_latency = spec.interconnect.latency(latency)
-        hardware = Hardware(spec, 1, compute_precision="auto", allreduce_latency_s=chosen_latency)
+            preset = latency
+        # A preset, like the ceiling's smallest, is charged at each group's GPU count (it grows with it).
+        hardware = Hardware(spec, 1, compute_precision="auto", allreduce_preset=preset)
         workload = Workload(specs.model(model), weights, kv, batch, context, prompt)
         chosen = split_for(split, gpus, pp_stages if split == "tpxpp" else None, microbatches)
         ceiling = deploy(hardware, workload, chosen)
