@@ -18,9 +18,9 @@ calculator need:
 
 A hop between stages sends the tokens' activations, ``tokens * d * 2`` bytes, over the
 scale-up link, or over the scale-out network where the split crosses a node, and pays the
-same fixed latency as one all-reduce on that hardware (the one measured fixed cost of a
-message on these links). At one stage and one micro-batch every figure here is
-``performance``'s own.
+fixed latency of an all-reduce between two GPUs on that hardware, whatever the stage's
+TP degree (``HOP_GPUS``; the one measured fixed cost of a message on these links). At
+one stage and one micro-batch every figure here is ``performance``'s own.
 """
 
 from __future__ import annotations
@@ -142,10 +142,20 @@ def hops_across_nodes(hardware: Hardware, split: Split) -> int:
     return min(split.pp - 1, math.ceil(split.gpus / link.domain_gpus) - 1)
 
 
+#: A hop is one GPU sending to the next: it pays the fixed latency ``Hardware.allreduce_latency``
+#: charges two GPUs (the same rule: fixed, preset, fitted, else the smallest preset at two),
+#: since that latency grows with the GPU count and a send involves two GPUs however many
+#: each stage holds (charging the stage's own count would make a one-GPU stage's hop free).
+#: No send latency is measured in the specs; a ring all-reduce on two GPUs is two steps
+#: where a send is one, so this is a stand-in, not a measurement.
+HOP_GPUS = 2
+
+
 def hop_s(hardware: Hardware, workload: Workload, tokens: float, across_nodes: bool) -> float:
     """One hop between stages for ``tokens`` tokens: ``latency + tokens * d * 2 / link``, over
-    the scale-out network when ``across_nodes`` (``parallelism.point_to_point_s``). 0 without
-    an interconnect in the spec, as the all-reduces are."""
+    the scale-out network when ``across_nodes`` (``parallelism.point_to_point_s``), the
+    latency that of an all-reduce on ``HOP_GPUS`` GPUs. 0 without an interconnect in the
+    spec, as the all-reduces are."""
     link = hardware.gpu.interconnect
     if link is None:
         return 0.0
@@ -153,7 +163,7 @@ def hop_s(hardware: Hardware, workload: Workload, tokens: float, across_nodes: b
     return point_to_point_s(
         allreduce_bytes(workload.model, tokens),
         hardware.costs.link_efficiency * wire,
-        hardware.allreduce_latency,
+        replace(hardware, count=HOP_GPUS).allreduce_latency,
     )
 
 

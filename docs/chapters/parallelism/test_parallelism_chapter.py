@@ -24,6 +24,7 @@ from roofline.deployment import (
     best_tp_degree,
     candidate_splits,
     deploy,
+    hop_s,
     hops_across_nodes,
     memory_per_gpu,
     pipeline_decode,
@@ -220,6 +221,22 @@ def test_hops_cross_nodes_only_past_the_domain(h100) -> None:
     assert hops_across_nodes(h100, Split(1, 8)) == 0
     assert hops_across_nodes(h100, Split(8, 2)) == 1
     assert hops_across_nodes(h100, Split(4, 8)) == 3
+
+
+def test_a_hop_pays_the_two_gpu_latency_whatever_the_stages_size(h100, seventy) -> None:
+    """The latency grows with the GPU count, so a one-GPU stage's all-reduce latency is 0: a hop
+    must not take it, nor an eight-GPU group's."""
+    link = h100.gpu.interconnect
+    two = link.best_allreduce(2).at(2)
+    assert two > 0
+    message = allreduce_bytes(seventy.model, 1)
+    for tp in (1, 4, 8):
+        group = replace(h100, count=tp)
+        wire_s = message / link.link_bytes_per_s
+        assert hop_s(group, seventy, 1, False) == pytest.approx(two + wire_s)
+    fixed = replace(h100, allreduce_latency_s=40e-6)
+    assert hop_s(fixed, seventy, 1, False) == pytest.approx(40e-6 + message / link.link_bytes_per_s)
+    assert pipeline_decode(h100, replace(seventy, batch=1), Split(1, 8)).hops_s > 7 * two
 
 
 def test_best_split_and_best_tp_degree(h100, seventy) -> None:
