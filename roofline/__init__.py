@@ -42,6 +42,9 @@ Layout, lowest layer first. A module imports only from modules above it:
 - ``quantization`` the quantization chapter's answers: which math a format runs on which GPU
                    (its stated fallback), the 16/b_eff ceiling, the critical batch F·b_w/(2W),
                    the KV slope and break-even context, users by format, dequantization cost.
+- ``deployment``   the parallelism chapter's answers: a split of tensor-parallel groups and
+                   pipeline stages (Split), each stage's pass and the hops, a pipeline's
+                   latency and interval, memory per GPU, the best split and TP degree.
 - ``estimate``     one call combining them into an Estimate (what the CLI prints).
 - ``fit``          why an estimate does not fit in memory, and changes checked to make it fit.
 - ``measured``     published measurements (``data/measurements.toml``) beside their ceilings.

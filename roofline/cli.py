@@ -34,7 +34,8 @@ from typing import NoReturn
 
 from . import architecture as arch
 from . import formatting as fmt
-from .calibration import COSTS, load_calibration
+from .calibration import COSTS, cost_model, load_calibration
+from .deployment import PARALLEL, best_tp_degree, deploy, deployment_dict, split_for
 from .errors import SHOWN_LENGTH, SpecError, did_you_mean, one_line, shortened, shown
 from .estimate import estimate
 from .hfconfig import FAMILIES, read_config
@@ -45,7 +46,7 @@ from .ownspecs import model_entry_toml, resolve_gpu, resolve_model
 from .parsing import parse_real, parse_whole
 from .performance import DEFAULT_USABLE_FRACTION, Hardware, Workload, gpu_count_problem
 from .precisions import AUTO, DEFAULT_COMPUTE_PRECISION, FORMATS, PRECISIONS
-from .report import simulation_report, speculation_lines, speculation_report, text_report
+from .report import deployment_report, simulation_report, speculation_lines, speculation_report, text_report
 from .serving import (
     ADMISSIONS,
     CONCURRENCY_RANGE,
@@ -282,6 +283,27 @@ def build_parser() -> argparse.ArgumentParser:
         choices=COSTS,
         default="ceiling",
         help="ceiling: the upper bound (default); expected: also the calibrated prediction and its band",
+    )
+    run.add_argument(
+        "--parallel",
+        choices=PARALLEL,
+        default="tp",
+        help="how the --gpus GPUs split the model: tp, every layer over all of them (default); pp, one GPU"
+        " per pipeline stage; tpxpp, --pp-stages stages of tensor-parallel groups",
+    )
+    run.add_argument(
+        "--pp-stages",
+        type=_whole_number(GPUS_RANGE),
+        default=None,
+        metavar="N",
+        help="pipeline stages for --parallel tpxpp (a divisor of --gpus, at most the model's layers)",
+    )
+    run.add_argument(
+        "--microbatches",
+        type=_whole_number(BATCH_RANGE),
+        default=1,
+        metavar="M",
+        help="groups of users in flight through a pipeline (default 1)",
     )
     run.add_argument(
         "--shared-prefix",
@@ -522,6 +544,10 @@ def _run_estimate(args: argparse.Namespace, specs: SpecSet) -> str:
             hint="a preset is a measured latency that grows with the GPU count; --allreduce-latency fixes one;"
             " give one of the two",
         )
+    if args.parallel != "tp":
+        return _run_split(args, specs)
+    if args.pp_stages is not None:
+        raise SpecError("--pp-stages splits a pipeline", hint="add --parallel tpxpp (or pp), or leave it out")
     try:
         result = estimate(
             args.gpu,
@@ -544,20 +570,101 @@ def _run_estimate(args: argparse.Namespace, specs: SpecSet) -> str:
     except SpecError as error:
         raise _precision_hint(error) from None
     figures = result.to_dict()
+    figures["pipeline_bubble_fraction"] = 0.0
+    figures["best_tp_degree"] = best_tp_degree(result.hardware, result.workload)
     _check_finite(figures)
     model = specs.model(args.model)
     layout = gpu_count_problem(model, args.gpus)
+    link = result.hardware.gpu.interconnect
+    beyond = link is not None and args.gpus > link.domain_gpus
     warnings = _warn(
         "estimate",
         (
             model.past_max_context(args.context, "--context"),
             model.past_max_context(args.prompt, "--prompt"),
             layout and f"--gpus {args.gpus}: {layout}; the figures split it evenly over {args.gpus} GPUs anyway",
+            beyond
+            and f"--gpus {args.gpus} is more than one {link.scale_up} domain of {link.domain_gpus}: every"
+            f" all-reduce crosses the scale-out network at {link.scale_out_bytes_per_s / 1e9:g} GB/s per GPU;"
+            " engines split across nodes with --parallel tpxpp",
         ),
     )
     if args.json:
         return json.dumps({**figures, "warnings": warnings}, indent=2, allow_nan=False) + "\n"
     return text_report(result)
+
+
+def _run_split(args: argparse.Namespace, specs: SpecSet) -> str:
+    """``estimate --parallel pp|tpxpp``: the deployment's pipeline figures (``roofline.deployment``)
+    at the ceiling's costs, and with ``--costs expected`` the same at the fitted costs with their band."""
+    try:
+        split = split_for(args.parallel, args.gpus, args.pp_stages, args.microbatches)
+        hardware = Hardware(
+            specs.gpu(args.gpu),
+            1,
+            args.compute_precision,
+            args.usable_fraction,
+            attention_dp=args.attention_dp,
+            allreduce_latency_s=args.allreduce_latency,
+            allreduce_preset=args.allreduce_preset,
+        )
+        workload = Workload(
+            specs.model(args.model),
+            args.precision,
+            args.kv_precision,
+            args.batch,
+            args.context,
+            args.prompt,
+            args.shared_prefix,
+        )
+        result = deploy(hardware, workload, split)
+        expected = None
+        if args.costs == "expected":
+            calibration = load_calibration()
+            fitted = replace(hardware, costs=cost_model("expected", hardware.gpu.id, calibration))
+            expected = deploy(fitted, workload, split)
+    except SpecError as error:
+        raise _precision_hint(error) from None
+    figures = deployment_dict(hardware, workload, result)
+    figures["costs"] = args.costs
+    if expected is not None:
+        banded = {
+            "throughput_tokens_per_s": expected.step.tokens_per_s_total,
+            "ttft_mean_s": expected.prefill_s or None,
+            "itl_mean_s": expected.step.interval_s,
+            "tpot_mean_s": expected.step.interval_s,
+        }
+        figures["expected"] = {
+            "decode_latency_s": expected.step.latency_s,
+            "decode_interval_s": expected.step.interval_s,
+            "decode_tokens_per_s_per_user": expected.step.tokens_per_s_per_user,
+            "decode_tokens_per_s_total": expected.step.tokens_per_s_total,
+            "prefill_s": expected.prefill_s,
+            "communication_s": expected.step.communication_s,
+        }
+        figures["band"] = calibration.bands(banded)
+    figures["best_tp_degree"] = best_tp_degree(replace(hardware, count=min(args.gpus, _domain(hardware))), workload)
+    _check_finite(figures)
+    model = specs.model(args.model)
+    warnings = _warn(
+        "estimate",
+        (
+            model.past_max_context(args.context, "--context"),
+            model.past_max_context(args.prompt, "--prompt"),
+            figures["spans_nodes"]
+            and f"{split.label} spans {math.ceil(split.gpus / _domain(hardware))} nodes: {result.step.hops_across}"
+            " of the hops between stages cross the scale-out network",
+        ),
+    )
+    if args.json:
+        return json.dumps({**figures, "warnings": warnings}, indent=2, allow_nan=False) + "\n"
+    return deployment_report(hardware, workload, result, expected)
+
+
+def _domain(hardware: Hardware) -> int:
+    """GPUs that share the scale-up fabric; a spec without an interconnect has no limit."""
+    link = hardware.gpu.interconnect
+    return GPUS_RANGE[1] if link is None else link.domain_gpus
 
 
 def _warn(command: str, notes: Iterable[str | None]) -> list[str]:

@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 from . import formatting as fmt
 from .calibration import Calibration
+from .deployment import Deployment
 from .estimate import Estimate
 from .fit import memory_shortfall
 from .performance import CostModel, Hardware, Workload, memory_use, resolved
@@ -379,3 +380,55 @@ def speculation_lines(run: SpeculativeSimulation, costs: str) -> str:
     ]
     lines += [f"  note             {note}" for note in run.notes]
     return "\n".join(lines) + "\n"
+
+
+def _hops(count: int) -> str:
+    return f"{count} hop" if count == 1 else f"{count} hops"
+
+
+def deployment_report(
+    hardware: Hardware, workload: Workload, result: Deployment, expected: Deployment | None = None
+) -> str:
+    """A split deployment (``roofline estimate --parallel pp|tpxpp``): a heading, then one line per
+    figure of the ceiling, then the expected figures when ``expected`` (the same split at the fitted
+    costs) is given."""
+    split, step, memory = result.split, result.step, result.memory
+    heading = (
+        f"{workload.model.name} on {split.gpus} × {hardware.gpu.name} as {split.label}"
+        f" ({split.pp} stages of {split.tp} GPU{'s' if split.tp > 1 else ''});"
+        f" {workload.batch:,} user{'s' if workload.batch != 1 else ''} in {split.microbatches} micro-batch"
+        f"{'es' if split.microbatches != 1 else ''}, {workload.context:,} tokens of context"
+    )
+    rows = [
+        ("one user's token", f"{fmt.milliseconds(step.latency_s)}: every stage in turn, and {_hops(split.pp - 1)}"),
+        (
+            "between a user's tokens",
+            f"{fmt.milliseconds(step.interval_s)} (the lap, or the slowest stage serving every micro-batch)",
+        ),
+        ("decode, per user", f"{fmt.rate(step.tokens_per_s_per_user)} tokens/s"),
+        ("decode, all users", f"{fmt.rate(step.tokens_per_s_total)} tokens/s"),
+        ("bubble (a pass that drains)", f"{step.bubble:.0%}: (p - 1) / (m + p - 1)"),
+        (
+            "talk per token",
+            f"{fmt.milliseconds(step.communication_s)}, {result.communication_share:.0%} of it"
+            + (f"; {_hops(step.hops_across)} cross nodes" if step.hops_across else ""),
+        ),
+        ("prefill", fmt.milliseconds(result.prefill_s) if workload.prompt else "no prompt"),
+        (
+            "memory per GPU",
+            f"{fmt.gigabytes(memory.weights_bytes)} weights + {fmt.gigabytes(memory.kv_bytes, 2)} cache,"
+            f" pool {fmt.gigabytes(memory.pool_bytes)}" + ("" if result.fits else ": does not fit"),
+        ),
+    ]
+    if expected is not None:
+        fitted = expected.step
+        rows.append(
+            (
+                "expected",
+                f"{fmt.milliseconds(fitted.interval_s)} between a user's tokens,"
+                f" {fmt.rate(fitted.tokens_per_s_per_user)} tokens/s per user,"
+                f" {fmt.rate(fitted.tokens_per_s_total)} in all (the ceiling's lines above are upper bounds)",
+            )
+        )
+    width = max(len(label) for label, _ in rows)
+    return "\n".join([heading, *(f"  {label:<{width}}  {value}" for label, value in rows)]) + "\n"

@@ -1,0 +1,567 @@
+"""Chapter 6, "Splitting a Model Across GPUs": every number its prose quotes, its tables and its figures.
+
+The page is ``index.md`` beside this module; its Run cell is ``programs/tp_sweep.py``, its
+calculator ``calculators/deploy.py`` and its chart builders are in ``charts.py``. Every
+model figure comes from the package: ``roofline.performance`` (a step on a tensor-parallel
+group, its all-reduces), ``roofline.deployment`` (pipeline stages, memory per GPU, the best
+split), ``roofline.parallelism`` (usable degrees, the bubble, the latency-optimal degree)
+and ``roofline.measured`` (published runs). The few published figures the prose cites that
+are not rows of ``measurements.toml`` (an all-reduce's latency as the GPUs grow, one
+slowdown report) are the ``CITED`` constants below, each with its source.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+from roofline import Hardware, Workload, decode_step, gpus_to_fit, load_calibration, memory_use
+from roofline import formatting as fmt
+from roofline.architecture import weight_bytes
+from roofline.calibration import cost_model
+from roofline.deployment import Split, best_tp_degree, deploy, pipeline_decode
+from roofline.measured import Measurement, compare, load_measurements
+from roofline.parallelism import (
+    latency_optimal_degree,
+    pipeline_bubble_fraction,
+    stage_layers,
+    usable_tp_degrees,
+)
+from roofline.performance import allreduce_bytes, allreduces_per_pass, kv_copies
+from sitegen import escape
+from sitegen.context import Context
+from sitegen.page import PageContent
+from sitegen.tables import markdown_table
+from sitegen.values import percent
+
+from . import charts
+
+GPU = "h100-sxm"
+#: The chapter's running example: a 70B model in fp8 on H100s.
+MODEL, PRECISION = "llama-3.1-70b", "fp8"
+#: Capacity: a model that needs several GPUs just to hold its weights.
+CAP_MODEL, CAP_PRECISION = "llama-3.1-405b", "bf16"
+#: KV room: users that fit at this context on 1, 2, 4 and 8 GPUs.
+ROOM_CONTEXT = 8192
+ROOM_GPUS = (1, 2, 4, 8)
+#: A decode step's message at these batches, and a prefill's.
+MSG_BATCH = 64
+MSG_PROMPT = 2048
+#: Where tensor parallelism stops: a small model, one user, NCCL's latency.
+BEST_MODEL = "llama-3.1-8b"
+NCCL = "nccl"
+#: The all-reduce table's GPU counts.
+LATENCY_GPUS = (2, 4, 8)
+#: gpt-fast's sweep: its GPU, model and the TP degrees it ran.
+GF_GPU, GF_MODEL, GF_DEGREES = "a100-80gb", "llama-3.1-8b", (1, 2, 4, 8)
+GF_PREFIX = "gptfast-llama-3.1-8b-bf16-"
+#: Pipeline pictures: stages and micro-batches.
+PP_STAGES = 4
+PP_MICRO = (1, 4, 32)
+#: NVIDIA's comparison: 405B in fp8 on 8 H200s, TP8 against PP8.
+NV_GPU, NV_MODEL, NV_GPUS, NV_MICRO, NV_CONTEXT = "h200", "llama-3.1-405b", 8, 8, 1024
+NV_BATCHES = (1, 4, 16, 64, 256, 512, 1024, 2048)
+#: Self-check 4: a pipeline of the running model on H100s.
+Q4_STAGES, Q4_MICRO, Q4_CONTEXT = 4, 4, 1024
+
+
+@dataclass(frozen=True)
+class Cited:
+    """A published figure the prose quotes that is not a measurements.toml row."""
+
+    value: float
+    source: str
+
+
+CITED = {
+    # NCCL's ring all-reduce of 8-128 B on one DGX A100, NCCL_ALGO=Ring, one channel (table in the description).
+    "ring_2": Cited(10e-6, "https://github.com/NVIDIA/nccl-tests/issues/123"),
+    "ring_8": Cited(33.7e-6, "https://github.com/NVIDIA/nccl-tests/issues/123"),
+    # SGLang's one-shot custom all-reduce on H100s, 512 elements, no CUDA graph: TP2 and TP8.
+    "oneshot_2": Cited(3.7e-6, "https://github.com/sgl-project/sglang/pull/2904"),
+    "oneshot_8": Cited(5.9e-6, "https://github.com/sgl-project/sglang/pull/2904"),
+    # Llama 2 7B chat on two V100s with NVLink: 29 tokens/s on one GPU, 17 with tensor parallelism.
+    "v100_one": Cited(29, "https://github.com/pytorch-labs/gpt-fast/issues/111"),
+    "v100_two": Cited(17, "https://github.com/pytorch-labs/gpt-fast/issues/111"),
+}
+
+
+def run_label(m: Measurement, specs) -> str:
+    """A measured run in a few words: model and weights, GPUs, engine, and the lengths where the
+    engine ran more than one (NIM's two prompts)."""
+    size = specs.model(m.model).name.split()[-1]
+    chip = specs.gpu(m.gpu).name.removeprefix("NVIDIA ").split()[0]
+    engine = m.software.split(" (")[0].removeprefix("NVIDIA ").removesuffix(" for LLMs")
+    label = f"{size} {m.weight_precision}, {m.gpus}×{chip}, {engine}"
+    if engine == "NIM":
+        label += f" {m.input_tokens:,} in"
+    return escape.text(label)
+
+
+def us(seconds: float) -> str:
+    """Microseconds without the unit, as the prose writes them: ``19.19e-6`` -> ``"19.2"``."""
+    return fmt.microseconds(seconds).removesuffix(" µs")
+
+
+def times(ratio: float) -> str:
+    """A ratio as the prose says it: ``2.941`` -> ``"2.9"``."""
+    return f"{ratio:.1f}"
+
+
+def build(ctx: Context) -> PageContent:
+    content = PageContent()
+    put = content.put
+    specs = ctx.specs
+    gpu, model = specs.gpu(GPU), specs.model(MODEL)
+    link = gpu.interconnect
+    assert link is not None, f"{GPU} needs an interconnect for this chapter"
+    calibration = load_calibration()
+    put("gpu_name", escape.text(gpu.name))
+    put("model_name", escape.text(model.name))
+    put("precision", PRECISION)
+
+    # gpt-fast's TP sweep: measured, and the model's ceiling and expected figure.
+    gf_gpu, gf_model = specs.gpu(GF_GPU), specs.model(GF_MODEL)
+    rows = {m.id: m for m in load_measurements(specs=specs)}
+    gf_ids = {1: GF_PREFIX + "1gpu"} | {g: f"{GF_PREFIX}tp{g}" for g in GF_DEGREES[1:]}
+    gf_measured = {g: rows[gf_ids[g]] for g in GF_DEGREES}
+    gf_work = Workload(gf_model, "bf16", "bf16", 1, gf_measured[1].mean_context, gf_measured[1].input_tokens)
+    gf_ceiling = {g: 1 / decode_step(Hardware(gf_gpu, g), gf_work).seconds for g in GF_DEGREES}
+    gf_costs = cost_model("expected", GF_GPU, calibration)
+    gf_expected = {g: 1 / decode_step(Hardware(gf_gpu, g, costs=gf_costs), gf_work).seconds for g in GF_DEGREES}
+    measured_tps = {g: gf_measured[g].value for g in GF_DEGREES}
+    put("gf_model_name", escape.text(gf_model.name))
+    put("gf_gpu_name", escape.text(gf_gpu.name))
+    for g in GF_DEGREES:
+        put(f"gf_tp{g}", fmt.rate(measured_tps[g]))
+    put("gf_scaling", times(measured_tps[8] / measured_tps[1]))
+    put("gf_pred_scaling", times(gf_ceiling[8] / gf_ceiling[1]))
+    put("gf_exp_scaling", times(gf_expected[8] / gf_expected[1]))
+    put("gf_ceiling_tp8", fmt.rate(gf_ceiling[8]))
+    put("gf_expected_tp8", fmt.rate(gf_expected[8]))
+    put("gf_ratio_tp1", percent(measured_tps[1] / gf_ceiling[1]))
+    put("gf_ratio_tp8", percent(measured_tps[8] / gf_ceiling[8]))
+    put("gf_exp_ratio_tp8", percent(measured_tps[8] / gf_expected[8]))
+
+    def ranked(figures: dict[int, float]) -> list[int]:
+        return sorted(figures, key=figures.get)
+
+    measured_order = ranked(measured_tps)
+    same = [
+        name for name, f in (("ceiling", gf_ceiling), ("expected figure", gf_expected)) if ranked(f) == measured_order
+    ]
+    put(
+        "gf_rank_sentence",
+        "Both the ceiling and the expected figure rank the four degrees in the measured order."
+        if len(same) == 2
+        else (
+            f"Only the {same[0]} ranks the four degrees in the measured order."
+            if same
+            else "Neither the ceiling nor the expected figure ranks the four degrees in the measured order."
+        ),
+    )
+    put("v100_one", fmt.rate(CITED["v100_one"].value))
+    put("v100_two", fmt.rate(CITED["v100_two"].value))
+
+    # Why split: capacity.
+    cap = specs.model(CAP_MODEL)
+    cap_weights = weight_bytes(cap, CAP_PRECISION)
+    put("cap_model_name", escape.text(cap.name))
+    put("cap_precision", CAP_PRECISION)
+    put("cap_weights", fmt.gigabytes(cap_weights, 0))
+    put("cap_addressable", fmt.gigabytes(gpu.addressable_bytes, 1))
+    cap_fit = gpus_to_fit(Hardware(gpu), Workload(cap, CAP_PRECISION, CAP_PRECISION, 1, 1))
+    cap_bytes = math.ceil(cap_weights / Hardware(gpu).usable_memory_bytes)
+    put("cap_min_gpus", str(cap_fit))
+    put("cap_bytes_gpus", str(cap_bytes))
+
+    # Why split: KV room grows faster than the GPUs.
+    room_work = Workload(model, PRECISION, PRECISION, 1, ROOM_CONTEXT)
+    users = {g: memory_use(Hardware(gpu, g), room_work).max_batch or 0 for g in ROOM_GPUS}
+    one = memory_use(Hardware(gpu, 1), room_work)
+    put("room_context", f"{ROOM_CONTEXT:,}")
+    put("room_weights", fmt.gigabytes(one.weights_bytes, 1))
+    put("room_share", percent(one.weights_bytes / Hardware(gpu).usable_memory_bytes))
+    for g in ROOM_GPUS:
+        put(f"room_users_{g}", f"{users[g]:,}")
+    put("room_ratio_2", times(users[2] / users[1]))
+    put("room_ratio_8", times(users[8] / users[1]))
+    content.figure(
+        "par-kv-room",
+        charts.kv_room(
+            [{"gpus": g, "users": users[g], "linear": g * users[1]} for g in ROOM_GPUS],
+            escape.text(model.name) + f" in {PRECISION}",
+            escape.text(gpu.name),
+            f"{ROOM_CONTEXT:,}",
+        ),
+        f"Users of {escape.text(model.name)} in {PRECISION} that fit at {ROOM_CONTEXT:,} tokens each, on 1 to 8"
+        f" {escape.text(gpu.name)}s, against the GPU count times one GPU's users. Memory as the driver reports"
+        " it, less a workspace, 95% of what the weights leave for the cache.",
+    )
+
+    # One layer's all-reduces, and their size.
+    count = allreduces_per_pass(Hardware(gpu, 8), model)
+    put("msg_layers", str(model.layers))
+    put("msg_hidden", f"{model.hidden_size:,}")
+    put("msg_count", str(count))
+    put("msg_batch1", fmt.bytes_size(allreduce_bytes(model, 1)))
+    put("msg_batch", str(MSG_BATCH))
+    put("msg_batchB", fmt.bytes_size(allreduce_bytes(model, MSG_BATCH)))
+    put("msg_prompt", f"{MSG_PROMPT:,}")
+    put("msg_prefill", fmt.bytes_size(allreduce_bytes(model, MSG_PROMPT)))
+    put("heads_q", str(model.attention_heads))
+    put("heads_kv", str(model.kv_heads))
+    degrees = usable_tp_degrees(model)
+    put("heads_degrees", ", ".join(str(d) for d in degrees[:-1]) + f" or {degrees[-1]}")
+
+    # The all-reduce's cost: the interconnects in the specs, and the latencies measured.
+    link_rows = []
+    for spec in specs.gpus.values():
+        if spec.interconnect is None:
+            continue
+        ic = spec.interconnect
+        link_rows.append(
+            (
+                escape.text(spec.name),
+                escape.text(ic.scale_up),
+                f"{ic.link_bytes_per_s / 1e9:,.0f}",
+                str(ic.domain_gpus),
+                f"{ic.scale_out_bytes_per_s / 1e9:,.0f}",
+            )
+        )
+    content.table(
+        "interconnects",
+        markdown_table(
+            ("GPU", "Scale-up fabric", "Link, GB/s each way", "GPUs per domain", "Scale-out, GB/s per GPU"),
+            link_rows,
+            right={2, 3, 4},
+        ),
+    )
+    # Each preset's latency as the package grows it with the GPU count (roofline.specs.AllReduceLatency),
+    # and the fitted start + 2(G - 1) hops of the expected figure.
+    fitted = cost_model("expected", GPU, calibration)
+    latencies = {name.replace("_", " "): (lambda g, n=name: link.latency(n, g)) for name in link.allreduce_latency_s}
+    latencies["expected (fitted)"] = fitted.allreduce_latency
+    latency_rows = [
+        (escape.text(name), *(fmt.microseconds(at(g)) for g in LATENCY_GPUS), f"{count * at(8) * 1e3:.2f} ms")
+        for name, at in sorted(latencies.items(), key=lambda item: item[1](8))
+    ]
+    content.table(
+        "allreduce-latencies",
+        markdown_table(
+            ("All-reduce", *(f"{g} GPUs" for g in LATENCY_GPUS), f"× {count} per token on 8"),
+            latency_rows,
+            right=set(range(1, len(LATENCY_GPUS) + 2)),
+        ),
+    )
+    best8 = link.best_allreduce(8)
+    put("ceiling_alpha_us", us(best8.at(8)))
+    put("ceiling_alpha_name", escape.text(best8.name.replace("_", " ")))
+    put("expected_alpha_us", us(fitted.allreduce_latency(8)))
+    put("expected_start_us", us(calibration.allreduce_latency_s))
+    put("expected_hop_us", f"{calibration.allreduce_hop_s * 1e6:.2f}")
+
+    # Decode messages are tiny, so latency rules: 8 GPUs, one user.
+    eight = Hardware(gpu, 8)
+    bytes_s = eight.allreduce_s(allreduce_bytes(model, 1)) - eight.allreduce_latency
+    nccl = link.latency(NCCL, 8)
+    put("link_gbps", f"{link.link_bytes_per_s / 1e9:,.0f}")
+    put("tiny_bytes_us", f"{bytes_s * 1e6:.3f}")
+    put("tiny_nccl_us", us(nccl))
+    put("tiny_ratio", f"{nccl / bytes_s:,.0f}")
+    put("tiny_nccl_ms", fmt.milliseconds(count * nccl))
+    put("tiny_ceiling_ms", fmt.milliseconds(count * best8.at(8)))
+    step8 = decode_step(eight, Workload(model, PRECISION, PRECISION, 1, 0))
+    put("tiny_weights_ms", fmt.milliseconds(max(step8.memory_s, step8.compute_s)))
+    put("ring_2_us", us(CITED["ring_2"].value))
+    put("ring_8_us", us(CITED["ring_8"].value))
+    put("oneshot_2_us", us(CITED["oneshot_2"].value))
+    put("oneshot_8_us", us(CITED["oneshot_8"].value))
+
+    # Where TP stops scaling: T(G) = T_w / G + 2L * alpha(G), alpha(G) = 2 (G - 1) * hop, the package's
+    # NCCL preset (a ring measured once at ring_gpus GPUs, grown by (G - 1)).
+    best_model = specs.model(BEST_MODEL)
+    best_work = Workload(best_model, "bf16", "bf16", 1, 0)
+    one_gpu = decode_step(Hardware(gpu, 1), best_work)
+    ring_preset = link.preset(NCCL)
+    assert ring_preset.ring_s is not None and ring_preset.ring_gpus is not None, f"{NCCL} must be a ring preset"
+    hop = ring_preset.ring_s / (2 * (ring_preset.ring_gpus - 1))
+    gstar = latency_optimal_degree(one_gpu.seconds, best_model.layers, hop)
+    best_degrees = usable_tp_degrees(best_model, limit=8)
+
+    def ring_step(g: int) -> float:
+        return decode_step(Hardware(gpu, g, allreduce_preset=NCCL), best_work).seconds
+
+    ring = {g: ring_step(g) for g in best_degrees}
+    ring_best = min(ring, key=ring.get)
+    put("best_model_name", escape.text(best_model.name))
+    put("best_layers", str(best_model.layers))
+    put("best_hop_us", f"{hop * 1e6:.2f}")
+    put("best_tw_ms", fmt.milliseconds(one_gpu.seconds))
+    put("best_gstar", f"{gstar:.1f}")
+    put("best_ring_degree", str(ring_best))
+    put("best_ring_tps", fmt.rate(1 / ring[ring_best]))
+    put("best_ring_tps8", fmt.rate(1 / ring[8]))
+    for g in (4, 8):
+        put(f"q3_hops{g}", str(2 * (g - 1)))
+        step = decode_step(Hardware(gpu, g, allreduce_preset=NCCL), best_work)
+        put(f"q3_w{g}", fmt.milliseconds(max(step.memory_s, step.compute_s)))
+        put(f"q3_a{g}", us(link.latency(NCCL, g)))
+        put(f"q3_c{g}", fmt.milliseconds(step.communication_s))
+        put(f"q3_t{g}", fmt.milliseconds(step.seconds))
+    put("best_ceiling_degree", str(best_tp_degree(Hardware(gpu, 8), best_work)))
+    put("best_nccl_degree", str(best_tp_degree(Hardware(gpu, 8, allreduce_preset=NCCL), best_work)))
+    put("best_fixed_degree", str(best_tp_degree(Hardware(gpu, 8, allreduce_latency_s=nccl), best_work)))
+    put("best_expected_degree", str(best_tp_degree(Hardware(gpu, 8, costs=fitted), best_work)))
+    best_exp = {g: decode_step(Hardware(gpu, g, costs=fitted), best_work).seconds for g in best_degrees}
+    put("best_expected_gain", percent(best_exp[4] / best_exp[8] - 1))
+
+    # Figure: tokens/s against the TP degree for several latencies, gpt-fast's points on top.
+    gf_link = gf_gpu.interconnect
+    assert gf_link is not None
+    scaling_rows = []
+    lines: dict[str, dict] = {"free links": {"allreduce_latency_s": 0.0}} | {
+        f"{name.replace('_', ' ')}, {fmt.microseconds(gf_link.latency(name, 2))}"
+        f" to {fmt.microseconds(gf_link.latency(name, 8))}": {"allreduce_preset": name}
+        for name in sorted(gf_link.allreduce_latency_s, key=lambda name: gf_link.latency(name, 8))
+    }
+    for label, choice in lines.items():
+        for g in GF_DEGREES:
+            step = decode_step(Hardware(gf_gpu, g, **choice), gf_work)
+            scaling_rows.append({"latency": label, "gpus": g, "tokens_per_s": round(1 / step.seconds, 1)})
+    gf_fitted = gf_costs.allreduce_latency
+    expected_label = f"expected, {fmt.microseconds(gf_fitted(2))} to {fmt.microseconds(gf_fitted(8))}"
+    scaling_rows += [
+        {"latency": expected_label, "gpus": g, "tokens_per_s": round(gf_expected[g], 1)} for g in GF_DEGREES
+    ]
+    content.figure(
+        "par-tp-scaling",
+        charts.tp_scaling(
+            scaling_rows,
+            [{"what": "gpt-fast", "gpus": g, "tokens_per_s": measured_tps[g]} for g in GF_DEGREES],
+            f"One user's tokens/s against the TP degree, {escape.text(gf_model.name)} on {escape.text(gf_gpu.name)}s",
+            [*lines, expected_label],
+        ),
+        f"Batch 1, bf16, {gf_work.context} tokens cached. Each line charges every all-reduce one measured"
+        " latency over NVLink 3, at 2 to 8 GPUs as it grows with the count; free links is chapters 1 to 3's"
+        " ideal. The expected line uses the fitted costs, its all-reduce a start plus 2(G − 1) hops. Points:"
+        " gpt-fast's measured tokens/s on eight A100s power-limited to 330 W.",
+    )
+
+    # NVLink, PCIe, across nodes: one step's all-reduces at MSG_BATCH users.
+    put("link_batch", str(MSG_BATCH))
+    put("link_msg", fmt.bytes_size(allreduce_bytes(model, MSG_BATCH)))
+    l40s = specs.gpu("l40s")
+    wires = [
+        (f"{escape.text(link.scale_up)}", link.link_bytes_per_s),
+        ("PCIe Gen5 x16 (the H100's host link)", gpu.host_link_bytes_per_s),
+        ("PCIe Gen4 x16 (the L40S's host link)", l40s.host_link_bytes_per_s),
+        ("InfiniBand (one 400 Gb/s NIC per GPU)", link.scale_out_bytes_per_s),
+    ]
+    link_table = []
+    for name, wire in wires:
+        assert wire is not None
+        over = replace(gpu, interconnect=replace(link, link_bytes_per_s=wire))
+        hw = Hardware(over, 8)
+        one_ar = hw.allreduce_s(allreduce_bytes(model, MSG_BATCH))
+        link_table.append((name, f"{wire / 1e9:,.0f}", f"{one_ar * 1e6:,.0f} µs", fmt.milliseconds(count * one_ar)))
+    # Figure: one all-reduce's time against its message, per link, at the ceiling's latency.
+    sizes = [2**k for k in range(10, 31)]
+    time_rows, link_names = [], []
+    for name, wire in wires:
+        over = replace(gpu, interconnect=replace(link, link_bytes_per_s=wire))
+        hw = Hardware(over, 8)
+        short = name.split(" (")[0]
+        link_names.append(short)
+        time_rows += [{"link": short, "bytes": size, "us": round(hw.allreduce_s(size) * 1e6, 3)} for size in sizes]
+    marks = [
+        {"what": "decode, 1 user", "bytes": allreduce_bytes(model, 1)},
+        {"what": f"decode, {MSG_BATCH} users", "bytes": allreduce_bytes(model, MSG_BATCH)},
+        {"what": f"prefill, {MSG_PROMPT:,} tokens", "bytes": allreduce_bytes(model, MSG_PROMPT)},
+    ]
+    content.figure(
+        "par-allreduce-time",
+        charts.allreduce_time(time_rows, marks, link_names),
+        f"Ring all-reduce on eight GPUs, latency + 2(G − 1)/G × bytes / link, at the smallest measured latency"
+        f" on eight ({fmt.microseconds(best8.at(8))}, {escape.text(best8.name.replace('_', ' '))}); the links'"
+        " nameplate rates, each way. Dashed:"
+        f" the messages of {escape.text(model.name)} (d = {model.hidden_size:,}, 2 bytes a value).",
+    )
+    content.table(
+        "links",
+        markdown_table(("Link", "GB/s each way", "One all-reduce", f"{count} a step"), link_table, right={1, 2, 3}),
+    )
+    put("link_pcie5_gbps", f"{gpu.host_link_bytes_per_s / 1e9:,.0f}")
+    put("link_pcie4_gbps", f"{l40s.host_link_bytes_per_s / 1e9:,.0f}")
+    put("link_scaleout_gbps", f"{link.scale_out_bytes_per_s / 1e9:,.0f}")
+
+    # Pipeline parallelism: the bubble, and a Gantt chart of PP_STAGES stages.
+    put("pp_stages", str(PP_STAGES))
+    put("pp_hops", str(PP_STAGES - 1))
+    for m in PP_MICRO:
+        put(f"pp_bubble_{m}", percent(pipeline_bubble_fraction(PP_STAGES, m)))
+    put("pp_micro_many", str(PP_MICRO[-1]))
+    gantt, lanes = [], []
+    for m in (1, 4):
+        for stage in range(PP_STAGES):
+            lane = f"{m} micro-batch{'es' if m > 1 else ''} · stage {stage + 1}"
+            lanes.append(lane)
+            for j in range(m):
+                gantt.append({"lane": lane, "micro": str(j + 1), "start": j + stage, "end": j + stage + 1})
+    content.figure(
+        "par-pipeline",
+        charts.pipeline(
+            gantt,
+            lanes,
+            f"A pass through {PP_STAGES} pipeline stages, once and drained",
+            f"Idle share: {percent(pipeline_bubble_fraction(PP_STAGES, 1))} with one micro-batch,"
+            f" {percent(pipeline_bubble_fraction(PP_STAGES, 4))} with four.",
+        ),
+        "Each bar is one micro-batch in one stage, in units of one stage's time. The empty cells are the bubble,"
+        " (p − 1)/(m + p − 1) of each stage's time.",
+    )
+
+    # TP against PP for 405B on 8 H200s (NVIDIA's comparison).
+    nv_gpu, nv_model = specs.gpu(NV_GPU), specs.model(NV_MODEL)
+    nv_hw = Hardware(nv_gpu, NV_GPUS, compute_precision="auto")
+    nv_exp = replace(nv_hw, costs=cost_model("expected", NV_GPU, calibration))
+    nv_one = Workload(nv_model, "fp8", "fp8", 1, NV_CONTEXT)
+    tp8, pp8 = Split(NV_GPUS, 1), Split(1, NV_GPUS, NV_MICRO)
+    for prefix, hw in (("nv", nv_hw), ("nvx", nv_exp)):
+        tp_step, pp_step = pipeline_decode(hw, nv_one, tp8), pipeline_decode(hw, nv_one, pp8)
+        put(f"{prefix}_tp_ms", fmt.milliseconds(tp_step.latency_s))
+        put(f"{prefix}_pp_ms", fmt.milliseconds(pp_step.latency_s))
+        put(f"{prefix}_latency_ratio", times(pp_step.latency_s / tp_step.latency_s))
+    put("nv_model_name", escape.text(nv_model.name))
+    put("nv_gpu_name", escape.text(nv_gpu.name))
+    put("nv_context", f"{NV_CONTEXT:,}")
+    put("nv_micro", str(NV_MICRO))
+    nv_rows = []
+    fitting: dict[str, dict[int, tuple[float, float]]] = {"TP8": {}, "PP8": {}}
+    for batch in NV_BATCHES:
+        work = replace(nv_one, batch=batch)
+        for name, split in (("TP8", tp8), ("PP8", pp8)):
+            result = deploy(nv_hw, work, split)
+            if result.fits:
+                fitting[name][batch] = (result.step.tokens_per_s_total, result.step.latency_s)
+                nv_rows.append(
+                    {
+                        "split": f"{name} (ceiling)",
+                        "batch": batch,
+                        "tokens_per_s": round(result.step.tokens_per_s_total),
+                        "per_user": round(result.step.tokens_per_s_per_user, 1),
+                    }
+                )
+    top = max(b for b in NV_BATCHES if b in fitting["TP8"] and b in fitting["PP8"])
+    work = replace(nv_one, batch=top)
+    tp_top, pp_top = deploy(nv_hw, work, tp8), deploy(nv_hw, work, pp8)
+    tp_top_x, pp_top_x = deploy(nv_exp, work, tp8), deploy(nv_exp, work, pp8)
+    put("nv_batch", f"{top:,}")
+    put("nv_msg", fmt.bytes_size(allreduce_bytes(nv_model, top)))
+    put("nv_comm_ms", fmt.milliseconds(tp_top.step.communication_s))
+    put("nv_tp_step_ms", fmt.milliseconds(tp_top.step.interval_s))
+    put("nv_tp_tps", fmt.rate(tp_top.step.tokens_per_s_total))
+    put("nv_pp_tps", fmt.rate(pp_top.step.tokens_per_s_total))
+    put("nv_throughput_ratio", times(pp_top.step.tokens_per_s_total / tp_top.step.tokens_per_s_total))
+    put("nvx_throughput_ratio", times(pp_top_x.step.tokens_per_s_total / tp_top_x.step.tokens_per_s_total))
+    put("nv_pp_hops", str(NV_GPUS - 1))
+    put("nv_allreduces", str(allreduces_per_pass(nv_hw, nv_model)))
+    small = min(NV_BATCHES[1:], key=lambda b: b)
+    put("nv_small_batch", str(small))
+    put(
+        "nv_small_ratio",
+        times(fitting["TP8"][small][0] / fitting["PP8"][small][0]),
+    )
+    content.figure(
+        "par-tp-vs-pp",
+        charts.tp_vs_pp(
+            nv_rows,
+            f"Tensor against pipeline parallelism, {escape.text(nv_model.name)} on"
+            f" {NV_GPUS} {escape.text(nv_gpu.name)}s",
+            f"fp8 weights and cache, {NV_CONTEXT:,} tokens cached, {NV_MICRO} micro-batches for the pipeline.",
+            ["TP8 (ceiling)", "PP8 (ceiling)"],
+        ),
+        f"Decode tokens/s of all users against the batch, up to the largest batch that fits both splits, on"
+        f" the ceiling's accounting. TP8 pays {allreduces_per_pass(nv_hw, nv_model)} all-reduces a step whose"
+        f" bytes grow with the batch; PP8 pays {NV_GPUS - 1} hops, but each stage reads its weights once per"
+        " micro-batch.",
+    )
+
+    # Why measured multi-GPU decode sits below the ideal: each measured step split into parts.
+    stack_rows, order, table_rows = [], [], []
+    multi = [m for m in rows.values() if m.kind == "multi-GPU decode" and not m.speculative]
+    for m in multi:
+        hw = Hardware(specs.gpu(m.gpu), m.gpus, m.compute_precision)
+        work = Workload(
+            specs.model(m.model), m.weight_precision, m.kv_precision, m.batch or 1, m.mean_context, m.input_tokens
+        )
+        step = decode_step(hw, work)
+        measured_s = 1 / m.value if m.metric == "decode_tokens_per_s_per_user" else m.value
+        cache_b = kv_copies(hw, work.model) * work.kv_bytes_for(m.batch or 1)
+        kv_s = cache_b / hw.effective_bandwidth_bytes_per_s
+        weights_s = max(step.memory_s, step.compute_s) - kv_s  # batch 1: memory-bound, so the rest of the read
+        run = run_label(m, specs)
+        order.append(run)
+        stack_rows.append(
+            {
+                "run": run,
+                "weights": weights_s * 1e3,
+                "cache": kv_s * 1e3,
+                "all-reduces": step.communication_s * 1e3,
+                "rest": max(0.0, measured_s - step.seconds) * 1e3,
+            }
+        )
+        exp_hw = replace(hw, costs=cost_model("expected", m.gpu, calibration))
+        expected_s = decode_step(exp_hw, work).seconds
+        low, high = calibration.band_for("itl_mean_s", expected_s)
+        ideal_s = step.seconds - step.communication_s
+        comparison = compare(m, specs)
+        table_rows.append(
+            (
+                run,
+                f"{1 / measured_s:,.1f}",
+                f"{1 / ideal_s:,.1f}",
+                f"{1 / step.seconds:,.1f}",
+                f"{1 / expected_s:,.1f} ({1 / high:,.0f}–{1 / low:,.0f})",
+                percent(comparison.ratio),
+            )
+        )
+    content.figure(
+        "par-step-stack",
+        charts.step_stack(stack_rows, order),
+        "Each published multi-GPU decode run at one user: the weights' read, the cache's read and the all-reduces"
+        " as the ceiling charges them (the link's nameplate, the smallest measured latency), and the rest of the"
+        " measured step, which the ceiling does not explain.",
+    )
+    content.table(
+        "par-measured",
+        markdown_table(
+            ("Run", "Measured", "Free links", "Ceiling", "Expected (band)", "Measured ÷ ceiling"),
+            table_rows,
+            right={1, 2, 3, 4, 5},
+        ),
+    )
+    worst = max(stack_rows, key=lambda row: row["rest"] / sum(row[part] for part in charts.STEP_PARTS))
+    total = sum(worst[part] for part in charts.STEP_PARTS)
+    put("stack_worst_run", worst["run"])
+    put("stack_worst_rest", percent(worst["rest"] / total))
+    put("stack_worst_comm", percent(worst["all-reduces"] / total))
+    put("stack_runs", str(len(stack_rows)))
+
+    # Self-check 4: a pipeline of the running model, one user.
+    q4_hw = Hardware(gpu, Q4_STAGES)
+    q4_work = Workload(model, PRECISION, PRECISION, 1, Q4_CONTEXT)
+    q4_step = pipeline_decode(q4_hw, q4_work, Split(1, Q4_STAGES, Q4_MICRO))
+    put("q4_stages", str(Q4_STAGES))
+    put("q4_micro", str(Q4_MICRO))
+    put("q4_p1", str(Q4_STAGES - 1))
+    put("q4_den", str(Q4_MICRO + Q4_STAGES - 1))
+    put("q4_bubble", percent(pipeline_bubble_fraction(Q4_STAGES, Q4_MICRO)))
+    put("q4_context", f"{Q4_CONTEXT:,}")
+    put("q4_latency_ms", fmt.milliseconds(q4_step.latency_s))
+    put("q4_one_gpu_ms", fmt.milliseconds(decode_step(Hardware(gpu, 1), q4_work).seconds))
+    put("q4_layers", "/".join(str(n) for n in stage_layers(model.layers, Q4_STAGES)))
+
+    # Self-check 2: bytes against latency on eight GPUs.
+    put("q2_ratio", f"{nccl / bytes_s:,.0f}")
+    return content
