@@ -246,7 +246,11 @@ class RunCell {
     this.running = true;
     this.clearOutput();
     this.setState("running");
-    this.setStatus(runtime.state === "ready" ? "Running…" : "Starting Python (the first run takes a few seconds)…");
+    const waits = runtime.busyWithOther(this.root);
+    const starting = runtime.state !== "ready";
+    this.setStatus(
+      starting ? "Starting Python (the first run takes a few seconds)…" : waits ? "Waiting for the program running in another cell…" : "Running…",
+    );
     const started = performance.now();
     const result = await runtime.run(this.editor.value, this.filename, (c, d) => this.append(c, d), this.root);
     this.running = false;
@@ -282,7 +286,7 @@ class RunCell {
   stop() {
     if (!this.running) return;
     this.setStatus("Stopping…");
-    runtime.stop();
+    runtime.stop(this.root);
   }
 }
 
