@@ -30,6 +30,7 @@ overhead is not in them. Prints one line per figure; writes nothing to the repo.
 from __future__ import annotations
 
 import gzip
+import json
 import statistics
 import sys
 import tempfile
@@ -39,6 +40,9 @@ from urllib.parse import unquote, urlsplit
 import serve  # a sibling script: scripts/ is on the path (this folder, or make setup's .pth)
 from chromium import CHROMIUM_PATH, launch
 
+ROOT = Path(__file__).resolve().parent.parent
+#: Pyodide's files are served under their version (hooks/runtime.py).
+PYODIDE_VERSION = json.loads((ROOT / "node_modules" / "pyodide" / "package.json").read_text(encoding="utf-8"))["version"]
 CHAPTER = "chapters/prefill-vs-decode/"
 KV_CHAPTER = "chapters/kv-cache/"
 PROGRAM = Path(__file__).resolve().parent.parent / "docs" / CHAPTER / "programs" / "h100_decode_prefill.py"
@@ -55,7 +59,7 @@ BARE_PAGE = """<!doctype html>
 <meta charset="utf-8"><title>Bare Pyodide</title>
 <pre id="out"></pre>
 <script type="module">
-  const indexURL = new URL("../assets/runtime/pyodide/", location.href).href;
+  const indexURL = new URL("../assets/runtime/pyodide/PYODIDE_VERSION/", location.href).href;
   const { loadPyodide } = await import(indexURL + "pyodide.mjs");
   const pyodide = await loadPyodide({ indexURL, packageBaseUrl: indexURL });
   pyodide.setStdout({ batched: (text) => (document.getElementById("out").textContent += text) });
@@ -408,7 +412,7 @@ def report() -> dict[str, object]:
         base = f"http://127.0.0.1:{server.server_port}/"
         serve.build_site(site_dir, site_url=base)
         (site_dir / "bench").mkdir()
-        (site_dir / "bench" / "bare.html").write_text(BARE_PAGE, encoding="utf-8")
+        (site_dir / "bench" / "bare.html").write_text(BARE_PAGE.replace("PYODIDE_VERSION", PYODIDE_VERSION), encoding="utf-8")
         serve.serve_in_background(server)
         plain_base = serve.serve_in_background(plain_server)
         try:

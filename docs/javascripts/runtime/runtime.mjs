@@ -34,7 +34,8 @@
 // out of the queue: Stop never touches a program it was not pressed for.
 
 const WORKER_URL = new URL("./worker.mjs", import.meta.url);
-const INDEX_URL = new URL("../../assets/runtime/pyodide/", import.meta.url);
+// Where Pyodide's files are when the page does not say (data-rf-pyodide names its versioned folder).
+const DEFAULT_INDEX_URL = new URL("../../assets/runtime/pyodide/", import.meta.url).href;
 const MODULES = ["roofline_cell.py", "roofline_views.py"];
 const SIGINT = 2;
 const INTERRUPT_GRACE_MS = 1500;
@@ -69,6 +70,7 @@ const reason = (value) => (typeof value === "string" ? value : "").split("\n")[0
 const settings = {
   wheelURL: null,
   snapshotURL: null,
+  indexURL: null,
   version: "",
   // Why this tab boots without the snapshot from now on (a restore the watchdog ended), or "".
   snapshotFailure: "",
@@ -133,7 +135,7 @@ class PythonWorker extends EventTarget {
     script.hash = encodeURIComponent(
       JSON.stringify({
         role: this.role,
-        indexURL: INDEX_URL.href,
+        indexURL: settings.indexURL ?? DEFAULT_INDEX_URL,
         wheelURL: settings.wheelURL,
         snapshotURL: settings.snapshotFailure ? null : settings.snapshotURL,
         modules: MODULES.map((name) => ({ name, url: withVersion(new URL(name, WORKER_URL)) })),
@@ -254,12 +256,13 @@ class RunWorker extends PythonWorker {
 
   /**
    * Where the package wheel and the snapshot are, read from a widget's markup
-   * (data-rf-wheel, data-rf-version, data-rf-snapshot: scripts/sitegen/widgets.py); the
+   * (data-rf-wheel, data-rf-version, data-rf-snapshot, data-rf-pyodide: scripts/sitegen/widgets.py); the
    * first widget seen sets them.
    */
   configureFrom(widget) {
-    const { rfWheel, rfVersion, rfSnapshot } = widget.dataset;
+    const { rfWheel, rfVersion, rfSnapshot, rfPyodide } = widget.dataset;
     if (rfWheel) settings.wheelURL ??= new URL(rfWheel, location.href).href;
+    if (rfPyodide) settings.indexURL ??= new URL(rfPyodide, location.href).href;
     if (rfSnapshot) settings.snapshotURL ??= new URL(rfSnapshot, location.href).href;
     settings.version ||= rfVersion || "";
   }
