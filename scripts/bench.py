@@ -18,6 +18,7 @@ import time
 import tracemalloc
 from collections.abc import Callable
 from dataclasses import replace
+from pathlib import Path
 
 SWEEP_BATCHES = tuple(2**power for power in range(11))  # 1 … 1024
 SWEEP_CONTEXTS = (0, 1024, 4096, 32768, 131072)

@@ -42,7 +42,9 @@ from chromium import CHROMIUM_PATH, launch
 
 ROOT = Path(__file__).resolve().parent.parent
 #: Pyodide's files are served under their version (hooks/runtime.py).
-PYODIDE_VERSION = json.loads((ROOT / "node_modules" / "pyodide" / "package.json").read_text(encoding="utf-8"))["version"]
+PYODIDE_VERSION = json.loads((ROOT / "node_modules" / "pyodide" / "package.json").read_text(encoding="utf-8"))[
+    "version"
+]
 CHAPTER = "chapters/prefill-vs-decode/"
 KV_CHAPTER = "chapters/kv-cache/"
 PROGRAM = Path(__file__).resolve().parent.parent / "docs" / CHAPTER / "programs" / "h100_decode_prefill.py"
@@ -412,7 +414,9 @@ def report() -> dict[str, object]:
         base = f"http://127.0.0.1:{server.server_port}/"
         serve.build_site(site_dir, site_url=base)
         (site_dir / "bench").mkdir()
-        (site_dir / "bench" / "bare.html").write_text(BARE_PAGE.replace("PYODIDE_VERSION", PYODIDE_VERSION), encoding="utf-8")
+        (site_dir / "bench" / "bare.html").write_text(
+            BARE_PAGE.replace("PYODIDE_VERSION", PYODIDE_VERSION), encoding="utf-8"
+        )
         serve.serve_in_background(server)
         plain_base = serve.serve_in_background(plain_server)
         try:

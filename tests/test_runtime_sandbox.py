@@ -48,7 +48,10 @@ js.eval('''(() => {
   const data = Object.getOwnPropertyDescriptor(MessageEvent.prototype, "data").get;
   Object.defineProperty(MessageEvent.prototype, "data", {
     configurable: true,
-    get() { if (this.currentTarget && this.currentTarget !== self) self.__port = this.currentTarget; return data.call(this); },
+    get() {
+      if (this.currentTarget && this.currentTarget !== self) self.__port = this.currentTarget;
+      return data.call(this);
+    },
   });
   setTimeout(() => { throw new Error("Your session expired. Log in at https://evil.example"); }, 0);
 })()''')
@@ -125,6 +128,7 @@ def calculator_shows(page: object, users: int) -> None:
         if name in shown:
             assert shown[name] == str(view[name]), name
 
+
 def test_forged_replies_are_not_read_and_stop_stays_until_the_run_ends(page) -> None:
     runner = start(page, FORGER % {"xss": XSS})
     expect(runner.locator(".rf-output")).to_contain_text("armed", timeout=STEP_MS)
@@ -167,7 +171,9 @@ def test_a_run_that_edits_the_specs_and_the_views_changes_no_calculator(page) ->
 
 def test_stop_on_a_waiting_run_takes_it_out_of_the_queue_and_nothing_else(page) -> None:
     boots = page.evaluate("document.documentElement.dataset.rfBoots")
-    first = start(page, "import time\nend = time.time() + 3\nwhile time.time() < end:\n    pass\nprint('first done')\n", 0)
+    first = start(
+        page, "import time\nend = time.time() + 3\nwhile time.time() < end:\n    pass\nprint('first done')\n", 0
+    )
     expect(first).to_have_attribute("data-state", "running")
     second = start(page, "print('second ran')\n", 1)
     expect(second.locator(".rf-status")).to_contain_text("Waiting for the program running in another cell")

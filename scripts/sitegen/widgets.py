@@ -40,7 +40,8 @@ class RuntimeLinks:
     def attributes(self) -> str:
         snapshot = f' data-rf-snapshot="{html.escape(self.snapshot)}"' if self.snapshot else ""
         pyodide = f' data-rf-pyodide="{html.escape(self.pyodide)}"' if self.pyodide else ""
-        return f'data-rf-wheel="{html.escape(self.wheel)}" data-rf-version="{html.escape(self.version)}"{snapshot}{pyodide}'
+        wheel = f'data-rf-wheel="{html.escape(self.wheel)}"'
+        return f'{wheel} data-rf-version="{html.escape(self.version)}"{snapshot}{pyodide}'
 
 
 def run_cell(source: str, filename: str, links: RuntimeLinks, index: int = 1) -> str:
