@@ -9,6 +9,7 @@ the package's spec file and the view code changed in a Run, and Stop pressed on 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 import pytest
@@ -190,3 +191,34 @@ def test_stop_on_a_waiting_run_takes_it_out_of_the_queue_and_nothing_else(page) 
     calculator_shows(page, 6)
     form_text = page.locator(f"[data-rf-calc={CALC}]").text_content()
     assert "KeyboardInterrupt" not in form_text and "Traceback" not in form_text
+
+
+def test_a_rule_between_fields_greys_the_results_and_marks_both(browser, site) -> None:
+    """W3: "from" above "to", and chunked prefill's token budget at or under the max batch (a rule
+    only the package knows), are invalid input like any refused value, never a Python failure."""
+    recorded = Recorded.open(browser)
+    page = recorded.page()
+    page.goto(site.isolated + "chapters/continuous-batching/")
+    expect(page.locator("html")).to_have_attribute("data-rf-calc-runtime", "ready", timeout=BOOT_MS)
+    form = page.locator("[data-rf-calc=serving]")
+
+    def invalid(*names: str) -> None:
+        expect(form).to_have_attribute("data-state", "invalid", timeout=STEP_MS)
+        expect(form).to_have_class(re.compile(r"\brf-calc--stale\b"))
+        for name in names:
+            expect(page.locator(f"#rf-serving-{name}")).to_have_attribute("aria-invalid", "true")
+
+    page.locator("#rf-serving-policy").select_option("chunked")
+    expect(form).to_have_attribute("data-state", "ready", timeout=STEP_MS)
+    page.locator("#rf-serving-max_batch").fill("600")  # the default budget is 512
+    invalid("token_budget")
+    assert "Python could not compute" not in form.text_content()
+    expect(page.locator("#rf-serving-token_budget-error")).to_contain_text("must exceed the max batch (600)")
+    page.locator("#rf-serving-token_budget").fill("1024")  # fixed: the marks go, the numbers come back
+    expect(form).to_have_attribute("data-state", "ready", timeout=STEP_MS)
+    expect(form).not_to_have_class(re.compile(r"\brf-calc--stale\b"))
+    assert page.locator("#rf-serving-token_budget").get_attribute("aria-invalid") is None
+    page.locator("#rf-serving-prompt_low").fill("5000")  # above 'to' (2,048)
+    invalid("prompt_low", "prompt_high")
+    recorded.assert_only(site.isolated)
+    recorded.context.close()

@@ -229,6 +229,15 @@ class Calculator {
     if (this.wanted) return this.dispatch(); // the reader moved on; this answer is already old
     if (this.form.dataset.state === "invalid") return; // a box now holds a bad value: show no answer
     if (answer.failed) return this.showRuntime();
+    const fields = Array.isArray(answer.fields) ? answer.fields.filter((name) => this.fields.includes(name)) : [];
+    if (answer.error && fields.length) {
+      // Input the package refuses (a rule between fields only it knows): the same as a value
+      // the page refused itself. The fields are marked and the old results greyed.
+      fields.forEach((name, index) => this.mark(name, index ? " " : String(answer.error)));
+      this.form.dataset.state = "invalid";
+      this.showStale(true);
+      return;
+    }
     if (answer.error) {
       this.form.dataset.state = "failed";
       this.showNote([`Python could not compute this: ${answer.error}`]);
