@@ -266,9 +266,11 @@ class RunCell {
     else if (result.status === "error") {
       this.setStatus(`Stopped with an error after ${took}.${memory}`);
     } else if (result.status === "stopped") {
+      // A restart is instant when a standby Python was ready (runtime.mjs, keepStandby).
+      const restarting = result.restarted && runtime.state !== "ready";
       this.setStatus(
-        result.restarted ? "Stopped. Python is restarting (a few seconds); Run waits for it." : "Stopped.",
-        result.restarted ? "runtime" : "",
+        restarting ? "Stopped. Python is restarting (a few seconds); Run waits for it." : "Stopped.",
+        restarting ? "runtime" : "",
       );
     } else this.setStatus(result.message || "Python could not start.");
     this.showRuntime();

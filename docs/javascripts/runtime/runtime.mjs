@@ -28,7 +28,8 @@
 // COEP require-corp), the Run worker shares an Int32Array on a SharedArrayBuffer
 // with us and Pyodide polls it: writing SIGINT (2) raises KeyboardInterrupt in
 // the reader's program, and Python stays warm. Without isolation there is no
-// shared memory, so Stop terminates the worker and boots a fresh one. If an
+// shared memory, so Stop terminates the worker and swaps in a standby booted beside it once
+// the reader pressed Run (or boots a fresh one, if the standby is not up yet). If an
 // interrupt is not honoured in time (a long call inside C code never checks
 // it), Stop falls back to the restart. A Run waiting behind another is only taken
 // out of the queue: Stop never touches a program it was not pressed for.
@@ -122,7 +123,17 @@ class PythonWorker extends EventTarget {
     this.setState("booting");
     this.boots += 1;
     document.documentElement.dataset[this.bootsAttribute] = String(this.boots);
-    this.startedAt = performance.now();
+    const spawned = this.takeStandby() ?? this.spawn();
+    if (spawned === null) return this.fail("Python cannot run in this browser: it has no module workers.");
+    this.adopt(spawned);
+  }
+
+  /**
+   * A new worker, booting, with its private channel: {worker, port, startedAt, inbox}. What it
+   * says before it is adopted (a standby, see RunWorker) waits in `inbox`. Null when the browser
+   * has no module workers.
+   */
+  spawn() {
     let moduleWorker = false;
     const options = {
       get type() {
@@ -144,25 +155,41 @@ class PythonWorker extends EventTarget {
     const worker = new Worker(script.href, options);
     if (!moduleWorker) {
       worker.terminate();
-      return this.fail("Python cannot run in this browser: it has no module workers.");
+      return null;
     }
     const { port1, port2 } = new MessageChannel();
-    this.worker = worker;
-    this.port = port1;
-    let spoken = false; // whether the worker's own code has answered on the port
+    const spawned = { worker, port: port1, startedAt: performance.now(), inbox: [], spoken: false, broken: "" };
     port1.onmessage = ({ data }) => {
-      spoken = true;
-      if (worker === this.worker) this.receive(data);
+      spawned.spoken = true; // the worker's own code answered on the port
+      if (spawned.worker === this.worker) this.receive(data);
+      else spawned.inbox.push(data);
     };
     // Only a script that never ran is reported: once the worker speaks, an error event may be
     // a reader's program throwing in the worker's scope, with words of its choosing.
     worker.onerror = (event) => {
       event.preventDefault();
-      if (worker !== this.worker || spoken) return;
-      this.fail(`The Python runtime could not start (${reason(event.message) || "its worker script failed to load"}).`);
+      if (spawned.spoken) return;
+      const message = `The Python runtime could not start (${reason(event.message) || "its worker script failed to load"}).`;
+      if (worker === this.worker) this.fail(message);
+      else spawned.broken = message;
     };
     worker.postMessage({ type: "channel", port: port2 }, [port2]);
+    return spawned;
+  }
+
+  /** Make `spawned` this object's worker: what it said while it waited is read now. */
+  adopt(spawned) {
+    this.worker = spawned.worker;
+    this.port = spawned.port;
+    this.startedAt = spawned.startedAt;
     this.connected();
+    if (spawned.broken) return this.fail(spawned.broken);
+    for (const data of spawned.inbox.splice(0)) if (this.worker === spawned.worker) this.receive(data);
+  }
+
+  /** A worker booted ahead of need (RunWorker), or null. */
+  takeStandby() {
+    return null;
   }
 
   /** Send `message` over the private port, if a worker is up (start() sends what waits). */
@@ -243,9 +270,11 @@ class RunWorker extends PythonWorker {
     super("run", "rfRuntime", "rfBoots");
     this.calcs = calcs;
     this.queue = []; // runs pressed and not yet sent, oldest first
+    this.standby = null; // without isolation: a booted worker for Stop to swap in (keepStandby)
     this.active = null; // the run the worker has, or will have once booted
     this.stopTimer = null;
     this.ranSinceBoot = false;
+    this.everRan = false; // whether the reader has pressed Run in this tab (see keepStandby)
     this.isolated = globalThis.crossOriginIsolated === true && typeof SharedArrayBuffer === "function";
     // [0]: the signal Pyodide polls; [1]: set when Stop is pressed, so that a KeyboardInterrupt
     // the program raises itself is told apart from Stop.
@@ -281,9 +310,9 @@ class RunWorker extends PythonWorker {
 
   /**
    * Start what the page needs: this worker for Run cells, the calculators' for calculators.
-   * With both, the calculators' starts once this one is up (or has failed), so that on two
-   * cores the Run pressed first does not share them; a calculation asked for earlier starts
-   * it at once (see CalcWorker.calculate).
+   * With both, the calculators' starts once this one is up (or has failed) and has no Run to
+   * do, so that on two cores a Run pressed at once does not share them; a calculation asked
+   * for earlier starts it at once (see CalcWorker.calculate).
    */
   startPage({ cells, calculators }) {
     if (cells) this.start();
@@ -295,6 +324,31 @@ class RunWorker extends PythonWorker {
   start() {
     if (this.state !== "booting" && this.state !== "ready") this.ranSinceBoot = false;
     super.start();
+  }
+
+  /**
+   * Without isolation Stop can only end a program by replacing the worker, so once the reader
+   * runs something a second worker boots beside it, idle, and Stop (or Reset) swaps it in at
+   * once instead of waiting for a boot. Isolated pages interrupt instead, and keep no standby.
+   */
+  keepStandby() {
+    if (this.isolated || this.standby || this.state !== "ready") return;
+    this.standby = this.spawn();
+  }
+
+  booted(timings) {
+    super.booted(timings);
+    if (this.everRan) this.keepStandby();
+  }
+
+  takeStandby() {
+    const standby = this.standby;
+    this.standby = null;
+    if (!standby) return null;
+    const failed = standby.broken || standby.inbox.some((data) => isObject(data) && data.type === "boot-failed");
+    if (!failed) return standby;
+    standby.worker.terminate(); // a fresh boot says why, if it fails too
+    return null;
   }
 
   connected() {
@@ -316,6 +370,7 @@ class RunWorker extends PythonWorker {
       this.pending.set(id, job);
       this.queue.push(job);
       this.ranSinceBoot = true;
+      this.everRan = true;
       this.next();
     });
   }
@@ -327,6 +382,7 @@ class RunWorker extends PythonWorker {
     this.clearStop();
     if (this.worker) this.post(this.active.message);
     else this.start();
+    this.keepStandby();
   }
 
   answered(job, data) {
@@ -360,6 +416,7 @@ class RunWorker extends PythonWorker {
     this.pending.delete(job.id);
     if (this.active === job) this.active = null;
     job.resolve(result);
+    if (!this.active && !this.queue.length) this.dispatchEvent(new Event("idle"));
   }
 
   /** A clean Python for Reset: a new worker, unless nothing has run in this one (then it is clean). */
@@ -408,6 +465,8 @@ class RunWorker extends PythonWorker {
   fail(message) {
     this.active = null;
     this.queue = [];
+    this.standby?.worker.terminate();
+    this.standby = null;
     super.fail(message);
   }
 
@@ -441,17 +500,22 @@ class CalcWorker extends PythonWorker {
     this.waitingFor = null;
   }
 
-  /** Start once `other` is up or has failed (see RunWorker.startPage). */
+  /**
+   * Start once `other` (the Runs' worker) has failed, or is up with no Run to do: a Run pressed
+   * while Python started gets the cores first (see RunWorker.startPage).
+   */
   startAfter(other) {
     if (this.waitingFor) return;
     this.waitingFor = other;
     const go = () => {
-      if (other.state === "booting" || other.state === "idle") return;
+      if (other.state === "booting" || other.state === "idle" || (other.state === "ready" && other.active)) return;
       other.removeEventListener("state", go);
+      other.removeEventListener("idle", go);
       this.waitingFor = null;
       this.start();
     };
     other.addEventListener("state", go);
+    other.addEventListener("idle", go);
   }
 
   connected() {
