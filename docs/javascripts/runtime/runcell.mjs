@@ -43,6 +43,8 @@ class RunCell {
     this.buttons.stop.addEventListener("click", () => this.stop());
     this.buttons.reset.addEventListener("click", () => this.reset());
     this.retry.addEventListener("click", () => runtime.start());
+    // Without isolation, using a cell readies a standby Python for Stop (runtime.mjs, keepStandby).
+    for (const type of ["focusin", "pointerdown"]) root.addEventListener(type, () => runtime.touch(), { signal });
     runtime.addEventListener("state", () => this.showRuntime(), { signal });
     this.showRuntime();
   }

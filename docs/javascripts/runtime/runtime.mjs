@@ -29,7 +29,7 @@
 // with us and Pyodide polls it: writing SIGINT (2) raises KeyboardInterrupt in
 // the reader's program, and Python stays warm. Without isolation there is no
 // shared memory, so Stop terminates the worker and swaps in a standby booted beside it once
-// the reader pressed Run (or boots a fresh one, if the standby is not up yet). If an
+// the reader used a Run cell (see keepStandby). If an
 // interrupt is not honoured in time (a long call inside C code never checks
 // it), Stop falls back to the restart. A Run waiting behind another is only taken
 // out of the queue: Stop never touches a program it was not pressed for.
@@ -48,6 +48,8 @@ const MEMORY_HEADROOM_BYTES = 512 * 1024 * 1024;
 // wasm, so the page replaces it with one that boots plainly. A restore takes well under a
 // second here, a few under heavy load.
 const RESTORE_WATCHDOG_MS = 15_000;
+// Without isolation, a Run running this long gets a standby Python booted beside it (keepStandby).
+const STANDBY_AFTER_MS = 250;
 // Longest text a worker's message may put on the page (a boot failure, a fallback reason).
 const MAX_REASON = 300;
 const STATUSES = new Set(["ok", "error", "stopped"]);
@@ -274,7 +276,8 @@ class RunWorker extends PythonWorker {
     this.active = null; // the run the worker has, or will have once booted
     this.stopTimer = null;
     this.ranSinceBoot = false;
-    this.everRan = false; // whether the reader has pressed Run in this tab (see keepStandby)
+    this.touched = false; // whether the reader has used a Run cell in this tab (see keepStandby)
+    this.standbyTimer = null;
     this.isolated = globalThis.crossOriginIsolated === true && typeof SharedArrayBuffer === "function";
     // [0]: the signal Pyodide polls; [1]: set when Stop is pressed, so that a KeyboardInterrupt
     // the program raises itself is told apart from Stop.
@@ -326,19 +329,33 @@ class RunWorker extends PythonWorker {
     super.start();
   }
 
+  /** The reader has used a Run cell (focused, pressed, typed): a standby may be wanted. */
+  touch() {
+    this.touched = true;
+    this.keepStandby();
+  }
+
   /**
    * Without isolation Stop can only end a program by replacing the worker, so once the reader
-   * runs something a second worker boots beside it, idle, and Stop (or Reset) swaps it in at
-   * once instead of waiting for a boot. Isolated pages interrupt instead, and keep no standby.
+   * uses a Run cell a second worker boots beside it, idle, and Stop (or Reset) swaps it in at
+   * once instead of waiting for a boot. It boots while nothing runs, or beside a Run that has
+   * already taken STANDBY_AFTER_MS (the kind a reader stops), never against a short Run's
+   * cores. Isolated pages interrupt instead, and keep no standby.
    */
   keepStandby() {
-    if (this.isolated || this.standby || this.state !== "ready") return;
+    clearTimeout(this.standbyTimer);
+    if (this.isolated || !this.touched || this.standby || this.state !== "ready") return;
+    const running = this.active ? performance.now() - this.active.sentAt : Infinity;
+    if (running < STANDBY_AFTER_MS) {
+      this.standbyTimer = setTimeout(() => this.keepStandby(), STANDBY_AFTER_MS - running);
+      return;
+    }
     this.standby = this.spawn();
   }
 
   booted(timings) {
     super.booted(timings);
-    if (this.everRan) this.keepStandby();
+    this.keepStandby();
   }
 
   takeStandby() {
@@ -370,7 +387,7 @@ class RunWorker extends PythonWorker {
       this.pending.set(id, job);
       this.queue.push(job);
       this.ranSinceBoot = true;
-      this.everRan = true;
+      this.touched = true;
       this.next();
     });
   }
@@ -379,6 +396,7 @@ class RunWorker extends PythonWorker {
   next() {
     if (this.active || !this.queue.length) return;
     this.active = this.queue.shift();
+    this.active.sentAt = performance.now();
     this.clearStop();
     if (this.worker) this.post(this.active.message);
     else this.start();
@@ -416,7 +434,10 @@ class RunWorker extends PythonWorker {
     this.pending.delete(job.id);
     if (this.active === job) this.active = null;
     job.resolve(result);
-    if (!this.active && !this.queue.length) this.dispatchEvent(new Event("idle"));
+    if (!this.active && !this.queue.length) {
+      this.dispatchEvent(new Event("idle"));
+      this.keepStandby();
+    }
   }
 
   /** A clean Python for Reset: a new worker, unless nothing has run in this one (then it is clean). */
