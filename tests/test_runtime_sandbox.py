@@ -222,3 +222,30 @@ def test_a_rule_between_fields_greys_the_results_and_marks_both(browser, site) -
     invalid("prompt_low", "prompt_high")
     recorded.assert_only(site.isolated)
     recorded.context.close()
+
+
+def test_without_isolation_stop_swaps_in_a_python_booted_beside_the_run(browser, site) -> None:
+    """Issue 23's Stop without isolation: the reader's use of the cell boots a standby Python, and
+    Stop on a busy Run swaps it in at once: the page never waits for a boot, and says so."""
+    recorded = Recorded.open(browser)
+    page = recorded.page()
+    page.goto(site.plain + "chapters/prefill-vs-decode/")
+    runner = cell(page)
+    expect(runner).to_have_attribute("data-state", "ready", timeout=BOOT_MS)
+    runner.locator("textarea").fill("print('spinning', flush=True)\nwhile True:\n    pass\n")
+    runner.locator("[data-rf-action=run]").click()
+    expect(runner.locator(".rf-output")).to_have_text("spinning\n", timeout=STEP_MS)
+    standby_up = (
+        "import('../../javascripts/runtime/runtime.mjs').then(({ runtime }) =>"
+        " Boolean(runtime.standby && runtime.standby.inbox.some((data) => data.type === 'booted')))"
+    )
+    page.wait_for_function(standby_up, timeout=BOOT_MS)
+    runner.locator("[data-rf-action=stop]").click()
+    expect(runner.locator(".rf-status")).to_have_text("Stopped.")  # not "Python is restarting"
+    expect(runner).to_have_attribute("data-state", "ready")
+    assert page.evaluate("document.documentElement.dataset.rfBoots") == "2"
+    probe = start(page, "print(6 * 7)\n")
+    expect(probe.locator(".rf-status")).to_contain_text("Finished in", timeout=STEP_MS)
+    expect(probe.locator(".rf-output")).to_have_text("42\n")
+    recorded.assert_only(site.plain)
+    recorded.context.close()
