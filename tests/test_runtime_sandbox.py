@@ -10,6 +10,7 @@ the package's spec file and the view code changed in a Run, and Stop pressed on 
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -239,7 +240,11 @@ def test_without_isolation_stop_swaps_in_a_python_booted_beside_the_run(browser,
         "import('../../javascripts/runtime/runtime.mjs').then(({ runtime }) =>"
         " Boolean(runtime.standby && runtime.standby.inbox.some((data) => data.type === 'booted')))"
     )
-    page.wait_for_function(standby_up, timeout=BOOT_MS)
+    # Polled here: wait_for_function takes the promise this expression gives for a true value.
+    deadline = time.monotonic() + BOOT_MS / 1000
+    while not page.evaluate(standby_up):
+        assert time.monotonic() < deadline, "the standby Python never came up"
+        page.wait_for_timeout(200)
     runner.locator("[data-rf-action=stop]").click()
     expect(runner.locator(".rf-status")).to_have_text("Stopped.")  # not "Python is restarting"
     expect(runner).to_have_attribute("data-state", "ready")
