@@ -27,6 +27,15 @@ HEADERS = """\
 
 /assets/stylesheets/*
   Cache-Control: public, max-age=31536000, immutable
+
+/assets/runtime/pyodide/*
+  Cache-Control: public, max-age=31536000, immutable
+
+/assets/runtime/wheels/*
+  Cache-Control: public, max-age=31536000, immutable
+
+/assets/runtime/snapshots/*
+  Cache-Control: public, max-age=31536000, immutable
 """
 
 

@@ -22,6 +22,7 @@ and the fix (``sitegen.markers``; a calculator declares itself with ``roofline.f
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 from pathlib import Path
@@ -71,8 +72,13 @@ def on_config(config: Any) -> None:
         raise PluginError(f"runtime hook: {error}") from None
     from sitegen.markers import Markers
 
+    # Pyodide's files under its version: the name never serves other bytes, so a browser may keep
+    # them for a year (scripts/serve.py, hooks/headers.py) and a second chapter, or the
+    # calculators' worker, reads them from its cache instead of asking again.
+    pyodide_version = json.loads((PYODIDE / "package.json").read_text(encoding="utf-8"))["version"]
     _state.clear()
     _state.update(
+        pyodide_uri=f"{RUNTIME_DIR}/pyodide/{pyodide_version}/",
         wheel=wheel,
         wheel_uri=f"{RUNTIME_DIR}/wheels/{digest}/{wheel.name}",
         snapshot=snapshot,
@@ -83,6 +89,7 @@ def on_config(config: Any) -> None:
         docs=Path(config["docs_dir"]),
         wheel_uri=_state["wheel_uri"],
         snapshot_uri=_state["snapshot_uri"],
+        pyodide_uri=_state["pyodide_uri"],
         snapshot_digest=snapshot_digest,
         version=digest,
     )
@@ -91,7 +98,7 @@ def on_config(config: Any) -> None:
 
 def on_files(files: Files, config: Any) -> Files:
     served = {_state["wheel_uri"]: _state["wheel"], _state["snapshot_uri"]: _state["snapshot"]}
-    served.update({f"{RUNTIME_DIR}/pyodide/{name}": PYODIDE / name for name in PYODIDE_FILES})
+    served.update({_state["pyodide_uri"] + name: PYODIDE / name for name in PYODIDE_FILES})
     for uri, path in served.items():
         files.append(File.generated(config, uri, abs_src_path=str(path)))
     return files

@@ -30,6 +30,7 @@ overhead is not in them. Prints one line per figure; writes nothing to the repo.
 from __future__ import annotations
 
 import gzip
+import json
 import statistics
 import sys
 import tempfile
@@ -39,8 +40,15 @@ from urllib.parse import unquote, urlsplit
 import serve  # a sibling script: scripts/ is on the path (this folder, or make setup's .pth)
 from chromium import CHROMIUM_PATH, launch
 
+ROOT = Path(__file__).resolve().parent.parent
+#: Pyodide's files are served under their version (hooks/runtime.py).
+PYODIDE_VERSION = json.loads((ROOT / "node_modules" / "pyodide" / "package.json").read_text(encoding="utf-8"))[
+    "version"
+]
 CHAPTER = "chapters/prefill-vs-decode/"
 KV_CHAPTER = "chapters/kv-cache/"
+#: performance.measureUserAgentSpecificMemory() answers at once instead of at the next GC (up to 20 s).
+EAGER_MEMORY = "--enable-blink-features=ForceEagerMeasureMemory"
 PROGRAM = Path(__file__).resolve().parent.parent / "docs" / CHAPTER / "programs" / "h100_decode_prefill.py"
 TIMEOUT_MS = 90_000
 COLD_REPEATS = 3
@@ -50,12 +58,13 @@ CALC_INPUTS = 120
 SERVING_CHAPTER = "chapters/continuous-batching/"
 SERVING_INPUTS = 30
 RESTART_REPEATS = 3
+PAIR_REPEATS = 5  # the two-Pythons comparison: its difference is small beside a loaded machine's noise
 
 BARE_PAGE = """<!doctype html>
 <meta charset="utf-8"><title>Bare Pyodide</title>
 <pre id="out"></pre>
 <script type="module">
-  const indexURL = new URL("../assets/runtime/pyodide/", location.href).href;
+  const indexURL = new URL("../assets/runtime/pyodide/PYODIDE_VERSION/", location.href).href;
   const { loadPyodide } = await import(indexURL + "pyodide.mjs");
   const pyodide = await loadPyodide({ indexURL, packageBaseUrl: indexURL });
   pyodide.setStdout({ batched: (text) => (document.getElementById("out").textContent += text) });
@@ -102,6 +111,26 @@ CALC_LOOP = """async ([name, trigger, inputs]) => {
     await new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 40)));
   }
   return results;
+}"""
+
+
+# Installed before the page's scripts: the calculators' worker gets an empty script, so the page
+# has only the Runs' Python, as before calculators had one of their own. The cost of the second
+# is then a difference within one browser run.
+ONE_WORKER = """
+const RealWorker = window.Worker;
+window.Worker = function (url, options) {
+  if (decodeURIComponent(String(url)).includes('"role":"calc"')) {
+    url = URL.createObjectURL(new Blob([""], { type: "text/javascript" }));
+  }
+  return new RealWorker(url, options);
+};
+"""
+
+# Bytes the tab's JavaScript and wasm hold (page and workers), once both are settled.
+MEMORY = """async () => {
+  const measured = await performance.measureUserAgentSpecificMemory();
+  return measured.bytes;
 }"""
 
 
@@ -255,11 +284,13 @@ class Bench:
         context.close()
         return boot
 
-    def open_chapter(self, *, record: list | None = None) -> tuple[object, object]:
+    def open_chapter(self, *, record: list | None = None, one_worker: bool = False) -> tuple[object, object]:
         context = self.browser.new_context()
         if record is not None:
             context.on("requestfinished", lambda request: record.append(request))
         context.add_init_script(CELL_PROBE)
+        if one_worker:
+            context.add_init_script(ONE_WORKER)
         page = context.new_page()
         return context, page
 
@@ -271,11 +302,12 @@ class Bench:
         clicks, finished = page.evaluate("[window.__rf.clicks, window.__rf.finished]")
         return finished[-1] - clicks[-1]
 
-    def cold_click_ms(self) -> tuple[float, float, dict[str, float]]:
+    def cold_click_ms(self, *, one_worker: bool = False) -> tuple[float, float, dict[str, float]]:
         """Fresh context: Run as soon as the cell is set up. Returns (click-to-output,
         navigation-to-output, where that time went: ms after navigation at which the page
-        started the worker and at which the worker said Python was up)."""
-        context, page = self.open_chapter()
+        started the worker and at which the worker said Python was up). ``one_worker``: the
+        calculators' worker never starts (ONE_WORKER)."""
+        context, page = self.open_chapter(one_worker=one_worker)
         page.goto(self.base + CHAPTER, wait_until="commit")
         page.wait_for_selector("[data-rf-cell][data-rf-mounted]", timeout=TIMEOUT_MS)
         click_to_output = self.run_and_time(page)
@@ -287,10 +319,51 @@ class Bench:
         context.close()
         return click_to_output, navigation_to_output, stages
 
+    def memory_bytes(self, *, one_worker: bool) -> int:
+        """What chapter 1's tab holds (page and workers) once Python is up and the page idle."""
+        context, page = self.open_chapter(one_worker=one_worker)
+        page.goto(self.base + CHAPTER)
+        page.wait_for_selector("html[data-rf-runtime=ready]", timeout=TIMEOUT_MS)
+        if not one_worker:
+            page.wait_for_selector("html[data-rf-calc-runtime=ready]", timeout=TIMEOUT_MS)
+        page.wait_for_load_state("networkidle")
+        page.wait_for_timeout(2000)  # the calculators' imports and the next Run's package copy
+        measured = page.evaluate(MEMORY)
+        context.close()
+        return measured
+
+    def second_chapter_ms(self) -> tuple[float, float]:
+        """Chapter 1 opened and warm, then chapter 2 in the same browser: (a full page load, Run as soon
+        as the cell is set up: navigation to its last line; instant navigation from chapter 1's link
+        to chapter 2, then Run: click on the link to the last line)."""
+        context, page = self.open_chapter()
+        page.goto(self.base + CHAPTER)
+        page.wait_for_selector("html[data-rf-runtime=ready]", timeout=TIMEOUT_MS)
+        page.wait_for_load_state("networkidle")
+        page.wait_for_timeout(3000)  # time for V8 to keep the wasm's compiled code beside the file
+        page.goto(self.base + KV_CHAPTER, wait_until="commit")
+        page.wait_for_selector("[data-rf-cell][data-rf-mounted]", timeout=TIMEOUT_MS)
+        self.run_and_time(page)
+        full_load = page.evaluate("window.__rf.finished[0]")
+        # Back on chapter 1 (warm), then the link to chapter 2, as a reader moves on: the page
+        # and its worker stay, only the content is swapped.
+        page.goto(self.base + CHAPTER)
+        page.wait_for_selector("html[data-rf-runtime=ready]", timeout=TIMEOUT_MS)
+        page.wait_for_load_state("networkidle")
+        clicked = page.evaluate("document.querySelector('[data-rf-cell]').dataset.left = ''; performance.now()")
+        page.locator('a[href$="kv-cache/"]').first.click()
+        page.wait_for_selector("[data-rf-cell][data-rf-mounted]:not([data-left])", timeout=TIMEOUT_MS)
+        assert page.evaluate("document.documentElement.dataset.rfBoots") == "1"  # the same worker
+        self.run_and_time(page)
+        instant = page.evaluate("window.__rf.finished.at(-1)") - clicked
+        context.close()
+        return full_load, instant
+
     def warm_page(self, record: list | None = None) -> tuple[object, object]:
         context, page = self.open_chapter(record=record)
         page.goto(self.base + CHAPTER)
         page.wait_for_selector("html[data-rf-runtime=ready]", timeout=TIMEOUT_MS)
+        page.wait_for_selector("html[data-rf-calc-runtime=ready]", timeout=TIMEOUT_MS)  # for calculator_ms
         return context, page
 
     def warm_runs_ms(self, page: object) -> list[float]:
@@ -314,7 +387,7 @@ class Bench:
         context = self.browser.new_context()
         page = context.new_page()
         page.goto(self.base + chapter)
-        page.wait_for_selector("html[data-rf-runtime=ready]", timeout=TIMEOUT_MS)
+        page.wait_for_selector("html[data-rf-calc-runtime=ready]", timeout=TIMEOUT_MS)
         page.locator(f"[data-rf-calc={name}]").scroll_into_view_if_needed()
         results = page.evaluate(CALC_LOOP, [name, trigger, inputs])
         context.close()
@@ -403,6 +476,84 @@ class Bench:
         return sum(sizes[id(request)] for request in at_load), sum(sizes.values()), len(warm)
 
 
+def runtime_figures(bench: Bench) -> dict[str, float]:
+    """Issue 25's and 23's figures, each beside its baseline in the same browser run: the
+    calculators' own Python (navigation to a Run's output and the tab's memory, with it and
+    without), the second chapter (a full load and instant navigation, then Run), and the bare boot."""
+    bare, both, one = [], [], []
+    for _ in range(PAIR_REPEATS):  # interleaved, so a change in the machine's load hits all alike
+        bare.append(bench.bare_boot_ms())
+        both.append(bench.cold_click_ms()[1])
+        one.append(bench.cold_click_ms(one_worker=True)[1])
+    memory_both = [bench.memory_bytes(one_worker=False) for _ in range(2)]
+    memory_one = [bench.memory_bytes(one_worker=True) for _ in range(2)]
+    second = [bench.second_chapter_ms() for _ in range(COLD_REPEATS)]
+    return {
+        "bare_boot_ms_interleaved": statistics.median(bare),
+        "nav_to_output_two_workers_ms": statistics.median(both),
+        "nav_to_output_one_worker_ms": statistics.median(one),
+        "nav_to_output_pairs_ms": list(zip(one, both, strict=True)),
+        "memory_two_workers_bytes": statistics.median(memory_both),
+        "memory_one_worker_bytes": statistics.median(memory_one),
+        "second_chapter_full_load_ms": statistics.median(s[0] for s in second),
+        "second_chapter_instant_ms": statistics.median(s[1] for s in second),
+    }
+
+
+def print_runtime_figures(figures: dict[str, float]) -> None:
+    bare = figures["bare_boot_ms_interleaved"]
+    both, one = figures["nav_to_output_two_workers_ms"], figures["nav_to_output_one_worker_ms"]
+    _line("bare Pyodide page (interleaved with the below)", f"{bare:,.0f} ms", "(baseline)")
+    _line("ch. 1 navigation to Run's output, one Python", f"{one:,.0f} ms", f"{one / bare:.2f} × bare")
+    _line("  with the calculators' own Python", f"{both:,.0f} ms", f"{both / bare:.2f} × bare")
+    _line("  cost of the second Python", f"{both - one:+,.0f} ms", "≤ +150 ms", both - one <= 150)
+    pairs = figures.get("nav_to_output_pairs_ms", [])
+    print("browser    (each pair, one / two: " + ", ".join(f"{a:,.0f} / {b:,.0f}" for a, b in pairs) + " ms)")
+    mem_both, mem_one = figures["memory_two_workers_bytes"], figures["memory_one_worker_bytes"]
+    _line("ch. 1 tab memory, one Python", f"{mem_one / 1e6:,.0f} MB")
+    _line("  with the calculators' own Python", f"{mem_both / 1e6:,.0f} MB")
+    extra = (mem_both - mem_one) / 1e6
+    _line("  cost of the second Python", f"{extra:+,.0f} MB", "≤ +120 MB", extra <= 120)
+    full, instant = figures["second_chapter_full_load_ms"], figures["second_chapter_instant_ms"]
+    _line("ch. 1 then ch. 2 (full load): navigation to output", f"{full:,.0f} ms", "≤ 0.3 × bare", full <= 0.3 * bare)
+    _line("  ratio to the bare boot", f"{full / bare:.2f} ×")
+    _line(
+        "ch. 1 then ch. 2 (instant navigation): click to output", f"{instant:,.0f} ms", f"{instant / bare:.2f} × bare"
+    )
+
+
+def runtime_only() -> None:
+    """Only runtime_figures and Stop without isolation (``python scripts/bench_browser.py runtime``)."""
+    from playwright.sync_api import sync_playwright
+
+    with tempfile.TemporaryDirectory(prefix="roofline-bench-") as folder:
+        site_dir = Path(folder) / "site"
+        server = serve.make_server(site_dir, quiet=True)
+        plain_server = serve.make_server(site_dir, isolated=False, quiet=True)
+        base = f"http://127.0.0.1:{server.server_port}/"
+        serve.build_site(site_dir, site_url=base)
+        (site_dir / "bench").mkdir()
+        (site_dir / "bench" / "bare.html").write_text(
+            BARE_PAGE.replace("PYODIDE_VERSION", PYODIDE_VERSION), encoding="utf-8"
+        )
+        serve.serve_in_background(server)
+        plain_base = serve.serve_in_background(plain_server)
+        try:
+            with sync_playwright() as playwright:
+                browser = launch(playwright, extra_args=(EAGER_MEMORY,))
+                bench = Bench(browser, base, plain_base, site_dir)
+                figures = runtime_figures(bench)
+                stops = bench.stop_then_run_ms()
+                browser.close()
+        finally:
+            server.shutdown()
+            plain_server.shutdown()
+    print_runtime_figures(figures)
+    restart = statistics.median(stops)
+    _line("no isolation: Stop a loop, Run: Stop to last line", f"{restart:,.0f} ms", "≤ 1,000 ms", restart <= 1000)
+    print(f"browser  (each Stop: {', '.join(f'{ms:,.0f}' for ms in stops)} ms)")
+
+
 def _transferred(request: object) -> int:
     sizes = request.sizes()
     return sizes["responseBodySize"] + sizes["responseHeadersSize"]
@@ -419,8 +570,9 @@ def measure(base: str, plain_base: str, site_dir: Path) -> dict[str, object]:
 
     figures: dict[str, object] = {}
     with sync_playwright() as playwright:
-        browser = launch(playwright)
+        browser = launch(playwright, extra_args=(EAGER_MEMORY,))
         bench = Bench(browser, base, plain_base, site_dir)
+        figures.update(runtime_figures(bench))
         bare = [bench.bare_boot_ms() for _ in range(COLD_REPEATS)]
         cold = [bench.cold_click_ms() for _ in range(COLD_REPEATS)]
         figures["bare_boot_ms"] = statistics.median(bare)
@@ -474,7 +626,9 @@ def report() -> dict[str, object]:
         base = f"http://127.0.0.1:{server.server_port}/"
         serve.build_site(site_dir, site_url=base)
         (site_dir / "bench").mkdir()
-        (site_dir / "bench" / "bare.html").write_text(BARE_PAGE, encoding="utf-8")
+        (site_dir / "bench" / "bare.html").write_text(
+            BARE_PAGE.replace("PYODIDE_VERSION", PYODIDE_VERSION), encoding="utf-8"
+        )
         serve.serve_in_background(server)
         plain_base = serve.serve_in_background(plain_server)
         try:
@@ -482,6 +636,7 @@ def report() -> dict[str, object]:
         finally:
             server.shutdown()
             plain_server.shutdown()
+    print_runtime_figures(figures)
     bare, cold = figures["bare_boot_ms"], figures["cold_click_ms"]
     timings = figures["boot_timings"] or {}
     _line("bare Pyodide page: navigation to print", f"{bare:,.0f} ms", "(baseline)")
@@ -567,7 +722,10 @@ def report() -> dict[str, object]:
 def main() -> None:
     if not CHROMIUM_PATH.exists():
         sys.exit(f"bench_browser: {CHROMIUM_PATH} is missing (apt-get install chromium)")
-    report()
+    if sys.argv[1:] == ["runtime"]:
+        runtime_only()
+    else:
+        report()
 
 
 if __name__ == "__main__":

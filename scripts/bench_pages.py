@@ -187,8 +187,12 @@ def report(
             if lighthouse_runs:
                 print(f"Lighthouse 12, mobile, median of {runs} run(s), served as by `make serve` at {base}")
                 for path in pages:
-                    figures = median_of([summarise(lighthouse(base + path)) for _ in range(runs)])
-                    print(format_lighthouse(path, figures), flush=True)
+                    each = [summarise(lighthouse(base + path)) for _ in range(runs)]
+                    line = format_lighthouse(path, median_of(each))
+                    if runs > 1:  # a goal such as "0.90 in 3 of 3 runs" reads every run, not the median
+                        scores = " ".join(f"{run['performance']:.2f}" for run in each)
+                        line += f"; each run's perf {scores}"
+                    print(line, flush=True)
             if axe:
                 print("axe-core, serious and critical violations at 390 px, light and dark:")
                 for (path, scheme), violations in axe_site(base, pages).items():

@@ -22,6 +22,7 @@ CHROMIUM_ARGS = (
 )
 
 
-def launch(playwright: Any, **options: Any) -> Any:
-    """A headless Chromium browser from a started Playwright (sync or async API)."""
-    return playwright.chromium.launch(executable_path=str(CHROMIUM_PATH), args=list(CHROMIUM_ARGS), **options)
+def launch(playwright: Any, *, extra_args: tuple[str, ...] = (), **options: Any) -> Any:
+    """A headless Chromium browser from a started Playwright (sync or async API); ``extra_args`` add flags."""
+    args = [*CHROMIUM_ARGS, *extra_args]
+    return playwright.chromium.launch(executable_path=str(CHROMIUM_PATH), args=args, **options)

@@ -63,7 +63,9 @@ COMPRESSIBLE = re.compile(r"^(text/|application/(javascript|json|manifest\+json|
 #: Smaller bodies gain nothing from compression.
 MIN_COMPRESS_BYTES = 512
 #: A hashed file name (``main.57a0d79d.min.css``) or the wheel's digest folder: content never changes.
-IMMUTABLE = re.compile(r"(\.[0-9a-f]{8}\.min\.(js|css)$|/assets/runtime/wheels/[0-9a-f]{12}/)")
+IMMUTABLE = re.compile(
+    r"(\.[0-9a-f]{8}\.min\.(js|css)$|/assets/runtime/(wheels/[0-9a-f]{12}/|pyodide/\d+\.\d+\.\d+[\w.-]*/|snapshots/.*-[0-9a-f]{16}\.snapshot\.gz$))"
+)
 
 
 #: Longest wait for any one read or write on a connection, seconds (a browser's idle

@@ -188,6 +188,7 @@ class Recorded:
     context: Any
     urls: list[str] = field(default_factory=list)
     gets: list[str] = field(default_factory=list)  # GET only (the worker also sends HEADs)
+    finished: list[Any] = field(default_factory=list)  # Playwright's finished requests, for their sizes
 
     @classmethod
     def open(cls, browser: Any, **options: Any) -> Recorded:
@@ -200,6 +201,7 @@ class Recorded:
                 recorded.gets.append(request.url)
 
         recorded.context.on("request", record)
+        recorded.context.on("requestfinished", lambda request: recorded.finished.append(request))
         return recorded
 
     def page(self) -> Any:

@@ -323,6 +323,31 @@ def test_the_widgets_name_the_served_snapshot_and_it_is_the_cached_one(site, cha
     assert served.read_bytes() == (ROOT / "build" / "snapshot-cache" / served.name).read_bytes()
 
 
+def test_the_runtime_files_have_names_that_never_change_and_may_be_kept_a_year(site, chapter):
+    """Issue 23: a second chapter, and the calculators' worker, read Pyodide, the wheel and the
+    snapshot from the browser's cache, without asking the server again: each is served under a
+    name its content never changes (a version or a digest) and with an immutable Cache-Control."""
+    from urllib.request import urlopen
+
+    version = json.loads((ROOT / "node_modules" / "pyodide" / "package.json").read_text())["version"]
+    widget = chapter.select_one("[data-rf-cell]")
+    assert widget["data-rf-pyodide"] == f"../../assets/runtime/pyodide/{version}/"
+    base = f"{site.isolated}chapters/prefill-vs-decode/"
+    addresses = [
+        widget["data-rf-pyodide"] + "pyodide.asm.wasm",
+        widget["data-rf-pyodide"] + "pyodide.mjs",
+        widget["data-rf-wheel"],
+        widget["data-rf-snapshot"].partition("#")[0],
+    ]
+    for address in addresses:
+        with urlopen(urljoin(base, address)) as response:
+            assert response.headers["Cache-Control"] == "public, max-age=31536000, immutable", address
+    # What may change under the same name is revalidated: a page, the runtime's own scripts.
+    for address in ("", "../../javascripts/runtime/runtime.mjs"):
+        with urlopen(urljoin(base, address)) as response:
+            assert "immutable" not in response.headers["Cache-Control"], address
+
+
 # Spec edits --------------------------------------------------------------------------
 
 

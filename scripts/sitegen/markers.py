@@ -53,6 +53,8 @@ class Markers:
     #: The snapshot's SHA-256, named beside its address (``#sha256=``) so the worker restores
     #: nothing else (boot.mjs); "" names none (a build without a snapshot's digest, in tests).
     snapshot_digest: str = ""
+    #: Where Pyodide's runtime files are served (a folder named by its version); "": the runtime's default.
+    pyodide_uri: str = ""
     #: Calculator file -> (form, answer for the defaults), computed once per build.
     calculators: dict[Path, tuple[Form, dict[str, Any]]] = field(default_factory=dict)
 
@@ -99,6 +101,7 @@ class Markers:
             snapshot=relative_url(self.snapshot_uri, page_url)
             + (f"#sha256={self.snapshot_digest}" if self.snapshot_digest else ""),
             version=self.version,
+            pyodide=relative_url(self.pyodide_uri.rstrip("/"), page_url) + "/" if self.pyodide_uri else "",
         )
         folder = (self.docs / page).parent
         seen: set[str] = set()

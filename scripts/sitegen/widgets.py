@@ -35,10 +35,13 @@ class RuntimeLinks:
     wheel: str
     version: str
     snapshot: str = ""
+    pyodide: str = ""  # Pyodide's folder, named by its version (hooks/runtime.py)
 
     def attributes(self) -> str:
         snapshot = f' data-rf-snapshot="{html.escape(self.snapshot)}"' if self.snapshot else ""
-        return f'data-rf-wheel="{html.escape(self.wheel)}" data-rf-version="{html.escape(self.version)}"{snapshot}'
+        pyodide = f' data-rf-pyodide="{html.escape(self.pyodide)}"' if self.pyodide else ""
+        wheel = f'data-rf-wheel="{html.escape(self.wheel)}"'
+        return f'{wheel} data-rf-version="{html.escape(self.version)}"{snapshot}{pyodide}'
 
 
 def run_cell(source: str, filename: str, links: RuntimeLinks, index: int = 1) -> str:

@@ -4,6 +4,9 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { drawTimeline, ticks } from "../../docs/javascripts/runtime/timeline.mjs";
+import { fakeContainer, installFakeDocument } from "./fake_dom.mjs";
+
+installFakeDocument();
 
 const TIMELINE = {
   rows: [
@@ -15,7 +18,7 @@ const TIMELINE = {
 };
 
 function drawn(timeline, width = 640) {
-  const container = { clientWidth: width, innerHTML: "" };
+  const container = fakeContainer(width);
   drawTimeline(container, timeline);
   return container.innerHTML;
 }
@@ -54,4 +57,20 @@ test("ticks are round steps of 1, 2 or 5 times a power of ten", () => {
   assert.deepEqual(ticks(8), [0, 2, 4, 6, 8]);
   assert.deepEqual(ticks(0.37), [0, 0.1, 0.2, 0.3]);
   assert.deepEqual(ticks(0), [0]);
+});
+
+test("an answer that is not a timeline's shape draws nothing it was not meant to", () => {
+  // Markup in every text field, numbers that are strings or objects, a kinds list of junk:
+  // each text becomes a text node, each number a finite one, and nothing is parsed as markup.
+  const hostile = '"><img src=x onerror="window.__xss=1">';
+  const html = drawn({
+    rows: [{ label: hostile, title: hostile, spans: [[hostile, "0", { valueOf: () => 1 }], "junk"] }],
+    kinds: [[hostile, hostile], 5],
+    unit: hostile,
+  });
+  // Outside attribute values (where a browser's serialisation leaves "<" as it is), no <img.
+  assert.ok(!html.replace(/="[^"]*"/g, "").includes("<img"), html);
+  assert.ok(html.includes("&lt;img src=x onerror="));
+  assert.ok(!/NaN|Infinity/.test(html));
+  assert.equal(drawn(null).includes("Timeline of 0 rows"), true);
 });

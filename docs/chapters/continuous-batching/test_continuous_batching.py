@@ -456,7 +456,7 @@ def test_a_cache_that_thrashes_is_one_line_from_the_view() -> None:
 def test_the_page_draws_a_timeline_bar_per_span(node) -> None:
     """The timeline output kind's drawing, under Node (tests/node/timeline.test.mjs)."""
     report = node_test_report(node, "timeline.test.mjs")
-    assert "pass 4\n" in report, report
+    assert "pass 5\n" in report, report
 
 
 # ---- The Run cell --------------------------------------------------------------------------------

@@ -149,12 +149,14 @@ function shareWasm(get, url) {
     bytes.catch(() => {});
     return { bytes, compiled: null };
   }
-  const branches = download.then((response) => response.body.tee());
-  const bytes = branches.then(async ([, ours]) => new Uint8Array(await new Response(ours).arrayBuffer()));
+  // The response itself is compiled, not a Response made from its bytes: only a response the
+  // browser fetched carries its URL and cache entry, which V8's wasm code cache needs to keep the
+  // compiled code beside the file, so a later page (the next chapter, the calculators' worker)
+  // loads it instead of compiling again. The clone feeds the snapshot's base image.
+  const branches = download.then((response) => [response.clone(), response]);
+  const bytes = branches.then(async ([copy]) => new Uint8Array(await copy.arrayBuffer()));
   // Labelled application/wasm whatever the host said (see asWasm).
-  const compiled = branches.then(([toCompile]) =>
-    WebAssembly.compileStreaming(new Response(toCompile, { headers: { "Content-Type": "application/wasm" } })),
-  );
+  const compiled = branches.then(([, response]) => WebAssembly.compileStreaming(asWasm(response)));
   for (const promise of [bytes, compiled]) promise.catch(() => {});
   return { bytes, compiled };
 }

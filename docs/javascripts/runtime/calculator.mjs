@@ -49,7 +49,7 @@ class Calculator {
     this.lastInput = 0;
     form.addEventListener("submit", (event) => event.preventDefault());
     form.addEventListener("input", (event) => this.changed(event));
-    runtime.addEventListener("state", () => this.showRuntime(), { signal });
+    runtime.calcs.addEventListener("state", () => this.showRuntime(), { signal });
     // Redraw what is drawn to its width when the page is resized or rotated.
     const widths = new WeakMap();
     const resized = new ResizeObserver((entries) => {
@@ -229,7 +229,7 @@ class Calculator {
   /** Ask Python for `params`; while an answer is on its way, only the latest inputs are kept. */
   request(params) {
     this.wanted = params;
-    this.form.dataset.state = runtime.state === "ready" ? "computing" : "waiting";
+    this.form.dataset.state = runtime.calcs.state === "ready" ? "computing" : "waiting";
     if (this.form.dataset.state === "waiting") this.showStale(true);
     if (!this.inFlight) this.dispatch();
   }
@@ -245,6 +245,15 @@ class Calculator {
     if (this.wanted) return this.dispatch(); // the reader moved on; this answer is already old
     if (this.form.dataset.state === "invalid") return; // a box now holds a bad value: show no answer
     if (answer.failed) return this.showRuntime();
+    const fields = Array.isArray(answer.fields) ? answer.fields.filter((name) => this.fields.includes(name)) : [];
+    if (answer.error && fields.length) {
+      // Input the package refuses (a rule between fields only it knows): the same as a value
+      // the page refused itself. The fields are marked and the old results greyed.
+      fields.forEach((name, index) => this.mark(name, index ? " " : String(answer.error)));
+      this.form.dataset.state = "invalid";
+      this.showStale(true);
+      return;
+    }
     if (answer.error) {
       this.form.dataset.state = "failed";
       this.showNote([`Python could not compute this: ${answer.error}`]);
@@ -283,13 +292,14 @@ class Calculator {
   }
 
   showRuntime() {
-    if (runtime.state !== "failed" || this.form.dataset.state === "static") return;
+    const { state, failure } = runtime.calcs;
+    if (state !== "failed" || this.form.dataset.state === "static") return;
     // Live numbers need Python; go back to the build-time answer and say why.
     this.wanted = null;
     this.setControls(this.defaults);
     this.render(this.initial, this.defaults, { announce: false });
     this.form.dataset.state = "failed";
-    this.showNote([`${runtime.failure} Showing the defaults computed when the site was built.`]);
+    this.showNote([`${failure} Showing the defaults computed when the site was built.`]);
   }
 
   /** Show `view`, the answer for `params`: every text output, every drawing (outputs.mjs), the verdict. */

@@ -42,21 +42,24 @@ const TOKEN = new RegExp(
  */
 export const HIGHLIGHT_LIMIT = 50_000;
 
-const escapeHTML = (text) => text.replace(/[&<>]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;" })[c]);
-
-/** Python source as HTML with <span class="rf-hl-…"> around each token (the first HIGHLIGHT_LIMIT characters). */
+/**
+ * Python source as tokens [[kind, text], …]: kind is a class suffix (rf-hl-KIND) or "" for
+ * plain text; the texts joined are `source`. Only the first HIGHLIGHT_LIMIT characters get
+ * kinds. The page makes nodes of them (paint), never markup: the source is the reader's.
+ */
 export function highlight(source) {
   if (source.length > HIGHLIGHT_LIMIT) {
-    return highlight(source.slice(0, HIGHLIGHT_LIMIT)) + escapeHTML(source.slice(HIGHLIGHT_LIMIT));
+    return [...highlight(source.slice(0, HIGHLIGHT_LIMIT)), ["", source.slice(HIGHLIGHT_LIMIT)]];
   }
-  let html = "";
+  const tokens = [];
+  const plain = (text) => text && tokens.push(["", text]);
   let last = 0;
   let previousName = "";
   for (const match of source.matchAll(TOKEN)) {
     const [text, comment, string, number, name, decorator] = match;
-    html += escapeHTML(source.slice(last, match.index));
+    plain(source.slice(last, match.index));
     last = match.index + text.length;
-    let kind = null;
+    let kind = "";
     if (comment) kind = "comment";
     else if (string) kind = "string";
     else if (number) kind = "number";
@@ -67,9 +70,11 @@ export function highlight(source) {
       else if (BUILTINS.has(name)) kind = "builtin";
     }
     previousName = name || "";
-    html += kind ? `<span class="rf-hl-${kind}">${escapeHTML(text)}</span>` : escapeHTML(text);
+    if (kind) tokens.push([kind, text]);
+    else plain(text);
   }
-  return html + escapeHTML(source.slice(last));
+  plain(source.slice(last));
+  return tokens;
 }
 
 /** Insert text at the selection through the browser's editing, so Ctrl+Z undoes it. */
@@ -111,7 +116,15 @@ export function createEditor(textarea, { onRun }) {
     // The textarea shows an empty last line after a trailing newline; the copy needs a
     // character on that line to give it the same height.
     const text = textarea.value;
-    layer.innerHTML = highlight(text) + (text.endsWith("\n") || text === "" ? " " : "");
+    const nodes = highlight(text).map(([kind, part]) => {
+      if (!kind) return document.createTextNode(part);
+      const span = document.createElement("span");
+      span.className = `rf-hl-${kind}`;
+      span.textContent = part;
+      return span;
+    });
+    if (text.endsWith("\n") || text === "") nodes.push(document.createTextNode(" "));
+    layer.replaceChildren(...nodes);
   };
   textarea.addEventListener("input", paint);
   textarea.addEventListener("keydown", (event) => {

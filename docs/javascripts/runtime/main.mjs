@@ -33,6 +33,10 @@ async function setUpPage() {
   runtimeModule?.runtime.stopOrphans(); // a program left running on the page we came from
   if (!widgets.length) return;
   const holdBack = reasonToWait();
+  const needs = {
+    cells: document.querySelector("[data-rf-cell]") !== null,
+    calculators: document.querySelector("[data-rf-calc]") !== null,
+  };
   const loading = import("./runtime.mjs");
   if (!holdBack) {
     // Python starts while the widgets' own modules load and mount: the worker's
@@ -40,7 +44,7 @@ async function setUpPage() {
     loading.then(({ runtime }) => {
       if (signal.aborted) return;
       runtime.configureFrom(widgets[0]);
-      runtime.start();
+      runtime.startPage(needs);
     });
   }
   const [loaded, { mountRunCells }, { mountCalculators }] = await Promise.all([
@@ -56,7 +60,7 @@ async function setUpPage() {
   if (holdBack) {
     // Fetch nothing large until the reader touches a widget (Run and the calculator start it too).
     runtime.deferUntilUsed(holdBack);
-    const warm = () => signal.aborted || runtime.start();
+    const warm = () => signal.aborted || runtime.startPage(needs);
     for (const widget of widgets) {
       for (const type of ["pointerdown", "focusin", "keydown"]) widget.addEventListener(type, warm, { signal, once: true });
     }

@@ -6,7 +6,10 @@ folder) into the worker's file system as ``roofline_calculator_NAME`` and calls
 form (``roofline.forms``), so the request is checked here exactly as in CPython,
 whatever the page let through. One string each way keeps the call across the
 JavaScript boundary cheap. A bad request answers ``{"error": "...", "fields": [...]}``
-instead of raising, so the page can say why.
+instead of raising, so the page can say why: ``fields`` names the form's fields the error is
+about, and the page marks them and greys the results, as for a value it refused itself. A
+rule only the package knows (chunked prefill's token budget must exceed the max batch) comes
+back this way, from the SpecError naming its field.
 """
 
 from __future__ import annotations
@@ -24,11 +27,14 @@ MODULE_PREFIX = "roofline_calculator_"
 
 def answer(name: str, request: str) -> str:
     """The calculator ``name``'s view of the inputs in ``request`` (a JSON object), as JSON."""
-    view = importlib.import_module(MODULE_PREFIX + name).view
+    module = importlib.import_module(MODULE_PREFIX + name)
     try:
-        return json.dumps(view(**json.loads(request)))
+        return json.dumps(module.view(**json.loads(request)))
     except InputError as error:
         # A note is a line: whatever the request held (a 30,000-character link value), it is cut.
         return json.dumps({"error": shortened(str(error)), "fields": list(error.fields)})
-    except (SpecError, TypeError, ValueError) as error:
+    except SpecError as error:
+        fields = [error.field] if error.field in module.FORM.defaults else []
+        return json.dumps({"error": shortened(str(error)), "fields": fields})
+    except (TypeError, ValueError) as error:
         return json.dumps({"error": shortened(str(error))})

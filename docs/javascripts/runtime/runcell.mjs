@@ -43,6 +43,8 @@ class RunCell {
     this.buttons.stop.addEventListener("click", () => this.stop());
     this.buttons.reset.addEventListener("click", () => this.reset());
     this.retry.addEventListener("click", () => runtime.start());
+    // Without isolation, using a cell readies a standby Python for Stop (runtime.mjs, keepStandby).
+    for (const type of ["focusin", "pointerdown"]) root.addEventListener(type, () => runtime.touch(), { signal });
     runtime.addEventListener("state", () => this.showRuntime(), { signal });
     this.showRuntime();
   }
@@ -246,7 +248,11 @@ class RunCell {
     this.running = true;
     this.clearOutput();
     this.setState("running");
-    this.setStatus(runtime.state === "ready" ? "Running…" : "Starting Python (the first run takes a few seconds)…");
+    const waits = runtime.busyWithOther(this.root);
+    const starting = runtime.state !== "ready";
+    this.setStatus(
+      starting ? "Starting Python (the first run takes a few seconds)…" : waits ? "Waiting for the program running in another cell…" : "Running…",
+    );
     const started = performance.now();
     const result = await runtime.run(this.editor.value, this.filename, (c, d) => this.append(c, d), this.root);
     this.running = false;
@@ -262,9 +268,11 @@ class RunCell {
     else if (result.status === "error") {
       this.setStatus(`Stopped with an error after ${took}.${memory}`);
     } else if (result.status === "stopped") {
+      // A restart is instant when a standby Python was ready (runtime.mjs, keepStandby).
+      const restarting = result.restarted && runtime.state !== "ready";
       this.setStatus(
-        result.restarted ? "Stopped. Python is restarting (a few seconds); Run waits for it." : "Stopped.",
-        result.restarted ? "runtime" : "",
+        restarting ? "Stopped. Python is restarting (a few seconds); Run waits for it." : "Stopped.",
+        restarting ? "runtime" : "",
       );
     } else this.setStatus(result.message || "Python could not start.");
     this.showRuntime();
@@ -282,7 +290,7 @@ class RunCell {
   stop() {
     if (!this.running) return;
     this.setStatus("Stopping…");
-    runtime.stop();
+    runtime.stop(this.root);
   }
 }
 

@@ -1,26 +1,42 @@
-// The page's side of the Python runtime: one worker for every widget on the page
-// (every Run cell and calculator), booted once and kept across Material's instant
-// navigation (this module is loaded once per tab).
+// The page's side of the Python runtime: two workers from the same script and snapshot,
+// kept across Material's instant navigation (this module is loaded once per tab).
 //
-// Isolation: each Run imports its own copy of the package and the worker puts every
-// module's names back afterwards (see roofline_cell.py), so a Run cannot change what
-// later Runs or the calculators compute. Reset goes further and, once anything has
-// run, replaces the worker: a clean Python, not only the original text.
+//   runtime        runs the reader's programs, for every Run cell of the page, one at a time;
+//   runtime.calcs  answers every calculator of the page, and runs nothing a reader wrote.
 //
-// State, also mirrored on <html data-rf-runtime="...">:
+// Isolation. A Run can change anything in its own Python: the package's files (gpus.toml),
+// a function's code (roofline_views.answer.__code__), the worker's JavaScript. None of it
+// reaches a calculator, which computes in another worker, another Python and another file
+// system. Within the Run worker, each Run imports its own copy of the package and the worker
+// puts every module's names back afterwards (roofline_cell.py); what that cannot see (a file
+// a Run wrote, a class changed in place) lasts until Reset, which, once anything has run,
+// replaces the worker.
+//
+// Trust. Python in a worker can post any message (js.postMessage) and throw any error, so
+// the page reads nothing a worker posts on its global scope. Each worker gets a
+// MessagePort as its first message, which only the worker's own module holds (worker.mjs
+// says how it keeps it from the reader's code), and the page accepts on it only replies
+// to requests it made, of the expected shape: a reply for another request, another kind or
+// another worker is dropped. Stop stays enabled until the Run it stops has really ended.
+//
+// State of each worker, also mirrored on <html data-rf-runtime="..."> (Runs) and
+// data-rf-calc-runtime (calculators); data-rf-boots and data-rf-calc-boots count starts:
 //   idle -> booting -> ready;  booting -> failed (Retry calls start() again);
 //   ready -> booting again after Stop had to restart the worker.
 //
 // How Stop works. When the page is cross-origin isolated (COOP same-origin +
-// COEP require-corp), the worker shares an Int32Array on a SharedArrayBuffer
+// COEP require-corp), the Run worker shares an Int32Array on a SharedArrayBuffer
 // with us and Pyodide polls it: writing SIGINT (2) raises KeyboardInterrupt in
 // the reader's program, and Python stays warm. Without isolation there is no
-// shared memory, so Stop terminates the worker and boots a fresh one. If an
+// shared memory, so Stop terminates the worker and swaps in a standby booted beside it once
+// the reader used a Run cell (see keepStandby). If an
 // interrupt is not honoured in time (a long call inside C code never checks
-// it), Stop falls back to the restart.
+// it), Stop falls back to the restart. A Run waiting behind another is only taken
+// out of the queue: Stop never touches a program it was not pressed for.
 
 const WORKER_URL = new URL("./worker.mjs", import.meta.url);
-const INDEX_URL = new URL("../../assets/runtime/pyodide/", import.meta.url);
+// Where Pyodide's files are when the page does not say (data-rf-pyodide names its versioned folder).
+const DEFAULT_INDEX_URL = new URL("../../assets/runtime/pyodide/", import.meta.url).href;
 const MODULES = ["roofline_cell.py", "roofline_views.py"];
 const SIGINT = 2;
 const INTERRUPT_GRACE_MS = 1500;
@@ -32,39 +48,236 @@ const MEMORY_HEADROOM_BYTES = 512 * 1024 * 1024;
 // wasm, so the page replaces it with one that boots plainly. A restore takes well under a
 // second here, a few under heavy load.
 const RESTORE_WATCHDOG_MS = 15_000;
+// Without isolation, a Run running this long gets a standby Python booted beside it (keepStandby).
+const STANDBY_AFTER_MS = 250;
+// Longest text a worker's message may put on the page (a boot failure, a fallback reason).
+const MAX_REASON = 300;
+const STATUSES = new Set(["ok", "error", "stopped"]);
+const STREAMS = new Set(["stdout", "stderr"]);
 
 /** Why this browser cannot run Python here, or null if it can. */
 export function unsupportedReason() {
   if (typeof WebAssembly !== "object") return "this browser has no WebAssembly";
   if (typeof Worker !== "function") return "this browser has no Web Workers";
   if (typeof BigInt64Array !== "function") return "this browser is too old for the Python runtime";
+  if (typeof MessageChannel !== "function") return "this browser has no MessageChannel";
   return null;
 }
 
-class PythonRuntime extends EventTarget {
-  constructor() {
+const isObject = (value) => typeof value === "object" && value !== null && !Array.isArray(value);
+const isCount = (value) => Number.isFinite(value) && value >= 0;
+/** A worker's words, as text of at most a line: never markup, never a screenful. */
+const reason = (value) => (typeof value === "string" ? value : "").split("\n")[0].slice(0, MAX_REASON);
+
+/** What both workers share: where the files are, and why the page boots as it does. */
+const settings = {
+  wheelURL: null,
+  snapshotURL: null,
+  indexURL: null,
+  version: "",
+  // Why this tab boots without the snapshot from now on (a restore the watchdog ended), or "".
+  snapshotFailure: "",
+  // Why Python waits for the reader (Save-Data, a slow connection), or "": see main.mjs.
+  deferredBecause: "",
+};
+
+function withVersion(url) {
+  const versioned = new URL(url);
+  if (settings.version) versioned.searchParams.set("v", settings.version);
+  return versioned.href;
+}
+
+/**
+ * One worker and its private channel: boot, restart, requests and their replies. What the
+ * worker is for (programs or calculators) is the subclass's; this class checks every reply.
+ */
+class PythonWorker extends EventTarget {
+  constructor(role, stateAttribute, bootsAttribute) {
     super();
+    this.role = role;
+    this.stateAttribute = stateAttribute;
+    this.bootsAttribute = bootsAttribute;
     this.state = "idle";
     this.failure = null;
-    this.wheelURL = null;
-    this.snapshotURL = null;
-    this.version = "";
     this.worker = null;
-    this.pending = new Map();
+    this.port = null;
+    this.pending = new Map(); // id -> {kind, message, resolve, ...}: requests sent and not answered
     this.nextId = 1;
-    this.runningId = null;
-    this.runningOwner = null;
-    this.stopTimer = null;
     this.timings = null;
-    this.boots = 0; // workers started in this tab; the tests check that widgets share one
-    this.ranSinceBoot = false;
+    this.boots = 0;
     this.notice = "";
-    this.calculators = new Map(); // name -> module URL of the calculators shown so far (see preloadCalculator)
-    // Why this tab boots without the snapshot from now on (a restore the watchdog ended), or "".
-    this.snapshotFailure = "";
     this.restoreTimer = null;
-    // Why Python waits for the reader (Save-Data, a slow connection), or "": see main.mjs.
-    this.deferredBecause = "";
+  }
+
+  setState(state, failure = null) {
+    this.state = state;
+    this.failure = failure;
+    document.documentElement.dataset[this.stateAttribute] = state;
+    this.dispatchEvent(new CustomEvent("state", { detail: { state, failure } }));
+  }
+
+  /** Boot the worker unless it is booting or ready. Safe to call any number of times. */
+  start() {
+    if (this.state === "booting" || this.state === "ready") return;
+    const unsupported = unsupportedReason();
+    if (unsupported) return this.fail(`Python cannot run in this browser: ${unsupported}.`);
+    if (!settings.wheelURL) return this.fail("The page does not say where the roofline package is.");
+    this.setState("booting");
+    this.boots += 1;
+    document.documentElement.dataset[this.bootsAttribute] = String(this.boots);
+    const spawned = this.takeStandby() ?? this.spawn();
+    if (spawned === null) return this.fail("Python cannot run in this browser: it has no module workers.");
+    this.adopt(spawned);
+  }
+
+  /**
+   * A new worker, booting, with its private channel: {worker, port, startedAt, inbox}. What it
+   * says before it is adopted (a standby, see RunWorker) waits in `inbox`. Null when the browser
+   * has no module workers.
+   */
+  spawn() {
+    let moduleWorker = false;
+    const options = {
+      get type() {
+        moduleWorker = true; // a browser that reads this option supports module workers
+        return "module";
+      },
+    };
+    // The worker boots from these settings as soon as its script runs (see worker.mjs).
+    const script = new URL(withVersion(WORKER_URL));
+    script.hash = encodeURIComponent(
+      JSON.stringify({
+        role: this.role,
+        indexURL: settings.indexURL ?? DEFAULT_INDEX_URL,
+        wheelURL: settings.wheelURL,
+        snapshotURL: settings.snapshotFailure ? null : settings.snapshotURL,
+        modules: MODULES.map((name) => ({ name, url: withVersion(new URL(name, WORKER_URL)) })),
+      }),
+    );
+    const worker = new Worker(script.href, options);
+    if (!moduleWorker) {
+      worker.terminate();
+      return null;
+    }
+    const { port1, port2 } = new MessageChannel();
+    const spawned = { worker, port: port1, startedAt: performance.now(), inbox: [], spoken: false, broken: "" };
+    port1.onmessage = ({ data }) => {
+      spawned.spoken = true; // the worker's own code answered on the port
+      if (spawned.worker === this.worker) this.receive(data);
+      else spawned.inbox.push(data);
+    };
+    // Only a script that never ran is reported: once the worker speaks, an error event may be
+    // a reader's program throwing in the worker's scope, with words of its choosing.
+    worker.onerror = (event) => {
+      event.preventDefault();
+      if (spawned.spoken) return;
+      const message = `The Python runtime could not start (${reason(event.message) || "its worker script failed to load"}).`;
+      if (worker === this.worker) this.fail(message);
+      else spawned.broken = message;
+    };
+    worker.postMessage({ type: "channel", port: port2 }, [port2]);
+    return spawned;
+  }
+
+  /** Make `spawned` this object's worker: what it said while it waited is read now. */
+  adopt(spawned) {
+    this.worker = spawned.worker;
+    this.port = spawned.port;
+    this.startedAt = spawned.startedAt;
+    this.connected();
+    if (spawned.broken) return this.fail(spawned.broken);
+    for (const data of spawned.inbox.splice(0)) if (this.worker === spawned.worker) this.receive(data);
+  }
+
+  /** A worker booted ahead of need (RunWorker), or null. */
+  takeStandby() {
+    return null;
+  }
+
+  /** Send `message` over the private port, if a worker is up (start() sends what waits). */
+  post(message, transfer = []) {
+    this.port?.postMessage(message, transfer);
+  }
+
+  /** A new worker was started: send it what it must know (the subclasses' requests). */
+  connected() {}
+
+  fail(message) {
+    clearTimeout(this.restoreTimer);
+    this.dropWorker();
+    for (const [id, job] of this.pending) {
+      this.pending.delete(id);
+      job.resolve(job.kind === "run" ? { status: "failed", message } : { error: message, failed: true });
+    }
+    this.setState("failed", message);
+  }
+
+  dropWorker() {
+    this.worker?.terminate();
+    this.port?.close();
+    this.worker = null;
+    this.port = null;
+  }
+
+  /** A message from the worker's own code, over the port; anything out of place is dropped. */
+  receive(data) {
+    if (!isObject(data)) return;
+    if (this.state === "booting") {
+      if (data.type === "restoring") {
+        clearTimeout(this.restoreTimer);
+        this.restoreTimer = setTimeout(() => this.restoreTimedOut(), RESTORE_WATCHDOG_MS);
+      } else if (data.type === "booted") this.booted(isObject(data.timings) ? data.timings : {});
+      else if (data.type === "boot-failed") this.fail(`Python could not start: ${reason(data.message)}`);
+      return;
+    }
+    const job = Number.isInteger(data.id) ? this.pending.get(data.id) : undefined;
+    if (this.state === "ready" && job) this.answered(job, data);
+  }
+
+  booted(timings) {
+    clearTimeout(this.restoreTimer);
+    const numbers = Object.fromEntries(Object.entries(timings).filter(([, value]) => Number.isFinite(value)));
+    const fallback = reason(timings.fallback) || settings.snapshotFailure;
+    this.timings = { ...numbers, snapshot: timings.snapshot === true, sinceStart: performance.now() - this.startedAt };
+    if (fallback) this.timings.fallback = fallback;
+    // Said in the Run cell's status line: a plain boot is correct, only slower.
+    this.notice = fallback ? `Python started without its snapshot (${fallback}).` : "";
+    this.setState("ready");
+  }
+
+  /** A reply for `job`, one of this worker's pending requests (the subclasses know its shape). */
+  answered() {}
+
+  /** The watchdog: the worker's restore never finished; boot a worker without the snapshot instead. */
+  restoreTimedOut() {
+    if (this.state !== "booting") return;
+    settings.snapshotFailure = `restoring it took over ${RESTORE_WATCHDOG_MS / 1000} s`;
+    this.dropWorker();
+    this.setState("idle");
+    this.start();
+  }
+
+  /** Throw the worker away and boot a new one. */
+  restart() {
+    clearTimeout(this.restoreTimer);
+    this.dropWorker();
+    this.setState("idle");
+    this.start();
+  }
+}
+
+/** The Run cells' worker: programs run one at a time, in the order they were pressed. */
+class RunWorker extends PythonWorker {
+  constructor(calcs) {
+    super("run", "rfRuntime", "rfBoots");
+    this.calcs = calcs;
+    this.queue = []; // runs pressed and not yet sent, oldest first
+    this.standby = null; // without isolation: a booted worker for Stop to swap in (keepStandby)
+    this.active = null; // the run the worker has, or will have once booted
+    this.stopTimer = null;
+    this.ranSinceBoot = false;
+    this.touched = false; // whether the reader has used a Run cell in this tab (see keepStandby)
+    this.standbyTimer = null;
     this.isolated = globalThis.crossOriginIsolated === true && typeof SharedArrayBuffer === "function";
     // [0]: the signal Pyodide polls; [1]: set when Stop is pressed, so that a KeyboardInterrupt
     // the program raises itself is told apart from Stop.
@@ -75,187 +288,176 @@ class PythonRuntime extends EventTarget {
 
   /**
    * Where the package wheel and the snapshot are, read from a widget's markup
-   * (data-rf-wheel, data-rf-version, data-rf-snapshot: scripts/sitegen/widgets.py); the
+   * (data-rf-wheel, data-rf-version, data-rf-snapshot, data-rf-pyodide: scripts/sitegen/widgets.py); the
    * first widget seen sets them.
    */
   configureFrom(widget) {
-    const { rfWheel, rfVersion, rfSnapshot } = widget.dataset;
-    if (rfWheel) this.wheelURL ??= new URL(rfWheel, location.href).href;
-    if (rfSnapshot) this.snapshotURL ??= new URL(rfSnapshot, location.href).href;
-    this.version ||= rfVersion || "";
+    const { rfWheel, rfVersion, rfSnapshot, rfPyodide } = widget.dataset;
+    if (rfWheel) settings.wheelURL ??= new URL(rfWheel, location.href).href;
+    if (rfPyodide) settings.indexURL ??= new URL(rfPyodide, location.href).href;
+    if (rfSnapshot) settings.snapshotURL ??= new URL(rfSnapshot, location.href).href;
+    settings.version ||= rfVersion || "";
   }
 
-  /** Hold the warm-up until the reader uses a widget; `reason` is shown in each cell's status. */
-  deferUntilUsed(reason) {
-    this.deferredBecause = reason;
-    this.dispatchEvent(new CustomEvent("state", { detail: { state: this.state, failure: this.failure } }));
+  get deferredBecause() {
+    return settings.deferredBecause;
   }
 
-  setState(state, failure = null) {
-    this.state = state;
-    this.failure = failure;
-    document.documentElement.dataset.rfRuntime = state;
-    this.dispatchEvent(new CustomEvent("state", { detail: { state, failure } }));
+  /** Hold the warm-up until the reader uses a widget; `why` is shown in each cell's status. */
+  deferUntilUsed(why) {
+    settings.deferredBecause = why;
+    for (const target of [this, this.calcs]) {
+      target.dispatchEvent(new CustomEvent("state", { detail: { state: target.state, failure: target.failure } }));
+    }
   }
 
-  /** Boot the worker unless it is booting or ready. Safe to call any number of times. */
+  /**
+   * Start what the page needs: this worker for Run cells, the calculators' for calculators.
+   * With both, the calculators' starts once this one is up (or has failed) and has no Run to
+   * do, so that on two cores a Run pressed at once does not share them; a calculation asked
+   * for earlier starts it at once (see CalcWorker.calculate).
+   */
+  startPage({ cells, calculators }) {
+    if (cells) this.start();
+    if (!calculators) return;
+    if (!cells || this.state === "ready" || this.state === "failed") this.calcs.start();
+    else this.calcs.startAfter(this);
+  }
+
   start() {
-    if (this.state === "booting" || this.state === "ready") return;
-    const reason = unsupportedReason();
-    if (reason) return this.fail(`Python cannot run in this browser: ${reason}.`);
-    if (!this.wheelURL) return this.fail("The page does not say where the roofline package is.");
-    this.setState("booting");
-    this.boots += 1;
-    this.ranSinceBoot = false;
-    document.documentElement.dataset.rfBoots = String(this.boots);
-    this.startedAt = performance.now();
-    let moduleWorker = false;
-    const options = {
-      get type() {
-        moduleWorker = true; // a browser that reads this option supports module workers
-        return "module";
-      },
-    };
-    // The worker boots from these settings as soon as its script runs (see worker.mjs).
-    const script = new URL(this.withVersion(WORKER_URL));
-    script.hash = encodeURIComponent(
-      JSON.stringify({
-        indexURL: INDEX_URL.href,
-        wheelURL: this.wheelURL,
-        snapshotURL: this.snapshotFailure ? null : this.snapshotURL,
-        modules: MODULES.map((name) => ({ name, url: this.withVersion(new URL(name, WORKER_URL)) })),
-      }),
-    );
-    const worker = new Worker(script.href, options);
-    if (!moduleWorker) {
-      worker.terminate();
-      return this.fail("Python cannot run in this browser: it has no module workers.");
+    if (this.state !== "booting" && this.state !== "ready") this.ranSinceBoot = false;
+    super.start();
+  }
+
+  /** The reader has used a Run cell (focused, pressed, typed): a standby may be wanted. */
+  touch() {
+    this.touched = true;
+    this.keepStandby();
+  }
+
+  /**
+   * Without isolation Stop can only end a program by replacing the worker, so once the reader
+   * uses a Run cell a second worker boots beside it, idle, and Stop (or Reset) swaps it in at
+   * once instead of waiting for a boot. It boots while nothing runs, or beside a Run that has
+   * already taken STANDBY_AFTER_MS (the kind a reader stops), never against a short Run's
+   * cores. Isolated pages interrupt instead, and keep no standby.
+   */
+  keepStandby() {
+    clearTimeout(this.standbyTimer);
+    if (this.isolated || !this.touched || this.standby || this.state !== "ready") return;
+    const running = this.active ? performance.now() - this.active.sentAt : Infinity;
+    if (running < STANDBY_AFTER_MS) {
+      this.standbyTimer = setTimeout(() => this.keepStandby(), STANDBY_AFTER_MS - running);
+      return;
     }
-    this.worker = worker;
-    worker.onmessage = ({ data }) => this.receive(worker, data);
-    worker.onerror = (event) => {
-      event.preventDefault();
-      if (worker !== this.worker) return;
-      this.fail(`The Python runtime could not start (${event.message || "its worker script failed to load"}).`);
-    };
-    if (this.shared) worker.postMessage({ type: "interrupt", buffer: this.shared });
-    // Anything asked for while the worker was away is asked again; then the page's calculator
-    // modules are imported, so that a reader's first input pays only for the calculation.
-    for (const [id, job] of this.pending) worker.postMessage({ ...job.message, id });
-    for (const [calculator, module] of this.calculators) worker.postMessage({ type: "load", calculator, module });
+    this.standby = this.spawn();
   }
 
-  withVersion(url) {
-    const versioned = new URL(url);
-    if (this.version) versioned.searchParams.set("v", this.version);
-    return versioned.href;
+  booted(timings) {
+    super.booted(timings);
+    this.keepStandby();
   }
 
-  fail(message) {
-    clearTimeout(this.restoreTimer);
-    this.worker?.terminate();
-    this.worker = null;
-    for (const [id, job] of this.pending) {
-      job.resolve(job.kind === "run" ? { status: "failed", message } : { error: message, failed: true });
-      this.pending.delete(id);
-    }
-    this.runningId = null;
-    this.setState("failed", message);
+  takeStandby() {
+    const standby = this.standby;
+    this.standby = null;
+    if (!standby) return null;
+    const failed = standby.broken || standby.inbox.some((data) => isObject(data) && data.type === "boot-failed");
+    if (!failed) return standby;
+    standby.worker.terminate(); // a fresh boot says why, if it fails too
+    return null;
   }
 
-  receive(worker, data) {
-    if (worker !== this.worker) return; // a message from a worker we already replaced
-    if (data.type === "restoring") {
-      clearTimeout(this.restoreTimer);
-      this.restoreTimer = setTimeout(() => this.restoreTimedOut(worker), RESTORE_WATCHDOG_MS);
-    } else if (data.type === "booted") {
-      clearTimeout(this.restoreTimer);
-      this.timings = { ...data.timings, sinceStart: performance.now() - this.startedAt };
-      // Said in the Run cell's status line: a plain boot is correct, only slower.
-      const fallback = data.timings.fallback || this.snapshotFailure;
-      this.notice = fallback ? `Python started without its snapshot (${fallback}).` : "";
-      this.setState("ready");
-    } else if (data.type === "boot-failed") {
-      this.fail(`Python could not start: ${data.message}`);
-    } else if (data.type === "out") {
-      this.pending.get(data.id)?.onOutput?.(data.chunks, data.dropped);
-    } else if (data.type === "done" || data.type === "calc") {
-      const job = this.pending.get(data.id);
-      if (!job) return;
-      this.pending.delete(data.id);
-      if (data.id === this.runningId) this.finishRun();
-      const restartForMemory = data.type === "done" && data.memoryGrowth > MEMORY_HEADROOM_BYTES;
-      job.resolve(data.type === "done" ? { ...data, restartedForMemory: restartForMemory } : { ...JSON.parse(data.response), ms: data.ms });
-      if (restartForMemory) this.restart();
-    }
-  }
-
-  /** The watchdog: `worker`'s restore never finished; boot a worker without the snapshot instead. */
-  restoreTimedOut(worker) {
-    if (worker !== this.worker || this.state !== "booting") return;
-    this.snapshotFailure = `restoring it took over ${RESTORE_WATCHDOG_MS / 1000} s`;
-    worker.terminate();
-    this.worker = null;
-    this.setState("idle");
-    this.start();
-  }
-
-    send(kind, message, extra = {}) {
-    const id = this.nextId++;
-    return {
-      id,
-      promise: new Promise((resolve) => {
-        this.pending.set(id, { kind, message, resolve, ...extra });
-        // A live worker takes it now (it queues work until booted); otherwise start() sends it.
-        if (this.worker) this.worker.postMessage({ ...message, id });
-        else this.start();
-      }),
-    };
+  connected() {
+    if (this.shared) this.post({ type: "interrupt", buffer: this.shared });
+    // The run in progress when the worker was replaced (during boot) is asked again.
+    if (this.active) this.post(this.active.message);
   }
 
   /**
    * Run a program; `onOutput(chunks, dropped)` gets what it prints as it prints it: [[stream, text]]
    * and how many characters and lines of a flood the worker dropped.
    * Resolves with {status: "ok" | "error" | "stopped" | "failed", traceback?, ms?}.
-   * `owner` is the element that asked, so a run left behind by navigation can be stopped.
+   * `owner` is the element that asked: Stop names it, and a run left behind by navigation is stopped.
    */
   run(code, filename, onOutput, owner = null) {
-    const { id, promise } = this.send("run", { type: "run", code, filename }, { onOutput });
-    this.ranSinceBoot = true;
-    this.runningId = id;
-    this.runningOwner = owner;
-    return promise;
+    const id = this.nextId++;
+    return new Promise((resolve) => {
+      const job = { kind: "run", id, owner, onOutput, resolve, message: { type: "run", id, code: String(code), filename: String(filename) } };
+      this.pending.set(id, job);
+      this.queue.push(job);
+      this.ranSinceBoot = true;
+      this.touched = true;
+      this.next();
+    });
   }
 
-  finishRun() {
+  /** Send the oldest queued run, if none is in progress; start the worker if it is not up. */
+  next() {
+    if (this.active || !this.queue.length) return;
+    this.active = this.queue.shift();
+    this.active.sentAt = performance.now();
+    this.clearStop();
+    if (this.worker) this.post(this.active.message);
+    else this.start();
+    this.keepStandby();
+  }
+
+  answered(job, data) {
+    if (job !== this.active) return; // only the run in progress prints or ends
+    if (data.type === "out") {
+      if (!Array.isArray(data.chunks)) return;
+      const chunks = data.chunks.filter(
+        (chunk) => Array.isArray(chunk) && STREAMS.has(chunk[0]) && typeof chunk[1] === "string",
+      );
+      const dropped = isObject(data.dropped) ? data.dropped : {};
+      job.onOutput?.(chunks, { chars: isCount(dropped.chars) ? dropped.chars : 0, lines: isCount(dropped.lines) ? dropped.lines : 0 });
+    } else if (data.type === "done") {
+      const memoryGrowth = isCount(data.memoryGrowth) ? data.memoryGrowth : 0;
+      const restartedForMemory = memoryGrowth > MEMORY_HEADROOM_BYTES;
+      const result = {
+        status: STATUSES.has(data.status) ? data.status : "error",
+        ms: isCount(data.ms) ? data.ms : 0,
+        memoryGrowth,
+        restartedForMemory,
+      };
+      if (result.status === "error") result.traceback = typeof data.traceback === "string" ? data.traceback : "";
+      this.finish(job, result);
+      if (restartedForMemory) this.restart();
+      else this.next();
+    }
+  }
+
+  /** `job` ended with `result`: forget it and tell its cell. */
+  finish(job, result) {
     clearTimeout(this.stopTimer);
-    this.runningId = null;
-    this.runningOwner = null;
-  }
-
-  /** Import calculator `name`'s module (at `moduleURL`) as soon as Python is up, and after every restart. */
-  preloadCalculator(name, moduleURL) {
-    const module = this.withVersion(moduleURL);
-    if (this.calculators.get(name) === module) return;
-    this.calculators.set(name, module);
-    this.worker?.postMessage({ type: "load", calculator: name, module });
-  }
-
-  /** Ask calculator `name` (its Python module at `moduleURL`); resolves with its parsed answer (or {error}). */
-  calculate(name, moduleURL, params) {
-    const message = { type: "calc", calculator: name, module: this.withVersion(moduleURL), request: JSON.stringify(params) };
-    return this.send("calc", message).promise;
+    this.pending.delete(job.id);
+    if (this.active === job) this.active = null;
+    job.resolve(result);
+    if (!this.active && !this.queue.length) {
+      this.dispatchEvent(new Event("idle"));
+      this.keepStandby();
+    }
   }
 
   /** A clean Python for Reset: a new worker, unless nothing has run in this one (then it is clean). */
   resetPython() {
-    if (this.runningId !== null || !this.ranSinceBoot || this.state !== "ready") return;
+    if (this.active || this.queue.length || !this.ranSinceBoot || this.state !== "ready") return;
     this.restart();
   }
 
-  /** Stop the running program: interrupt it when isolated, else restart the worker. */
-  stop() {
-    if (this.runningId === null) return;
+  /**
+   * Stop `owner`'s run: taken out of the queue if it waits, interrupted when the page is
+   * isolated and it runs, else the worker is restarted.
+   */
+  stop(owner) {
+    const queued = this.queue.find((job) => job.owner === owner);
+    if (queued) {
+      this.queue.splice(this.queue.indexOf(queued), 1);
+      this.finish(queued, { status: "stopped" });
+      return;
+    }
+    if (!this.active || this.active.owner !== owner) return;
     if (this.interrupt && this.state === "ready") {
       Atomics.store(this.stopFlag, 0, 1);
       Atomics.store(this.interrupt, 0, SIGINT);
@@ -266,26 +468,116 @@ class PythonRuntime extends EventTarget {
     }
   }
 
-  /** Throw the worker away and boot a new one; the run in progress ends as "stopped". */
-  restart() {
-    clearTimeout(this.restoreTimer);
-    const runningId = this.runningId;
-    this.finishRun();
-    this.worker?.terminate();
-    this.worker = null;
-    const job = this.pending.get(runningId);
-    if (job) {
-      this.pending.delete(runningId);
-      job.resolve({ status: "stopped", restarted: true });
-    }
-    this.setState("idle");
-    this.start();
+  /** The signal and the flag back to zero, so a Stop meant for one run never reaches the next. */
+  clearStop() {
+    if (!this.interrupt) return;
+    Atomics.store(this.interrupt, 0, 0);
+    Atomics.store(this.stopFlag, 0, 0);
   }
 
-  /** Stop a run whose cell has left the page (instant navigation), so it does not hold the worker. */
+  /** Throw the worker away and boot a new one; the run in progress ends as "stopped". */
+  restart() {
+    const active = this.active;
+    if (active) this.finish(active, { status: "stopped", restarted: true });
+    super.restart();
+    this.next();
+  }
+
+  fail(message) {
+    this.active = null;
+    this.queue = [];
+    this.standby?.worker.terminate();
+    this.standby = null;
+    super.fail(message);
+  }
+
+  /** Whether a run other than `owner`'s is in progress (then `owner`'s waits for it). */
+  busyWithOther(owner) {
+    return this.active !== null && this.active.owner !== owner;
+  }
+
+  /** Stop the runs whose cells have left the page (instant navigation), so they do not hold the worker. */
   stopOrphans() {
-    if (this.runningId !== null && this.runningOwner && !this.runningOwner.isConnected) this.stop();
+    for (const job of [...this.queue, this.active]) {
+      if (job?.owner && !job.owner.isConnected) this.stop(job.owner);
+    }
+  }
+
+  // The calculators' side, through this object so that a widget needs one import.
+  preloadCalculator(name, moduleURL) {
+    this.calcs.preload(name, moduleURL);
+  }
+
+  calculate(name, moduleURL, params) {
+    return this.calcs.calculate(name, moduleURL, params);
   }
 }
 
-export const runtime = new PythonRuntime();
+/** The calculators' worker: it answers views, imports their modules, and runs no reader's code. */
+class CalcWorker extends PythonWorker {
+  constructor() {
+    super("calc", "rfCalcRuntime", "rfCalcBoots");
+    this.calculators = new Map(); // name -> module URL of the calculators shown so far
+    this.waitingFor = null;
+  }
+
+  /**
+   * Start once `other` (the Runs' worker) has failed, or is up with no Run to do: a Run pressed
+   * while Python started gets the cores first (see RunWorker.startPage).
+   */
+  startAfter(other) {
+    if (this.waitingFor) return;
+    this.waitingFor = other;
+    const go = () => {
+      if (other.state === "booting" || other.state === "idle" || (other.state === "ready" && other.active)) return;
+      other.removeEventListener("state", go);
+      other.removeEventListener("idle", go);
+      this.waitingFor = null;
+      this.start();
+    };
+    other.addEventListener("state", go);
+    other.addEventListener("idle", go);
+  }
+
+  connected() {
+    // Anything asked for while the worker was away is asked again; then the page's calculator
+    // modules are imported, so that a reader's first input pays only for the calculation.
+    for (const job of this.pending.values()) this.post(job.message);
+    for (const [calculator, module] of this.calculators) this.post({ type: "load", calculator, module });
+  }
+
+  /** Import calculator `name`'s module (at `moduleURL`) as soon as Python is up, and after every restart. */
+  preload(name, moduleURL) {
+    const module = withVersion(moduleURL);
+    if (this.calculators.get(name) === module) return;
+    this.calculators.set(name, module);
+    this.post({ type: "load", calculator: name, module });
+  }
+
+  /** Ask calculator `name` (its Python module at `moduleURL`); resolves with its parsed answer (or {error}). */
+  calculate(name, moduleURL, params) {
+    const id = this.nextId++;
+    const message = { type: "calc", id, calculator: name, module: withVersion(moduleURL), request: JSON.stringify(params) };
+    return new Promise((resolve) => {
+      this.pending.set(id, { kind: "calc", message, resolve });
+      // A live worker takes it now (it queues work until booted); otherwise start() sends it.
+      if (this.worker) this.post(message);
+      else this.start();
+    });
+  }
+
+  answered(job, data) {
+    if (data.type !== "calc" || typeof data.response !== "string") return;
+    let answer;
+    try {
+      answer = JSON.parse(data.response);
+    } catch {
+      answer = null;
+    }
+    this.pending.delete(data.id);
+    job.resolve(isObject(answer) ? { ...answer, ms: isCount(data.ms) ? data.ms : 0 } : { error: "the answer was not a view" });
+  }
+}
+
+const calcs = new CalcWorker();
+export const runtime = new RunWorker(calcs);

@@ -77,6 +77,8 @@ async function render(element) {
 
 /** Draw `spec` into `element` now if it is near the viewport (or was drawn before), else once it is. */
 export function drawVega(element, spec) {
+  // A spec is an object; anything else in the answer draws nothing (and is never markup).
+  if (typeof spec !== "object" || spec === null || Array.isArray(spec)) return;
   latest.set(element, spec);
   followTheme();
   if (element.dataset.state === "drawn") {

@@ -1,14 +1,28 @@
 // The Python runtime of the page: Pyodide, the roofline wheel and two helper modules,
-// in a module Web Worker so that a long program never freezes the page. One worker
-// serves every Run cell and calculator of the page.
+// in a module Web Worker so that a long program never freezes the page. A page has up
+// to two, from the same script and snapshot (runtime.mjs): one runs the reader's
+// programs, the other answers the calculators, so that no Run can reach a calculator.
 //
 // It boots as soon as its script runs, from what the page put in the script URL's
-// fragment: #<JSON {indexURL, wheelURL, snapshotURL, modules: [{name, url}]}>, URI-encoded.
+// fragment: #<JSON {role, indexURL, wheelURL, snapshotURL, modules: [{name, url}]}>, URI-encoded;
+// role is "run" (the reader's programs) or "calc" (the calculators), and the worker does only that.
 // (Not from a first message: Chrome hands a new worker its messages only once the page's
 // main thread is free to say the worker exists, and during page load it seldom is.)
 //
+// The channel. A reader's program runs in this worker and can call anything the
+// worker's global scope holds (Pyodide's `js` module is globalThis): js.postMessage,
+// self.onmessage, the prototypes of MessagePort and MessageEvent. So the page listens
+// to nothing this worker posts globally. Its first message carries a MessagePort; every
+// request and reply after that goes over the port, which lives only in this module's
+// scope, and the few built-ins that touch it are captured before any program runs (a
+// program may replace MessagePort.prototype.postMessage, or a getter the next reply
+// would call, to catch the port as it passes). Whatever a program posts or throws
+// never reaches the page as a reply.
+//
 // Protocol (every message is a plain object with a `type`):
-//   page -> worker
+//   page -> worker, on the worker itself, once and first
+//     {type: "channel", port}                the page's MessagePort; everything below goes over it
+//   page -> worker, on the port
 //     {type: "interrupt", buffer}            a SharedArrayBuffer whose first Int32 Pyodide polls
 //                                            for Stop, the second set once Stop is pressed
 //                                            (sent only when the page is cross-origin isolated)
@@ -18,7 +32,7 @@
 //     {type: "calc", id, calculator, module, request}
 //                                            calculator `calculator`'s view, from its Python module at
 //                                            URL `module`; `request` is a JSON string
-//   worker -> page
+//   worker -> page, on the port
 //     {type: "restoring"}                    the snapshot is read and checked; Python's memory is being
 //                                            restored (the page's watchdog runs until "booted")
 //     {type: "booted", timings}              ready; timings in ms, and `fallback` if the snapshot failed
@@ -35,6 +49,22 @@
 // package copy) only when nothing else waits, so a Run pressed during boot is not
 // queued behind the calculators' imports.
 
+// Captured while nothing but this script has run (see "The channel" above).
+const { apply } = Reflect;
+const postOnPort = MessagePort.prototype.postMessage;
+const dataOf = Object.getOwnPropertyDescriptor(MessageEvent.prototype, "data").get;
+const parseJSON = JSON.parse;
+const stringify = JSON.stringify;
+
+let port = null; // the page's MessagePort, once its first message has brought it
+let outbox = []; // what boot said before the port arrived
+
+/** Send `message` to the page over the port (held until the port arrives: boot may finish first). */
+function send(message) {
+  if (port) apply(postOnPort, port, [message]);
+  else outbox[outbox.length] = message;
+}
+
 import { bootPython, MODULE_DIR } from "./boot.mjs";
 // boot.mjs's own imports, named here too so that they download beside it, not after it.
 import "./snapshot_codec.mjs";
@@ -50,6 +80,7 @@ async function fetchText(url) {
 }
 let pyodide = null;
 let booting = null;
+let role = "run";
 let interrupt = null; // Int32Array [signal] that Pyodide polls; the page writes SIGINT (2) for Stop
 let stopFlag = null; // Int32Array [1 once Stop was pressed], beside it in the same shared buffer
 let baselineMemory = 0; // bytes of wasm memory once booted: what a run is compared with
@@ -158,7 +189,7 @@ class OutputBatcher {
       else chunks.push([stream, [text]]);
     }
     const joined = chunks.map(([stream, texts]) => [stream, texts.join("")]);
-    postMessage({ type: "out", id: this.id, chunks: joined, dropped: this.dropped });
+    send({ type: "out", id: this.id, chunks: joined, dropped: this.dropped });
     this.parts = [];
     this.head = 0;
     this.pending = 0;
@@ -192,7 +223,7 @@ function useInterruptBuffer(buffer) {
 async function boot({ indexURL, wheelURL, snapshotURL, modules }) {
   // boot.mjs restores Python from the build's snapshot, or boots it plainly if it cannot;
   // either way the package is imported and the helper modules are on sys.path.
-  const onRestoring = () => postMessage({ type: "restoring" });
+  const onRestoring = () => send({ type: "restoring" });
   const booted = await bootPython({ indexURL, wheelURL, snapshotURL, modules, onRestoring });
   pyodide = booted.pyodide;
   // A program that calls input() gets EOFError at once: a worker has no prompt() to wait on.
@@ -230,7 +261,7 @@ function run({ id, code, filename }) {
   clearInterrupt();
   let answer;
   try {
-    answer = JSON.parse(runCell(code, filename, emit, stopPressed));
+    answer = parseJSON(runCell(code, filename, emit, stopPressed));
   } catch (error) {
     // Only an interrupt landing outside the reader's code gets here (or a runtime fault).
     const stopped = String(error && error.message).includes("KeyboardInterrupt");
@@ -239,7 +270,10 @@ function run({ id, code, filename }) {
   output.flush();
   // The page restarts a worker whose memory a program left far above where it started.
   const grown = wasmMemory() - baselineMemory;
-  postMessage({ type: "done", id, ...answer, ms: performance.now() - started, memoryGrowth: grown });
+  // Only these fields, typed: the answer is what a program's Python returned.
+  const status = ["ok", "error", "stopped"].includes(answer?.status) ? answer.status : "error";
+  const traceback = typeof answer?.traceback === "string" ? answer.traceback : undefined;
+  send({ type: "done", id, status, traceback, ms: performance.now() - started, memoryGrowth: grown });
 }
 
 /** Write calculator `name`'s module (from `url`) into Python's path and import it, once. */
@@ -265,9 +299,9 @@ async function calc({ id, calculator, module, request }) {
     await loadCalculator(calculator, module);
     response = answerCalculator(calculator, request);
   } catch (error) {
-    response = JSON.stringify({ error: String(error && error.message) });
+    response = stringify({ error: String(error && error.message) });
   }
-  postMessage({ type: "calc", id, response, ms: performance.now() - started });
+  send({ type: "calc", id, response: String(response), ms: performance.now() - started });
 }
 
 /** Import the next Run's own copy of the package while nothing else waits. */
@@ -277,16 +311,21 @@ function prepareWhenIdle() {
 }
 
 booting = Promise.resolve()
-  .then(() => boot(bootSettings()))
+  .then(() => {
+    const settings = bootSettings();
+    role = settings.role === "calc" ? "calc" : "run";
+    return boot(settings);
+  })
   .then(
     (timings) => {
-      postMessage({ type: "booted", timings });
-      prepareWhenIdle();
+      send({ type: "booted", timings });
+      if (role === "run") prepareWhenIdle();
     },
-    (error) => postMessage({ type: "boot-failed", message: String((error && error.message) || error) }),
+    (error) => send({ type: "boot-failed", message: String((error && error.message) || error) }),
   );
 
-self.onmessage = ({ data }) => {
+/** One request from the page (over the port). */
+function handle(data) {
   if (data.type === "interrupt") {
     useInterruptBuffer(data.buffer);
     return;
@@ -294,13 +333,25 @@ self.onmessage = ({ data }) => {
   const background = data.type === "load";
   schedule(async () => {
     if (!pyodide || !runCell) return; // boot failed; the page restarts the worker on Retry
-    if (data.type === "run") {
+    if (data.type === "run" && role === "run") {
       run(data);
       prepareWhenIdle();
-    } else if (data.type === "calc") await calc(data);
-    else if (data.type === "load") {
+    } else if (data.type === "calc" && role === "calc") await calc(data);
+    else if (data.type === "load" && role === "calc") {
       // A failure shows at the calculator's first calc, which loads again and reports it.
       await loadCalculator(data.calculator, data.module).catch(() => {});
     }
   }, { background });
+}
+
+// The page's first message brings the port; nothing else is read from the worker's own
+// queue, where a program could dispatch a message of its own (self.dispatchEvent).
+self.onmessage = (event) => {
+  if (port) return;
+  const data = apply(dataOf, event, []);
+  if (!data || data.type !== "channel" || !(data.port instanceof MessagePort)) return;
+  port = data.port;
+  port.onmessage = (message) => handle(apply(dataOf, message, []));
+  for (const message of outbox) apply(postOnPort, port, [message]);
+  outbox = null;
 };
