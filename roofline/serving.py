@@ -123,6 +123,7 @@ import math
 import random
 from array import array
 from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
@@ -1419,20 +1420,7 @@ class _Run:
     def result(self) -> SimulationResult:
         config = self.config
         figures = request_figures(config, self.arrival, self.admitted, self.first, self.finish, self.output)
-        trace = tuple(
-            RequestTrace(
-                id=index,
-                prompt=self.prompt[index],
-                output=self.output[index],
-                arrival_s=self.arrival[index],
-                admitted_s=self.admitted[index],
-                first_token_s=self.first[index],
-                finish_s=self.finish[index],
-                spans=tuple((kind, start, end, count) for kind, start, end, count in self.spans[index]),
-                preemptions=self.preempted_times[index],
-            )
-            for index in range(self.traced)
-        )
+        trace = request_traces(self, self.preempted_times)
         return SimulationResult(
             config=config,
             requests=config.requests,
@@ -1452,6 +1440,26 @@ class _Run:
             itl_count=self.gaps.count(),
             **figures,
         )
+
+
+def request_traces(run: Any, preemptions: Sequence[int] | None = None) -> tuple[RequestTrace, ...]:
+    """The first ``run.traced`` requests of a finished run as RequestTraces, from the per-request
+    lists every simulator here keeps (prompt, output, arrival, admitted, first, finish, spans);
+    ``preemptions`` counts each request's preemptions where the run preempts."""
+    return tuple(
+        RequestTrace(
+            id=index,
+            prompt=run.prompt[index],
+            output=run.output[index],
+            arrival_s=run.arrival[index],
+            admitted_s=run.admitted[index],
+            first_token_s=run.first[index],
+            finish_s=run.finish[index],
+            spans=tuple((kind, start, end, count) for kind, start, end, count in run.spans[index]),
+            **({} if preemptions is None else {"preemptions": preemptions[index]}),
+        )
+        for index in range(run.traced)
+    )
 
 
 def request_figures(

@@ -43,13 +43,13 @@ from .errors import SpecError
 from .performance import Hardware, IterationCosts, Pass, Workload, iteration_costs
 from .serving import (
     PERCENTILES,
-    RequestTrace,
     ServingConfig,
     SimulationResult,
     blocks_for,
     kv_blocks_available,
     percentile,
     request_figures,
+    request_traces,
 )
 from .specs import ModelSpec
 from .speculative import accepted_tokens, check_alpha, check_gamma, tokens_per_step, vocabulary_mismatch
@@ -360,19 +360,7 @@ class _SpeculativeRun:
     def result(self) -> SimulationResult:
         config = self.config
         gaps = sorted(self.gaps)
-        trace = tuple(
-            RequestTrace(
-                id=index,
-                prompt=self.prompt[index],
-                output=self.output[index],
-                arrival_s=self.arrival[index],
-                admitted_s=self.admitted[index],
-                first_token_s=self.first[index],
-                finish_s=self.finish[index],
-                spans=tuple((kind, start, end, count) for kind, start, end, count in self.spans[index]),
-            )
-            for index in range(self.traced)
-        )
+        trace = request_traces(self)
         return SimulationResult(
             config=config,
             requests=config.requests,

@@ -241,6 +241,14 @@ def set_inputs(form: Any, params: dict[str, Any]) -> None:
             control.fill(shown_number(value))
 
 
+def wait_for_render(form: Any, params: dict[str, Any]) -> None:
+    """Wait until a calculator ``form`` (a Playwright locator) shows its answer for ``params`` and is ready."""
+    from playwright.sync_api import expect  # only the browser tests call this
+
+    expect(form).to_have_attribute("data-rf-rendered", rendered(params), timeout=STEP_MS)
+    expect(form).to_have_attribute("data-state", "ready", timeout=STEP_MS)
+
+
 def text_outputs(form: Any) -> dict[str, str]:
     """Every text a calculator ``form`` shows, by its key (``data-rf-out``)."""
     return form.evaluate(

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from sitegen.pages import find
-from support import BOOT_MS, STEP_MS, Recorded, rendered
+from support import BOOT_MS, STEP_MS, Recorded, set_inputs, wait_for_render
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 expect = pytest.importorskip("playwright.sync_api").expect
@@ -66,20 +66,6 @@ def stack_widths(page: object, name: str) -> list[float]:
     )
 
 
-def set_inputs(page: object, params: dict[str, object]) -> None:
-    for name, value in params.items():
-        control = form(page).locator(f"[name={name}]")
-        if control.evaluate("(element) => element.tagName") == "SELECT":
-            control.select_option(str(value))
-        else:
-            control.fill(str(value))
-
-
-def wait_for(page: object, params: dict[str, object]) -> None:
-    expect(form(page)).to_have_attribute("data-rf-rendered", rendered(params), timeout=STEP_MS)
-    expect(form(page)).to_have_attribute("data-state", "ready", timeout=STEP_MS)
-
-
 def test_the_run_cell_prints_what_cpython_prints(chapter) -> None:
     cell = chapter.locator("[data-rf-cell]")
     cell.locator("[data-rf-action=run]").click()
@@ -97,8 +83,8 @@ def test_the_calculator_shows_the_packages_numbers_and_bars_for_each_input(chapt
     for name, value in [("kv", "fp8"), ("context", 32768), ("prefix", 2000), ("gpu", "h200"), ("gpus", 2)]:
         before = shown(chapter)
         params[name] = value
-        set_inputs(chapter, {name: value})
-        wait_for(chapter, params)
+        set_inputs(form(chapter), {name: value})
+        wait_for_render(form(chapter), params)
         assert shown(chapter) == expected(params), name
         assert shown(chapter) != before, f"changing {name} changed nothing"
     view = calculator_view.view(**params)
@@ -109,8 +95,8 @@ def test_the_calculator_shows_the_packages_numbers_and_bars_for_each_input(chapt
 
 def test_a_model_that_does_not_fit_empties_the_step_bar_and_says_why(chapter) -> None:
     params = {**calculator_view.DEFAULTS, "model": "llama-3.1-405b"}
-    set_inputs(chapter, params)
-    wait_for(chapter, params)
+    set_inputs(form(chapter), params)
+    wait_for_render(form(chapter), params)
     assert form(chapter).get_attribute("data-fits") == "false"
     assert shown(chapter)["users"] == "0"
     assert "It needs at least" in form(chapter).locator("[data-rf-out=explain]").text_content()
@@ -145,9 +131,9 @@ def test_the_built_page_shows_its_figures_self_check_and_interview_box(chapter) 
 def test_a_prefix_as_long_as_the_context_marks_both_fields_and_greys_the_results(chapter) -> None:
     """The form's rule (prefix below context), declared once in Python, checked in the page."""
     params = dict(calculator_view.DEFAULTS)
-    set_inputs(chapter, params)
-    wait_for(chapter, params)
-    set_inputs(chapter, {"prefix": params["context"]})
+    set_inputs(form(chapter), params)
+    wait_for_render(form(chapter), params)
+    set_inputs(form(chapter), {"prefix": params["context"]})
     expect(form(chapter)).to_have_attribute("data-state", "invalid")
     for name in ("prefix", "context"):
         expect(form(chapter).locator(f"[name={name}]")).to_have_attribute("aria-invalid", "true")
@@ -155,6 +141,6 @@ def test_a_prefix_as_long_as_the_context_marks_both_fields_and_greys_the_results
         "must be shorter than each user's context"
     )
     expect(form(chapter)).to_have_class(re.compile(r"\brf-calc--stale\b"))
-    set_inputs(chapter, {"prefix": 2000})
-    wait_for(chapter, dict(params, prefix=2000))
+    set_inputs(form(chapter), {"prefix": 2000})
+    wait_for_render(form(chapter), dict(params, prefix=2000))
     expect(form(chapter).locator("[name=context]")).not_to_have_attribute("aria-invalid", "true")

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from sitegen.pages import find
-from support import BOOT_MS, STEP_MS, Recorded, rendered
+from support import BOOT_MS, STEP_MS, Recorded, set_inputs, wait_for_render
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 expect = pytest.importorskip("playwright.sync_api").expect
@@ -52,20 +52,6 @@ def expected(params: dict[str, object]) -> dict[str, str]:
     return {name: str(view[name]) for name in SHOWN}
 
 
-def set_inputs(page: object, params: dict[str, object]) -> None:
-    for name, value in params.items():
-        control = form(page).locator(f"[name={name}]")
-        if control.evaluate("(element) => element.tagName") == "SELECT":
-            control.select_option(str(value))
-        else:
-            control.fill(str(value))
-
-
-def wait_for(page: object, params: dict[str, object]) -> None:
-    expect(form(page)).to_have_attribute("data-rf-rendered", rendered(params), timeout=STEP_MS)
-    expect(form(page)).to_have_attribute("data-state", "ready", timeout=STEP_MS)
-
-
 def test_the_run_cell_prints_what_cpython_prints(chapter) -> None:
     cell = chapter.locator("[data-rf-cell]")
     cell.locator("[data-rf-action=run]").click()
@@ -90,16 +76,16 @@ def test_the_calculator_shows_the_packages_numbers_for_each_input(chapter) -> No
     for name, value in changes:
         before = shown(chapter)
         params[name] = value
-        set_inputs(chapter, {name: value})
-        wait_for(chapter, params)
+        set_inputs(form(chapter), {name: value})
+        wait_for_render(form(chapter), params)
         assert shown(chapter) == expected(params), name
         assert shown(chapter) != before, f"changing {name} changed nothing"
 
 
 def test_a_split_that_does_not_divide_the_heads_says_which_do(chapter) -> None:
     params = {**calculator_view.DEFAULTS, "gpus": 6}
-    set_inputs(chapter, params)
-    wait_for(chapter, params)
+    set_inputs(form(chapter), params)
+    wait_for_render(form(chapter), params)
     assert form(chapter).get_attribute("data-fits") == "false"
     assert shown(chapter)["per_user"] == "—"
     assert "4 and 8" in form(chapter).locator("[data-rf-out=explain]").text_content()

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from sitegen.pages import find
-from support import BOOT_MS, STEP_MS, Recorded, rendered, set_inputs, text_outputs
+from support import BOOT_MS, STEP_MS, Recorded, set_inputs, text_outputs, wait_for_render
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 expect = pytest.importorskip("playwright.sync_api").expect
@@ -53,11 +53,6 @@ def expected(params: dict[str, object]) -> dict[str, str]:
     return {name: str(view[name]) for name in SHOWN}
 
 
-def wait_for(page: object, params: dict[str, object]) -> None:
-    expect(form(page)).to_have_attribute("data-rf-rendered", rendered(params), timeout=STEP_MS)
-    expect(form(page)).to_have_attribute("data-state", "ready", timeout=STEP_MS)
-
-
 def test_the_run_cell_prints_what_cpython_prints(chapter) -> None:
     cell = chapter.locator("[data-rf-cell]")
     cell.locator("[data-rf-action=run]").click()
@@ -74,7 +69,7 @@ def test_the_calculator_shows_the_packages_numbers_for_each_input(chapter) -> No
         before = shown(chapter)
         params[name] = value
         set_inputs(form(chapter), {name: value})
-        wait_for(chapter, params)
+        wait_for_render(form(chapter), params)
         assert shown(chapter) == expected(params), name
         assert shown(chapter) != before, f"changing {name} changed nothing"
 
@@ -82,11 +77,11 @@ def test_the_calculator_shows_the_packages_numbers_for_each_input(chapter) -> No
 def test_a_draft_with_another_vocabulary_is_refused_in_words(chapter) -> None:
     params = {**calculator_view.DEFAULTS, "draft": "mistral-7b"}
     set_inputs(form(chapter), params)
-    wait_for(chapter, params)
+    wait_for_render(form(chapter), params)
     assert form(chapter).get_attribute("data-fits") == "false"
     assert "vocabulary" in form(chapter).locator("[data-rf-out=explain]").text_content()
     set_inputs(form(chapter), calculator_view.DEFAULTS)
-    wait_for(chapter, calculator_view.DEFAULTS)
+    wait_for_render(form(chapter), calculator_view.DEFAULTS)
 
 
 def test_an_acceptance_rate_above_one_is_marked_in_the_page(chapter) -> None:
@@ -94,7 +89,7 @@ def test_an_acceptance_rate_above_one_is_marked_in_the_page(chapter) -> None:
     expect(form(chapter)).to_have_attribute("data-state", "invalid")
     expect(form(chapter).locator("[name=alpha]")).to_have_attribute("aria-invalid", "true")
     set_inputs(form(chapter), {"alpha": calculator_view.DEFAULTS["alpha"]})
-    wait_for(chapter, calculator_view.DEFAULTS)
+    wait_for_render(form(chapter), calculator_view.DEFAULTS)
 
 
 def test_the_built_page_shows_its_figures_self_check_and_interview_box(chapter) -> None:
