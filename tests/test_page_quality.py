@@ -57,19 +57,29 @@ def _listen_for_problems(page) -> list[str]:
 
 
 def _mounted_and_idle(page) -> None:
-    """Every Run cell has Python ready and scroll-cues.js has measured every sideways region."""
+    """Every Run cell has Python ready, the calculators' own Python is up with no answer on its way,
+    and scroll-cues.js has measured every sideways region."""
     for cell in page.locator("[data-rf-cell]").all():
         expect(cell).to_have_attribute("data-state", "ready", timeout=BOOT_MS)
+    if page.locator("[data-rf-calc]").count():
+        expect(page.locator("html")).to_have_attribute("data-rf-calc-runtime", "ready", timeout=BOOT_MS)
+        busy = page.locator("[data-rf-calc][data-state=computing], [data-rf-calc][data-state=waiting]")
+        expect(busy).to_have_count(0, timeout=30_000)
     expect(page.locator('[data-rf-watched="pending"]')).to_have_count(0, timeout=30_000)
 
 
 def _run_twice(page) -> None:
-    """Press Run on every cell twice: a re-run replaces the output the page is watching."""
+    """Press Run on every cell twice, from the keyboard: a re-run replaces the output the page is watching.
+
+    The key, not a pointer: running text below the first screen is laid out only when it comes
+    near it (course.css, content-visibility), so the blocks above a cell can still grow in the
+    frame after Playwright scrolls to it, and a click aimed before that lands beside the button.
+    """
     for cell in page.locator("[data-rf-cell]").all():
         for _ in range(2):
-            cell.locator("[data-rf-action=run]").click()
+            cell.locator("[data-rf-action=run]").press("Enter")
             expect(cell).to_have_attribute("data-state", "ready", timeout=30_000)
-            expect(cell.locator(".rf-status")).to_contain_text("Finished in")
+            expect(cell.locator(".rf-status")).to_contain_text("Finished in", timeout=30_000)
 
 
 def _scroll_through(page) -> None:
