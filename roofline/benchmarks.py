@@ -31,7 +31,7 @@ from pathlib import Path
 from .calibration import Calibration
 from .errors import SpecError
 from .loader import SpecSet, load_specs
-from .measured import Measurement, max_output_throughput
+from .measured import SPLIT_METRICS, Measurement, max_output_throughput
 from .performance import CEILING, CostModel, Hardware, Workload, decode_step, prefill_pass
 from .serving import Lengths, ServingConfig, simulate
 
@@ -299,10 +299,12 @@ def expect_measurement(
     fitted costs of its GPU: a decode step for a decode rate or a gap between tokens, the
     prompt's prefill for a time to first token, and for a server kept full the simulator with
     every request at once (``SIMULATED_REQUESTS``, scheduled as the engine does), as the fit
-    predicts its runs. None for the kernel benchmarks (HBM bandwidth, GEMM rate)."""
+    predicts its runs. None for the kernel benchmarks (HBM bandwidth, GEMM rate, an all-reduce's
+    latency) and for a split's speedup, which have no band (``measured.compare`` at the fitted
+    costs gives their expected figure)."""
     specs = specs or load_specs()
     m = measurement
-    if not m.model:
+    if not m.model or m.metric in SPLIT_METRICS:
         return None
     costs = calibration.cost_model(m.gpu)
     hardware = Hardware(specs.gpu(m.gpu), m.gpus, m.compute_precision, costs=costs)

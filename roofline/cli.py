@@ -35,7 +35,7 @@ from typing import NoReturn
 from . import architecture as arch
 from . import formatting as fmt
 from .calibration import COSTS, cost_model, load_calibration
-from .deployment import PARALLEL, best_tp_degree, deploy, deployment_dict, split_for
+from .deployment import PARALLEL, Split, best_tp_degree, deploy, deployment_dict, hops_across_nodes, split_for
 from .errors import SHOWN_LENGTH, SpecError, did_you_mean, one_line, shortened, shown
 from .estimate import estimate
 from .hfconfig import FAMILIES, read_config
@@ -43,6 +43,7 @@ from .kvformats import KV_FORMAT_NAMES, KV_FORMATS
 from .loader import SpecSet, load_specs, read_spec_file
 from .measured import load_measurements
 from .ownspecs import model_entry_toml, resolve_gpu, resolve_model
+from .parallelism import pipeline_bubble_fraction
 from .parsing import parse_real, parse_whole
 from .performance import DEFAULT_USABLE_FRACTION, Hardware, Workload, gpu_count_problem
 from .precisions import AUTO, DEFAULT_COMPUTE_PRECISION, FORMATS, PRECISIONS
@@ -204,6 +205,45 @@ def _add_specs_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_split_options(parser: argparse.ArgumentParser) -> None:
+    """How the GPUs split the model and what each all-reduce costs: estimate's and simulate's options alike."""
+    parser.add_argument(
+        "--parallel",
+        choices=PARALLEL,
+        default="tp",
+        help="how the --gpus GPUs split the model: tp, every layer over all of them (default); pp, one GPU"
+        " per pipeline stage; tpxpp, --pp-stages stages of tensor-parallel groups",
+    )
+    parser.add_argument(
+        "--pp-stages",
+        type=_whole_number(GPUS_RANGE),
+        default=None,
+        metavar="N",
+        help="pipeline stages for --parallel tpxpp (a divisor of --gpus, at most the model's layers)",
+    )
+    parser.add_argument(
+        "--microbatches",
+        type=_whole_number(BATCH_RANGE),
+        default=1,
+        metavar="M",
+        help="groups of users in flight through a pipeline (default 1)",
+    )
+    parser.add_argument(
+        "--allreduce-latency",
+        type=_number_in(ALLREDUCE_LATENCY_RANGE),
+        default=None,
+        metavar="S",
+        help="fixed seconds per all-reduce whatever the GPU count, overriding the GPU spec's measured presets",
+    )
+    parser.add_argument(
+        "--allreduce-preset",
+        default=None,
+        metavar="NAME",
+        help="charge each all-reduce the GPU spec's preset NAME at this GPU count (nccl, vllm_custom,"
+        " custom_oneshot) instead of the smallest",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser for every subcommand."""
     parser = _Parser(prog="roofline", description="Roofline estimates of LLM inference from GPU and model specs.")
@@ -265,46 +305,12 @@ def build_parser() -> argparse.ArgumentParser:
         " otherwise held whole by every GPU)",
     )
     run.add_argument(
-        "--allreduce-latency",
-        type=_number_in(ALLREDUCE_LATENCY_RANGE),
-        default=None,
-        metavar="S",
-        help="fixed seconds per all-reduce whatever the GPU count, overriding the GPU spec's measured presets",
-    )
-    run.add_argument(
-        "--allreduce-preset",
-        default=None,
-        metavar="NAME",
-        help="charge each all-reduce the GPU spec's preset NAME at this GPU count (nccl, vllm_custom,"
-        " custom_oneshot) instead of the smallest",
-    )
-    run.add_argument(
         "--costs",
         choices=COSTS,
         default="ceiling",
         help="ceiling: the upper bound (default); expected: also the calibrated prediction and its band",
     )
-    run.add_argument(
-        "--parallel",
-        choices=PARALLEL,
-        default="tp",
-        help="how the --gpus GPUs split the model: tp, every layer over all of them (default); pp, one GPU"
-        " per pipeline stage; tpxpp, --pp-stages stages of tensor-parallel groups",
-    )
-    run.add_argument(
-        "--pp-stages",
-        type=_whole_number(GPUS_RANGE),
-        default=None,
-        metavar="N",
-        help="pipeline stages for --parallel tpxpp (a divisor of --gpus, at most the model's layers)",
-    )
-    run.add_argument(
-        "--microbatches",
-        type=_whole_number(BATCH_RANGE),
-        default=1,
-        metavar="M",
-        help="groups of users in flight through a pipeline (default 1)",
-    )
+    _add_split_options(run)
     run.add_argument(
         "--shared-prefix",
         type=_whole_number(CONTEXT_RANGE),
@@ -376,6 +382,7 @@ def _add_simulate_parser(commands: argparse._SubParsersAction) -> None:
         default=1,
         help=f"GPUs, {_span(GPUS_RANGE)}, splitting every layer and paying its all-reduces (default 1)",
     )
+    _add_split_options(run)
     run.add_argument("--precision", type=_precision, default="bf16", help="weight precision (default bf16)")
     run.add_argument("--kv-precision", type=_kv_precision, default="bf16", help="KV-cache format (default bf16)")
     run.add_argument(
@@ -535,19 +542,50 @@ def _precision_hint(error: SpecError) -> SpecError:
     return SpecError(error.message, hint=f"{error.hint}; pick one with --compute-precision")
 
 
-def _run_estimate(args: argparse.Namespace, specs: SpecSet) -> str:
-    _check_id("--gpu", specs.gpu, args.gpu)
-    _check_id("--model", specs.model, args.model)
+def _check_split_options(args: argparse.Namespace) -> None:
+    """The split and latency options that contradict each other, refused alike by estimate and simulate."""
     if args.allreduce_preset is not None and args.allreduce_latency is not None:
         raise SpecError(
             "--allreduce-preset: cannot be combined with --allreduce-latency",
             hint="a preset is a measured latency that grows with the GPU count; --allreduce-latency fixes one;"
             " give one of the two",
         )
+    if args.parallel == "tp" and args.pp_stages is not None:
+        raise SpecError("--pp-stages splits a pipeline", hint="add --parallel tpxpp (or pp), or leave it out")
+
+
+def _tensor_parallel_notes(hardware: Hardware, model) -> tuple[str | None, str | None]:
+    """Warnings for ``hardware.count`` GPUs splitting every layer: a count the heads do not
+    divide (the figures split evenly anyway), and a count past one scale-up domain."""
+    gpus = hardware.count
+    layout = gpu_count_problem(model, gpus)
+    link = hardware.gpu.interconnect
+    beyond = link is not None and gpus > link.domain_gpus
+    return (
+        layout and f"--gpus {gpus}: {layout}; the figures split it evenly over {gpus} GPUs anyway",
+        beyond
+        and f"--gpus {gpus} is more than one {link.scale_up} domain of {link.domain_gpus}: every"
+        f" all-reduce crosses the scale-out network at {link.scale_out_bytes_per_s / 1e9:g} GB/s per GPU;"
+        " engines split across nodes with --parallel tpxpp",
+    )
+
+
+def _spans_nodes_note(hardware: Hardware, split: Split, hops_across: int) -> str | None:
+    """A warning for a pipeline whose stages fill more than one scale-up domain."""
+    if split.gpus <= _domain(hardware):
+        return None
+    return (
+        f"{split.label} spans {math.ceil(split.gpus / _domain(hardware))} nodes: {hops_across}"
+        " of the hops between stages cross the scale-out network"
+    )
+
+
+def _run_estimate(args: argparse.Namespace, specs: SpecSet) -> str:
+    _check_id("--gpu", specs.gpu, args.gpu)
+    _check_id("--model", specs.model, args.model)
+    _check_split_options(args)
     if args.parallel != "tp":
         return _run_split(args, specs)
-    if args.pp_stages is not None:
-        raise SpecError("--pp-stages splits a pipeline", hint="add --parallel tpxpp (or pp), or leave it out")
     try:
         result = estimate(
             args.gpu,
@@ -574,19 +612,12 @@ def _run_estimate(args: argparse.Namespace, specs: SpecSet) -> str:
     figures["best_tp_degree"] = best_tp_degree(result.hardware, result.workload)
     _check_finite(figures)
     model = specs.model(args.model)
-    layout = gpu_count_problem(model, args.gpus)
-    link = result.hardware.gpu.interconnect
-    beyond = link is not None and args.gpus > link.domain_gpus
     warnings = _warn(
         "estimate",
         (
             model.past_max_context(args.context, "--context"),
             model.past_max_context(args.prompt, "--prompt"),
-            layout and f"--gpus {args.gpus}: {layout}; the figures split it evenly over {args.gpus} GPUs anyway",
-            beyond
-            and f"--gpus {args.gpus} is more than one {link.scale_up} domain of {link.domain_gpus}: every"
-            f" all-reduce crosses the scale-out network at {link.scale_out_bytes_per_s / 1e9:g} GB/s per GPU;"
-            " engines split across nodes with --parallel tpxpp",
+            *_tensor_parallel_notes(result.hardware, model),
         ),
     )
     if args.json:
@@ -651,9 +682,7 @@ def _run_split(args: argparse.Namespace, specs: SpecSet) -> str:
         (
             model.past_max_context(args.context, "--context"),
             model.past_max_context(args.prompt, "--prompt"),
-            figures["spans_nodes"]
-            and f"{split.label} spans {math.ceil(split.gpus / _domain(hardware))} nodes: {result.step.hops_across}"
-            " of the hops between stages cross the scale-out network",
+            _spans_nodes_note(hardware, split, result.step.hops_across),
         ),
     )
     if args.json:
@@ -783,6 +812,9 @@ _SIMULATE_OPTIONS = {
     "speculate_gamma": "--speculate-gamma",
     "speculate_alpha": "--speculate-alpha",
     "draft_cost": "--draft-cost",
+    # A split's TP degree is --gpus over --pp-stages; its other values are options of their own.
+    "tp": "the TP degree (--gpus ÷ --pp-stages)",
+    "allreduce_latency_s": "--allreduce-latency",
 }
 
 
@@ -794,33 +826,77 @@ def _run_simulate(args: argparse.Namespace, specs: SpecSet) -> str:
             "--concurrency: cannot be combined with --rate",
             hint="a closed loop of N clients sets its own arrivals; give one of the two",
         )
+    _check_split_options(args)
     drafting = _drafting(args, specs)
     if drafting is not None:
+        if args.parallel != "tp":
+            raise SpecError(
+                f"--parallel: speculation is simulated with tensor parallelism only, got {args.parallel}",
+                hint="use --parallel tp, or leave out the --speculate options",
+            )
         return _run_simulate_speculative(args, specs, drafting)
     # A bad calibration file names itself and its field, not a simulate option: loaded outside the try.
     calibration = load_calibration() if args.costs == "expected" else None
     try:
-        hardware = Hardware(specs.gpu(args.gpu), args.gpus, args.compute_precision, args.usable_fraction)
+        # --parallel pp|tpxpp: the split's rules are roofline.deployment's, as for estimate --parallel.
+        split = (
+            None if args.parallel == "tp" else split_for(args.parallel, args.gpus, args.pp_stages, args.microbatches)
+        )
+        hardware = _simulate_hardware(args, specs, 1 if split else args.gpus)
         workload = Workload(specs.model(args.model), args.precision, args.kv_precision)
         config = _simulate_config(args)
-        result = simulate(hardware, workload, config)
-        expected = None if calibration is None else simulate_expected(hardware, workload, config, calibration)
+        result = simulate(hardware, workload, config, split)
+        expected = None
+        if calibration is not None:
+            expected = simulate_expected(hardware, workload, config, calibration, split)
     except SpecError as error:
-        error = _precision_hint(error)
-        if error.field is None:
-            raise error from None
-        option = _SIMULATE_OPTIONS.get(error.field, "--" + error.field.replace("_", "-"))
-        raise SpecError(f"{option}: {error.message}", hint=error.hint) from None
+        raise _simulate_option_error(error) from None
     figures = result.to_dict()
+    if split is not None:
+        figures.update(
+            parallel=split.label,
+            tp=split.tp,
+            pp_stages=split.pp,
+            microbatches=split.microbatches,
+            gpus=split.gpus,
+            pipeline_bubble_fraction=pipeline_bubble_fraction(split.pp, split.microbatches),
+        )
     if expected is not None and calibration is not None:
         expected_figures = expected.to_dict()
         figures.update(costs="expected", expected=expected_figures, band=calibration.bands(expected_figures))
     _check_finite(figures)
     longest = config.prompt.high + config.output.high
-    warnings = _warn("simulate", (workload.model.past_max_context(longest, "a request (prompt plus output)"),))
+    model = workload.model
+    notes = (
+        _tensor_parallel_notes(hardware, model)
+        if split is None
+        else (_spans_nodes_note(hardware, split, hops_across_nodes(hardware, split)),)
+    )
+    warnings = _warn("simulate", (model.past_max_context(longest, "a request (prompt plus output)"), *notes))
     if args.json:
         return json.dumps({**figures, "warnings": warnings}, indent=2, allow_nan=False) + "\n"
-    return simulation_report(result, hardware, workload, expected, calibration)
+    return simulation_report(result, hardware, workload, expected, calibration, split)
+
+
+def _simulate_hardware(args: argparse.Namespace, specs: SpecSet, count: int) -> Hardware:
+    """The simulate command's GPUs: ``count`` of ``--gpu`` at its math, memory share and all-reduce latency."""
+    return Hardware(
+        specs.gpu(args.gpu),
+        count,
+        args.compute_precision,
+        args.usable_fraction,
+        allreduce_latency_s=args.allreduce_latency,
+        allreduce_preset=args.allreduce_preset,
+    )
+
+
+def _simulate_option_error(error: SpecError) -> SpecError:
+    """A SpecError from the simulation, led by the option that set the value (a spec file's stays its own)."""
+    error = _precision_hint(error)
+    if error.field is None or error.file is not None:
+        return error
+    option = _SIMULATE_OPTIONS.get(error.field, "--" + error.field.replace("_", "-"))
+    return SpecError(f"{option}: {error.message}", hint=error.hint)
 
 
 def _simulate_config(args: argparse.Namespace) -> ServingConfig:
@@ -846,17 +922,13 @@ def _run_simulate_speculative(args: argparse.Namespace, specs: SpecSet, drafting
     """``simulate`` with ``--speculate-*``: ``specserving.simulate_speculative`` at the ceiling's costs
     (or the expected ones), with reserved blocks; the report says what the rounds emitted."""
     try:
-        hardware = Hardware(specs.gpu(args.gpu), args.gpus, args.compute_precision, args.usable_fraction)
+        hardware = _simulate_hardware(args, specs, args.gpus)
         if args.costs == "expected":
             hardware = replace(hardware, costs=load_calibration().cost_model(hardware.gpu.id))
         workload = Workload(specs.model(args.model), args.precision, args.kv_precision)
         run = simulate_speculative(hardware, workload, _simulate_config(args), drafting)
     except SpecError as error:
-        error = _precision_hint(error)
-        if error.field is None or error.file is not None:
-            raise error from None
-        option = _SIMULATE_OPTIONS.get(error.field, "--" + error.field.replace("_", "-"))
-        raise SpecError(f"{option}: {error.message}", hint=error.hint) from None
+        raise _simulate_option_error(error) from None
     figures = {**run.to_dict(), "costs": args.costs}
     _check_finite(figures)
     longest = args.prompt.high + args.output.high

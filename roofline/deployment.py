@@ -44,17 +44,18 @@ from .parallelism import (
 )
 from .performance import (
     Hardware,
+    IterationCosts,
     MemoryUse,
     Pass,
     Workload,
     allreduce_bytes,
     allreduces_per_pass,
     decode_pass,
+    iteration_costs,
     kv_copies,
     memory_use,
     prefill_pass,
     resolved,
-    timed,
 )
 from .precisions import bytes_per_value
 
@@ -167,51 +168,108 @@ def hop_s(hardware: Hardware, workload: Workload, tokens: float, across_nodes: b
     )
 
 
-def _end_bytes(model, weight_precision: str, tokens: float) -> tuple[float, float]:
-    """What the first and last stage read beyond their layers for ``tokens`` tokens: the
-    embedding rows the tokens look up, and the output head with the final norm."""
+def _ends(model, weight_precision: str, tokens: float, sampled: float) -> tuple[float, float, float]:
+    """What the first and last stage do beyond their layers for ``tokens`` tokens of which
+    ``sampled`` predict a next token: the bytes of the embedding rows the tokens look up
+    (first stage), the bytes of the output head with the final norm (last stage), and the
+    head's FLOPs (last stage)."""
     size = bytes_per_value(weight_precision)
     rows = 0.0 if model.tied_embeddings else min(tokens, model.vocab_size) * model.hidden_size
-    return rows * size, (arch.output_head_parameters(model) + model.hidden_size) * size
+    head = arch.output_head_parameters(model)
+    return rows * size, (head + model.hidden_size) * size, 2.0 * head * sampled
+
+
+def split_stages(
+    whole: Pass, ends: tuple[float, float, float], layers: tuple[int, ...], bandwidth: float, peak: float
+) -> tuple[Pass, ...]:
+    """``whole``, one pass of the model on a tensor-parallel group, cut into the stages that
+    hold ``layers`` layers each: a stage gets its layers' share of the layers' bytes, FLOPs,
+    all-reduces and overhead, the first also the embedding rows and the last the head
+    (``ends``, from ``_ends``), each timed at the group's ``bandwidth`` and ``peak`` (as
+    ``performance.timed`` does). Their bytes and FLOPs add up to ``whole``'s.
+
+    The one place a pass becomes stages: the decode step (``stage_passes``) and a serving
+    iteration (``PipelineCosts``) both cut here."""
+    first_bytes, last_bytes, head_flops = ends
+    layer_bytes = whole.bytes_moved - first_bytes - last_bytes
+    layer_flops = whole.flops - head_flops
+    total = sum(layers)
+    passes = []
+    for index, held in enumerate(layers):
+        share = held / total
+        bytes_moved = layer_bytes * share + (first_bytes if index == 0 else 0.0)
+        flops = layer_flops * share
+        if index == len(layers) - 1:
+            bytes_moved += last_bytes
+            flops += head_flops
+        # A new Pass rather than dataclasses.replace, which costs more than the arithmetic: a
+        # pipeline of 64 stages builds 64 of these per answer.
+        passes.append(
+            Pass(
+                bytes_moved,
+                flops,
+                bytes_moved / bandwidth,
+                flops / peak,
+                whole.communication_s * share,
+                whole.overhead_s * share,
+            )
+        )
+    return tuple(passes)
 
 
 def stage_passes(hardware: Hardware, workload: Workload, split: Split, batch: float) -> tuple[Pass, ...]:
     """Each stage's decode pass for ``batch`` users on its group of ``split.tp`` GPUs: its
     layers' share (``parallelism.stage_layers``) of the layers' bytes, FLOPs, all-reduces and
     overhead; the first stage also reads the embedding rows, the last the output head and
-    does its math. Their bytes and FLOPs add up to ``decode_pass`` on one group."""
+    does its math (``split_stages``). Their bytes and FLOPs add up to ``decode_pass`` on one group."""
     tp_group = resolved(group(hardware, split), workload)
-    model = workload.model
     whole = decode_pass(tp_group, workload, batch)
     if split.pp == 1:
         return (whole,)
-    first_bytes, last_bytes = _end_bytes(model, workload.weight_precision, batch)
-    head_flops = 2.0 * arch.output_head_parameters(model) * batch
-    layer_bytes = whole.bytes_moved - first_bytes - last_bytes
-    layer_flops = whole.flops - head_flops
-    layers = stage_layers(model.layers, split.pp)
-    passes = []
-    for index, held in enumerate(layers):
-        share = held / model.layers
-        first, last = index == 0, index == split.pp - 1
-        kernel = timed(
-            tp_group,
-            layer_bytes * share + (first_bytes if first else 0.0) + (last_bytes if last else 0.0),
-            layer_flops * share + (head_flops if last else 0.0),
+    return split_stages(
+        whole,
+        _ends(workload.model, workload.weight_precision, batch, batch),
+        stage_layers(workload.model.layers, split.pp),
+        tp_group.effective_bandwidth_bytes_per_s,
+        tp_group.effective_peak_flops_per_s,
+    )
+
+
+def pipelined(stages: tuple[Pass, ...], hops_s: float, microbatches: int) -> Pass:
+    """One round of ``microbatches`` micro-batches through ``stages`` (each stage's pass for one
+    micro-batch) with ``hops_s`` of hops per lap, as one ``Pass`` whose ``seconds`` is the
+    interval between a user's tokens, ``max(lap, m * slowest stage)``
+    (``parallelism.pipeline_interval_s``), and whose bytes and FLOPs are the round's.
+
+    The lap's memory and compute times are the stages' sums; a lap whose stages are not all
+    bound the same way takes ``sum(max) - max(sum, sum)`` longer, charged as overhead so that
+    ``seconds`` is exact. Past the lap, the slowest stage serves ``m`` micro-batches in turn:
+    its times, ``m`` times over."""
+    m = microbatches
+    lap = sum(stage.seconds for stage in stages) + hops_s
+    slowest = max(stages, key=lambda stage: stage.seconds)
+    work_bytes = m * sum(stage.bytes_moved for stage in stages)
+    work_flops = m * sum(stage.flops for stage in stages)
+    if m * slowest.seconds > lap:
+        return Pass(
+            work_bytes,
+            work_flops,
+            m * slowest.memory_s,
+            m * slowest.compute_s,
+            m * slowest.communication_s,
+            m * slowest.overhead_s,
         )
-        # A new Pass rather than dataclasses.replace, which costs more than the arithmetic: a
-        # pipeline of 64 stages builds 64 of these per answer.
-        passes.append(
-            Pass(
-                kernel.bytes_moved,
-                kernel.flops,
-                kernel.memory_s,
-                kernel.compute_s,
-                whole.communication_s * share,
-                whole.overhead_s * share,
-            )
-        )
-    return tuple(passes)
+    memory = sum(stage.memory_s for stage in stages)
+    compute = sum(stage.compute_s for stage in stages)
+    mixed = sum(max(stage.memory_s, stage.compute_s) for stage in stages) - max(memory, compute)
+    return Pass(
+        work_bytes,
+        work_flops,
+        memory,
+        compute,
+        sum(stage.communication_s for stage in stages) + hops_s,
+        sum(stage.overhead_s for stage in stages) + mixed,
+    )
 
 
 @dataclass(frozen=True)
@@ -287,6 +345,105 @@ def pipeline_decode(hardware: Hardware, workload: Workload, split: Split) -> Pip
         hop_s=hop_s(tp_group, workload, per, False),
         hop_across_s=hop_s(tp_group, workload, per, True),
         hops_across=hops_across_nodes(hardware, split),
+    )
+
+
+@dataclass(frozen=True)
+class PipelineCosts:
+    """What one serving iteration costs on a split with pipeline stages, for the simulator
+    (``serving.simulate`` with a ``Split``): the same interface as ``performance.IterationCosts``.
+
+    An iteration's work (its decodes, prompt tokens, cached tokens and token pairs) goes in
+    ``m`` equal micro-batches (``m`` at most the decodes, 1 for prompts alone; a share of a
+    prompt stands in for whole prompts in different micro-batches). One micro-batch on the
+    tensor-parallel group is ``group.iteration`` on its share, cut into stages by
+    ``split_stages``; the round takes ``pipelined``'s ``max(lap, m * slowest stage)``, hops
+    included. So an iteration of decodes alone takes ``pipeline_decode``'s interval."""
+
+    #: One tensor-parallel group's costs, the whole model on ``split.tp`` GPUs.
+    group: IterationCosts
+    split: Split
+    layers: tuple[int, ...]
+    weight_precision: str
+    #: Seconds per hop, fixed and per token, inside a domain and across one, and how many cross.
+    hop_latency_s: float
+    hop_s_per_token: float
+    hop_across_s_per_token: float
+    hops_across: int
+    #: One stage's GPUs' links to host memory together (None: the spec has none).
+    stage_host_link_bytes_per_s: float | None
+
+    @property
+    def kv_bytes_per_token(self) -> float:
+        """KV bytes a token adds over every stage, copies included."""
+        return self.group.kv_bytes_per_token
+
+    def iteration(
+        self,
+        decodes: int,
+        decode_context: float,
+        prefill_tokens: int = 0,
+        prefill_cached: float = 0,
+        prefill_pairs: float = 0,
+        prompts_finished: int = 0,
+    ) -> Pass:
+        """The iteration's ``Pass`` on the pipeline; its ``seconds`` is the round's time."""
+        tokens = decodes + prefill_tokens
+        if tokens == 0:
+            return Pass(0.0, 0.0, 0.0, 0.0)
+        m = max(1, min(self.split.microbatches, decodes))
+        micro = self.group.iteration(
+            decodes / m,
+            decode_context / m,
+            prefill_tokens / m,
+            prefill_cached / m,
+            prefill_pairs / m,
+            prompts_finished / m,
+        )
+        group = self.group
+        stages = split_stages(
+            micro,
+            _ends(group.model, self.weight_precision, tokens / m, (decodes + prompts_finished) / m),
+            self.layers,
+            group.bandwidth_bytes_per_s,
+            group.peak_flops_per_s,
+        )
+        inside = self.split.pp - 1 - self.hops_across
+        hops = (self.split.pp - 1) * self.hop_latency_s + (tokens / m) * (
+            inside * self.hop_s_per_token + self.hops_across * self.hop_across_s_per_token
+        )
+        return pipelined(stages, hops, m)
+
+    def swap_seconds(self, tokens: int) -> float:
+        """Time to copy ``tokens`` tokens of KV cache one way: every stage copies its layers' share
+        over its own GPUs' host links at once, so the stage with the most layers sets the time."""
+        if self.stage_host_link_bytes_per_s is None:
+            return self.group.swap_seconds(tokens)  # its one-line error
+        share = max(self.layers) / sum(self.layers)
+        return tokens * self.kv_bytes_per_token * share / self.stage_host_link_bytes_per_s
+
+
+def pipeline_costs(hardware: Hardware, workload: Workload, split: Split) -> PipelineCosts:
+    """``PipelineCosts`` of ``workload.model`` at its precisions on ``split`` of ``hardware.gpu``
+    (``hardware.count`` is ignored), at ``hardware.costs``; SpecError for a split the model or the
+    hardware cannot take (``check_split``)."""
+    check_split(hardware, workload.model, split)
+    tp_group = group(hardware, split)
+    # hop_s is latency + tokens * d * 2 / link: its fixed part, and what one token adds.
+    latency = hop_s(tp_group, workload, 0, False) if split.pp > 1 else 0.0
+    per_token = hop_s(tp_group, workload, 1, False) - latency if split.pp > 1 else 0.0
+    per_token_across = hop_s(tp_group, workload, 1, True) - latency if split.pp > 1 else 0.0
+    host = hardware.gpu.host_link_bytes_per_s
+    return PipelineCosts(
+        group=iteration_costs(tp_group, workload),
+        split=split,
+        layers=stage_layers(workload.model.layers, split.pp),
+        weight_precision=workload.weight_precision,
+        hop_latency_s=latency,
+        hop_s_per_token=per_token,
+        hop_across_s_per_token=per_token_across,
+        hops_across=hops_across_nodes(hardware, split),
+        stage_host_link_bytes_per_s=None if host is None else split.tp * host,
     )
 
 

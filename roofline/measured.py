@@ -6,6 +6,14 @@ hardware and workload and the ratio measured ÷ ceiling (for a time, ceiling ÷
 measured), so every ratio reads the same way: 1.0 is the ceiling reached.
 ``well_tuned_decode_range`` turns the single-GPU decode ratios into the range
 the calculator quotes as "expected on a well-tuned stack".
+
+Two kinds compare the parallelism chapter's figures with what was measured: an
+all-reduce's latency (``allreduce_latency_s``), whose ceiling is the smallest fixed
+latency the GPU's specs hold at that many GPUs, and one split's speed against
+another's on the same GPUs (``split_speedup_per_user``, ``split_speedup_total``:
+TP8's tokens/s ÷ PP8's, say), which ``roofline.deployment`` computes for both. A
+ratio of two ceilings bounds nothing, so a split's speedup is compared with the
+package's (measured ÷ the package's ratio) but not held under it (``BOUNDED``).
 """
 
 from __future__ import annotations
@@ -20,9 +28,12 @@ from pathlib import Path
 from typing import Any
 
 from . import architecture as arch
+from .deployment import deploy, memory_per_gpu, split_for
 from .errors import SpecError, did_you_mean, shown
 from .loader import SpecSet, _decode_toml, decode_spec_text, load_specs, read_spec_bytes
 from .performance import (
+    CEILING,
+    CostModel,
     Hardware,
     Workload,
     allreduces_per_pass,
@@ -47,8 +58,21 @@ METRICS: dict[str, bool] = {
     "output_tokens_per_s_total": True,
     "hbm_bandwidth_bytes_per_s": True,
     "gemm_flops_per_s": True,
+    "allreduce_latency_s": False,
+    "split_speedup_per_user": True,
+    "split_speedup_total": True,
 }
-_MICROBENCHMARKS = ("hbm_bandwidth_bytes_per_s", "gemm_flops_per_s")
+_MICROBENCHMARKS = ("hbm_bandwidth_bytes_per_s", "gemm_flops_per_s", "allreduce_latency_s")
+#: One split's figure ÷ another's on the same GPUs: decode tokens/s of one user, or output tokens/s
+#: of all users together.
+SPLIT_METRICS = ("split_speedup_per_user", "split_speedup_total")
+#: The splits a speedup may compare: every layer over all the GPUs, or one GPU per pipeline stage.
+SPLITS = ("tp", "pp")
+#: Metrics whose ceiling is an upper bound, which no measurement without speculation may pass.
+BOUNDED = tuple(metric for metric in METRICS if metric not in SPLIT_METRICS)
+#: How far a split's measured speedup may sit from the package's, either way, before the entry is
+#: taken for a slip (a ratio typed upside down, the wrong GPU count) rather than a result.
+SPLIT_SPREAD = 10.0
 _COMMON_KEYS = (
     "gpu",
     "gpus",
@@ -64,6 +88,9 @@ _COMMON_KEYS = (
     "speculative",
 )
 _MODEL_KEYS = ("model", "weight_precision", "kv_precision", "batch", "input_tokens", "output_tokens")
+_SPLIT_KEYS = ("split", "versus")
+#: Optional keys: a note, and whether the lengths are the comparison's assumption (the source gives none).
+_OPTIONAL_KEYS = ("note", "lengths_assumed")
 #: Matched with ``fullmatch``, as spec ids are: ``$`` would also take an id ending in a newline.
 _ID_PATTERN = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
 _DATE_PATTERN = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")  # ASCII digits: \\d takes any script's
@@ -100,6 +127,8 @@ KINDS = (
     "maximum throughput",
     "HBM bandwidth",
     "GEMM rate",
+    "all-reduce latency",
+    "one split against another",
 )
 
 
@@ -128,18 +157,31 @@ class Measurement:
     batch: int | None = 1
     input_tokens: int = 0
     output_tokens: int = 0
+    #: The lengths are what the comparison assumes, the source giving none.
+    lengths_assumed: bool = False
+    #: For a split's speedup: the split measured faster or slower, and the one it is set against.
+    split: str = ""
+    versus: str = ""
 
     @property
     def kind(self) -> str:
         """The group the chart puts it in (one of ``KINDS``)."""
         if self.metric in ("decode_tokens_per_s_per_user", "inter_token_latency_s"):
             return "single-GPU decode" if self.gpus == 1 else "multi-GPU decode"
+        if self.metric in SPLIT_METRICS:
+            return "one split against another"
         return {
             "time_to_first_token_s": "prefill (time to first token)",
             "output_tokens_per_s_total": "maximum throughput",
             "hbm_bandwidth_bytes_per_s": "HBM bandwidth",
             "gemm_flops_per_s": "GEMM rate",
+            "allreduce_latency_s": "all-reduce latency",
         }[self.metric]
+
+    @property
+    def bounded(self) -> bool:
+        """Whether its ceiling is an upper bound (not a split's speedup, a ratio of two ceilings)."""
+        return self.metric in BOUNDED
 
     @property
     def mean_context(self) -> int:
@@ -194,17 +236,30 @@ def _measurement(entry: str, table: Mapping[str, Any], specs: SpecSet) -> Measur
         hint = did_you_mean(metric, METRICS) if isinstance(metric, str) else None
         raise _fail(f"unknown metric {shown(metric)}", entry, "metric", hint or "one of " + ", ".join(METRICS))
     needed = _COMMON_KEYS + (() if metric in _MICROBENCHMARKS else _MODEL_KEYS)
-    allowed = (*_COMMON_KEYS, *_MODEL_KEYS, "note")
+    needed += _SPLIT_KEYS if metric in SPLIT_METRICS else ()
+    allowed = (*_COMMON_KEYS, *_MODEL_KEYS, *_SPLIT_KEYS, *_OPTIONAL_KEYS)
     for key in table:
         if key not in allowed:
             raise _fail("unknown key", entry, key, did_you_mean(key, allowed) or "allowed: " + ", ".join(allowed))
+        if key in _SPLIT_KEYS and metric not in SPLIT_METRICS:
+            raise _fail(
+                f"only a split's speedup names splits, not {metric}",
+                entry,
+                key,
+                "use metric split_speedup_per_user or split_speedup_total, or leave it out",
+            )
     for key in needed:
         if key not in table:
             raise _fail("is missing", entry, key)
     values: dict[str, Any] = {key: table[key] for key in table}
     # Every field's type and range first, so nothing below meets a list, a huge integer or a NaN.
-    for key in (*_TEXT_KEYS, *(key for key in _NAME_KEYS if key in values), *(("note",) if "note" in values else ())):
+    texts = (*_TEXT_KEYS, *(key for key in (*_NAME_KEYS, *_SPLIT_KEYS, "note") if key in values))
+    for key in texts:
         _checked(entry, key, "text", values[key], (1, TEXT_LENGTH))
+    if "lengths_assumed" in values:
+        _checked(entry, "lengths_assumed", "flag", values["lengths_assumed"])
+    if metric in SPLIT_METRICS:
+        _split_names(entry, values["split"], values["versus"])
     if not re.fullmatch(r"https?://\S+", values["source"]):
         raise _fail(f"must be an http(s) URL, got {shown(values['source'])}", entry, "source")
     _date(entry, values["date"])
@@ -235,6 +290,16 @@ def _measurement(entry: str, table: Mapping[str, Any], specs: SpecSet) -> Measur
     return Measurement(id=entry, **values)
 
 
+def _split_names(entry: str, split: str, versus: str) -> None:
+    """Both names are splits of ``SPLITS``, and not the same one."""
+    for key, name in (("split", split), ("versus", versus)):
+        if name not in SPLITS:
+            hint = did_you_mean(name, SPLITS) or "one of " + ", ".join(SPLITS)
+            raise _fail(f"unknown split {shown(name)}", entry, key, hint)
+    if split == versus:
+        raise _fail(f"compares {split} with itself", entry, "versus", "name the other split")
+
+
 def _lookup(entry: str, key: str, value: Any, check) -> None:
     try:
         check(value)
@@ -252,6 +317,16 @@ def _check_ratio(measurement: Measurement, specs: SpecSet) -> None:
     except SpecError as error:
         raise _fail(error.message, entry, error.field, error.hint) from None
     ratio = comparison.ratio
+    if not measurement.bounded:
+        if not math.isfinite(ratio) or not 1 / SPLIT_SPREAD <= ratio <= SPLIT_SPREAD:
+            raise _fail(
+                f"is {ratio:.3g} times the package's {comparison.ceiling:.3g} ({comparison.accounting})",
+                entry,
+                "value",
+                f"a measured speedup more than {SPLIT_SPREAD:g} times off is likelier a slip:"
+                " check which split is faster and the GPU count",
+            )
+        return
     ceiling = f"its ceiling ({comparison.ceiling:.4g}, {comparison.accounting})"
     most = SPECULATIVE_MAX_RATIO if measurement.speculative else 1.0
     if not math.isfinite(ratio) or ratio > most:
@@ -361,16 +436,58 @@ def max_output_throughput(hardware: Hardware, workload: Workload, input_tokens: 
     return min(math_bound, memory_bound)
 
 
+def _microbatches(count: int) -> str:
+    return f"{count:,} micro-batch" if count == 1 else f"{count:,} micro-batches"
+
+
 def _users(count: int) -> str:
     return f"{count:,} user" if count == 1 else f"{count:,} users"
 
 
-def compare(measurement: Measurement, specs: SpecSet | None = None) -> Comparison:
-    """The ceiling for ``measurement``'s hardware and workload, and the ratio to it."""
+def split_speedup(measurement: Measurement, specs: SpecSet, costs: CostModel = CEILING) -> tuple[float, str]:
+    """The package's figure for a split's speedup at ``costs``: ``split``'s decode tokens/s per
+    user (or output tokens/s in total) ÷ ``versus``'s on the same ``gpus`` GPUs
+    (``deployment.deploy``), a pipeline in as many micro-batches as stages (every stage busy, as
+    vLLM and TensorRT-LLM schedule one), at the mean context; batch "max" is the largest batch
+    both splits hold there. Returns the ratio and its accounting in words."""
+    m = measurement
+    hardware = Hardware(specs.gpu(m.gpu), 1, m.compute_precision, costs=costs)
+    model = specs.model(m.model)
+    splits = [split_for(name, m.gpus, None, m.gpus) for name in (m.split, m.versus)]
+    batch = m.batch
+    if batch is None:
+        room = Workload(model, m.weight_precision, m.kv_precision, 1, m.mean_context)
+        held = [memory_per_gpu(hardware, room, split).max_batch for split in splits]
+        if any(users == 0 for users in held):
+            raise SpecError(f"{model.id} leaves no room for a cache on {m.gpus} {m.gpu} split this way")
+        batch = min((users for users in held if users is not None), default=1)
+    work = Workload(model, m.weight_precision, m.kv_precision, batch, m.mean_context)
+    results = [deploy(hardware, work, split) for split in splits]
+    per_user = m.metric == "split_speedup_per_user"
+    figures = [r.step.tokens_per_s_per_user if per_user else r.step.tokens_per_s_total for r in results]
+    labels = [split.label for split in splits]
+    what = "decode tokens/s per user" if per_user else "output tokens/s of all users"
+    accounting = (
+        f"{labels[0]}'s {what} ÷ {labels[1]}'s at {_users(batch)}"
+        f"{' (the most both hold)' if m.batch is None else ''}, {m.mean_context:,} tokens cached,"
+        f" a pipeline in {_microbatches(min(m.gpus, batch))}"
+    )
+    return figures[0] / figures[1], accounting
+
+
+def compare(measurement: Measurement, specs: SpecSet | None = None, costs: CostModel = CEILING) -> Comparison:
+    """The ceiling for ``measurement``'s hardware and workload, and the ratio to it; at other
+    ``costs`` (a calibration's), the package's figure at those costs in the ceiling's place."""
     specs = specs or load_specs()
     m = measurement
-    hardware = Hardware(specs.gpu(m.gpu), m.gpus, m.compute_precision)
-    if m.metric == "hbm_bandwidth_bytes_per_s":
+    hardware = Hardware(specs.gpu(m.gpu), m.gpus, m.compute_precision, costs=costs)
+    if m.metric in SPLIT_METRICS:
+        ceiling, accounting = split_speedup(m, specs, costs)
+    elif m.metric == "allreduce_latency_s":
+        # The presets are latencies of small messages measured whole, so nothing is added for the bytes.
+        ceiling = hardware.allreduce_latency
+        accounting = f"the fixed latency of one all-reduce on {m.gpus:,} GPUs: {hardware.allreduce_latency_basis}"
+    elif m.metric == "hbm_bandwidth_bytes_per_s":
         ceiling, accounting = hardware.bandwidth_bytes_per_s, "the datasheet's peak HBM bandwidth"
     elif m.metric == "gemm_flops_per_s":
         ceiling, accounting = hardware.peak_flops_per_s, f"the datasheet's dense {hardware.compute_precision} peak"

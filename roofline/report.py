@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 from . import formatting as fmt
 from .calibration import Calibration
-from .deployment import Deployment
+from .deployment import Deployment, Split
 from .estimate import Estimate
 from .fit import memory_shortfall
 from .performance import CostModel, Hardware, Workload, memory_use, resolved
@@ -196,19 +196,33 @@ def _memory(result: SimulationResult) -> str:
     return f"{cache}, paged as tokens are written; preemption by {config.preemption}"
 
 
+def _split_gpus(hardware: Hardware, split: Split) -> str:
+    """``8 × H200 as PP8 (8 stages of 1 GPU)``."""
+    return (
+        f"{split.gpus} × {hardware.gpu.name} as {split.label}"
+        f" ({split.pp} stages of {split.tp} GPU{'s' if split.tp > 1 else ''})"
+    )
+
+
 def simulation_report(
     result: SimulationResult,
     hardware: Hardware,
     workload: Workload,
     expected: SimulationResult | None = None,
     calibration: Calibration | None = None,
+    split: Split | None = None,
 ) -> str:
     """What ``roofline simulate`` prints: the setup, then one labelled line per metric; with
     ``expected`` (the same run at ``calibration``'s costs, ``serving.simulate_expected``), its
-    throughput and mean times after them, each with its band."""
+    throughput and mean times after them, each with its band. A ``split`` with pipeline stages
+    is named after the GPUs."""
     config = result.config
+    gpus = f"{hardware.count} × {hardware.gpu.name}"
+    if split is not None:
+        batches = split.microbatches
+        gpus = f"{_split_gpus(hardware, split)} in {batches} micro-batch{'es' if batches != 1 else ''}"
     heading = (
-        f"{workload.model.name} on {hardware.count} × {hardware.gpu.name}, {workload.weight_precision} weights,"
+        f"{workload.model.name} on {gpus}, {workload.weight_precision} weights,"
         f" {workload.kv_precision} KV cache; {config.policy} batching, max batch {config.max_batch}"
         + (f", token budget {config.token_budget:,}" if config.policy == "chunked" else "")
         + f"\n{_traffic(result)} (seed {config.seed}), prompt {config.prompt} and output {config.output} tokens"
@@ -394,8 +408,7 @@ def deployment_report(
     costs) is given."""
     split, step, memory = result.split, result.step, result.memory
     heading = (
-        f"{workload.model.name} on {split.gpus} × {hardware.gpu.name} as {split.label}"
-        f" ({split.pp} stages of {split.tp} GPU{'s' if split.tp > 1 else ''});"
+        f"{workload.model.name} on {_split_gpus(hardware, split)};"
         f" {workload.batch:,} user{'s' if workload.batch != 1 else ''} in {split.microbatches} micro-batch"
         f"{'es' if split.microbatches != 1 else ''}, {workload.context:,} tokens of context"
     )

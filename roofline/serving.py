@@ -128,6 +128,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from .calibration import Calibration
+from .deployment import PipelineCosts, Split, check_split, memory_per_gpu, pipeline_costs
 from .errors import SpecError, shown, unknown_name
 from .parsing import parse_whole
 from .performance import Hardware, IterationCosts, Pass, Workload, iteration_costs, memory_use
@@ -468,13 +469,17 @@ def percentile(sorted_values: list[float], p: float) -> float | None:
     return sorted_values[rank - 1]
 
 
-def kv_blocks_available(hardware: Hardware, workload: Workload) -> int:
+def kv_blocks_available(hardware: Hardware, workload: Workload, split: Split | None = None) -> int:
     """KV blocks that fit beside the weights: ``chapter 2's largest batch at a 16-token context``,
     i.e. ``floor(KV pool / (16 * KV bytes per token))``, the pool being ``usable fraction *
-    (memory - workspace - weights)`` (``performance.memory_use``). Raises SpecError when the
-    weights alone do not fit."""
+    (memory - workspace - weights)`` (``performance.memory_use``); on a ``split`` with pipeline
+    stages, the pool of the stage that binds first (``deployment.memory_per_gpu``), since every
+    stage holds its layers' share of every block. Raises SpecError when the weights alone do not fit."""
     one_block = Workload(workload.model, workload.weight_precision, workload.kv_precision, context=BLOCK_TOKENS)
-    use = memory_use(hardware, one_block)
+    if split is not None and split.pp > 1:
+        use = memory_per_gpu(hardware, one_block, split)
+    else:
+        use = memory_use(hardware, one_block)
     if not use.max_batch:
         raise SpecError(
             f"the weights ({use.weights_bytes / 1e9:,.1f} GB) leave no room for a KV cache"
@@ -843,7 +848,7 @@ def _select(runs: list[tuple[float, float, int, int, int]], rank: int) -> float:
 class _Run:
     """The mutable state of one simulation; ``simulate`` is its only user."""
 
-    def __init__(self, costs: IterationCosts, config: ServingConfig, capacity: int) -> None:
+    def __init__(self, costs: IterationCosts | PipelineCosts, config: ServingConfig, capacity: int) -> None:
         self.config = config
         self.costs = costs
         self.capacity = capacity
@@ -1516,9 +1521,17 @@ def request_figures(
     }
 
 
-def simulate(hardware: Hardware, workload: Workload, config: ServingConfig) -> SimulationResult:
+def simulate(
+    hardware: Hardware, workload: Workload, config: ServingConfig, split: Split | None = None
+) -> SimulationResult:
     """Serve ``config.requests`` requests of ``workload.model`` (at its weight and KV precisions;
     its batch, context and prompt are not used) on ``hardware`` and measure the result.
+
+    With a ``split`` (``deployment.Split``), on ``split.gpus`` GPUs split that way instead of
+    ``hardware.count``: tensor parallelism alone is ``hardware`` with ``split.tp`` GPUs; with
+    pipeline stages each iteration takes ``deployment.PipelineCosts``' round of micro-batches
+    through the stages (``roofline estimate --parallel``'s rules), and the cache holds the
+    blocks the binding stage has room for.
 
     Raises SpecError when the weights leave no room for a KV cache, when the model has
     sliding-window layers (the simulator counts every layer's cache as growing with the
@@ -1539,7 +1552,11 @@ def simulate(hardware: Hardware, workload: Workload, config: ServingConfig) -> S
             field="preemption",
             hint="use --preemption recompute, or add host_link_bytes_per_s and host_link_source to its entry",
         )
-    run = _Run(iteration_costs(hardware, workload), config, kv_blocks_available(hardware, workload))
+    if split is not None and split.pp == 1:
+        check_split(hardware, model, split)
+        hardware, split = replace(hardware, count=split.tp), None
+    costs = iteration_costs(hardware, workload) if split is None else pipeline_costs(hardware, workload, split)
+    run = _Run(costs, config, kv_blocks_available(hardware, workload, split))
     if config.policy == "static":
         run.run_static()
     else:
@@ -1548,10 +1565,14 @@ def simulate(hardware: Hardware, workload: Workload, config: ServingConfig) -> S
 
 
 def simulate_expected(
-    hardware: Hardware, workload: Workload, config: ServingConfig, calibration: Calibration
+    hardware: Hardware,
+    workload: Workload,
+    config: ServingConfig,
+    calibration: Calibration,
+    split: Split | None = None,
 ) -> SimulationResult:
     """The same run at ``calibration``'s expected costs for ``hardware``'s GPU (``simulate
     --costs expected``): every iteration is timed by ``IterationCosts`` at the fitted shares of
     bandwidth and peak, plus the fitted overheads and all-reduce latency. Its throughput, mean
     TTFT, ITL and TPOT get a band from ``calibration.bands``."""
-    return simulate(replace(hardware, costs=calibration.cost_model(hardware.gpu.id)), workload, config)
+    return simulate(replace(hardware, costs=calibration.cost_model(hardware.gpu.id)), workload, config, split)

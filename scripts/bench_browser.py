@@ -17,6 +17,9 @@ same run:
   chapter 1's calculator and, on its own page, chapter 2's KV budget (ratio to chapter 1's);
 - chapter 3's serving simulator (1,000 requests a run), input to redrawn metrics and
   timeline, p95 over varied traffic (goal ≤ 300 ms), against the same views in CPython;
+- chapter 6's "Deploy it", input to numbers, p95 over varied splits (goal ≤ 50 ms), with
+  where the time went (Python in the worker, the round trip around it, the page's
+  rendering) and its ratio to chapter 1's calculator in the same run;
 - bytes transferred before any interaction (at the load event) and once Python is warm;
 - compressed bytes until Python is warm (each file as gzip -6 would send it; the
   snapshot is served gzipped already), with the snapshot and, in the same run,
@@ -25,6 +28,8 @@ same run:
 
 Times are taken inside the page (``performance.now()``), so Playwright's own
 overhead is not in them. Prints one line per figure; writes nothing to the repo.
+``python scripts/bench_browser.py calculators`` measures the calculators alone (chapter
+1's, chapter 6's and their ratio), without the boots, the simulator and the bytes.
 """
 
 from __future__ import annotations
@@ -56,6 +61,7 @@ WARM_REPEATS = 10
 IDLE_REPEATS = 3
 CALC_INPUTS = 120
 SERVING_CHAPTER = "chapters/continuous-batching/"
+DEPLOY_CHAPTER = "chapters/parallelism/"
 SERVING_INPUTS = 30
 RESTART_REPEATS = 3
 PAIR_REPEATS = 5  # the two-Pythons comparison: its difference is small beside a loaded machine's noise
@@ -175,6 +181,31 @@ def _calculator_inputs(count: int) -> list[dict[str, object]]:
             "gpus": 1 + i % 8,
             "users": 1 + (i * 37) % 512,
             "context": (i * 1024) % 32768,
+        }
+        for i in range(count)
+    ]
+
+
+def _deploy_inputs(count: int) -> list[dict[str, object]]:
+    """Varied inputs for chapter 6's "Deploy it": every split and latency, small to 64-GPU pipelines,
+    every model and GPU, light to heavy batches (some refused, as a reader's would be)."""
+    from roofline import builtin_specs
+
+    specs = builtin_specs()
+    gpus, models = list(specs.gpus), list(specs.models)
+    return [
+        {
+            "model": models[(i // 2) % len(models)],
+            "gpu": gpus[i % len(gpus)],
+            "split": ("tp", "pp", "tpxpp")[i % 3],
+            "gpus": (1, 2, 4, 8, 16, 32, 64)[i % 7],
+            "pp_stages": (1, 2, 4, 8)[i % 4],
+            "microbatches": 1 + (i * 5) % 64,
+            "weights": ("bf16", "fp8", "int4")[i % 3],
+            "batch": 1 + (i * 37) % 4096,
+            "context": (i * 1024) % 131072,
+            "prompt": (i * 512) % 32768,
+            "latency": ("smallest", "nccl", "custom_oneshot", "vllm_custom")[i % 4],
         }
         for i in range(count)
     ]
@@ -397,6 +428,10 @@ class Bench:
         """Chapter 2's KV budget calculator."""
         return self.calculator_on_own_page_ms(KV_CHAPTER, "kv_budget", "prefix", _kv_budget_inputs(CALC_INPUTS))
 
+    def deploy_ms(self) -> list[dict]:
+        """Chapter 6's "Deploy it" calculator."""
+        return self.calculator_on_own_page_ms(DEPLOY_CHAPTER, "deploy", "batch", _deploy_inputs(CALC_INPUTS))
+
     def serving_ms(self) -> list[dict]:
         """Chapter 3's simulator (1,000 requests a run): input to redrawn metrics and timeline."""
         return self.calculator_on_own_page_ms(SERVING_CHAPTER, "serving", "rate", _serving_inputs(SERVING_INPUTS))
@@ -522,33 +557,24 @@ def print_runtime_figures(figures: dict[str, float]) -> None:
     )
 
 
-def runtime_only() -> None:
-    """Only runtime_figures and Stop without isolation (``python scripts/bench_browser.py runtime``)."""
+def measure_runtime(base: str, plain_base: str, site_dir: Path) -> dict[str, object]:
+    """runtime_figures and Stop without isolation, nothing else."""
     from playwright.sync_api import sync_playwright
 
-    with tempfile.TemporaryDirectory(prefix="roofline-bench-") as folder:
-        site_dir = Path(folder) / "site"
-        server = serve.make_server(site_dir, quiet=True)
-        plain_server = serve.make_server(site_dir, isolated=False, quiet=True)
-        base = f"http://127.0.0.1:{server.server_port}/"
-        serve.build_site(site_dir, site_url=base)
-        (site_dir / "bench").mkdir()
-        (site_dir / "bench" / "bare.html").write_text(
-            BARE_PAGE.replace("PYODIDE_VERSION", PYODIDE_VERSION), encoding="utf-8"
-        )
-        serve.serve_in_background(server)
-        plain_base = serve.serve_in_background(plain_server)
-        try:
-            with sync_playwright() as playwright:
-                browser = launch(playwright, extra_args=(EAGER_MEMORY,))
-                bench = Bench(browser, base, plain_base, site_dir)
-                figures = runtime_figures(bench)
-                stops = bench.stop_then_run_ms()
-                browser.close()
-        finally:
-            server.shutdown()
-            plain_server.shutdown()
+    with sync_playwright() as playwright:
+        browser = launch(playwright, extra_args=(EAGER_MEMORY,))
+        bench = Bench(browser, base, plain_base, site_dir)
+        figures: dict[str, object] = runtime_figures(bench)
+        figures["stops_ms"] = bench.stop_then_run_ms()
+        browser.close()
+    return figures
+
+
+def runtime_only() -> None:
+    """Only runtime_figures and Stop without isolation (``python scripts/bench_browser.py runtime``)."""
+    figures = _serve_and_measure(measure_runtime)
     print_runtime_figures(figures)
+    stops = figures["stops_ms"]
     restart = statistics.median(stops)
     _line("no isolation: Stop a loop, Run: Stop to last line", f"{restart:,.0f} ms", "≤ 1,000 ms", restart <= 1000)
     print(f"browser  (each Stop: {', '.join(f'{ms:,.0f}' for ms in stops)} ms)")
@@ -590,6 +616,7 @@ def measure(base: str, plain_base: str, site_dir: Path) -> dict[str, object]:
         figures["calc_python_p50_ms"] = statistics.median(result["pythonMs"] for result in calc)
         figures["calc_python_p95_ms"] = _percentile([result["pythonMs"] for result in calc], 0.95)
         figures["calc_render_p50_ms"] = statistics.median(result["renderMs"] for result in calc)
+        figures.update(_deploy_figures(bench.deploy_ms()))
         kv = bench.kv_budget_ms()
         figures["kv_calc_p95_ms"] = _percentile([result["inputToNumbersMs"] for result in kv], 0.95)
         figures["kv_calc_python_p95_ms"] = _percentile([result["pythonMs"] for result in kv], 0.95)
@@ -617,8 +644,39 @@ def measure(base: str, plain_base: str, site_dir: Path) -> dict[str, object]:
     return figures
 
 
-def report() -> dict[str, object]:
-    """Build, serve, measure and print every browser figure; return them as a dict."""
+def _deploy_figures(results: list[dict]) -> dict[str, float]:
+    """Chapter 6's calculator: input to numbers, and each part of it, p50 and p95."""
+    figures = {}
+    for key, name in (
+        ("inputToNumbersMs", ""),
+        ("pythonMs", "_python"),
+        ("roundTripMs", "_trip"),
+        ("renderMs", "_render"),
+        ("inputToSendMs", "_send"),
+    ):
+        values = [result[key] for result in results]
+        figures[f"deploy{name}_p50_ms"] = statistics.median(values)
+        figures[f"deploy{name}_p95_ms"] = _percentile(values, 0.95)
+    return figures
+
+
+def _deploy_lines(figures: dict[str, object]) -> None:
+    deploy = figures["deploy_p95_ms"]
+    _line(f"Deploy it (ch. 6) input to numbers, p95 ({CALC_INPUTS})", f"{deploy:.1f} ms", "≤ 50 ms", deploy <= 50)
+    _line("  p50", f"{figures['deploy_p50_ms']:.1f} ms")
+    _line(
+        "  p50 / p95: Python / round trip / render / input to send",
+        " · ".join(
+            f"{figures[f'deploy_{part}_p50_ms']:.1f} / {figures[f'deploy_{part}_p95_ms']:.1f}"
+            for part in ("python", "trip", "render", "send")
+        )
+        + " ms",
+    )
+    _line("  ratio to chapter 1's calculator p95", f"{deploy / figures['calc_p95_ms']:.2f} ×")
+
+
+def _serve_and_measure(measure_site) -> dict[str, object]:
+    """Build the site into a temporary folder, serve it (and without isolation), and measure it."""
     with tempfile.TemporaryDirectory(prefix="roofline-bench-") as folder:
         site_dir = Path(folder) / "site"
         server = serve.make_server(site_dir, quiet=True)
@@ -632,10 +690,42 @@ def report() -> dict[str, object]:
         serve.serve_in_background(server)
         plain_base = serve.serve_in_background(plain_server)
         try:
-            figures = measure(base, plain_base, site_dir)
+            return measure_site(base, plain_base, site_dir)
         finally:
             server.shutdown()
             plain_server.shutdown()
+
+
+def measure_calculators(base: str, plain_base: str, site_dir: Path) -> dict[str, object]:
+    """Chapter 1's calculator and chapter 6's, each on a warm page of its own chapter."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = launch(playwright)
+        bench = Bench(browser, base, plain_base, site_dir)
+        context, page = bench.warm_page()
+        calc = [result["inputToNumbersMs"] for result in bench.calculator_ms(page)]
+        context.close()
+        figures: dict[str, object] = {"calc_p50_ms": statistics.median(calc), "calc_p95_ms": _percentile(calc, 0.95)}
+        figures.update(_deploy_figures(bench.deploy_ms()))
+        browser.close()
+    return figures
+
+
+def report_calculators() -> dict[str, object]:
+    """``calculators``: build, serve and measure chapter 1's and chapter 6's calculators only."""
+    figures = _serve_and_measure(measure_calculators)
+    _line(
+        "calculator (ch. 1) input to numbers, p50 / p95",
+        f"{figures['calc_p50_ms']:.1f} / {figures['calc_p95_ms']:.1f} ms",
+    )
+    _deploy_lines(figures)
+    return figures
+
+
+def report() -> dict[str, object]:
+    """Build, serve, measure and print every browser figure; return them as a dict."""
+    figures = _serve_and_measure(measure)
     print_runtime_figures(figures)
     bare, cold = figures["bare_boot_ms"], figures["cold_click_ms"]
     timings = figures["boot_timings"] or {}
@@ -674,6 +764,7 @@ def report() -> dict[str, object]:
     )
     _line("  of which drawing the numbers and chart, p50", f"{figures['calc_render_p50_ms']:.1f} ms")
     kv = figures["kv_calc_p95_ms"]
+    _deploy_lines(figures)
     _line(f"KV budget (ch. 2) input to numbers, p95 ({CALC_INPUTS})", f"{kv:.1f} ms", "≤ 16 ms", kv <= 16)
     _line("  ratio to chapter 1's calculator p95", f"{kv / figures['calc_p95_ms']:.2f} ×")
     _line("  of which Python's view, p95", f"{figures['kv_calc_python_p95_ms']:.1f} ms")
@@ -724,6 +815,10 @@ def main() -> None:
         sys.exit(f"bench_browser: {CHROMIUM_PATH} is missing (apt-get install chromium)")
     if sys.argv[1:] == ["runtime"]:
         runtime_only()
+    elif sys.argv[1:] == ["calculators"]:
+        report_calculators()
+    elif sys.argv[1:]:
+        sys.exit("usage: bench_browser.py [runtime | calculators]")
     else:
         report()
 

@@ -21,7 +21,8 @@ TOLERANCE = 1.02
 
 def test_no_measurement_beats_its_ceiling() -> None:
     for comparison in compare_all(specs=SPECS):
-        if comparison.measurement.speculative:
+        # Speculative runs may pass; a split's speedup is set beside a ratio of two ceilings, no bound.
+        if comparison.measurement.speculative or not comparison.measurement.bounded:
             continue
         assert comparison.ratio <= TOLERANCE, (comparison.measurement.id, comparison.ratio)
 

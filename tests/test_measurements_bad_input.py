@@ -363,3 +363,54 @@ def test_a_measurement_validate_accepts_builds(repo: Path, monkeypatch: pytest.M
     chart = outputs["measured-ratios.vl.json"].decode()
     json.loads(chart)  # strict JSON
     assert '"what":"engine, one H100"' in chart
+
+
+# --- an all-reduce's latency and a split's speedup (issue 21) -----------------------------------------
+
+SPLIT = (
+    GOOD.replace('gpu = "h100-sxm"', 'gpu = "h200"')
+    .replace("gpus = 1", "gpus = 8")
+    .replace('"llama-3.1-8b"', '"llama-3.1-405b"')
+    .replace('"bf16"', '"fp8"')
+    .replace('"decode_tokens_per_s_per_user"', '"split_speedup_per_user"')
+    .replace("value = 100.0", 'value = 5.6\nsplit = "tp"\nversus = "pp"')
+)
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "field", "words"),
+    [
+        ('split = "tp"', 'split = "tpxpp"', "split", "unknown split 'tpxpp'"),
+        ('versus = "pp"', 'versus = "tp"', "versus", "compares tp with itself"),
+        ('versus = "pp"\n', "", "versus", "is missing"),
+        ("value = 5.6", "value = 560.0", "value", "times the package's"),
+        ("value = 5.6", "value = 0.056", "value", "times the package's"),
+        ("speculative = false", "speculative = false\nlengths_assumed = 1", "lengths_assumed", "true or false"),
+    ],
+)
+def test_a_bad_split_speedup_is_one_located_line(old: str, new: str, field: str, words: str) -> None:
+    with pytest.raises(SpecError) as raised:
+        parse_measurements(SPLIT.replace(old, new))
+    message = str(raised.value)
+    assert "\n" not in message and f"field '{field}'" in message and words in message, message
+
+
+def test_a_split_speedup_loads_and_may_pass_the_packages_ratio() -> None:
+    # A ratio of two ceilings bounds nothing: 9x is past the package's 7x and still loads.
+    (m,) = parse_measurements(SPLIT.replace("value = 5.6", "value = 9.0"))
+    assert not m.bounded and compare(m).ceiling == pytest.approx(7.02, abs=0.01) and compare(m).ratio > 1
+
+
+def test_splits_belong_to_a_split_speedup_only() -> None:
+    with pytest.raises(SpecError) as raised:
+        parse_measurements(GOOD.replace("speculative = false", 'speculative = false\nsplit = "tp"'))
+    assert "field 'split'" in str(raised.value) and "only a split's speedup names splits" in str(raised.value)
+
+
+def test_an_all_reduce_faster_than_every_preset_is_refused() -> None:
+    latency = GOOD.replace("gpus = 1", "gpus = 8").replace('"decode_tokens_per_s_per_user"', '"allreduce_latency_s"')
+    (m,) = parse_measurements(latency.replace("value = 100.0", "value = 19.19e-6"))
+    assert compare(m).ceiling == pytest.approx(5.7e-6) and m.kind == "all-reduce latency"
+    with pytest.raises(SpecError) as raised:
+        parse_measurements(latency.replace("value = 100.0", "value = 0.5e-6"))
+    assert "field 'value'" in str(raised.value) and "beyond its ceiling" in str(raised.value)

@@ -5,9 +5,9 @@ calculator ``calculators/deploy.py`` and its chart builders are in ``charts.py``
 model figure comes from the package: ``roofline.performance`` (a step on a tensor-parallel
 group, its all-reduces), ``roofline.deployment`` (pipeline stages, memory per GPU, the best
 split), ``roofline.parallelism`` (usable degrees, the bubble, the latency-optimal degree)
-and ``roofline.measured`` (published runs). The few published figures the prose cites that
-are not rows of ``measurements.toml`` (an all-reduce's latency as the GPUs grow, one
-slowdown report) are the ``CITED`` constants below, each with its source.
+and ``roofline.measured`` (published runs). All-reduce latencies are the GPU specs' presets;
+the one published figure the prose cites that is neither a preset nor a row of
+``measurements.toml`` (a slowdown report) is in ``CITED`` below, with its source.
 """
 
 from __future__ import annotations
@@ -74,16 +74,15 @@ class Cited:
 
 
 CITED = {
-    # NCCL's ring all-reduce of 8-128 B on one DGX A100, NCCL_ALGO=Ring, one channel (table in the description).
-    "ring_2": Cited(10e-6, "https://github.com/NVIDIA/nccl-tests/issues/123"),
-    "ring_8": Cited(33.7e-6, "https://github.com/NVIDIA/nccl-tests/issues/123"),
-    # SGLang's one-shot custom all-reduce on H100s, 512 elements, no CUDA graph: TP2 and TP8.
-    "oneshot_2": Cited(3.7e-6, "https://github.com/sgl-project/sglang/pull/2904"),
-    "oneshot_8": Cited(5.9e-6, "https://github.com/sgl-project/sglang/pull/2904"),
     # Llama 2 7B chat on two V100s with NVLink: 29 tokens/s on one GPU, 17 with tensor parallelism.
     "v100_one": Cited(29, "https://github.com/pytorch-labs/gpt-fast/issues/111"),
     "v100_two": Cited(17, "https://github.com/pytorch-labs/gpt-fast/issues/111"),
 }
+#: The all-reduce latencies the prose quotes are the specs' presets (``gpus.toml``, each with its
+#: source), not copies: NCCL's ring as measured on a DGX A100 (nccl-tests issue 123) and SGLang's
+#: one-shot kernel on H100s (sglang PR 2904), at these GPU counts.
+RING_GPU, ONESHOT_GPU, ONESHOT = "a100-80gb", "h100-sxm", "custom_oneshot"
+QUOTED_GPUS = (2, 8)
 
 
 def run_label(m: Measurement, specs) -> str:
@@ -273,10 +272,11 @@ def build(ctx: Context) -> PageContent:
     put("tiny_ceiling_ms", fmt.milliseconds(count * best8.at(8)))
     step8 = decode_step(eight, Workload(model, PRECISION, PRECISION, 1, 0))
     put("tiny_weights_ms", fmt.milliseconds(max(step8.memory_s, step8.compute_s)))
-    put("ring_2_us", us(CITED["ring_2"].value))
-    put("ring_8_us", us(CITED["ring_8"].value))
-    put("oneshot_2_us", us(CITED["oneshot_2"].value))
-    put("oneshot_8_us", us(CITED["oneshot_8"].value))
+    ring_link, oneshot_link = specs.gpu(RING_GPU).interconnect, specs.gpu(ONESHOT_GPU).interconnect
+    assert ring_link is not None and oneshot_link is not None
+    for g in QUOTED_GPUS:
+        put(f"ring_{g}_us", us(ring_link.latency(NCCL, g)))
+        put(f"oneshot_{g}_us", us(oneshot_link.latency(ONESHOT, g)))
 
     # Where TP stops scaling: T(G) = T_w / G + 2L * alpha(G), alpha(G) = 2 (G - 1) * hop, the package's
     # NCCL preset (a ring measured once at ring_gpus GPUs, grown by (G - 1)).

@@ -319,6 +319,22 @@ def test_the_latency_table_grows_each_preset_with_the_gpu_count(content, values)
     assert values["ceiling_alpha_us"] == fmt.microseconds(link.best_allreduce(8).at(8)).removesuffix(" µs")
 
 
+def test_the_quoted_latencies_are_the_specs_presets_and_the_footnote_names_their_rows(values) -> None:
+    ring = SPECS.gpu("a100-80gb").interconnect
+    oneshot = SPECS.gpu("h100-sxm").interconnect
+    for g in (2, 8):
+        assert values[f"ring_{g}_us"] == fmt.microseconds(ring.latency("nccl", g)).removesuffix(" µs")
+        assert values[f"oneshot_{g}_us"] == fmt.microseconds(oneshot.latency("custom_oneshot", g)).removesuffix(" µs")
+    # The preset on eight is the ceiling's alpha: the page quotes one number for it, and where the
+    # PR's other row (5.9 us) appears the footnote says which row is which.
+    assert values["oneshot_8_us"] == values["ceiling_alpha_us"]
+    page = (FOLDER.folder / "index.md").read_text(encoding="utf-8")
+    footnote = next(line for line in page.splitlines() if line.startswith("[^sglang2904]:"))
+    assert "{{ n.oneshot_8_us }} µs on eight the row of 4,096 (512: 5.9 µs)" in footnote
+    assert page.count("5.9") == 1
+    assert not hasattr(chapter, "CITED") or not {"ring_2", "ring_8", "oneshot_2", "oneshot_8"} & set(chapter.CITED)
+
+
 def test_the_calculator_refuses_a_bad_split_with_the_packages_line() -> None:
     answer = calculator.view(**(calculator.DEFAULTS | {"gpus": 6}))
     assert answer["fits"] is False and answer["per_user"] == "—"

@@ -23,13 +23,24 @@ from roofline import benchmarks
 from roofline.benchmarks import Expectation, ServingRun
 from roofline.calibration import Calibration, load_calibration
 from roofline.errors import SpecError
-from roofline.measured import KINDS, Comparison, Measurement, compare_all, load_measurements
+from roofline.measured import (
+    KINDS,
+    SPLIT_METRICS,
+    Comparison,
+    Measurement,
+    compare,
+    compare_all,
+    load_measurements,
+)
 from sitegen import escape
 from sitegen.context import Context
 from sitegen.figures import PALETTE
 from sitegen.page import PageContent
 from sitegen.values import percent
 
+#: Metrics whose expected figure has no band (the fit's band is for serving figures): the page shows
+#: the package's figure at the fitted costs instead.
+NO_BAND = ("allreduce_latency_s", *SPLIT_METRICS)
 #: Table names on the page, one per kind, in the order of ``KINDS``.
 TABLES = {
     "single-GPU decode": "measured-single-gpu-decode",
@@ -38,6 +49,8 @@ TABLES = {
     "maximum throughput": "measured-throughput",
     "HBM bandwidth": "measured-hbm-bandwidth",
     "GEMM rate": "measured-gemm",
+    "all-reduce latency": "measured-allreduce-latency",
+    "one split against another": "measured-split-speedups",
 }
 #: Runs with speculative decoding or multi-token prediction get a table and a row of the chart of their own,
 #: whatever their kind: they are the only ones allowed above their ceilings.
@@ -62,6 +75,16 @@ HEADER = (
     "Model",
     "Weights / KV, batch, in / out tokens",
     "Source (section), date",
+)
+#: A split's speedup is set beside the package's ratio, which is no bound: the columns say so.
+SPLIT_HEADER = (
+    "#",
+    "Figure",
+    "Measured",
+    "Package, ceiling's costs",
+    "Measured ÷ package",
+    "Package, expected costs",
+    *HEADER[6:],
 )
 #: Columns aligned right: the numbers.
 RIGHT = {0, 2, 3, 4, 5, 7}
@@ -92,6 +115,10 @@ FIGURE_KINDS = {"throughput": "throughput", "ttft": "time to first token", "itl"
 
 def shown(metric: str, value: float) -> str:
     """A measured figure or its ceiling in the metric's reading unit."""
+    if metric in SPLIT_METRICS:
+        return f"{value:,.2f}×"
+    if metric == "allreduce_latency_s":
+        return f"{value * 1e6:,.2f} µs"
     if metric in ("decode_tokens_per_s_per_user", "output_tokens_per_s_total"):
         return f"{value:,.1f} tok/s"
     if metric in ("inter_token_latency_s", "time_to_first_token_s"):
@@ -108,7 +135,18 @@ METRIC_NAMES = {
     "output_tokens_per_s_total": "output, all users",
     "hbm_bandwidth_bytes_per_s": "memory bandwidth",
     "gemm_flops_per_s": "matrix multiply",
+    "allreduce_latency_s": "all-reduce latency",
+    "split_speedup_per_user": "decode per user",
+    "split_speedup_total": "output, all users",
 }
+
+
+def metric_name(m: Measurement) -> str:
+    """The first cell: the metric, a split's two splits, and whether speculation was on."""
+    name = METRIC_NAMES[m.metric]
+    if m.metric in SPLIT_METRICS:
+        name = f"{m.split.upper()}{m.gpus} ÷ {m.versus.upper()}{m.gpus}, {name}"
+    return name + (" (speculative)" if m.speculative else "")
 
 
 def source_link(measurement: Measurement) -> str:
@@ -126,20 +164,32 @@ def band_cell(metric: str, expectation: Expectation | None) -> str:
     return f"{shown(metric, expectation.expected)} ({low.split()[0]}–{high})"
 
 
-def _row(number: int, comparison: Comparison, expectation: Expectation | None, ctx: Context) -> tuple[str, ...]:
+def expected_cell(m: Measurement, expectation: Expectation | None, fitted: float | None) -> str:
+    """The expected figure with its band; for a figure the band does not cover (an all-reduce's
+    latency, a split's speedup), the package's figure at the fitted costs, said to have none."""
+    if expectation is None and fitted is not None:
+        return f"{shown(m.metric, fitted)} (fitted; no band)"
+    return band_cell(m.metric, expectation)
+
+
+def _row(
+    number: int, comparison: Comparison, expectation: Expectation | None, fitted: float | None, ctx: Context
+) -> tuple[str, ...]:
     m = comparison.measurement
     model = "—" if not m.model else escape.text(ctx.specs.model(m.model).name)
     precisions = "—" if not m.model else f"{m.weight_precision} / {m.kv_precision}"
     batch = "—" if not m.model else ("max" if m.batch is None else f"{m.batch:,}")
     lengths = "—" if not m.model else f"{m.input_tokens:,} / {m.output_tokens:,}"
+    if m.lengths_assumed:
+        lengths += " (assumed)"
     workload = "—" if not m.model else f"{precisions}, batch {batch}, {lengths}"
     return (
         str(number),
-        METRIC_NAMES[m.metric] + (" (speculative)" if m.speculative else ""),
+        metric_name(m),
         shown(m.metric, m.value),
         shown(m.metric, comparison.ceiling),
         percent(comparison.ratio),
-        band_cell(m.metric, expectation),
+        expected_cell(m, expectation, fitted),
         escape.text(ctx.specs.gpu(m.gpu).name),
         str(m.gpus),
         escape.text(f"{m.software} ({m.software_version})"),
@@ -303,7 +353,9 @@ def conditions(numbered: list[tuple[int, Comparison]]) -> str:
         note = comparison.measurement.note
         said = f"Hardware: {escape.text(comparison.measurement.hardware)}. " + (f"{escape.text(note)} " if note else "")
         spec = " Speculative decoding or multi-token prediction was on." if comparison.measurement.speculative else ""
-        lines.append(f"- **{number}.** {said}Ceiling: {escape.text(comparison.accounting)}.{spec}")
+        # A split's speedup is set beside the package's ratio, which is no ceiling.
+        label = "Ceiling" if comparison.measurement.bounded else "The package's ratio, no bound"
+        lines.append(f"- **{number}.** {said}{label}: {escape.text(comparison.accounting)}.{spec}")
     return "\n".join(lines) + "\n"
 
 
@@ -313,7 +365,9 @@ def group(comparison: Comparison) -> str:
 
 
 def ratio_chart(comparisons: list[Comparison]) -> dict[str, Any]:
-    """Each measurement's ratio to its ceiling, one row of points per kind, with the ceiling at 100%."""
+    """Each measurement's ratio to its ceiling, one row of points per kind, with the ceiling at 100%;
+    a split's speedup, whose "ceiling" is a ratio of two ceilings and bounds nothing, is left out."""
+    comparisons = [c for c in comparisons if c.measurement.bounded]
     points = [
         {
             "kind": group(c),
@@ -375,6 +429,12 @@ def build(ctx: Context) -> PageContent:
     expectations = {
         c.measurement.id: benchmarks.expect_measurement(c.measurement, calibration, ctx.specs) for c in comparisons
     }
+    # The package's own figure at the fitted costs, where the fit's band does not reach.
+    fitted = {
+        c.measurement.id: compare(c.measurement, ctx.specs, calibration.cost_model(c.measurement.gpu)).ceiling
+        for c in comparisons
+        if c.measurement.metric in NO_BAND
+    }
     content.put("count", f"{len(comparisons):,}")
     content.put("speculative", f"{sum(c.measurement.speculative for c in comparisons):,}")
     number = 0
@@ -384,15 +444,17 @@ def build(ctx: Context) -> PageContent:
             if group(comparison) == kind:
                 number += 1
                 numbered.append((number, comparison))
-        rows = [_row(n, c, expectations[c.measurement.id], ctx) for n, c in numbered]
-        content.table(name, measured_table(rows) + conditions(numbered) if rows else "*None yet.*\n")
+        rows = [_row(n, c, expectations[c.measurement.id], fitted.get(c.measurement.id), ctx) for n, c in numbered]
+        header = SPLIT_HEADER if name == TABLES["one split against another"] else HEADER
+        content.table(name, measured_table(rows, header) + conditions(numbered) if rows else "*None yet.*\n")
     content.put("single_rows_note", single_rows_note(ctx, comparisons))
     content.figure(
         "measured-ratios",
         ratio_chart(comparisons),
-        "Every measurement on this page as a share of its ceiling, grouped by kind, with the speculative runs"
-        " in a row of their own. Rates are measured ÷ ceiling, times ceiling ÷ measured, so further right is"
-        " always closer to the ceiling; only the speculative row may pass 100%.",
+        "Every measurement on this page that has a ceiling (all but the splits' speedups) as a share of it,"
+        " grouped by kind, with the speculative runs in a row of their own. Rates are measured ÷ ceiling,"
+        " times ceiling ÷ measured, so further right is always closer to the ceiling; only the speculative"
+        " row may pass 100%.",
     )
     runs = serving_runs(calibration)
     for split, name in SPLITS.items():

@@ -9,12 +9,15 @@ import pytest
 import roofline
 from roofline import benchmarks
 from roofline.calibration import load_calibration
+from roofline.measured import compare
 from sitegen import escape
 from sitegen.context import load_context
 from sitegen.pages import find
 
 FOLDER = find(Path(__file__).resolve().parents[2], "measured")
 measured = FOLDER.module()
+#: Kinds without a band: the kernel benchmarks, an all-reduce's latency and a split's speedup.
+NO_BAND_KINDS = ("HBM bandwidth", "GEMM rate", "all-reduce latency", "one split against another")
 
 
 @pytest.fixture(scope="module")
@@ -40,13 +43,19 @@ def test_the_measured_page_lists_every_measurement_with_its_ceiling_and_link(ctx
         m, cells = comparison.measurement, rows[number]
         # The answer leads (measured, ceiling, ratio), so a phone shows it before the table scrolls;
         # a speculative run says so in its first cell.
-        assert cells[1] == measured.METRIC_NAMES[m.metric] + (" (speculative)" if m.speculative else "")
+        assert cells[1] == measured.metric_name(m)
+        assert cells[1].startswith(measured.METRIC_NAMES[m.metric]) or m.kind == "one split against another"
         assert cells[2] == measured.shown(m.metric, m.value)
         assert cells[3] == measured.shown(m.metric, comparison.ceiling)
         assert cells[4] == f"{comparison.ratio * 100:.0f}%"
-        expectation = benchmarks.expect_measurement(m, load_calibration())
-        assert cells[5] == measured.band_cell(m.metric, expectation)
-        assert (expectation is None) == (m.kind in ("HBM bandwidth", "GEMM rate"))
+        calibration = load_calibration()
+        expectation = benchmarks.expect_measurement(m, calibration)
+        assert (expectation is None) == (m.kind in NO_BAND_KINDS)
+        if m.metric in measured.NO_BAND:
+            fitted = compare(m, costs=calibration.cost_model(m.gpu)).ceiling
+            assert cells[5] == f"{measured.shown(m.metric, fitted)} (fitted; no band)"
+        else:
+            assert cells[5] == measured.band_cell(m.metric, expectation)
         assert cells[6] == escape.text(ctx.specs.gpu(m.gpu).name) and cells[7] == str(m.gpus)
         assert f"- **{number}.** Hardware: {escape.text(m.hardware)}." in content.tables[
             measured.PAGE_TABLES[measured.group(comparison)]
@@ -55,22 +64,29 @@ def test_the_measured_page_lists_every_measurement_with_its_ceiling_and_link(ctx
             cells[10]
             == f"{m.weight_precision} / {m.kv_precision}, batch {m.batch or 'max'},"
             + (f" {m.input_tokens:,} / {m.output_tokens:,}")
+            + (" (assumed)" if m.lengths_assumed else "")
             if m.model
             else cells[10] == "—"
         )
         assert cells[11] == f"[{escape.text(m.section)}]({m.source}), {m.date}"
     assert content.values["count"] == str(len(comparisons))
-    # The chart has one point per measurement, and every kind that has one.
+    # The chart has one point per measurement with a ceiling that bounds it, and every kind that has one:
+    # a split's speedup, a ratio of two ceilings, is not on it.
     figure = next(f for f in content.figures if f.name == "measured-ratios")
     points = next(layer for layer in figure.spec["layer"] if layer["mark"]["type"] == "point")["data"]["values"]
-    assert len(points) == len(comparisons)
-    assert {p["kind"] for p in points} == {*roofline.measured.KINDS, measured.SPECULATIVE}
+    bounded = [c for c in comparisons if c.measurement.bounded]
+    assert len(points) == len(bounded) < len(comparisons)
+    assert {p["kind"] for p in points} == {*roofline.measured.KINDS, measured.SPECULATIVE} - {
+        "one split against another"
+    }
     # Only the speculative runs pass their ceilings, and each is in the speculative row.
     assert all(p["kind"] == measured.SPECULATIVE for p in points if p["ratio"] > 1)
 
 
 def test_shown_units_per_metric():
     shown = measured.shown
+    assert shown("allreduce_latency_s", 19.19e-6) == "19.19 µs"
+    assert shown("split_speedup_per_user", 5.6) == "5.60×"
     assert shown("decode_tokens_per_s_per_user", 93.89) == "93.9 tok/s"
     assert shown("inter_token_latency_s", 0.01858) == "18.58 ms"
     assert shown("hbm_bandwidth_bytes_per_s", 2.97e12) == "2.97 TB/s"
@@ -119,7 +135,7 @@ def test_every_serving_run_shows_measured_ceiling_and_expected_band(ctx):
     assert f"| held out | throughput | {held_out['runs']:,} | {held_out['median']:.2f} |" in summary
     figure = next(f for f in content.figures if f.name == "measured-vs-expected")
     points = next(layer for layer in figure.spec["layer"] if layer["mark"]["type"] == "point")["data"]["values"]
-    with_expected = [m for m in roofline.measured.load_measurements() if m.model]
+    with_expected = [m for m in roofline.measured.load_measurements() if m.model and m.bounded]
     assert len(points) == sum(run.split in measured.SPLITS for run in runs) + len(with_expected)
     bands = next(layer for layer in figure.spec["layer"] if layer["mark"]["type"] == "bar")["data"]["values"]
     assert {(b["low"], b["high"]) for b in bands} == {
@@ -136,3 +152,23 @@ def test_a_decode_rate_per_user_gets_its_band_from_the_time_between_tokens():
     assert (e.low, e.high) == pytest.approx((100 / high, 100 / low))
     assert e.measured_over_expected == pytest.approx(2.0)  # half the rate is twice the time
     assert measured.band_cell("decode_tokens_per_s_per_user", e).startswith("100.0 tok/s (")
+
+
+def test_the_all_reduce_and_split_rows_stand_beside_the_package(ctx):
+    """Issue 21: the all-reduce latencies behind the presets and NVIDIA's TP8/PP8 ratios, each beside what
+    the package computes, the split table's columns saying the package's ratio is no bound, and the
+    NVIDIA rows saying they were read in a republished copy and which lengths are assumed."""
+    content = measured.build(ctx)
+    latency = content.tables["measured-allreduce-latency"]
+    assert "| all-reduce latency | 5.90 µs | 5.70 µs | 97% |" in latency
+    assert "| all-reduce latency | 5.70 µs | 5.70 µs | 100% |" in latency
+    assert "data size 512" in latency and "data size 4096" in latency
+    splits = content.tables["measured-split-speedups"]
+    header = "| # | Figure | Measured | Package, ceiling's costs | Measured ÷ package | Package, expected costs |"
+    assert splits.splitlines()[0].startswith(header)
+    rows = _rows(splits)
+    assert [row[1] for row in rows] == ["TP8 ÷ PP8, decode per user", "PP8 ÷ TP8, output, all users"]
+    assert [row[2] for row in rows] == ["5.60×", "1.50×"]
+    for row in rows:
+        assert "read in a republished copy" in row[11] and "(assumed)" in row[10]
+    assert splits.count("the primary page could not be opened from here") == 2
