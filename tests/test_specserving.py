@@ -9,10 +9,13 @@ each bad input is one line.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 
 from roofline import Hardware, SpecError, Workload, builtin_specs
+from roofline import formatting as fmt
+from roofline.calibration import load_calibration
 from roofline.serving import Lengths, ServingConfig, simulate
 from roofline.specserving import Drafting, simulate_speculative
 from roofline.speculative import tokens_per_step
@@ -130,6 +133,42 @@ def test_json_has_a_speculation_object(capsys) -> None:
     assert data["speculation"]["expected_tokens_per_round"] == pytest.approx(1.75)
     assert data["speculation"]["drafter"] == "free"
     assert data["admission"] == "reserve"
+
+
+def test_expected_costs_give_the_plain_runs_band(capsys) -> None:
+    """``--costs expected``: the ceiling's run as before, then the same run at the fitted costs with
+    the band plain runs get (``Calibration.bands``), in JSON and in words."""
+    argv = (*BASE, "--rate", "8", "--speculate-gamma", "4", "--speculate-alpha", "0.7", "--draft", "llama-3.2-1b")
+    status, out, _ = run_cli(capsys, *argv, "--costs", "expected", "--json")
+    assert status == 0
+    data = json.loads(out)
+    drafting, traffic = Drafting(4, 0.7, draft=DRAFT), ServingConfig(rate=8.0, requests=60)  # the CLI's defaults
+    calibration = load_calibration()
+    ceiling = simulate_speculative(H100, TARGET, traffic, drafting)
+    fitted = replace(H100, costs=calibration.cost_model("h100-sxm"))
+    expected = simulate_speculative(fitted, TARGET, traffic, drafting)
+    assert data["costs"] == "expected"
+    assert data["throughput_tokens_per_s"] == pytest.approx(ceiling.result.throughput_tokens_per_s, rel=1e-12)
+    assert data["expected"]["throughput_tokens_per_s"] == pytest.approx(
+        expected.result.throughput_tokens_per_s, rel=1e-12
+    )
+    assert data["expected"]["speculation"]["rounds"] == expected.rounds
+    assert data["band"] == calibration.bands(data["expected"])
+    for metric in ("throughput_tokens_per_s", "tpot_mean_s", "ttft_mean_s", "itl_mean_s"):
+        low, high = data["band"][metric]
+        assert low < data["expected"][metric] < high
+    assert data["expected"]["throughput_tokens_per_s"] < data["throughput_tokens_per_s"]
+
+    status, text, _ = run_cli(capsys, *argv, "--costs", "expected")
+    assert status == 0
+    low, high = data["band"]["throughput_tokens_per_s"]
+    rate = fmt.rate(data["expected"]["throughput_tokens_per_s"])
+    assert f"expected throughput    {rate} output tokens/s (band {fmt.rate(low)} to {fmt.rate(high)})" in text
+    assert f"expected rounds   {expected.rounds:,} verifications" in text
+    assert "fitted to published runs without speculation" in text
+    # Without --costs expected: no expected run, no band.
+    status, out, _ = run_cli(capsys, *argv, "--json")
+    assert "band" not in json.loads(out) and "expected" not in json.loads(out)
 
 
 @pytest.mark.parametrize(
