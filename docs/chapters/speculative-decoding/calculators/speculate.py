@@ -210,7 +210,8 @@ def view(
             " context or more GPUs.",
         )
     drafter: dict[str, Any] = {"draft_cost": draft_cost} if draft == GIVEN_COST else {"draft": specs.model(draft)}
-    expected_hardware = replace(hardware, costs=load_calibration().cost_model(gpu))
+    calibration = load_calibration()  # read once: each call reads the file again
+    expected_hardware = replace(hardware, costs=calibration.cost_model(gpu))
     # One Rounds per cost model: the chart's batches, the break-even search and the chosen batch
     # share their passes (the search's doubling meets the chart's batches).
     try:
@@ -228,7 +229,7 @@ def view(
     # The ceiling's break-even only: the expected curve's crossing is on the chart, and a second
     # search would add to the calculator's time per keystroke.
     even = _break_even(at_ceiling, alpha, most)
-    return _answer(params, (ceiling, expected), (even, most), chart)
+    return _answer(params, (ceiling, expected), (even, most), chart, calibration.band["tpot_mean_s"])
 
 
 def _answer(
@@ -236,9 +237,10 @@ def _answer(
     rounds: tuple[Round, Round],
     evens: tuple[float | None, int | None],
     chart: dict,
+    band: tuple[float, float],
 ) -> dict[str, Any]:
     """The answer's words and figures from the two rounds (ceiling, expected), the ceiling's
-    break-even batch and the most users that fit."""
+    break-even batch, the most users that fit, and the fit's band on time per token."""
     alpha, batch = params["alpha"], params["batch"]
     ceiling, expected = rounds
     even, most = evens
@@ -248,7 +250,7 @@ def _answer(
     plain_ceiling = ceiling.baseline_tokens_per_s_per_user
     per_user_expected = expected.tokens_per_s_per_user(alpha)
     # The fit's band is on time per token (p10 and p90 of measured ÷ expected), so tokens/s is its inverse.
-    low, high = load_calibration().band["tpot_mean_s"]
+    low, high = band
     above = per_user > plain_ceiling
     flag = (
         f" (speculative: {per_user / plain_ceiling:.2f}× the plain ceiling)"
