@@ -50,7 +50,8 @@ Layout, lowest layer first. A module imports only from modules above it:
 - ``measured``     published measurements (``data/measurements.toml``) beside their ceilings.
 - ``sweep``        grids of estimates as rows, Markdown and CSV (tables, figures, bench).
 - ``speculative``  speculative decoding: tokens per verification step τ(α, γ), the
-                   round's cost from performance's decode pass, the batch-aware
+                   round's cost from performance's decode pass (``Rounds``: one deployment's
+                   rounds at any batch, for curves and searches), the batch-aware
                    speedup, the break-even batch, α solved from a measured speedup.
 - ``acceptance``   published acceptance (``data/acceptance.toml``): τ or α by method,
                    model and task, read with the spec loader's guarantees.

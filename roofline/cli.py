@@ -919,23 +919,35 @@ def _simulate_config(args: argparse.Namespace) -> ServingConfig:
 
 
 def _run_simulate_speculative(args: argparse.Namespace, specs: SpecSet, drafting: Drafting) -> str:
-    """``simulate`` with ``--speculate-*``: ``specserving.simulate_speculative`` at the ceiling's costs
-    (or the expected ones), with reserved blocks; the report says what the rounds emitted."""
+    """``simulate`` with ``--speculate-*``: ``specserving.simulate_speculative`` at the ceiling's costs;
+    with ``--costs expected`` also the same run at the fitted costs, whose throughput and mean times
+    get the plain runs' band (``Calibration.bands``); the report says what the rounds emitted."""
+    # A bad calibration file names itself and its field, not a simulate option: loaded outside the try.
+    calibration = load_calibration() if args.costs == "expected" else None
     try:
         hardware = _simulate_hardware(args, specs, args.gpus)
-        if args.costs == "expected":
-            hardware = replace(hardware, costs=load_calibration().cost_model(hardware.gpu.id))
         workload = Workload(specs.model(args.model), args.precision, args.kv_precision)
-        run = simulate_speculative(hardware, workload, _simulate_config(args), drafting)
+        config = _simulate_config(args)
+        run = simulate_speculative(hardware, workload, config, drafting)
+        expected = None
+        if calibration is not None:
+            fitted = replace(hardware, costs=calibration.cost_model(hardware.gpu.id))
+            expected = simulate_speculative(fitted, workload, config, drafting)
     except SpecError as error:
         raise _simulate_option_error(error) from None
     figures = {**run.to_dict(), "costs": args.costs}
+    if expected is not None and calibration is not None:
+        expected_figures = expected.to_dict()
+        figures.update(expected=expected_figures, band=calibration.bands(expected_figures))
     _check_finite(figures)
     longest = args.prompt.high + args.output.high
     warnings = _warn("simulate", (workload.model.past_max_context(longest, "a request (prompt plus output)"),))
     if args.json:
         return json.dumps({**figures, "warnings": warnings}, indent=2, allow_nan=False) + "\n"
-    return simulation_report(run.result, hardware, workload) + speculation_lines(run, args.costs)
+    report = simulation_report(
+        run.result, hardware, workload, None if expected is None else expected.result, calibration
+    )
+    return report + speculation_lines(run, expected)
 
 
 def _resolve_choices(args: argparse.Namespace, specs: SpecSet) -> SpecSet:

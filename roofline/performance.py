@@ -230,12 +230,12 @@ class Hardware:
         """Aggregate dense 16-bit peak, whatever the compute precision: the rule of thumb's peak."""
         return self.count * self.gpu.peak_flops_per_s(sixteen_bit_math(self.gpu))
 
-    @property
+    @cached_property  # asked for by every pass; the record is frozen
     def effective_bandwidth_bytes_per_s(self) -> float:
         """The bandwidth the passes are timed at: aggregate bandwidth * the cost model's share."""
         return self.costs.bandwidth_efficiency * self.bandwidth_bytes_per_s
 
-    @property
+    @cached_property  # asked for by every pass; the record is frozen
     def effective_peak_flops_per_s(self) -> float:
         """The peak the passes are timed at: aggregate peak * the cost model's share at this math."""
         precision = self.compute_precision
@@ -264,7 +264,7 @@ class Hardware:
         weights alone fill it."""
         return self.usable_fraction * max(0.0, self.usable_memory_bytes - weights_bytes)
 
-    @property
+    @cached_property  # asked for by every pass; the record is frozen
     def allreduce_latency(self) -> float:
         """Seconds of fixed latency per all-reduce over these ``count`` GPUs: this hardware's
         fixed override, else its named preset at ``count``, else the cost model's fitted
@@ -294,7 +294,7 @@ class Hardware:
             return "fitted"
         return "none" if link is None else f"the smallest preset, {link.best_allreduce(self.count).basis(self.count)}"
 
-    @property
+    @cached_property  # asked for by every pass; the record is frozen
     def link_bytes_per_s(self) -> float | None:
         """One GPU's bandwidth to the others, one direction: the scale-up link within a domain,
         the scale-out network past it, times the cost model's link share; None for one GPU or
@@ -486,7 +486,9 @@ def _timed(
     kernel = timed(hardware, bytes_moved, flops)
     costs = hardware.costs
     overhead = model.layers * costs.layer_overhead_s + sampled * costs.token_overhead_s if tokens else 0.0
-    return replace(kernel, communication_s=communication_s(hardware, model, tokens), overhead_s=overhead)
+    # Built directly, not with dataclasses.replace: a chart or a search times thousands of passes.
+    communication = communication_s(hardware, model, tokens)
+    return Pass(kernel.bytes_moved, kernel.flops, kernel.memory_s, kernel.compute_s, communication, overhead)
 
 
 def timed(hardware: Hardware, bytes_moved: float, flops: float) -> Pass:

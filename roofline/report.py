@@ -371,9 +371,10 @@ def speculation_report(result: Speculation) -> str:
     return "\n".join([heading, *(f"  {label:<{width}}  {value}" for label, value in rows)]) + "\n"
 
 
-def speculation_lines(run: SpeculativeSimulation, costs: str) -> str:
+def speculation_lines(run: SpeculativeSimulation, expected: SpeculativeSimulation | None = None) -> str:
     """What ``roofline simulate --speculate-*`` adds after the simulation's report: the drafting,
-    the rounds and the tokens each emitted against τ, and the rule the run followed."""
+    the rounds and the tokens each emitted against τ, and the rule the run followed; with
+    ``expected`` (the same run at the fitted costs), its rounds too, and what its band rests on."""
     drafting = run.drafting
     if drafting is None:
         return ""
@@ -383,17 +384,32 @@ def speculation_lines(run: SpeculativeSimulation, costs: str) -> str:
         drafter = f"{drafting.draft.name}'s own decode step"
     else:
         drafter = "a free draft"
-    measured = run.tokens_per_round
-    lines = [
-        "",
+
+    def emitted(run: SpeculativeSimulation) -> tuple[str, str]:
+        measured = run.tokens_per_round
+        return (
+            f"{run.rounds:,} verifications, {run.emitted_tokens:,} tokens emitted",
+            "none" if measured is None else f"{measured:.3f} drawn (τ = {drafting.tokens_per_round:.3f} expected)",
+        )
+
+    rounds, per_round = emitted(run)
+    rows = [("rounds", rounds), ("tokens per round", per_round)]
+    if expected is not None:
+        rounds, per_round = emitted(expected)
+        rows += [
+            ("expected rounds", f"{rounds}, {per_round}"),
+            (
+                "expected band",
+                "fitted to published runs without speculation: it covers what the passes cost, not α",
+            ),
+        ]
+    rows += [("note", note) for note in run.notes]
+    width = max(len(label) for label, _ in rows)
+    heading = (
         f"Speculation: γ = {drafting.gamma}, α = {drafting.alpha:g}, drafting at {drafter}"
-        f" ({costs} costs); blocks reserved for each request's prompt and output",
-        f"  rounds           {run.rounds:,} verifications, {run.emitted_tokens:,} tokens emitted",
-        "  tokens per round "
-        + ("none" if measured is None else f"{measured:.3f} drawn (τ = {drafting.tokens_per_round:.3f} expected)"),
-    ]
-    lines += [f"  note             {note}" for note in run.notes]
-    return "\n".join(lines) + "\n"
+        " (ceiling costs); blocks reserved for each request's prompt and output"
+    )
+    return "\n".join(["", heading, *(f"  {label:<{width}}  {value}" for label, value in rows)]) + "\n"
 
 
 def _hops(count: int) -> str:

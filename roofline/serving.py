@@ -587,13 +587,27 @@ def _clipped(pieces: list[Piece], start: int, stop: int) -> list[Piece]:
 
 
 #: How far out a run's second time is taken: 2**20 steps, so the slope is exact to the float.
-_PROBE = 2**20
+LINE_PROBE = _PROBE = 2**20
 
 
 def _beyond_roofline(timed: Pass) -> float:
     """What an iteration's time adds to its roofline ``max(memory, compute)`` (nothing today);
     taken as the same for every iteration of a run."""
     return timed.seconds - max(timed.memory_s, timed.compute_s)
+
+
+def iteration_line(at0: Pass, far: Pass) -> tuple[float, float, float, float]:
+    """One kind of iteration along a line (a growing context, a run's steps), from its pass at 0
+    (``at0``) and at ``LINE_PROBE`` (``far``): ``(memory_at, memory_per, compute_at, compute_per)``,
+    so that at x it takes ``max(memory_at + memory_per * x, compute_at + compute_per * x)``. What
+    the time adds beyond the roofline (all-reduces, overheads) is in both, the same along the line."""
+    extra = _beyond_roofline(at0)
+    return (
+        at0.memory_s + extra,
+        max(far.memory_s - at0.memory_s, 0.0) / _PROBE,
+        at0.compute_s + extra,
+        max(far.compute_s - at0.compute_s, 0.0) / _PROBE,
+    )
 
 
 def _run_cap(steps: int) -> int:
@@ -998,10 +1012,7 @@ class _Run:
                 pairs + pairs_growth * _PROBE,
                 0,
             )
-            extra = _beyond_roofline(at0)
-            memory0, compute0 = at0.memory_s + extra, at0.compute_s + extra
-            memory_slope = max(far.memory_s - at0.memory_s, 0.0) / _PROBE
-            compute_slope = max(far.compute_s - at0.compute_s, 0.0) / _PROBE
+            memory0, memory_slope, compute0, compute_slope = iteration_line(at0, far)
         return _pieces(memory0, memory_slope, compute0, compute_slope, steps)
 
     def decode_line(self, decodes: int) -> tuple[float, float, float, float]:
@@ -1010,15 +1021,8 @@ class _Run:
         ``IterationCosts.iteration`` calls per batch size (memoized: the same sizes recur)."""
         line = self.decode_lines.get(decodes)
         if line is None:
-            at0 = self.costs.iteration(decodes, 0)
-            far = self.costs.iteration(decodes, _PROBE)
-            extra = _beyond_roofline(at0)
-            line = self.decode_lines[decodes] = (
-                at0.memory_s + extra,
-                max(far.memory_s - at0.memory_s, 0.0) / _PROBE,
-                at0.compute_s + extra,
-                max(far.compute_s - at0.compute_s, 0.0) / _PROBE,
-            )
+            at0, far = self.costs.iteration(decodes, 0), self.costs.iteration(decodes, _PROBE)
+            line = self.decode_lines[decodes] = iteration_line(at0, far)
         return line
 
     # -- static ------------------------------------------------------------------------------------

@@ -15,6 +15,10 @@ What speculation changes is each decode:
   model's own decode iteration at their batch and context (``iteration_costs`` of the
   draft, at the target's precisions), or ``draft_cost`` times the target's plain decode
   iteration, or nothing (a free draft, as prompt lookup nearly is).
+- **Timing.** An iteration of decodes alone, the common kind, is timed from two lines per batch
+  size (``serving.iteration_line``: the verification's and the draft step's times are each linear
+  in the total context), worked out once, as ``serving`` times plain decodes; an iteration with a
+  newcomer's prefill is priced pass by pass.
 - **Emitted tokens.** After the pass each decoding request accepts a random number of
   draft tokens, ``speculative.accepted_tokens`` drawn from the run's generator (the
   seed's, after the traffic's draws), and emits those plus the target's own token,
@@ -42,10 +46,12 @@ from typing import Any
 from .errors import SpecError
 from .performance import Hardware, IterationCosts, Pass, Workload, iteration_costs
 from .serving import (
+    LINE_PROBE,
     PERCENTILES,
     ServingConfig,
     SimulationResult,
     blocks_for,
+    iteration_line,
     kv_blocks_available,
     percentile,
     request_figures,
@@ -136,18 +142,17 @@ class SpeculativeSimulation:
         return figures
 
 
-def _draft_step(
+def _draft_pass(
     drafting: Drafting | None, costs: IterationCosts, draft_costs: IterationCosts | None
-) -> tuple[int, Any]:
-    """γ and a function giving one draft step's seconds for ``decodes`` requests at total context."""
-    if drafting is None:
-        return 0, lambda decodes, context: 0.0
-    if drafting.draft_cost is not None:
-        cost = drafting.draft_cost
-        return drafting.gamma, lambda decodes, context: cost * costs.iteration(decodes, context).seconds
-    if draft_costs is not None:
-        return drafting.gamma, lambda decodes, context: draft_costs.iteration(decodes, context).seconds
-    return drafting.gamma, lambda decodes, context: 0.0
+) -> tuple[Any, float]:
+    """One draft step for ``decodes`` requests at total context ``context``, as ``(pass, scale)``: its
+    seconds are ``scale * pass(decodes, context).seconds``. The draft model's own decode iteration
+    (scale 1), ``draft_cost`` times the target's plain one, or none (a free draft: scale 0)."""
+    if drafting is not None and drafting.draft_cost is not None:
+        return costs.iteration, drafting.draft_cost
+    if drafting is not None and draft_costs is not None:
+        return draft_costs.iteration, 1.0
+    return costs.iteration, 0.0
 
 
 def verification_with_prefill(
@@ -165,7 +170,8 @@ def verification_with_prefill(
     if not extra:
         return timed
     flops = timed.flops + extra
-    return replace(timed, flops=flops, compute_s=timed.compute_s * flops / timed.flops)
+    compute_s = timed.compute_s * flops / timed.flops
+    return Pass(timed.bytes_moved, flops, timed.memory_s, compute_s, timed.communication_s, timed.overhead_s)
 
 
 def simulate_speculative(
@@ -223,7 +229,10 @@ class _SpeculativeRun:
         draft_costs: IterationCosts | None,
     ) -> None:
         self.costs, self.config, self.capacity, self.drafting = costs, config, capacity, drafting
-        self.gamma, self.draft_step = _draft_step(drafting, costs, draft_costs)
+        self.gamma = 0 if drafting is None else drafting.gamma
+        self.draft_pass, self.draft_scale = _draft_pass(drafting, costs, draft_costs)
+        #: A decode-only iteration's time by its number of decodes (``round_line``), worked out once each.
+        self.round_lines: dict[int, tuple[tuple[float, float, float, float], tuple[float, float, float, float]]] = {}
         # The traffic, drawn exactly as serving._Run draws it (gap, prompt, output per request).
         self.rng = rng = random.Random(config.seed)
         count = config.requests
@@ -250,6 +259,8 @@ class _SpeculativeRun:
         self.newcomers: list[int] = []
         self.rejected = 0
         self.now = self.busy = self.batch_seconds = 0.0
+        #: Tokens cached by the running requests past their prefill: the next round's total context.
+        self.context = 0
         self.iterations = self.rounds = self.drawn = self.emitted = 0
         self.gaps: list[float] = []
         self.traced = min(config.trace_requests, count)
@@ -288,6 +299,7 @@ class _SpeculativeRun:
 
     def complete(self, index: int) -> None:
         self.finish[index] = self.now
+        self.context -= self.prompt[index] + self.generated[index]
         del self.running[index]
         self.free_blocks += blocks_for(self.prompt[index] + self.output[index])
         self.issue_next(self.now)
@@ -317,17 +329,42 @@ class _SpeculativeRun:
             if self.iterations > limit:  # pragma: no cover - every iteration emits a token
                 raise AssertionError("the speculative simulator made no progress")
 
+    def round_line(self, decodes: int) -> tuple[tuple[float, float, float, float], tuple[float, float, float, float]]:
+        """An iteration of ``decodes`` verifications alone at total context D takes the verification
+        line's time at D plus γ times the draft line's (``serving.iteration_line``: each time is linear
+        in D for a given batch), worked out once per batch size, as ``serving`` does for plain decodes."""
+        lines = self.round_lines.get(decodes)
+        if lines is None:
+            costs, tokens = self.costs, self.gamma + 1
+            verify = iteration_line(
+                verification_with_prefill(costs, decodes, 0, tokens, 0, 0, 0),
+                verification_with_prefill(costs, decodes, LINE_PROBE, tokens, 0, 0, 0),
+            )
+            scale = self.draft_scale
+            draft = iteration_line(self.draft_pass(decodes, 0), self.draft_pass(decodes, LINE_PROBE))
+            lines = self.round_lines[decodes] = (verify, tuple(scale * part for part in draft))  # type: ignore[misc]
+        return lines
+
     def iteration(self) -> None:
         """One iteration: the newcomers' prefills and a verification round for every decoding request."""
         newcomers, self.newcomers = self.newcomers, []
-        joining = set(newcomers)
-        decoders = [index for index in self.running if index not in joining]
-        context = sum(self.prompt[index] + self.generated[index] for index in decoders)
-        new = sum(self.prompt[index] for index in newcomers)
-        pairs = sum(self.prompt[index] * (self.prompt[index] + 1) / 2 for index in newcomers)
-        gamma = self.gamma if decoders else 0
-        timed = verification_with_prefill(self.costs, len(decoders), context, gamma + 1, new, pairs, len(newcomers))
-        seconds = timed.seconds + (gamma * self.draft_step(len(decoders), context) if decoders else 0.0)
+        context = self.context
+        if newcomers:
+            joining = set(newcomers)
+            decoders = [index for index in self.running if index not in joining]
+            new = sum(self.prompt[index] for index in newcomers)
+            pairs = sum(self.prompt[index] * (self.prompt[index] + 1) / 2 for index in newcomers)
+            gamma = self.gamma if decoders else 0
+            timed = verification_with_prefill(self.costs, len(decoders), context, gamma + 1, new, pairs, len(newcomers))
+            draft_s = self.draft_scale * self.draft_pass(len(decoders), context).seconds if decoders else 0.0
+            seconds = timed.seconds + gamma * draft_s
+        else:
+            # Decodes alone, the common iteration: its time from the batch size's two lines.
+            decoders = list(self.running)
+            verify, draft = self.round_line(len(decoders))
+            seconds = max(verify[0] + verify[1] * context, verify[2] + verify[3] * context) + self.gamma * max(
+                draft[0] + draft[1] * context, draft[2] + draft[3] * context
+            )
         start = self.now
         self.now += seconds
         self.busy += seconds
@@ -335,25 +372,35 @@ class _SpeculativeRun:
         for index in newcomers:
             self.first[index] = self.last_token[index] = self.now
             self.generated[index] = 1
+            self.context += self.prompt[index] + 1
             if index < self.traced:
                 self.span(index, "prefill", start, self.now)
             if self.output[index] == 1:
                 self.complete(index)
-        drafting = self.drafting
+        # The rounds' draws, read into locals: this loop runs once per request per iteration.
+        drafting, rng, now, traced = self.drafting, self.rng, self.now, self.traced
+        output, generated, last_token, gaps = self.output, self.generated, self.last_token, self.gaps
+        alpha, gamma = (0.0, 0) if drafting is None else (drafting.alpha, drafting.gamma)
+        drawn_total = emitted_total = 0
         for index in decoders:
-            drawn = 1 if drafting is None else accepted_tokens(self.rng, drafting.alpha, drafting.gamma) + 1
-            emitted = min(drawn, self.output[index] - self.generated[index])
-            self.rounds += 1
-            self.drawn += drawn
-            self.emitted += emitted
-            self.gaps.append(self.now - self.last_token[index])
-            self.gaps.extend([0.0] * (emitted - 1))
-            self.last_token[index] = self.now
-            self.generated[index] += emitted
-            if index < self.traced:
-                self.span(index, "decode", start, self.now)
-            if self.generated[index] == self.output[index]:
+            drawn = 1 if drafting is None else accepted_tokens(rng, alpha, gamma) + 1
+            left = output[index] - generated[index]
+            emitted = drawn if drawn < left else left
+            drawn_total += drawn
+            emitted_total += emitted
+            gaps.append(now - last_token[index])
+            if emitted > 1:
+                gaps.extend([0.0] * (emitted - 1))
+            last_token[index] = now
+            generated[index] += emitted
+            if index < traced:
+                self.span(index, "decode", start, now)
+            if emitted == left:
                 self.complete(index)
+        self.rounds += len(decoders)
+        self.drawn += drawn_total
+        self.emitted += emitted_total
+        self.context += emitted_total
 
     # -- results --------------------------------------------------------------------------------
 

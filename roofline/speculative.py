@@ -32,7 +32,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from .errors import SpecError, shown
-from .performance import Hardware, IterationCosts, Pass, Workload, decode_pass
+from .performance import Hardware, IterationCosts, Pass, Workload, decode_pass, resolved
 from .specs import ModelSpec
 
 #: Draft tokens per round the package accepts. Engines use far fewer (SGLang's default
@@ -133,10 +133,27 @@ def verification_pass(
     """
     if isinstance(tokens_per_user, bool) or not isinstance(tokens_per_user, int) or tokens_per_user < 1:
         raise SpecError(f"must be a whole number of at least 1, got {shown(tokens_per_user)}", field="tokens_per_user")
+    return _verification(hardware, workload, _emptied(workload), batch, tokens_per_user, users)
+
+
+def _emptied(workload: Workload) -> Workload | None:
+    """``workload`` with nothing cached (what ``_verification`` prices every token's pass at), or
+    None when its context is empty already."""
+    return replace(workload, context=0, shared_prefix=0) if workload.context else None
+
+
+def _verification(
+    hardware: Hardware,
+    workload: Workload,
+    empty: Workload | None,
+    batch: float,
+    tokens_per_user: int,
+    users: Pass | None,
+) -> Pass:
+    """``verification_pass``, given ``_emptied(workload)``: a curve over many batches builds it once."""
     tokens = batch * tokens_per_user
-    if workload.context == 0:
+    if empty is None:
         return decode_pass(hardware, workload, tokens)
-    empty = replace(workload, context=0, shared_prefix=0)
     return _cache_read_once(
         decode_pass(hardware, empty, tokens),
         users if users is not None else decode_pass(hardware, workload, batch),
@@ -152,12 +169,14 @@ def _cache_read_once(bare: Pass, users: Pass, users_bare: Pass, tokens_per_user:
     the rates ``bare`` was timed at, so whatever the hardware's costs are, they carry over."""
     bytes_moved = bare.bytes_moved + (users.bytes_moved - users_bare.bytes_moved)
     flops = bare.flops + tokens_per_user * (users.flops - users_bare.flops)
-    return replace(
-        bare,
-        bytes_moved=bytes_moved,
-        flops=flops,
-        memory_s=bare.memory_s * bytes_moved / bare.bytes_moved,
-        compute_s=bare.compute_s * flops / bare.flops,
+    # Built directly, not with dataclasses.replace: a curve of rounds builds thousands of these.
+    return Pass(
+        bytes_moved,
+        flops,
+        bare.memory_s * bytes_moved / bare.bytes_moved,
+        bare.compute_s * flops / bare.flops,
+        bare.communication_s,
+        bare.overhead_s,
     )
 
 
@@ -253,6 +272,144 @@ class Round:
         return _bisect(self.speedup, speedup, 0.0, 1.0)
 
 
+class Rounds:
+    """Rounds of ``gamma`` draft steps and one verification for one deployment and drafter, at any
+    batch: ``at(batch)`` is ``speculation_round`` at that batch.
+
+    A curve over many batches (a chart, the break-even search) asks for dozens of rounds that
+    differ only in the batch, so what does not depend on it is done once here: the checks, the
+    resolved math precision, the workload with an empty cache, the draft's workload. Each
+    batch's round is kept, so asking twice costs nothing (the break-even search's doubling
+    meets the batches a chart has priced). One ``Rounds`` serves one question; it is not shared.
+
+    Raises SpecError for a bad ``gamma`` or ``draft_cost``, and for a draft model with another
+    vocabulary than the target's when no ``draft_cost`` is given (with one, it is a note).
+    """
+
+    def __init__(
+        self,
+        hardware: Hardware,
+        workload: Workload,
+        gamma: int,
+        *,
+        draft: ModelSpec | None = None,
+        draft_cost: float | None = None,
+    ) -> None:
+        self.gamma = check_gamma(gamma)
+        self.workload = workload
+        self.notes: tuple[str, ...] = ()
+        if draft is not None:
+            mismatch = vocabulary_mismatch(workload.model, draft)
+            if mismatch and draft_cost is None:
+                raise SpecError(mismatch, field="draft", hint="pick a draft of the same family, or give its cost")
+            if mismatch:
+                self.notes = (f"{mismatch}; the draft cost given is used as it is",)
+        if draft_cost is not None and (
+            isinstance(draft_cost, bool) or not isinstance(draft_cost, (int, float)) or not 0 <= draft_cost <= 10
+        ):
+            raise SpecError(
+                f"must be between 0 and 10, got {shown(draft_cost)}",
+                field="draft_cost",
+                hint="the draft's step over the target's: 0 for a free draft, about 0.1 for a model a tenth the size",
+            )
+        # Resolved once: every pass would otherwise resolve an "auto" math precision again.
+        self.hardware = resolved(hardware, workload)
+        self.draft_cost = draft_cost
+        self.empty = _emptied(workload)
+        #: The draft's own decode step, at the target's precisions and context (None: no draft model to time).
+        self.drafting = (
+            Workload(draft, workload.weight_precision, workload.kv_precision, context=workload.context)
+            if draft is not None and draft_cost is None
+            else None
+        )
+        self.drafter = "given" if draft_cost is not None else draft.id if draft is not None else "free"
+        self._rounds: dict[float, Round] = {}
+
+    def at(self, batch: float | None = None) -> Round:
+        """The round at ``batch`` users (``workload.batch`` by default)."""
+        batch = self.workload.batch if batch is None else batch
+        known = self._rounds.get(batch)
+        if known is not None:
+            return known
+        if isinstance(batch, bool) or not isinstance(batch, (int, float)) or not 1 <= batch <= MAX_BREAK_EVEN_BATCH:
+            raise SpecError(f"must be from 1 to {MAX_BREAK_EVEN_BATCH:,}, got {shown(batch)}", field="batch")
+        hardware, workload = self.hardware, self.workload
+        baseline = decode_pass(hardware, workload, batch)
+        verification = _verification(hardware, workload, self.empty, batch, self.gamma + 1, baseline)
+        if self.draft_cost is not None:
+            draft_step_s = self.draft_cost * baseline.seconds
+        elif self.drafting is not None:
+            draft_step_s = decode_pass(hardware, self.drafting, batch).seconds
+        else:
+            draft_step_s = 0.0
+        round_ = Round(self.gamma, batch, baseline, verification, draft_step_s, self.drafter, self.notes)
+        self._rounds[batch] = round_
+        return round_
+
+    def break_even(self, alpha: float) -> float | None:
+        """``break_even_batch`` for these rounds."""
+        alpha = check_alpha(alpha)
+        tokens = tokens_per_step(alpha, self.gamma)
+
+        def gain(batch: float) -> float:
+            """``τ t(B) - round(B)``: above 0 exactly where the speedup ``τ t(B) / round(B)`` is above 1,
+            and piecewise linear in B on a dense model (each pass is the larger of two lines)."""
+            round_ = self.at(batch)
+            return tokens * round_.baseline.seconds - round_.seconds
+
+        if gain(1) <= 0:
+            return 1.0
+        low, high = 1.0, 2.0
+        while gain(high) > 0:
+            if high >= MAX_BREAK_EVEN_BATCH:
+                return None
+            low, high = high, min(2 * high, MAX_BREAK_EVEN_BATCH)
+        # A ten-thousandth of the batch is far finer than any reader needs (the page shows whole users).
+        return _falling_root(gain, low, high, tolerance=1e-4)
+
+
+def _falling_root(falling: Callable[[float], float], low: float, high: float, tolerance: float) -> float:
+    """Where ``falling`` crosses 0 between ``low`` (where it is above 0) and ``high`` (where it is
+    not), to within ``tolerance * high``: the middle of the last bracket.
+
+    Each step evaluates the secant's crossing (regula falsi, with the Illinois rule: when the
+    secant moves the same end twice running, the other end's value is halved, so a curved
+    function cannot pin that end), then a point half the tolerance past it, toward the root:
+    when the secant landed that close, the two close the bracket. A round's gain is piecewise
+    linear in the batch on a dense model, so once the bracket spans one piece the secant lands
+    on the crossing: over the built-in deployments a search takes 2 to 4 evaluations past its
+    two ends, 14 at most, where bisection takes about fourteen every time; the calculator
+    searches on every keystroke.
+    """
+    f_low, f_high = falling(low), falling(high)
+    nudge = tolerance * high / 2
+    moved = 0  # which end the last secant point replaced: +1 low, -1 high
+    for _ in range(_BISECTION_STEPS):
+        if high - low <= tolerance * high:
+            break
+        middle = high - f_high * (high - low) / (f_high - f_low)
+        if not low < middle < high:  # the ends' values rounded to one another
+            middle = (low + high) / 2
+        value = falling(middle)
+        if value > 0:
+            low, f_low, probe = middle, value, middle + nudge
+            if moved == 1:
+                f_high /= 2
+            moved = 1
+        else:
+            high, f_high, probe = middle, value, middle - nudge
+            if moved == -1:
+                f_low /= 2
+            moved = -1
+        if low < probe < high and high - low > tolerance * high:
+            value = falling(probe)
+            if value > 0:
+                low, f_low = probe, value
+            else:
+                high, f_high = probe, value
+    return (low + high) / 2
+
+
 def speculation_round(
     hardware: Hardware,
     workload: Workload,
@@ -263,40 +420,14 @@ def speculation_round(
     draft_cost: float | None = None,
 ) -> Round:
     """A round of ``gamma`` draft steps and one verification, at ``batch`` users (``workload.batch``
-    by default), with ``workload.context`` tokens cached per user.
+    by default), with ``workload.context`` tokens cached per user (``Rounds(...).at(batch)``).
 
     The draft's step is ``draft_cost * t(B)`` when ``draft_cost`` is given, else the
     ``draft`` model's own decode step on the same GPUs, at the target's precisions and
     context; with neither, the draft is free (ĉ = 0), as prompt lookup nearly is. A draft
     model with another vocabulary is a SpecError, or, when ``draft_cost`` is given, a note.
     """
-    gamma = check_gamma(gamma)
-    batch = workload.batch if batch is None else batch
-    if isinstance(batch, bool) or not isinstance(batch, (int, float)) or not 1 <= batch <= MAX_BREAK_EVEN_BATCH:
-        raise SpecError(f"must be from 1 to {MAX_BREAK_EVEN_BATCH:,}, got {shown(batch)}", field="batch")
-    notes: tuple[str, ...] = ()
-    if draft is not None:
-        mismatch = vocabulary_mismatch(workload.model, draft)
-        if mismatch and draft_cost is None:
-            raise SpecError(mismatch, field="draft", hint="pick a draft of the same family, or give its cost")
-        if mismatch:
-            notes = (f"{mismatch}; the draft cost given is used as it is",)
-    baseline = decode_pass(hardware, workload, batch)
-    verification = verification_pass(hardware, workload, batch, gamma + 1, baseline)
-    if draft_cost is not None:
-        if isinstance(draft_cost, bool) or not isinstance(draft_cost, (int, float)) or not 0 <= draft_cost <= 10:
-            raise SpecError(
-                f"must be between 0 and 10, got {shown(draft_cost)}",
-                field="draft_cost",
-                hint="the draft's step over the target's: 0 for a free draft, about 0.1 for a model a tenth the size",
-            )
-        draft_step_s, drafter = draft_cost * baseline.seconds, "given"
-    elif draft is not None:
-        drafting = Workload(draft, workload.weight_precision, workload.kv_precision, context=workload.context)
-        draft_step_s, drafter = decode_pass(hardware, drafting, batch).seconds, draft.id
-    else:
-        draft_step_s, drafter = 0.0, "free"
-    return Round(gamma, batch, baseline, verification, draft_step_s, drafter, notes)
+    return Rounds(hardware, workload, gamma, draft=draft, draft_cost=draft_cost).at(batch)
 
 
 # -- One round as a server runs it (the serving simulator's pieces) -----------------------
@@ -350,20 +481,7 @@ def break_even_batch(
     verifies).
     """
     alpha = check_alpha(alpha)
-
-    def speedup(batch: float) -> float:
-        return speculation_round(hardware, workload, gamma, batch, draft=draft, draft_cost=draft_cost).speedup(alpha)
-
-    if speedup(1) <= 1:
-        return 1.0
-    low, high = 1.0, 2.0
-    while speedup(high) > 1:
-        if high >= MAX_BREAK_EVEN_BATCH:
-            return None
-        low, high = high, min(2 * high, MAX_BREAK_EVEN_BATCH)
-    # A ten-thousandth of a user is far finer than any reader needs, and keeps the search to
-    # about 14 rounds after the doubling: the calculator calls this on every keystroke.
-    return _bisect(lambda batch: -speedup(batch), -1.0, low, high, tolerance=1e-4)
+    return Rounds(hardware, workload, gamma, draft=draft, draft_cost=draft_cost).break_even(alpha)
 
 
 def best_gamma(

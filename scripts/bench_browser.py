@@ -15,6 +15,8 @@ same run:
 - a warm Run (goal ≤ 100 ms) and a Run after 5 s idle (goal ≤ 300 ms), click to last line;
 - calculator input to updated numbers, p95 over varied inputs (goal ≤ 16 ms), for
   chapter 1's calculator and, on its own page, chapter 2's KV budget (ratio to chapter 1's);
+- chapter 5's speculation calculator, input to updated numbers and chart, p95 over varied
+  inputs (goal ≤ 50 ms), its ratio to chapter 1's, and the same views in CPython;
 - chapter 3's serving simulator (1,000 requests a run), input to redrawn metrics and
   timeline, p95 over varied traffic (goal ≤ 300 ms), against the same views in CPython;
 - chapter 6's "Deploy it", input to numbers, p95 over varied splits (goal ≤ 50 ms), with
@@ -60,6 +62,7 @@ COLD_REPEATS = 3
 WARM_REPEATS = 10
 IDLE_REPEATS = 3
 CALC_INPUTS = 120
+SPECULATION_CHAPTER = "chapters/speculative-decoding/"
 SERVING_CHAPTER = "chapters/continuous-batching/"
 DEPLOY_CHAPTER = "chapters/parallelism/"
 SERVING_INPUTS = 30
@@ -209,6 +212,51 @@ def _deploy_inputs(count: int) -> list[dict[str, object]]:
         }
         for i in range(count)
     ]
+
+
+def _speculation_inputs(count: int) -> list[dict[str, object]]:
+    """Varied inputs for chapter 5's speculation calculator, mostly ones it answers: Llama 3 targets
+    on one to eight GPUs that hold them, Llama 3.2 1B or a given draft cost, short to long contexts;
+    every fifth target another model, which the view may refuse (another vocabulary, no room)."""
+    from roofline import builtin_specs
+
+    specs = builtin_specs()
+    gpus, models = list(specs.gpus), list(specs.models)
+    targets = ["llama-3.1-8b", "llama-3.1-70b", "llama-3.1-8b", "llama-3.1-405b"]
+    large = ["h100-sxm", "h200", "b200", "a100-80gb", "mi300x"]
+    inputs = []
+    for i in range(count):
+        target = targets[i % 4] if i % 5 else models[(i // 2) % len(models)]
+        inputs.append(
+            {
+                "gpu": gpus[i % len(gpus)] if i % 7 == 0 else large[i % 5],
+                "model": target,
+                "draft": ["given-cost", "llama-3.2-1b", models[(i * 3) % len(models)]][i % 3],
+                "draft_cost": round(0.02 + (i * 7 % 30) / 100, 2),
+                "alpha": round(0.4 + (i * 13 % 56) / 100, 2),
+                "gamma": 1 + (i * 5) % 10,
+                "batch": [1, 2, 4, 8, 16, 32, 64, 128, 3, 24][i % 10],
+                "context": (i * 1024) % 16384,
+                "gpus": 8 if target == "llama-3.1-405b" else [1, 2, 4, 8][i % 4],
+            }
+        )
+    return inputs
+
+
+def speculation_cpython_ms(inputs: list[dict[str, object]]) -> list[float]:
+    """Chapter 5's calculator views in CPython here, each timed once as the page times it: the
+    baseline for the in-page figure."""
+    import time
+
+    from sitegen.pages import find
+
+    view = find(Path(__file__).resolve().parent.parent / "docs", "speculative-decoding").calculator("speculate")
+    times = []
+    for params in inputs:
+        start = time.perf_counter()
+        view.view(**params)
+        times.append((time.perf_counter() - start) * 1e3)
+    return times
 
 
 #: Deployments the serving benchmark cycles through: (GPU count, GPU, model, weight precision).
@@ -432,6 +480,11 @@ class Bench:
         """Chapter 6's "Deploy it" calculator."""
         return self.calculator_on_own_page_ms(DEPLOY_CHAPTER, "deploy", "batch", _deploy_inputs(CALC_INPUTS))
 
+    def speculation_ms(self) -> list[dict]:
+        """Chapter 5's speculation calculator: input to its numbers and chart."""
+        inputs = _speculation_inputs(CALC_INPUTS)
+        return self.calculator_on_own_page_ms(SPECULATION_CHAPTER, "speculate", "alpha", inputs)
+
     def serving_ms(self) -> list[dict]:
         """Chapter 3's simulator (1,000 requests a run): input to redrawn metrics and timeline."""
         return self.calculator_on_own_page_ms(SERVING_CHAPTER, "serving", "rate", _serving_inputs(SERVING_INPUTS))
@@ -620,6 +673,12 @@ def measure(base: str, plain_base: str, site_dir: Path) -> dict[str, object]:
         kv = bench.kv_budget_ms()
         figures["kv_calc_p95_ms"] = _percentile([result["inputToNumbersMs"] for result in kv], 0.95)
         figures["kv_calc_python_p95_ms"] = _percentile([result["pythonMs"] for result in kv], 0.95)
+        speculation = bench.speculation_ms()
+        figures["spec_p50_ms"] = statistics.median(result["inputToNumbersMs"] for result in speculation)
+        figures["spec_p95_ms"] = _percentile([result["inputToNumbersMs"] for result in speculation], 0.95)
+        figures["spec_python_p95_ms"] = _percentile([result["pythonMs"] for result in speculation], 0.95)
+        figures["spec_render_p50_ms"] = statistics.median(result["renderMs"] for result in speculation)
+        figures["spec_cpython_p95_ms"] = _percentile(speculation_cpython_ms(_speculation_inputs(CALC_INPUTS)), 0.95)
         serving = bench.serving_ms()
         figures["serving_p50_ms"] = statistics.median(result["inputToNumbersMs"] for result in serving)
         figures["serving_p95_ms"] = _percentile([result["inputToNumbersMs"] for result in serving], 0.95)
@@ -768,6 +827,20 @@ def report() -> dict[str, object]:
     _line(f"KV budget (ch. 2) input to numbers, p95 ({CALC_INPUTS})", f"{kv:.1f} ms", "≤ 16 ms", kv <= 16)
     _line("  ratio to chapter 1's calculator p95", f"{kv / figures['calc_p95_ms']:.2f} ×")
     _line("  of which Python's view, p95", f"{figures['kv_calc_python_p95_ms']:.1f} ms")
+    speculation = figures["spec_p95_ms"]
+    _line(
+        f"speculation (ch. 5) input to numbers, p50 / p95 ({CALC_INPUTS})",
+        f"{figures['spec_p50_ms']:.1f} / {speculation:.1f} ms",
+        "≤ 50 ms",
+        speculation <= 50,
+    )
+    _line("  ratio to chapter 1's calculator p95", f"{speculation / figures['calc_p95_ms']:.2f} ×")
+    _line(
+        "  of which Python's view, p95",
+        f"{figures['spec_python_p95_ms']:.1f} ms",
+        f"CPython here {figures['spec_cpython_p95_ms']:.1f} ms",
+    )
+    _line("  of which drawing the numbers and chart, p50", f"{figures['spec_render_p50_ms']:.1f} ms")
     serving = figures["serving_p95_ms"]
     _line(
         f"serving simulator input to timeline, p50 / p95 ({SERVING_INPUTS} inputs)",

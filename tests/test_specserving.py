@@ -9,12 +9,16 @@ each bad input is one line.
 from __future__ import annotations
 
 import json
+import math
+from dataclasses import replace
 
 import pytest
 
-from roofline import Hardware, SpecError, Workload, builtin_specs
+from roofline import Hardware, SpecError, Workload, builtin_specs, iteration_costs
+from roofline import formatting as fmt
+from roofline.calibration import load_calibration
 from roofline.serving import Lengths, ServingConfig, simulate
-from roofline.specserving import Drafting, simulate_speculative
+from roofline.specserving import Drafting, simulate_speculative, verification_with_prefill
 from roofline.speculative import tokens_per_step
 from support import assert_one_line_error, run_cli
 
@@ -50,6 +54,25 @@ def test_over_ten_thousand_rounds_the_tokens_per_round_are_tau_within_two_percen
     assert run.tokens_per_round == pytest.approx(tokens_per_step(alpha, gamma), rel=0.02)
     # Emitted tokens: every round's draw, cut at each output's end; plus each request's first token.
     assert run.emitted_tokens + run.result.completed == run.result.output_tokens
+
+
+def test_a_lone_requests_rounds_are_timed_pass_by_pass() -> None:
+    """Every draft accepted (α = 1), one request: its prefill, then rounds of γ+1 = 4 tokens at a
+    context 4 longer each time, each the verification of 4 tokens plus 3 draft steps of Llama 3.2 1B.
+    The simulator times decode-only iterations from two lines per batch size; summed pass by pass
+    here, the busy time must agree."""
+    traffic = ServingConfig(policy="continuous", rate=math.inf, requests=1, prompt=Lengths(100, 100),
+                            output=Lengths(41, 41))  # fmt: skip
+    run = simulate_speculative(H100, TARGET, traffic, Drafting(3, 1.0, draft=DRAFT))
+    costs, draft = iteration_costs(H100, TARGET), iteration_costs(H100, Workload(DRAFT))
+    prefill = verification_with_prefill(costs, 0, 0, 1, 100, 100 * 101 / 2, 1).seconds
+    rounds = [
+        verification_with_prefill(costs, 1, 101 + 4 * r, 4, 0, 0, 0).seconds
+        + 3 * draft.iteration(1, 101 + 4 * r).seconds
+        for r in range(10)
+    ]
+    assert run.rounds == 10 and run.emitted_tokens == 40 and run.result.iterations == 11
+    assert run.result.busy_s == pytest.approx(prefill + math.fsum(rounds), rel=1e-12)
 
 
 def test_at_a_low_rate_speculation_cuts_tpot_and_at_a_high_rate_it_lowers_throughput() -> None:
@@ -130,6 +153,42 @@ def test_json_has_a_speculation_object(capsys) -> None:
     assert data["speculation"]["expected_tokens_per_round"] == pytest.approx(1.75)
     assert data["speculation"]["drafter"] == "free"
     assert data["admission"] == "reserve"
+
+
+def test_expected_costs_give_the_plain_runs_band(capsys) -> None:
+    """``--costs expected``: the ceiling's run as before, then the same run at the fitted costs with
+    the band plain runs get (``Calibration.bands``), in JSON and in words."""
+    argv = (*BASE, "--rate", "8", "--speculate-gamma", "4", "--speculate-alpha", "0.7", "--draft", "llama-3.2-1b")
+    status, out, _ = run_cli(capsys, *argv, "--costs", "expected", "--json")
+    assert status == 0
+    data = json.loads(out)
+    drafting, traffic = Drafting(4, 0.7, draft=DRAFT), ServingConfig(rate=8.0, requests=60)  # the CLI's defaults
+    calibration = load_calibration()
+    ceiling = simulate_speculative(H100, TARGET, traffic, drafting)
+    fitted = replace(H100, costs=calibration.cost_model("h100-sxm"))
+    expected = simulate_speculative(fitted, TARGET, traffic, drafting)
+    assert data["costs"] == "expected"
+    assert data["throughput_tokens_per_s"] == pytest.approx(ceiling.result.throughput_tokens_per_s, rel=1e-12)
+    assert data["expected"]["throughput_tokens_per_s"] == pytest.approx(
+        expected.result.throughput_tokens_per_s, rel=1e-12
+    )
+    assert data["expected"]["speculation"]["rounds"] == expected.rounds
+    assert data["band"] == calibration.bands(data["expected"])
+    for metric in ("throughput_tokens_per_s", "tpot_mean_s", "ttft_mean_s", "itl_mean_s"):
+        low, high = data["band"][metric]
+        assert low < data["expected"][metric] < high
+    assert data["expected"]["throughput_tokens_per_s"] < data["throughput_tokens_per_s"]
+
+    status, text, _ = run_cli(capsys, *argv, "--costs", "expected")
+    assert status == 0
+    low, high = data["band"]["throughput_tokens_per_s"]
+    rate = fmt.rate(data["expected"]["throughput_tokens_per_s"])
+    assert f"expected throughput    {rate} output tokens/s (band {fmt.rate(low)} to {fmt.rate(high)})" in text
+    assert f"expected rounds   {expected.rounds:,} verifications" in text
+    assert "fitted to published runs without speculation" in text
+    # Without --costs expected: no expected run, no band.
+    status, out, _ = run_cli(capsys, *argv, "--json")
+    assert "band" not in json.loads(out) and "expected" not in json.loads(out)
 
 
 @pytest.mark.parametrize(

@@ -17,6 +17,8 @@ from roofline import Hardware, SpecError, Workload, builtin_specs, crossover_bat
 from roofline import architecture as arch
 from roofline.speculative import (
     GAMMA_RANGE,
+    Rounds,
+    _falling_root,
     accepted_tokens,
     alpha_for_tokens_per_step,
     best_gamma,
@@ -164,6 +166,81 @@ def test_at_long_context_speculation_never_breaks_even() -> None:
     workload = Workload(LLAMA_8B, context=4096)
     assert break_even_batch(H100, workload, 0.8, 4) is None
     assert speculation_round(H100, workload, 4, 100_000).speedup(0.8) == pytest.approx(3.36, abs=0.01)
+
+
+def _bisected_break_even(rounds: Rounds, alpha: float) -> float | None:
+    """The break-even batch by plain bisection on the speedup, as the package searched before its
+    secant search: the yardstick the faster search must agree with."""
+    if rounds.at(1).speedup(alpha) <= 1:
+        return 1.0
+    low, high = 1.0, 2.0
+    while rounds.at(high).speedup(alpha) > 1:
+        if high >= 1_000_000:
+            return None
+        low, high = high, min(2 * high, 1_000_000)
+    while high - low > 1e-6 * high:
+        middle = (low + high) / 2
+        low, high = (middle, high) if rounds.at(middle).speedup(alpha) > 1 else (low, middle)
+    return (low + high) / 2
+
+
+@pytest.mark.parametrize(
+    ("gpu", "gpus", "model", "context", "alpha", "gamma", "drafter"),
+    [
+        ("h100-sxm", 1, "llama-3.1-8b", 0, 0.8, 4, {}),
+        ("h100-sxm", 1, "llama-3.1-8b", 0, 0.5, 1, {}),  # the crossing sits on a kink of the gain
+        ("h100-sxm", 1, "llama-3.1-8b", 512, 0.7, 6, {"draft": "llama-3.2-1b"}),
+        ("a100-80gb", 4, "llama-3.1-70b", 1024, 0.9, 8, {"draft_cost": 0.05}),
+        ("mi300x", 1, "mixtral-8x7b", 0, 0.8, 4, {"draft_cost": 0.1}),  # experts touched: a curved gain
+        ("h200", 8, "deepseek-v3", 256, 0.6, 2, {}),
+        ("l40s", 1, "llama-2-7b", 0, 0.95, 16, {"draft_cost": 0.02}),
+    ],
+)
+def test_break_even_search_agrees_with_bisection(gpu, gpus, model, context, alpha, gamma, drafter) -> None:
+    if "draft" in drafter:
+        drafter = {"draft": SPECS.model(drafter["draft"])}
+    workload = Workload(SPECS.model(model), context=context)
+    found = break_even_batch(Hardware(SPECS.gpu(gpu), gpus), workload, alpha, gamma, **drafter)
+    bisected = _bisected_break_even(Rounds(Hardware(SPECS.gpu(gpu), gpus), workload, gamma, **drafter), alpha)
+    assert found is not None and bisected is not None
+    assert found == pytest.approx(bisected, rel=1e-4)
+    rounds = Rounds(Hardware(SPECS.gpu(gpu), gpus), workload, gamma, **drafter)
+    assert rounds.at(found * (1 - 1e-3)).speedup(alpha) > 1 > rounds.at(found * (1 + 1e-3)).speedup(alpha)
+
+
+@pytest.mark.parametrize(
+    "falling",
+    [
+        lambda x: 3.0 - x,  # a line: the first secant lands on the root
+        lambda x: min(10.0 - 2 * x, 7.0 - x),  # a kink at 3, the root at 5
+        lambda x: max(3.0 - x, 0.2 * (3.0 - x)),  # a kink at the root
+        lambda x: 1.0 / x - 1 / 3,  # convex: regula falsi alone would pin one end
+        lambda x: 9.0 - x * x,  # concave
+        lambda x: 1.0 if x < 3 else -1.0,  # a step: every secant point is the middle or worse
+    ],
+)
+def test_falling_root_finds_the_crossing_within_the_tolerance(falling) -> None:
+    calls = []
+
+    def counted(x: float) -> float:
+        calls.append(x)
+        return falling(x)
+
+    root = _falling_root(counted, 1.0, 8.0, tolerance=1e-4)
+    assert falling(root - 1e-4 * 8) > 0 >= falling(root + 1e-4 * 8)
+    assert len(calls) < 100
+
+
+def test_rounds_at_a_batch_are_speculation_round_there_and_kept() -> None:
+    workload = Workload(LLAMA_8B, context=2048)
+    rounds = Rounds(H100, workload, 4, draft=SPECS.model("llama-3.2-1b"))
+    for batch in (1, 3, 64, 1000.5):
+        assert rounds.at(batch) == speculation_round(H100, workload, 4, batch, draft=SPECS.model("llama-3.2-1b"))
+        assert rounds.at(batch) is rounds.at(batch)
+    assert rounds.at() == rounds.at(workload.batch)
+    with pytest.raises(SpecError, match="from 1 to 1,000,000") as caught:
+        rounds.at(0)
+    assert caught.value.field == "batch"
 
 
 def test_when_speculation_never_pays_the_break_even_is_one_user() -> None:

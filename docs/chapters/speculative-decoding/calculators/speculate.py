@@ -20,7 +20,7 @@ from roofline import formatting as fmt
 from roofline.calibration import load_calibration
 from roofline.forms import Field, Form, Output, gpu_menu, model_menu
 from roofline.performance import gpu_count_problem, resolved
-from roofline.speculative import GAMMA_RANGE, Round, break_even_batch, speculation_round
+from roofline.speculative import GAMMA_RANGE, Round, Rounds
 
 #: The draft menu's first entry: no draft model, the cost field below instead.
 GIVEN_COST = "given-cost"
@@ -83,15 +83,13 @@ def _users(batch: float | None, most: int | None) -> str:
     return "never (up to a million users)" if most is None else f"none up to the {most:,} users that fit"
 
 
-def _break_even(
-    hardware: Hardware, workload: Workload, alpha: float, gamma: int, most: int | None, drafter: dict[str, Any]
-) -> float | None:
-    """``speculative.break_even_batch``, or None when speculation still pays at ``most`` users, the
+def _break_even(rounds: Rounds, alpha: float, most: int | None) -> float | None:
+    """The rounds' break-even batch, or None when speculation still pays at ``most`` users, the
     most whose caches fit: a break-even past them is one no server reaches, and skipping its search
     (doubling up to a million users) keeps the calculator quick on long contexts."""
-    if most is not None and speculation_round(hardware, workload, gamma, max(most, 1), **drafter).speedup(alpha) > 1:
+    if most is not None and rounds.at(max(most, 1)).speedup(alpha) > 1:
         return None
-    return break_even_batch(hardware, workload, alpha, gamma, **drafter)
+    return rounds.break_even(alpha)
 
 
 def _chart(ceiling: dict[int, float], expected: dict[int, float], batch: int) -> dict[str, Any]:
@@ -212,25 +210,26 @@ def view(
             " context or more GPUs.",
         )
     drafter: dict[str, Any] = {"draft_cost": draft_cost} if draft == GIVEN_COST else {"draft": specs.model(draft)}
-    expected_hardware = replace(hardware, costs=load_calibration().cost_model(gpu))
+    calibration = load_calibration()  # read once: each call reads the file again
+    expected_hardware = replace(hardware, costs=calibration.cost_model(gpu))
+    # One Rounds per cost model: the chart's batches, the break-even search and the chosen batch
+    # share their passes (the search's doubling meets the chart's batches).
     try:
-        ceiling = speculation_round(hardware, workload, gamma, **drafter)
+        at_ceiling = Rounds(hardware, workload, gamma, **drafter)
     except SpecError as error:
         return _refused(params, "This drafter cannot draft for this model", f"{error.message}; {error.hint}.")
-    expected = speculation_round(expected_hardware, workload, gamma, **drafter)
+    at_expected = Rounds(expected_hardware, workload, gamma, **drafter)
+    ceiling, expected = at_ceiling.at(batch), at_expected.at(batch)
     # The most users whose caches fit at this context (None at context 0: no cache to hold).
     most = memory_use(hardware, replace(workload, batch=1)).max_batch
-    # The ceiling's break-even only: the expected curve's crossing is on the chart, and a second
-    # search would double the calculator's time per keystroke.
-    even = _break_even(hardware, workload, alpha, gamma, most, drafter)
     chart = _chart(
-        *(
-            {b: speculation_round(costs, workload, gamma, b, **drafter).speedup(alpha) for b in CHART_BATCHES}
-            for costs in (hardware, expected_hardware)
-        ),
+        *({b: rounds.at(b).speedup(alpha) for b in CHART_BATCHES} for rounds in (at_ceiling, at_expected)),
         batch,
     )
-    return _answer(params, (ceiling, expected), (even, most), chart)
+    # The ceiling's break-even only: the expected curve's crossing is on the chart, and a second
+    # search would add to the calculator's time per keystroke.
+    even = _break_even(at_ceiling, alpha, most)
+    return _answer(params, (ceiling, expected), (even, most), chart, calibration.band["tpot_mean_s"])
 
 
 def _answer(
@@ -238,9 +237,10 @@ def _answer(
     rounds: tuple[Round, Round],
     evens: tuple[float | None, int | None],
     chart: dict,
+    band: tuple[float, float],
 ) -> dict[str, Any]:
     """The answer's words and figures from the two rounds (ceiling, expected), the ceiling's
-    break-even batch and the most users that fit."""
+    break-even batch, the most users that fit, and the fit's band on time per token."""
     alpha, batch = params["alpha"], params["batch"]
     ceiling, expected = rounds
     even, most = evens
@@ -250,7 +250,7 @@ def _answer(
     plain_ceiling = ceiling.baseline_tokens_per_s_per_user
     per_user_expected = expected.tokens_per_s_per_user(alpha)
     # The fit's band is on time per token (p10 and p90 of measured ÷ expected), so tokens/s is its inverse.
-    low, high = load_calibration().band["tpot_mean_s"]
+    low, high = band
     above = per_user > plain_ceiling
     flag = (
         f" (speculative: {per_user / plain_ceiling:.2f}× the plain ceiling)"
