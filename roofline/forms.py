@@ -15,6 +15,11 @@ and decorates its view with it::
         rules=[Rule.at_most("prompt_low", "prompt_high", "The shortest prompt must not be longer than the longest.")],
     )
 
+A GPU or model menu is declared with ``Field.gpu("gpu", "GPU", specs, default="h100-sxm")`` or
+``Field.model(...)``: it also takes the reader's own GPU or model ("Your GPU…", "Your model…"
+in the page), an id ``own-`` and a hash whose text the request carries, and the view looks the
+value up in ``FORM.specs()``, which holds that entry for the call (``own_entries``).
+
 A rule between choices lists the combinations allowed, computed from the specs:
 ``Rule.allowed(("gpus", "model"), [("1", "llama-3.1-8b"), ...], "{model} needs more GPUs.")``.
 

@@ -57,7 +57,7 @@ def test_your_model_in_every_calculator(browser, site, slug: str, name: str) -> 
     page = context.new_page()
     form = _ready(page, site.isolated, slug, name)
     select = form.locator(".rf-field:has(> details[data-rf-own=model]) select")
-    default = select.input_value()
+    default, field = select.input_value(), select.get_attribute("name")
     before = _numbers(form)
     panel = form.locator("details[data-rf-own=model]")
     panel.locator("summary").click()
@@ -71,7 +71,7 @@ def test_your_model_in_every_calculator(browser, site, slug: str, name: str) -> 
     expect(select.locator("option:checked")).to_have_text("Your model (Qwen3)")
     after = _numbers(form)
     assert sum(after[key] != before[key] for key in after) >= 3, (before, after)
-    page.wait_for_function(f"location.search.includes('{name}.{select.get_attribute('name')}={chosen}')")
+    page.wait_for_function(f"location.search.includes('{name}.{field}={chosen}')")
     assert "Qwen3ForCausalLM" not in page.url  # the link names the hash, never the config
 
     # A malformed paste: one line under the box naming the key; the menu and results stay.
@@ -88,7 +88,7 @@ def test_your_model_in_every_calculator(browser, site, slug: str, name: str) -> 
     again = context.new_page()
     form = _ready(again, site.isolated, slug, name, "?" + link.split("?", 1)[1])
     expect(form).to_have_attribute("data-state", "ready", timeout=support.STEP_MS)
-    expect(form.locator(f"select[name={select.get_attribute('name')}]")).to_have_value(chosen)
+    expect(form.locator(f"select[name={field}]")).to_have_value(chosen)
     assert _numbers(form) == after
     context.close()
 
@@ -98,7 +98,7 @@ def test_your_model_in_every_calculator(browser, site, slug: str, name: str) -> 
     note = form.locator(".rf-calc__note")
     expect(note).to_contain_text(f"={chosen} is a model pasted in another browser", timeout=support.STEP_MS)
     assert "\n" not in note.text_content()
-    expect(form.locator(f"select[name={select.get_attribute('name')}]")).to_have_value(default)
+    expect(form.locator(f"select[name={field}]")).to_have_value(default)
     other.close()
 
 

@@ -116,9 +116,14 @@ class Calculator {
     return checkNumber({ min: control.min, max: control.max, step: control.step, describe }, raw);
   }
 
-  /** The first of the form's rules that `params` break ({fields, message, …}), or null. */
+  /**
+   * The first of the form's rules that `params` break ({fields, message, …}), or null. A rule
+   * listing combinations lists built-in entries only: with the reader's own GPU or model in one
+   * of its fields, the package's checks speak instead (roofline.forms.Rule.holds says the same).
+   */
   brokenRule(params) {
-    return brokenRule(this.rules, params);
+    const own = (rule) => rule.kind === "allowed" && rule.fields.some((name) => OWN_ID.test(String(params[name])));
+    return brokenRule(this.rules.filter((rule) => !own(rule)), params);
   }
 
   /** The rule's message for `params`, each {field} in it the text of the option chosen there. */

@@ -29,8 +29,17 @@ export function ownId(text) {
   return `own-${hash.toString(16).padStart(8, "0")}`;
 }
 
+// What load() last read, until this page stores an entry or another tab does (the storage event).
+let cached = null;
+globalThis.addEventListener?.("storage", () => (cached = null));
+
 /** Everything stored, as {gpu: {id: entry}, model: {...}}; anything malformed is left out. */
 function load() {
+  cached ??= read();
+  return structuredClone(cached);
+}
+
+function read() {
   let data;
   try {
     data = JSON.parse(localStorage.getItem(STORE_KEY) ?? "{}");
@@ -73,6 +82,7 @@ export function remember(kind, id, name, text) {
     .sort(([, a], [, b]) => b.saved - a.saved)
     .slice(0, KEEP);
   data[kind] = Object.fromEntries(newest.map(([key, entry]) => [key, { name: entry.name, text: entry.text, saved: entry.saved }]));
+  cached = null;
   try {
     localStorage.setItem(STORE_KEY, JSON.stringify(data));
     return "";
