@@ -10,6 +10,7 @@ axe on the open panel. The CPython half is ``test_own_entries.py``.
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -137,4 +138,37 @@ def test_your_gpu_at_390px_from_the_keyboard(browser, site, scheme: str, tmp_pat
     assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 390
     assert axe_violations(page) == []
     panel.locator("..").screenshot(path=str(tmp_path / f"your-gpu-390-{scheme}.png"))
+    context.close()
+
+
+def test_hostile_text_shows_as_text_and_a_100_mb_paste_is_refused_by_its_size(browser, site) -> None:
+    context = browser.new_context()
+    page = context.new_page()
+    form = _ready(page, site.isolated, "kv-cache", "kv_budget")
+    panel = form.locator("details[data-rf-own=model]")
+    panel.locator("summary").click()
+    box = panel.locator("textarea")
+    marked = '<img src=x onerror="window.__pwned = 1">'
+    # A config that reads fine, named in markup: the menu shows the name as text.
+    named = CONFIG.replace("{", '{\n  "_name_or_path": ' + json.dumps(f"org/{marked}") + ",", 1)
+    box.evaluate(PASTE, named)
+    expect(form.locator("select[name=model] option:checked")).to_have_text(marked, timeout=support.STEP_MS)
+    # A config the package refuses, with markup in the key it names: the line shows it as text.
+    box.evaluate(PASTE, json.dumps({"architectures": [marked]}))
+    expect(panel.locator(".rf-own__error")).to_contain_text(f"unknown architecture '{marked}", timeout=support.STEP_MS)
+    assert form.locator("img").count() == 0 and page.evaluate("window.__pwned") is None
+    # 100 MB on the clipboard: refused by its length, before it lands in the box or reaches Python.
+    page.evaluate(
+        """(box) => {
+          const data = new DataTransfer();
+          data.setData("text/plain", "{" + " ".repeat(100_000_000) + "}");
+          box.dispatchEvent(new ClipboardEvent("paste", { clipboardData: data, bubbles: true, cancelable: true }));
+        }""",
+        box.element_handle(),
+    )
+    expect(panel.locator(".rf-own__error")).to_have_text(
+        "That is 100,000,002 characters; a config.json is a few kB and at most 1 MB:"
+        " paste that file, not a weights file."
+    )
+    assert len(box.input_value()) < 1000
     context.close()
