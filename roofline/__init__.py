@@ -16,7 +16,7 @@ Layout, lowest layer first. A module imports only from modules above it:
 - ``loader``       TOML spec files (``data/*.toml``) -> SpecSet, with located errors.
 - ``forms``        a calculator's declared inputs, rules and outputs (Form, Field, Rule, Output),
                    checked alike in CPython and, in the reader's browser, in Pyodide; GPU and
-                   model menus from a SpecSet.
+                   model menus from a SpecSet, which also take the reader's own entry.
 - ``hfconfig``     a Hugging Face ``config.json`` -> ModelSpec, one reader per supported
                    ``architectures`` value. A new model family goes here.
 - ``ownspecs``     what ``--model``/``--gpu`` name: an id, or the path of the reader's own

@@ -15,6 +15,11 @@ and decorates its view with it::
         rules=[Rule.at_most("prompt_low", "prompt_high", "The shortest prompt must not be longer than the longest.")],
     )
 
+A GPU or model menu is declared with ``Field.gpu("gpu", "GPU", specs, default="h100-sxm")`` or
+``Field.model(...)``: it also takes the reader's own GPU or model ("Your GPU…", "Your model…"
+in the page), an id ``own-`` and a hash whose text the request carries, and the view looks the
+value up in ``FORM.specs()``, which holds that entry for the call (``own_entries``).
+
 A rule between choices lists the combinations allowed, computed from the specs:
 ``Rule.allowed(("gpus", "model"), [("1", "llama-3.1-8b"), ...], "{model} needs more GPUs.")``.
 
@@ -41,7 +46,9 @@ from __future__ import annotations
 import inspect
 import operator
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from functools import wraps
@@ -49,8 +56,8 @@ from typing import Any
 
 from . import formatting as fmt
 from .errors import SpecError, did_you_mean, shown
-from .loader import SpecSet
-from .specs import ModelSpec
+from .loader import SpecSet, builtin_specs
+from .specs import GpuSpec, ModelSpec
 
 #: A field's, an output's or a key's name: what Python, the URL (``NAME.FIELD=…``) and the markup all accept.
 NAME = re.compile(r"[a-z][a-z0-9_]*")
@@ -65,6 +72,33 @@ KINDS_OF_RULE = (*RULES, "allowed")
 PLACEHOLDER = re.compile(r"\{([a-z][a-z0-9_]*)\}")
 #: The most decimals a step may have: the page compares numbers as integers of that many decimals.
 MAX_DECIMALS = 6
+#: What a GPU or model field (``Field.gpu``, ``Field.model``) also takes: the reader's own entry,
+#: by the id the page gives it, ``own-`` and a short hash of its text (calculator.mjs, own.mjs).
+OWN_ID = re.compile(r"own-[0-9a-f]{8}")
+#: The kinds of entry a reader may bring, and the word each takes in messages.
+OWN_KINDS = {"gpu": "GPU", "model": "model"}
+#: The reader's own entries for the view being called (own_entries): empty outside one.
+_OWN: ContextVar[SpecSet | None] = ContextVar("own_entries", default=None)
+_NO_ENTRIES = SpecSet()
+
+
+@contextmanager
+def own_entries(entries: SpecSet) -> Iterator[None]:
+    """Within this block, GPU and model fields take ``entries``' ids (the reader's own GPU or
+    model, read by ``ownspecs.own_entry``), and ``Form.specs()`` holds them beside the built-in ones."""
+    token = _OWN.set(entries)
+    try:
+        yield
+    finally:
+        _OWN.reset(token)
+
+
+def _own_entry(kind: str, value: Any) -> GpuSpec | ModelSpec | None:
+    """The reader's own ``kind`` entry ``value`` names in the current call, or None."""
+    if not isinstance(value, str) or not OWN_ID.fullmatch(value):
+        return None
+    entries = _OWN.get() or _NO_ENTRIES
+    return (entries.gpus if kind == "gpu" else entries.models).get(value)
 
 
 def gpu_menu(specs: SpecSet) -> list[tuple[str, str]]:
@@ -126,6 +160,8 @@ class Field:
     high: float | int | None = None
     step: float | int = 1
     wide: bool = False
+    #: ``"gpu"`` or ``"model"`` for a field that also takes the reader's own entry (Field.gpu, Field.model).
+    own: str = ""
 
     @classmethod
     def choice(
@@ -133,6 +169,28 @@ class Field:
     ) -> Field:
         """A ``<select>``: ``choices`` are ``(value, text)`` pairs, ``default`` one of the values."""
         return cls(name, label, default, choices=tuple((str(v), str(t)) for v, t in choices), wide=wide)
+
+    @classmethod
+    def gpu(cls, name: str, label: str, specs: SpecSet, default: str, *, wide: bool = True) -> Field:
+        """A menu of ``specs``' GPUs (``gpu_menu``) that also takes the reader's own GPU: the page
+        adds "Your GPU…" under it, and the view finds the entry in ``FORM.specs()``."""
+        return cls(name, label, default, choices=tuple(gpu_menu(specs)), wide=wide, own="gpu")
+
+    @classmethod
+    def model(
+        cls,
+        name: str,
+        label: str,
+        specs: SpecSet,
+        default: str,
+        *,
+        keep: Callable[[ModelSpec], bool] = lambda model: True,
+        wide: bool = True,
+    ) -> Field:
+        """A menu of ``specs``' models that ``keep`` accepts (``model_menu``), and the reader's own
+        model (a pasted config.json): "Your model…" under it. ``keep`` filters the menu only; an
+        own model the view cannot serve is refused by the package, in one line."""
+        return cls(name, label, default, choices=tuple(model_menu(specs, keep)), wide=wide, own="model")
 
     @classmethod
     def number(cls, name: str, label: str, *, low: float, high: float, default: float, step: float = 1) -> Field:
@@ -172,6 +230,14 @@ class Field:
             known = [choice for choice, _ in self.choices]
             if isinstance(value, str) and value in known:
                 return value
+            if self.own and _own_entry(self.own, value) is not None:
+                return value
+            if self.own and isinstance(value, str) and OWN_ID.fullmatch(value):
+                raise InputError(
+                    f"names your own {OWN_KINDS[self.own]} {value}, which this request does not carry",
+                    [self.name],
+                    f"paste its {'config.json' if self.own == 'model' else 'GPU file'} again",
+                )
             hint = did_you_mean(value, known) if isinstance(value, str) else None
             raise InputError(f"must be {self.describe()}, got {shown(value)}", [self.name], hint)
         if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:  # NaN != NaN
@@ -189,12 +255,19 @@ class Field:
             raise InputError(f"must be {self.describe()}, got {shown(value)}", [self.name])
         return value
 
+    def text(self, value: str) -> str:
+        """The words shown for a chosen ``value``: its option's text, or the reader's own entry's name."""
+        own = _own_entry(self.own, value) if self.own else None
+        return own.name if own is not None else dict(self.choices).get(value, value)
+
     def problem(self) -> str | None:
         """What is wrong with the declaration itself, or None."""
         if not NAME.fullmatch(self.name):
             return "a field's name must be lowercase letters, digits and _, starting with a letter"
         if not self.label:
             return "needs a label"
+        if self.own and (self.own not in OWN_KINDS or self.kind != "choice"):
+            return f"own must be one of {', '.join(OWN_KINDS)}, on a choice (Field.gpu, Field.model)"
         if self.kind == "choice":
             values = [value for value, _ in self.choices]
             if len(set(values)) != len(values):
@@ -265,8 +338,12 @@ class Rule:
         return (self.first, self.second, *self.more)
 
     def holds(self, values: Mapping[str, Any]) -> bool:
-        """Whether ``values`` keep the rule."""
+        """Whether ``values`` keep the rule. An ``allowed`` rule lists combinations of the
+        built-in entries only: with the reader's own GPU or model in one of its fields it holds,
+        and the package's own checks (the weights fit, the heads split) speak instead."""
         if self.kind == "allowed":
+            if any(_own_entry(kind, values[name]) for name in self.fields for kind in OWN_KINDS):
+                return True
             return tuple(str(values[name]) for name in self.fields) in self.combinations
         return RULES[self.kind](values[self.first], values[self.second])
 
@@ -455,6 +532,18 @@ class Form:
         """Every field's default, by name, in the form's order."""
         return {item.name: item.default for item in self.fields}
 
+    @staticmethod
+    def specs() -> SpecSet:
+        """The built-in specs, and the reader's own GPU and model while a view is answering for
+        them (``own_entries``): where a view looks up what its GPU and model fields name."""
+        own = _OWN.get()
+        return builtin_specs().merged(own) if own is not None else builtin_specs()
+
+    @property
+    def owns(self) -> dict[str, str]:
+        """The fields that take the reader's own entry: name -> ``"gpu"`` or ``"model"``."""
+        return {item.name: item.own for item in self.fields if item.own}
+
     def field(self, name: str) -> Field:
         """The field called ``name``."""
         return next(item for item in self.fields if item.name == name)
@@ -472,7 +561,7 @@ class Form:
             if item.name not in request:
                 raise InputError(f"is missing; it must be {item.describe()}", [item.name])
             values[item.name] = item.check(request[item.name])
-        texts = {item.name: dict(item.choices)[values[item.name]] for item in self.fields if item.kind == "choice"}
+        texts = {item.name: item.text(values[item.name]) for item in self.fields if item.kind == "choice"}
         for rule in self.rules:
             rule.check(values, texts)
         return values

@@ -20,22 +20,30 @@ as TOML or as one JSON object, with ``id`` and ``source`` optional::
 
 A TOML file that is a spec file with exactly one ``[gpu."ID"]`` table works too.
 
+In the reader's browser the same readers take a pasted text (``own_entry``): a
+calculator's "Your model…" and "Your GPU…" entries send it, under an id the page
+makes from its hash (``forms.OWN_ID``), and ``FILL_IN`` declares the few numbers a
+reader may type instead, which the page writes into a config or GPU file of these
+keys and sends alike.
+
 This module also writes a model as a spec-file entry (``roofline model import``).
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import tomllib
 from collections.abc import Mapping
-from dataclasses import MISSING, fields
+from dataclasses import MISSING, fields, replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
 from .errors import SpecError, entry_label, one_line
-from .hfconfig import MAX_CONFIG_BYTES, decode_json, read_config, read_small_file, too_large
+from .forms import OWN_ID, OWN_KINDS
+from .hfconfig import MAX_CONFIG_BYTES, decode_json, model_from_config, read_config, read_small_file, too_large
 from .loader import (
     SpecSet,
     check_id,
@@ -133,6 +141,79 @@ def _gpu_from_table(table: Mapping[str, Any], label: str) -> GpuSpec:
 def read_gpu_file(path: str | Path) -> GpuSpec:
     """The GpuSpec in the GPU file at ``path`` (TOML or JSON, at most ``MAX_CONFIG_BYTES``)."""
     return parse_gpu_text(read_small_file(path, "GPU file"), str(path))
+
+
+# -- Pasted in the page -----------------------------------------------------------------------------
+
+#: What a pasted text is called in its errors, by kind: "your config.json: field 'hidden_size': …".
+OWN_LABELS = {"model": "your config.json", "gpu": "your GPU file"}
+
+#: The numbers a reader may type instead of pasting, by kind: (key, label, unit scale, required).
+#: The page writes them into a text of these keys (dotted keys nest: ``dense_flops_per_s.bf16``),
+#: beside ``FILL_IN_BASE``'s, each number times its scale, and reads it as a paste: errors name the key.
+FILL_IN: dict[str, tuple[tuple[str, str, float, bool], ...]] = {
+    "model": (
+        ("num_hidden_layers", "Layers", 1, True),
+        ("hidden_size", "Hidden size", 1, True),
+        ("num_attention_heads", "Attention heads", 1, True),
+        ("num_key_value_heads", "KV heads", 1, True),
+        ("intermediate_size", "MLP size", 1, True),
+        ("vocab_size", "Vocabulary", 1, True),
+    ),
+    "gpu": (
+        ("memory_bytes", "Memory, GB", 1e9, True),
+        ("bandwidth_bytes_per_s", "Bandwidth, TB/s", 1e12, True),
+        ("dense_flops_per_s.bf16", "Dense bf16, TFLOP/s", 1e12, True),
+        ("dense_flops_per_s.fp8", "Dense fp8, TFLOP/s (optional)", 1e12, False),
+        ("dense_flops_per_s.int8", "Dense int8, TFLOP/s (optional)", 1e12, False),
+    ),
+}
+# No typed interconnect: a GPU-to-GPU link means little to the package without its measured
+# all-reduce latency, which no one types from memory. A pasted GPU file may hold the whole
+# [interconnect] table, as --gpu's does; a GPU without one is refused for more than one GPU.
+#: What the typed numbers stand beside: a dense Llama-style decoder (its reader's defaults
+#: for the rest: untied embeddings, no biases), and a GPU named so.
+FILL_IN_BASE: dict[str, dict[str, Any]] = {
+    "model": {"architectures": ["LlamaForCausalLM"], "_name_or_path": "Your model (typed)"},
+    "gpu": {"name": "Your GPU (typed)"},
+}
+
+
+@functools.lru_cache(maxsize=16)
+def own_entry(kind: str, entry_id: str, text: str) -> GpuSpec | ModelSpec:
+    """The reader's own GPU or model from a pasted ``text`` (a config.json, or a GPU file as
+    ``--gpu`` reads it), under ``entry_id`` (``own-`` and a hash, ``forms.OWN_ID``).
+
+    The same readers as ``--model`` and ``--gpu``, with their limits: one line naming the key
+    on bad input, a text over ``MAX_CONFIG_BYTES`` refused before it is parsed. Cached on the
+    text, since the page sends it with every request that uses it.
+    """
+    if kind not in OWN_KINDS:
+        raise SpecError(f"unknown kind of entry {kind!r}", hint=f"one of {', '.join(OWN_KINDS)}")
+    if not isinstance(entry_id, str) or not OWN_ID.fullmatch(entry_id):
+        raise SpecError(f"bad id {entry_id!r}", hint="own- and 8 hexadecimal digits")
+    label = OWN_LABELS[kind]
+    if not isinstance(text, str) or not text.strip():
+        raise SpecError("is empty", file=label, hint="paste the file's text")
+    if len(text) > MAX_CONFIG_BYTES:  # before anything reads it: a 100 MB paste is not even encoded
+        raise too_large(label, "config.json" if kind == "model" else "GPU file")
+    if kind == "model":
+        config = decode_json(text, label)
+        named = isinstance(config.get("_name_or_path"), str) and config["_name_or_path"].strip()
+        classes = config.get("architectures")
+        family = classes[0] if isinstance(classes, list) and classes and isinstance(classes[0], str) else ""
+        # Without a name of its own, a pasted config is called by its family: "Your model (Qwen3)".
+        name = f"Your model ({one_line(family.removesuffix('ForCausalLM'))[:40]})" if family else "Your model"
+        return model_from_config(config, label, model_id=entry_id, name=None if named else name)
+    if text.lstrip().startswith("{"):
+        # A pasted object may leave its name out, as the five typed numbers do not give one.
+        table = decode_json(text, label, "GPU file", _GPU_HINT)
+        table.setdefault("name", "Your GPU")
+        try:
+            return replace(_gpu_from_table(table, label), id=entry_id)
+        except SpecError as error:
+            raise error.located(file=label) from None
+    return replace(parse_gpu_text(text, label), id=entry_id)
 
 
 # -- Writing a model entry ------------------------------------------------------------------------

@@ -17,6 +17,8 @@ same run:
   chapter 1's calculator and, on its own page, chapter 2's KV budget (ratio to chapter 1's);
 - chapter 5's speculation calculator, input to updated numbers and chart, p95 over varied
   inputs (goal ≤ 50 ms), its ratio to chapter 1's, and the same views in CPython;
+- a pasted config.json ("Your model…", issue 24), paste to updated numbers, p95 over varied
+  configs (goal ≤ 100 ms), against a built-in model chosen from the menu in the same page;
 - chapter 3's serving simulator (1,000 requests a run), input to redrawn metrics and
   timeline, p95 over varied traffic (goal ≤ 300 ms), against the same views in CPython;
 - chapter 6's "Deploy it", input to numbers, p95 over varied splits (goal ≤ 50 ms), with
@@ -66,6 +68,7 @@ SPECULATION_CHAPTER = "chapters/speculative-decoding/"
 SERVING_CHAPTER = "chapters/continuous-batching/"
 DEPLOY_CHAPTER = "chapters/parallelism/"
 SERVING_INPUTS = 30
+OWN_INPUTS = 60
 RESTART_REPEATS = 3
 PAIR_REPEATS = 5  # the two-Pythons comparison: its difference is small beside a loaded machine's noise
 
@@ -121,6 +124,50 @@ CALC_LOOP = """async ([name, trigger, inputs]) => {
   }
   return results;
 }"""
+
+
+# Alternates, in chapter 1's calculator, a pasted config.json (each one new, so each is read
+# afresh: a new hash, nothing cached) and a built-in model chosen from the menu, and collects the
+# page's input-to-numbers measurement of each (paste: the input event of the paste box).
+OWN_LOOP = """async ([texts, builtins]) => {
+  const form = document.querySelector("[data-rf-calc=decode_speed]");
+  const box = form.querySelector("details[data-rf-own=model] textarea");
+  const menu = form.elements.namedItem("model");
+  const answered = () => new Promise((resolve) => {
+    const done = (event) => {
+      form.removeEventListener("rf-calc-rendered", done);
+      form.removeEventListener("rf-calc-failed", done);
+      resolve(event.detail);
+    };
+    form.addEventListener("rf-calc-rendered", done);
+    form.addEventListener("rf-calc-failed", done);
+  });
+  const pause = () => new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 40)));
+  const pasted = [], builtin = [];
+  for (const [index, text] of texts.entries()) {
+    let rendered = answered();
+    box.value = text;
+    box.dispatchEvent(new InputEvent("input", { bubbles: true, inputType: "insertFromPaste" }));
+    pasted.push(await rendered);
+    await pause();
+    rendered = answered();
+    menu.value = builtins[index % builtins.length];
+    menu.dispatchEvent(new Event("input", { bubbles: true }));
+    builtin.push(await rendered);
+    await pause();
+  }
+  return { pasted, builtin };
+}"""
+
+
+def _own_configs(count: int) -> list[str]:
+    """``count`` different config.json texts: the Llama 3.1 8B fixture at varied depth and width."""
+    fixture = json.loads((ROOT / "tests" / "fixtures" / "hfconfig" / "llama-3.1-8b.json").read_text(encoding="utf-8"))
+    texts = []
+    for index in range(count):
+        config = dict(fixture, num_hidden_layers=16 + index % 48, intermediate_size=8192 + 256 * (index // 48))
+        texts.append(json.dumps(config, indent=2))
+    return texts
 
 
 # Installed before the page's scripts: the calculators' worker gets an empty script, so the page
@@ -460,6 +507,13 @@ class Bench:
         page.locator("[data-rf-calc]").scroll_into_view_if_needed()
         return page.evaluate(CALC_LOOP, ["decode_speed", "users", _calculator_inputs(CALC_INPUTS)])
 
+    def own_config_ms(self, page: object) -> dict[str, list[dict]]:
+        """Chapter 1's calculator: pasted configs and built-in models, alternately, in one page."""
+        page.locator("[data-rf-calc] details[data-rf-own=model] summary").click()
+        menu = "[data-rf-calc=decode_speed] select[name=model] > option"  # the built-in models only
+        builtins = page.evaluate(f"() => [...document.querySelectorAll('{menu}')].map((o) => o.value).slice(0, 4)")
+        return page.evaluate(OWN_LOOP, [_own_configs(OWN_INPUTS), builtins])
+
     def calculator_on_own_page_ms(self, chapter: str, name: str, trigger: str, inputs: list[dict]) -> list[dict]:
         """Calculator ``name`` on a fresh page of ``chapter``, once Python is warm there: each input's
         rf-calc-rendered measurement (``trigger`` is the field whose input event asks for it)."""
@@ -670,6 +724,7 @@ def measure(base: str, plain_base: str, site_dir: Path) -> dict[str, object]:
         figures["calc_python_p95_ms"] = _percentile([result["pythonMs"] for result in calc], 0.95)
         figures["calc_render_p50_ms"] = statistics.median(result["renderMs"] for result in calc)
         figures.update(_deploy_figures(bench.deploy_ms()))
+        figures.update(own_figures(bench, page))
         kv = bench.kv_budget_ms()
         figures["kv_calc_p95_ms"] = _percentile([result["inputToNumbersMs"] for result in kv], 0.95)
         figures["kv_calc_python_p95_ms"] = _percentile([result["pythonMs"] for result in kv], 0.95)
@@ -732,6 +787,58 @@ def _deploy_lines(figures: dict[str, object]) -> None:
         + " ms",
     )
     _line("  ratio to chapter 1's calculator p95", f"{deploy / figures['calc_p95_ms']:.2f} ×")
+
+
+def own_figures(bench: Bench, page: object) -> dict[str, float]:
+    """Paste to numbers for a config.json, and the built-in model's update, p50 and p95 in one page."""
+    own = bench.own_config_ms(page)
+    figures = {}
+    for kind in ("pasted", "builtin"):
+        failed = [result for result in own[kind] if result["failed"]]
+        if failed:
+            raise RuntimeError(f"{len(failed)} {kind} updates failed in the page")
+        latencies = [result["inputToNumbersMs"] for result in own[kind]]
+        figures[f"own_{kind}_p50_ms"] = statistics.median(latencies)
+        figures[f"own_{kind}_p95_ms"] = _percentile(latencies, 0.95)
+        figures[f"own_{kind}_python_p95_ms"] = _percentile([result["pythonMs"] for result in own[kind]], 0.95)
+    return figures
+
+
+def print_own_figures(figures: dict[str, object]) -> None:
+    pasted, builtin = figures["own_pasted_p95_ms"], figures["own_builtin_p95_ms"]
+    _line(
+        f"pasted config.json to numbers, p50 / p95 ({OWN_INPUTS})",
+        f"{figures['own_pasted_p50_ms']:.1f} / {pasted:.1f} ms",
+        "≤ 100 ms",
+        pasted <= 100,
+    )
+    _line("  built-in model from the menu, p50 / p95", f"{figures['own_builtin_p50_ms']:.1f} / {builtin:.1f} ms")
+    _line("  ratio of the p95s (pasted ÷ built-in)", f"{pasted / builtin:.2f} ×")
+    _line(
+        "  of which Python's view, p95: pasted / built-in",
+        f"{figures['own_pasted_python_p95_ms']:.1f} / {figures['own_builtin_python_p95_ms']:.1f} ms",
+    )
+
+
+def measure_own(base: str, plain_base: str, site_dir: Path) -> dict[str, object]:
+    """The pasted-config figures on one warm page of chapter 1."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = launch(playwright)
+        bench = Bench(browser, base, plain_base, site_dir)
+        context, page = bench.warm_page()
+        figures = own_figures(bench, page)
+        context.close()
+        browser.close()
+    return figures
+
+
+def own_only() -> dict[str, object]:
+    """Only the pasted-config figures (``bench_browser.py own``): build, serve, one warm page."""
+    figures = _serve_and_measure(measure_own)
+    print_own_figures(figures)
+    return figures
 
 
 def _serve_and_measure(measure_site) -> dict[str, object]:
@@ -822,6 +929,7 @@ def report() -> dict[str, object]:
         f"{figures['calc_python_p50_ms']:.1f} / {figures['calc_python_p95_ms']:.1f} ms",
     )
     _line("  of which drawing the numbers and chart, p50", f"{figures['calc_render_p50_ms']:.1f} ms")
+    print_own_figures(figures)
     kv = figures["kv_calc_p95_ms"]
     _deploy_lines(figures)
     _line(f"KV budget (ch. 2) input to numbers, p95 ({CALC_INPUTS})", f"{kv:.1f} ms", "≤ 16 ms", kv <= 16)
@@ -890,8 +998,10 @@ def main() -> None:
         runtime_only()
     elif sys.argv[1:] == ["calculators"]:
         report_calculators()
+    elif sys.argv[1:] == ["own"]:
+        own_only()
     elif sys.argv[1:]:
-        sys.exit("usage: bench_browser.py [runtime | calculators]")
+        sys.exit("usage: bench_browser.py [runtime | calculators | own]")
     else:
         report()
 

@@ -408,6 +408,7 @@ def test_widget_pages_preload_every_widget_module_and_other_pages_none(site, cha
         "editor.mjs",
         "outputs.mjs",
         "checks.mjs",
+        "own.mjs",
         "timeline.mjs",
         "vega.mjs",
     }

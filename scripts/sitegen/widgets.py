@@ -24,7 +24,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from roofline.forms import Field, Form, Output, plain
+from roofline.forms import OWN_KINDS, Field, Form, Output, plain
+from roofline.hfconfig import MAX_CONFIG_BYTES
+from roofline.ownspecs import FILL_IN, FILL_IN_BASE
 
 
 @dataclass(frozen=True)
@@ -219,7 +221,8 @@ def _control(field_id: str, field: Field) -> str:
         # A choice has an error line too: a rule between choices (Rule.allowed) writes its message there.
         return (
             f'<div class="rf-field{wide}">{label}<select id="{field_id}" name="{html.escape(field.name)}"'
-            f' aria-describedby="{field_id}-error"{describe}>{options}</select>{error}</div>'
+            f' aria-describedby="{field_id}-error"{describe}>{options}</select>{error}'
+            f"{_own_entry(field_id, field) if field.own else ''}</div>"
         )
     mode = "numeric" if field.whole else "decimal"
     return (
@@ -227,6 +230,43 @@ def _control(field_id: str, field: Field) -> str:
         f' inputmode="{mode}" step="{plain(field.step)}" min="{plain(field.low)}" max="{plain(field.high)}"'
         f' value="{plain(field.default)}"'
         f' required aria-describedby="{field_id}-error"{describe}>{error}</div>'
+    )
+
+
+#: What each kind of own entry is pasted as, in the panel's words.
+_OWN_PASTE = {
+    "model": "Paste the model's config.json",
+    "gpu": "Paste a GPU file (JSON, or TOML as for --gpu)",
+}
+
+
+def _own_entry(field_id: str, field: Field) -> str:
+    """ "Your model…" or "Your GPU…" under a GPU or model menu (``Field.gpu``, ``Field.model``): a
+    box to paste the file ``--model``/``--gpu`` reads, or a few numbers to type (``ownspecs.FILL_IN``),
+    and one line for what the package says of it. calculator.mjs and own.mjs make it work; nothing
+    in it has a ``name``, so the form's inputs stay the declared fields."""
+    kind = field.own
+    panel = f"{field_id}-own"
+    numbers = "".join(
+        f'<div class="rf-own__number"><label for="{panel}-{index}">{html.escape(label)}</label>'
+        f'<input id="{panel}-{index}" type="number" inputmode="decimal" min="0" step="any"'
+        f' data-rf-own-key="{html.escape(key)}" data-rf-own-scale="{plain(scale)}"'
+        f"{' data-rf-own-required' if required else ''}></div>"
+        for index, (key, label, scale, required) in enumerate(FILL_IN[kind])
+    )
+    return (
+        f'<details class="rf-own" data-rf-own="{kind}" data-rf-own-max="{MAX_CONFIG_BYTES}"'
+        f' data-rf-own-base="{_json_attribute(FILL_IN_BASE[kind])}">'
+        f"<summary>Your {OWN_KINDS[kind]}…</summary>"
+        f'<div class="rf-own__body"><label for="{panel}-text">{_OWN_PASTE[kind]}</label>'
+        f'<textarea id="{panel}-text" rows="4" spellcheck="false" autocomplete="off" autocapitalize="off"'
+        f' aria-describedby="{panel}-error"></textarea>'
+        f'<span class="rf-own__error" id="{panel}-error" aria-live="polite"></span>'
+        f'<div class="rf-own__fill" role="group" aria-labelledby="{panel}-fill">'
+        f'<p class="rf-own__or" id="{panel}-fill">Or type its numbers:</p>{numbers}'
+        f'<button type="button" class="rf-button rf-own__use">Use these numbers</button></div>'
+        '<p class="rf-own__privacy">Kept in this browser only; a link you share names it by a short hash.</p>'
+        "</div></details>"
     )
 
 

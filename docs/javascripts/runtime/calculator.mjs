@@ -14,8 +14,16 @@
 // (Python could not compute these inputs: the note says why and no result is shown, since
 // every one on screen would belong to other inputs).
 // data-rf-rendered holds the inputs of the answer on screen, as a query string.
+//
+// A GPU or model menu (Field.gpu, Field.model) has "Your GPU…" / "Your model…" under it
+// (.rf-own): a pasted file, or typed numbers written into one, goes to Python with the
+// inputs, read by the same code as --gpu/--model. Until Python has read it the menu and the
+// results stay as they were; a text it refuses gets one line under the box. Once read, the
+// entry is kept in this browser (own.mjs), joins the menu under "Yours", and the link names it
+// by its hash only.
 import { brokenRule, checkChoice, checkNumber, ruleMessage } from "./checks.mjs";
 import { KINDS, SIZED } from "./outputs.mjs";
+import { KIND_WORDS, OWN_ID, ownId, recall, remember, stored, typedText } from "./own.mjs";
 import { runtime } from "./runtime.mjs";
 
 const ANNOUNCE_DELAY_MS = 600;
@@ -28,6 +36,8 @@ function echo(text) {
   return quoted.length <= ECHO_LENGTH ? quoted : `${quoted.slice(0, ECHO_LENGTH - 1)}…`;
 }
 const URL_DELAY_MS = 250;
+// Typing in a paste box is read once the reader pauses; a paste or a drop is read at once.
+const TYPING_DELAY_MS = 400;
 
 class Calculator {
   constructor(form, signal) {
@@ -45,8 +55,17 @@ class Calculator {
       [...form.querySelectorAll("[data-rf-out]")].map((element) => [element.dataset.rfOut, element]),
     );
     this.wanted = null;
+    this.wantedEntry = null;
     this.inFlight = false;
     this.lastInput = 0;
+    // Fields that take the reader's own entry: name -> {kind, panel}.
+    this.owns = {};
+    for (const panel of form.querySelectorAll("details[data-rf-own]")) {
+      const name = panel.closest(".rf-field").querySelector("select").name;
+      this.owns[name] = { kind: panel.dataset.rfOwn, panel };
+      for (const entry of stored(panel.dataset.rfOwn).reverse()) this.addOwnOption(name, entry);
+      this.wireOwn(name, panel);
+    }
     form.addEventListener("submit", (event) => event.preventDefault());
     form.addEventListener("input", (event) => this.changed(event));
     runtime.calcs.addEventListener("state", () => this.showRuntime(), { signal });
@@ -97,9 +116,14 @@ class Calculator {
     return checkNumber({ min: control.min, max: control.max, step: control.step, describe }, raw);
   }
 
-  /** The first of the form's rules that `params` break ({fields, message, …}), or null. */
+  /**
+   * The first of the form's rules that `params` break ({fields, message, …}), or null. A rule
+   * listing combinations lists built-in entries only: with the reader's own GPU or model in one
+   * of its fields, the package's checks speak instead (roofline.forms.Rule.holds says the same).
+   */
   brokenRule(params) {
-    return brokenRule(this.rules, params);
+    const own = (rule) => rule.kind === "allowed" && rule.fields.some((name) => OWN_ID.test(String(params[name])));
+    return brokenRule(this.rules.filter((rule) => !own(rule)), params);
   }
 
   /** The rule's message for `params`, each {field} in it the text of the option chosen there. */
@@ -131,8 +155,14 @@ class Calculator {
       named = true;
       const result = this.check(name, query.get(key));
       if ("value" in result) params[name] = result.value;
-      else {
-        const label = this.form.querySelector(`label[for="${this.control(name).id}"]`).textContent;
+      else if (this.owns[name] && OWN_ID.test(query.get(key))) {
+        // The link names a reader's own entry, and only the browser it was pasted in holds it.
+        const word = KIND_WORDS[this.owns[name].kind];
+        problems.push(
+          `The link's ${key}=${query.get(key)} is a ${word} pasted in another browser, which this one does not hold, so ${this.label(name)} shows its default, ${this.optionText(name, this.defaults[name])}.`,
+        );
+      } else {
+        const label = this.label(name);
         problems.push(
           `The link's ${key}=${echo(query.get(key))} ${result.error}, so ${label} shows its default, ${this.defaults[name]}.`,
         );
@@ -147,6 +177,96 @@ class Calculator {
       problems.push(`${message} The link's values for ${which} are replaced by the defaults.`);
     }
     return { params, problems, named };
+  }
+
+  label(name) {
+    return this.form.querySelector(`label[for="${this.control(name).id}"]`).textContent;
+  }
+
+  optionText(name, value) {
+    const option = [...this.control(name).options].find((item) => item.value === String(value));
+    return option ? option.textContent : String(value);
+  }
+
+  /** Put the reader's entry {id, name} into `field`'s menu, under "Yours" (its text updated if there). */
+  addOwnOption(field, { id, name }) {
+    const select = this.control(field);
+    const known = [...select.options].find((option) => option.value === id);
+    if (known) return void (known.textContent = name);
+    let group = select.querySelector("optgroup.rf-own__group");
+    if (!group) {
+      group = document.createElement("optgroup");
+      group.className = "rf-own__group";
+      group.label = "Yours";
+      select.append(group);
+    }
+    const option = document.createElement("option");
+    option.value = id;
+    option.textContent = name; // the package's name for it, from the reader's text: never markup
+    group.prepend(option);
+  }
+
+  /** The paste box and the typed numbers of `field`'s "Your …" panel. */
+  wireOwn(field, panel) {
+    const box = panel.querySelector("textarea");
+    const max = Number(panel.dataset.rfOwnMax);
+    const tooLarge = (length) =>
+      `That is ${length.toLocaleString("en-US")} characters; a ${panel.dataset.rfOwn === "model" ? "config.json" : "GPU file"} is a few kB and at most ${(max / 1e6).toLocaleString("en-US")} MB: paste that file, not a weights file.`;
+    // A huge paste is refused by its size before it lands in the box or is read at all.
+    box.addEventListener("paste", (event) => {
+      const length = event.clipboardData?.getData("text/plain").length ?? 0;
+      if (length <= max) return;
+      event.preventDefault();
+      this.ownError(field, tooLarge(length));
+    });
+    let timer = null;
+    box.addEventListener("input", (event) => {
+      clearTimeout(timer);
+      const read = () => {
+        if (box.value.length > max) return this.ownError(field, tooLarge(box.value.length));
+        this.lastInput = event.timeStamp;
+        this.useOwn(field, box.value);
+      };
+      if (event.inputType === "insertFromPaste" || event.inputType === "insertFromDrop") read();
+      else timer = setTimeout(read, TYPING_DELAY_MS);
+    });
+    panel.querySelector(".rf-own__use").addEventListener("click", (event) => {
+      const typed = typedText(panel);
+      if (typed.error) return this.ownError(field, typed.error);
+      box.value = typed.text; // what is read is what the reader sees
+      this.lastInput = event.timeStamp;
+      this.useOwn(field, typed.text);
+    });
+  }
+
+  /** One line under `field`'s paste box ("" clears it). */
+  ownError(field, message) {
+    const { panel } = this.owns[field];
+    const box = panel.querySelector("textarea");
+    panel.querySelector(".rf-own__error").textContent = message;
+    if (message) box.setAttribute("aria-invalid", "true");
+    else box.removeAttribute("aria-invalid");
+  }
+
+  /** Ask Python for the current inputs with `text` as `field`'s entry; nothing changes until it answers. */
+  useOwn(field, text) {
+    if (!text.trim()) return this.ownError(field, "");
+    const params = this.readControls();
+    if (!params) return this.ownError(field, "Fix the marked input first; then paste again.");
+    const entry = { field, kind: this.owns[field].kind, id: ownId(text), text, state: this.form.dataset.state };
+    this.request({ ...params, [field]: entry.id }, entry);
+  }
+
+  /** The texts of the reader's entries that `params` name, as runtime.calculate takes them, or null. */
+  ownPayload(params, entry) {
+    const own = {};
+    for (const [field, { kind }] of Object.entries(this.owns)) {
+      const id = String(params[field]);
+      if (!OWN_ID.test(id)) continue;
+      const held = entry?.field === field && entry.id === id ? entry : recall(kind, id);
+      if (held) own[kind] = { id, text: held.text };
+    }
+    return Object.keys(own).length ? own : null;
   }
 
   setControls(params) {
@@ -194,6 +314,7 @@ class Calculator {
   }
 
   changed(event) {
+    if (event.target.closest(".rf-own")) return; // a paste box or a typed number: see wireOwn
     this.lastInput = event.timeStamp;
     const params = this.readControls();
     if (!params) {
@@ -226,9 +347,13 @@ class Calculator {
     if (url.href !== location.href && this.form.isConnected) history.replaceState(history.state, "", url);
   }
 
-  /** Ask Python for `params`; while an answer is on its way, only the latest inputs are kept. */
-  request(params) {
+  /**
+   * Ask Python for `params`; while an answer is on its way, only the latest inputs are kept.
+   * `entry`: a reader's text not yet read ({field, kind, id, text, state}), which `params` name.
+   */
+  request(params, entry = null) {
     this.wanted = params;
+    this.wantedEntry = entry;
     this.form.dataset.state = runtime.calcs.state === "ready" ? "computing" : "waiting";
     if (this.form.dataset.state === "waiting") this.showStale(true);
     if (!this.inFlight) this.dispatch();
@@ -236,15 +361,32 @@ class Calculator {
 
   async dispatch() {
     const params = this.wanted;
+    const entry = this.wantedEntry;
     this.wanted = null;
+    this.wantedEntry = null;
     this.inFlight = true;
     const sent = performance.now();
-    const answer = await runtime.calculate(this.name, this.moduleURL, params);
+    const answer = await runtime.calculate(this.name, this.moduleURL, params, this.ownPayload(params, entry));
     const received = performance.now();
     this.inFlight = false;
     if (this.wanted) return this.dispatch(); // the reader moved on; this answer is already old
     if (this.form.dataset.state === "invalid") return; // a box now holds a bad value: show no answer
     if (answer.failed) return this.showRuntime();
+    if (typeof answer.own === "string" && entry) {
+      // The package refused the pasted text: one line under the box; the menu and results stay.
+      this.ownError(entry.field, String(answer.error));
+      this.form.dataset.state = entry.state;
+      return;
+    }
+    if (entry) this.adopt(entry, answer, params);
+    else if (typeof answer.own === "string") {
+      // A kept entry the package no longer reads (it changed since): said where the menu is.
+      const field = Object.keys(this.owns).find((name) => this.owns[name].kind === answer.own);
+      if (field) this.mark(field, String(answer.error));
+      this.form.dataset.state = "invalid";
+      this.showStale(true);
+      return;
+    }
     const fields = Array.isArray(answer.fields) ? answer.fields.filter((name) => this.fields.includes(name)) : [];
     if (answer.error && fields.length) {
       // Input the package refuses (a rule between fields only it knows): the same as a value
@@ -264,6 +406,19 @@ class Calculator {
     this.render(answer, params, { announce: true });
     this.form.dataset.state = "ready";
     this.timed("rf-calc-rendered", sent, received, answer);
+  }
+
+  /** The package read `entry`: keep it, put it in the menu, choose it, and let the link name it. */
+  adopt(entry, answer, params) {
+    const named = answer.own?.[entry.kind];
+    const name = typeof named?.name === "string" ? named.name : entry.id;
+    const problem = remember(entry.kind, entry.id, name, entry.text);
+    this.addOwnOption(entry.field, { id: entry.id, name });
+    this.control(entry.field).value = entry.id;
+    this.mark(entry.field, "");
+    this.ownError(entry.field, problem);
+    clearTimeout(this.urlTimer);
+    this.urlTimer = setTimeout(() => this.saveToURL(params), URL_DELAY_MS);
   }
 
   /** Tell the benchmark (scripts/bench_browser.py) how long an answer took, from the reader's input on. */

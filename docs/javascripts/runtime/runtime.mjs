@@ -508,8 +508,8 @@ class RunWorker extends PythonWorker {
     this.calcs.preload(name, moduleURL);
   }
 
-  calculate(name, moduleURL, params) {
-    return this.calcs.calculate(name, moduleURL, params);
+  calculate(name, moduleURL, params, own = null) {
+    return this.calcs.calculate(name, moduleURL, params, own);
   }
 }
 
@@ -554,10 +554,20 @@ class CalcWorker extends PythonWorker {
     this.post({ type: "load", calculator: name, module });
   }
 
-  /** Ask calculator `name` (its Python module at `moduleURL`); resolves with its parsed answer (or {error}). */
-  calculate(name, moduleURL, params) {
+  /**
+   * Ask calculator `name` (its Python module at `moduleURL`); resolves with its parsed answer (or {error}).
+   * `own`: the reader's own entries the inputs name, {model: {id, text}}, or null.
+   */
+  calculate(name, moduleURL, params, own = null) {
     const id = this.nextId++;
-    const message = { type: "calc", id, calculator: name, module: withVersion(moduleURL), request: JSON.stringify(params) };
+    const message = {
+      type: "calc",
+      id,
+      calculator: name,
+      module: withVersion(moduleURL),
+      request: JSON.stringify(params),
+      own: own ? JSON.stringify(own) : "",
+    };
     return new Promise((resolve) => {
       this.pending.set(id, { kind: "calc", message, resolve });
       // A live worker takes it now (it queues work until booted); otherwise start() sends it.

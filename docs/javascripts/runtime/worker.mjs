@@ -29,9 +29,11 @@
 //     {type: "run", id, code, filename}      run a reader's program
 //     {type: "load", calculator, module}     import calculator `calculator`'s module ahead of its first
 //                                            use (the page sends one per calculator it shows)
-//     {type: "calc", id, calculator, module, request}
+//     {type: "calc", id, calculator, module, request, own}
 //                                            calculator `calculator`'s view, from its Python module at
-//                                            URL `module`; `request` is a JSON string
+//                                            URL `module`; `request` is a JSON string, `own` the
+//                                            reader's own GPU or model texts as one ("" for none;
+//                                            roofline_views.answer)
 //   worker -> page, on the port
 //     {type: "restoring"}                    the snapshot is read and checked; Python's memory is being
 //                                            restored (the page's watchdog runs until "booted")
@@ -291,13 +293,13 @@ async function loadCalculator(name, url) {
   pyodide.runPython("import gc; gc.collect(); gc.freeze()");
 }
 
-async function calc({ id, calculator, module, request }) {
+async function calc({ id, calculator, module, request, own }) {
   const started = performance.now();
   clearInterrupt();
   let response;
   try {
     await loadCalculator(calculator, module);
-    response = answerCalculator(calculator, request);
+    response = answerCalculator(calculator, request, typeof own === "string" ? own : "");
   } catch (error) {
     response = stringify({ error: String(error && error.message) });
   }

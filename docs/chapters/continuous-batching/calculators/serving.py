@@ -18,7 +18,7 @@ from typing import Any
 from roofline import Hardware, ServingConfig, SpecError, Workload, builtin_specs, simulate
 from roofline import formatting as fmt
 from roofline.calibration import load_calibration
-from roofline.forms import Field, Form, Output, Rule, gpu_menu, model_menu
+from roofline.forms import Field, Form, Output, Rule
 from roofline.performance import tensor_parallel_degrees
 from roofline.serving import (
     ADMISSIONS,
@@ -93,10 +93,10 @@ FORM = Form(
     title="Serve a stream of requests",
     legend="Deployment, traffic and scheduler",
     fields=[
-        Field.choice("gpu", "GPU", gpu_menu(_SPECS), default="h100-sxm", wide=True),
+        Field.gpu("gpu", "GPU", _SPECS, default="h100-sxm"),
         Field.choice("gpus", "GPUs (tensor parallel)", [(str(n), str(n)) for n in GPU_COUNTS], default="1"),
         Field.choice("precision", "Weight precision", [(p, p) for p in PRECISIONS], default="bf16"),
-        Field.choice("model", "Model", model_menu(_SPECS, keep=lambda model: model in _MODELS), default="llama-3.1-8b"),
+        Field.model("model", "Model", _SPECS, default="llama-3.1-8b", keep=lambda model: model in _MODELS, wide=False),
         Field.choice(
             "policy",
             "Scheduler",
@@ -233,7 +233,7 @@ def view(
     past ``STEPS_PER_REQUEST`` scheduling steps a request, in one line, which the page shows
     instead of any result.
     """
-    specs = builtin_specs()
+    specs = FORM.specs()
     config = ServingConfig(
         policy=policy,
         admission=admission,

@@ -16,7 +16,7 @@ from typing import Any
 from roofline import Hardware, Workload, builtin_specs, decode_step, memory_use, step_split, users_that_fit
 from roofline import formatting as fmt
 from roofline.calibration import load_calibration
-from roofline.forms import Field, Form, Output, Rule, gpu_menu, model_menu
+from roofline.forms import Field, Form, Output, Rule
 from roofline.kvformats import KV_FORMAT_NAMES, kv_format
 from roofline.performance import gpu_count_problem, gpus_to_fit
 from roofline.precisions import PRECISIONS
@@ -28,8 +28,8 @@ FORM = Form(
     title="KV budget: how many users fit, and how fast they go",
     legend="Deployment",
     fields=[
-        Field.choice("model", "Model", model_menu(_SPECS), default="llama-3.1-8b", wide=True),
-        Field.choice("gpu", "GPU", gpu_menu(_SPECS), default="h100-sxm", wide=True),
+        Field.model("model", "Model", _SPECS, default="llama-3.1-8b"),
+        Field.gpu("gpu", "GPU", _SPECS, default="h100-sxm"),
         Field.number("gpus", "GPUs", low=1, high=64, default=1),
         Field.choice("weights", "Weight precision", [(p, p) for p in PRECISIONS], default="bf16"),
         Field.choice(
@@ -100,7 +100,7 @@ def view(model: str, gpu: str, gpus: int, weights: str, kv: str, context: int, p
     The form has checked every input, and that the prefix is shorter than the context.
     """
     params = dict(model=model, gpu=gpu, gpus=gpus, weights=weights, kv=kv, context=context, prefix=prefix)
-    specs = builtin_specs()
+    specs = FORM.specs()
     hardware = Hardware(specs.gpu(gpu), gpus)
     total_bytes = hardware.addressable_memory_bytes  # what the driver reports, as engines see it
     workload = Workload(specs.model(model), weights, kv, context=context, shared_prefix=prefix)

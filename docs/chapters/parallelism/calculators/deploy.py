@@ -17,7 +17,7 @@ from roofline import Hardware, SpecError, Workload, builtin_specs, load_calibrat
 from roofline import formatting as fmt
 from roofline.calibration import cost_model
 from roofline.deployment import PARALLEL, Deployment, best_split, deploy, split_for
-from roofline.forms import Field, Form, Output, gpu_menu, model_menu
+from roofline.forms import Field, Form, Output
 from roofline.precisions import PRECISIONS
 
 NOT_APPLICABLE = "—"
@@ -44,8 +44,8 @@ FORM = Form(
     title="Deploy it: split a model over GPUs",
     legend="Model, GPUs and split",
     fields=[
-        Field.choice("model", "Model", model_menu(_SPECS), default="llama-3.1-70b", wide=True),
-        Field.choice("gpu", "GPU", gpu_menu(_SPECS), default="h100-sxm", wide=True),
+        Field.model("model", "Model", _SPECS, default="llama-3.1-70b"),
+        Field.gpu("gpu", "GPU", _SPECS, default="h100-sxm"),
         Field.choice("split", "Split", [(key, SPLIT_NAMES[key]) for key in PARALLEL], default="tp", wide=True),
         Field.number("gpus", "GPUs", low=1, high=64, default=8),
         Field.number("pp_stages", "Pipeline stages (both)", low=1, high=64, default=2),
@@ -123,7 +123,7 @@ def view(
         prompt=prompt,
         latency=latency,
     )
-    specs = _SPECS
+    specs = FORM.specs()  # the built-in specs, with the reader's own GPU or model when one is chosen
     spec = specs.gpu(gpu)
     kv = "fp8" if weights in ("fp8", "fp8-block") else "bf16"
     try:

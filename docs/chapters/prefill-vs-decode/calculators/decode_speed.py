@@ -19,7 +19,7 @@ from roofline import Hardware, Workload, builtin_specs, decode_step, evaluate, m
 from roofline import formatting as fmt
 from roofline.calibration import load_calibration
 from roofline.fit import memory_shortfall
-from roofline.forms import Field, Form, Output, gpu_menu, model_menu
+from roofline.forms import Field, Form, Output
 from roofline.performance import gpu_count_problem
 from roofline.precisions import PRECISIONS
 from roofline.sweep import gpus_to_fit
@@ -34,8 +34,8 @@ FORM = Form(
     title="How fast can a GPU generate tokens?",
     legend="Deployment",
     fields=[
-        Field.choice("gpu", "GPU", gpu_menu(_SPECS), default="h100-sxm", wide=True),
-        Field.choice("model", "Model", model_menu(_SPECS), default="llama-3.1-8b", wide=True),
+        Field.gpu("gpu", "GPU", _SPECS, default="h100-sxm"),
+        Field.model("model", "Model", _SPECS, default="llama-3.1-8b"),
         Field.choice("precision", "Weight precision", [(p, p) for p in PRECISIONS], default="bf16"),
         Field.number("gpus", "GPUs", low=1, high=64, default=1),
         Field.number("users", "Users", low=1, high=4096, default=1),
@@ -303,7 +303,7 @@ def view(gpu: str, model: str, precision: str, gpus: int, users: int, context: i
 
     The form has checked every input (``@FORM.view``); an unknown id raises SpecError.
     """
-    specs = builtin_specs()
+    specs = FORM.specs()
     gpu_spec, model_spec = specs.gpu(gpu), specs.model(model)
     params = dict(gpu=gpu, model=model, precision=precision, gpus=gpus, users=users, context=context)
     layout = gpu_count_problem(model_spec, gpus)

@@ -17,7 +17,7 @@ from roofline import Hardware, Workload, builtin_specs
 from roofline import formatting as fmt
 from roofline.calibration import load_calibration
 from roofline.estimate import Expected
-from roofline.forms import Field, Form, Output, gpu_menu, model_menu
+from roofline.forms import Field, Form, Output
 from roofline.performance import decode_step, prefill_pass, resolved
 from roofline.precisions import number_format
 from roofline.quantization import FormatAnswer, compare_formats
@@ -31,8 +31,8 @@ FORM = Form(
     title="Which format on my GPU",
     legend="Deployment",
     fields=[
-        Field.choice("gpu", "GPU", gpu_menu(_SPECS), default="h100-sxm", wide=True),
-        Field.choice("model", "Model", model_menu(_SPECS), default="llama-3.1-8b", wide=True),
+        Field.gpu("gpu", "GPU", _SPECS, default="h100-sxm"),
+        Field.model("model", "Model", _SPECS, default="llama-3.1-8b"),
         Field.number("batch", "Users decoding together", low=1, high=4096, default=16),
         Field.number("context", "Context per user (tokens)", low=0, high=131072, default=4096),
         Field.number("prompt", "Prompt to prefill (tokens)", low=0, high=131072, default=2000),
@@ -178,8 +178,8 @@ def _chart(answers: tuple[FormatAnswer, ...], bands: dict[str, dict[str, tuple[f
 @FORM.view
 def view(gpu: str, model: str, batch: int, context: int, prompt: int) -> dict[str, Any]:
     """Everything the calculator shows for one set of inputs; the form has checked them."""
-    hardware = Hardware(_SPECS.gpu(gpu))
-    model_spec = _SPECS.model(model)
+    hardware = Hardware(FORM.specs().gpu(gpu))
+    model_spec = FORM.specs().model(model)
     workload = Workload(model_spec, batch=batch, context=context, prompt=prompt)
     answers = compare_formats(hardware, workload, FORMATS)
     bands = {

@@ -18,7 +18,7 @@ from typing import Any
 from roofline import Hardware, SpecError, Workload, builtin_specs, memory_use
 from roofline import formatting as fmt
 from roofline.calibration import load_calibration
-from roofline.forms import Field, Form, Output, gpu_menu, model_menu
+from roofline.forms import Field, Form, Output, model_menu
 from roofline.performance import gpu_count_problem, resolved
 from roofline.speculative import GAMMA_RANGE, Round, Rounds
 
@@ -33,8 +33,8 @@ FORM = Form(
     title="What does speculative decoding buy?",
     legend="Deployment and drafter",
     fields=[
-        Field.choice("gpu", "GPU", gpu_menu(_SPECS), default="h100-sxm", wide=True),
-        Field.choice("model", "Target model", model_menu(_SPECS), default="llama-3.1-8b", wide=True),
+        Field.gpu("gpu", "GPU", _SPECS, default="h100-sxm"),
+        Field.model("model", "Target model", _SPECS, default="llama-3.1-8b"),
         Field.choice(
             "draft",
             "Drafter",
@@ -180,7 +180,7 @@ def view(
     The form has checked every input's range; a draft model whose vocabulary differs from
     the target's, a layout that does not split or a batch that does not fit is refused in words.
     """
-    specs = builtin_specs()
+    specs = FORM.specs()
     gpu_spec, target = specs.gpu(gpu), specs.model(model)
     params = dict(
         gpu=gpu,
