@@ -6,13 +6,21 @@ VENV := .venv
 PY := $(VENV)/bin/python
 export NO_MKDOCS_2_WARNING := 1
 
-.PHONY: serve test test-fast build figures bench lint clean setup
+.PHONY: serve test test-fast build figures bench lint clean setup installs
 
-setup: $(VENV)/.installed $(VENV)/.scripts-on-path node_modules/.installed
+# The Python packages and node_modules install side by side (each mostly waits on its registry);
+# a step whose stamp is newer than its inputs is skipped, so a second `make test` installs nothing.
+setup:
+	@$(MAKE) --no-print-directory -j2 installs
 
+installs: $(VENV)/.installed $(VENV)/.scripts-on-path node_modules/.installed
+	@:
+
+# --no-compile: Python compiles a module the first time it is imported, so the many modules
+# no command here ever imports (IPython's, jedi's, ...) are not compiled at install time.
 $(VENV)/.installed: requirements.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	$(PY) -m pip install --quiet --disable-pip-version-check --no-compile -r requirements.txt
 	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
 	touch $@
 
@@ -22,8 +30,10 @@ $(VENV)/.scripts-on-path: $(VENV)/.installed
 	$(PY) -c "import pathlib, sys, sysconfig; pathlib.Path(sysconfig.get_path('purelib'), 'roofline-scripts.pth').write_text(sys.argv[1] + '\n')" "$(CURDIR)/scripts"
 	touch $@
 
+# --prefer-offline: a tarball already in npm's cache is used without asking the registry again
+# (package-lock.json pins each one's integrity hash, which npm checks either way).
 node_modules/.installed: package.json package-lock.json
-	npm ci --no-audit --no-fund
+	npm ci --prefer-offline --no-audit --no-fund
 	touch $@
 
 ## Build the site and serve it on http://127.0.0.1:8000, rebuilding when sources change.

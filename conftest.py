@@ -8,8 +8,11 @@ tests/support.py; no test module imports another.
                ``site_url`` set to the address of the server that serves it with COOP/COEP
                (Material's instant navigation needs them to match), and served a second
                time without those headers, as a plain static host would.
-- ``browser``  Debian's Chromium for one test module.
+- ``browser``  Debian's Chromium, launched once for the session; each test opens its own contexts.
 - ``node``     Node's path, for the tests that run Pyodide or the page's modules under it.
+- ``page_contents``  what every page folder's ``page.py`` computes from this checkout's specs
+               (``sitegen.generate.page_contents``), computed once per session: a chapter that
+               simulates takes seconds, and several modules read the same answers.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -65,10 +69,11 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
     plain.shutdown()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def browser() -> Iterator[object]:
-    """Debian's Chromium for one test module: a sync Playwright session must end before another
-    starts in this thread, so each module that drives a browser gets its own."""
+    """Debian's Chromium, launched once for the whole session (a launch costs seconds on a loaded
+    machine). Tests share nothing through it: each opens its own context, with its own cache and
+    storage, and closes it. Nothing else may start a sync Playwright in this thread meanwhile."""
     playwright_sync = pytest.importorskip("playwright.sync_api")
     from chromium import CHROMIUM_PATH, launch
 
@@ -89,3 +94,12 @@ def node() -> str:
     if not (Path(__file__).parent / "node_modules" / "pyodide" / "pyodide.mjs").exists():
         pytest.fail("node_modules/pyodide is missing: run `make setup` (npm ci)")
     return found
+
+
+@pytest.fixture(scope="session")
+def page_contents() -> dict[str, Any]:
+    """Page (relative to docs/, ``chapters/<slug>/index.md``) -> its ``PageContent``, computed once from
+    this checkout; read it, never change it (every test that asks shares it)."""
+    from sitegen.generate import page_contents
+
+    return page_contents(Path(__file__).resolve().parent)

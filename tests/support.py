@@ -72,10 +72,11 @@ def add_nav_line(mkdocs_yml: Path, line: str) -> None:
     mkdocs_yml.write_text("".join(lines), encoding="utf-8")
 
 
-def copy_checkout(target: Path, *, example: bool = False, widgets: bool = False) -> Path:
+def copy_checkout(target: Path, *, example: bool = False, widgets: bool = False, source: Path = ROOT) -> Path:
     """This checkout without .git, .venv and build output (node_modules linked), optionally with the
-    README's worked example written in and the widget test page added."""
-    shutil.copytree(ROOT, target, ignore=COPY_IGNORE, symlinks=True)
+    README's worked example written in and the widget test page added. ``source`` copies another
+    checkout instead: the tests' site's (``conftest.site``), whose figures/ its build already made."""
+    shutil.copytree(source, target, ignore=COPY_IGNORE, symlinks=True)
     (target / "node_modules").symlink_to(ROOT / "node_modules")
     if example:
         files, nav = readme_example()
@@ -110,14 +111,22 @@ def view_in(root: Path, slug: str, name: str, request: dict[str, Any]) -> dict[s
     return json.loads(done.stdout)
 
 
-def mkdocs_build(root: Path, site_dir: Path, site_url: str | None = None) -> subprocess.CompletedProcess[str]:
+def mkdocs_build(
+    root: Path, site_dir: Path, site_url: str | None = None, *, figures: str | None = None
+) -> subprocess.CompletedProcess[str]:
     """``mkdocs build --strict`` of the checkout at ``root`` into ``site_dir``, as ``make build`` runs it;
-    ``site_url`` through ``SITE_URL``, which mkdocs.yml reads (see README, "Publishing")."""
+    ``site_url`` through ``SITE_URL``, which mkdocs.yml reads (see README, "Publishing").
+
+    ``figures="skip"`` (``ROOFLINE_FIGURES``, hooks/figures.py) builds from ``root``'s figures/ as they
+    are, computing no page: for a copy of the tests' site's checkout, whose build just made them, when
+    the test is about something else (tests/test_figures.py checks that generation is current)."""
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
     env.pop("ROOFLINE_FIGURES", None)
     env.pop("SITE_URL", None)
     if site_url:
         env["SITE_URL"] = site_url
+    if figures:
+        env["ROOFLINE_FIGURES"] = figures
     command = [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site_dir)]
     return subprocess.run(command, cwd=root, env=env, capture_output=True, text=True, timeout=900, check=False)
 

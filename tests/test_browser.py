@@ -13,6 +13,7 @@ data-rf-rendered), never on sleeps; the first Pyodide boot gets 60 s.
 
 from __future__ import annotations
 
+import functools
 import gzip
 import hashlib
 import json
@@ -61,8 +62,10 @@ def chapter(browser: object, site) -> Iterator[tuple[object, Recorded]]:
     recorded.context.close()
 
 
+@functools.cache
 def cpython_output(source: str | None = None) -> str:
-    """What CPython prints for the program (the committed file unless ``source`` is given)."""
+    """What CPython prints for the program (the committed file unless ``source`` is given); asked once
+    per session for each, since a dozen tests compare with the committed program's output."""
     command = [sys.executable, str(PROGRAM)] if source is None else [sys.executable, "-c", source]
     return subprocess.run(command, capture_output=True, text=True, check=True, cwd=ROOT).stdout
 

@@ -36,7 +36,6 @@ import pytest
 import support
 from roofline import SpecError
 from roofline.forms import InputError, plain
-from sitegen.context import load_context
 from sitegen.pages import chapters, find
 from sitegen.render import alt_text
 from sitegen.widgets import KINDS, RuntimeLinks, calculator, check_answer
@@ -62,10 +61,9 @@ PROGRAMS = _programs(DOCS, CHAPTERS)
 
 
 @pytest.fixture(scope="module")
-def contents() -> dict[str, Any]:
-    """Slug -> what its page.py computes from this checkout's specs."""
-    ctx = load_context(ROOT)
-    return {slug: find(DOCS, slug).module().build(ctx) for slug in CHAPTERS}
+def contents(page_contents) -> dict[str, Any]:
+    """Slug -> what its page.py computes from this checkout's specs (conftest's, computed once)."""
+    return {slug: page_contents[f"chapters/{slug}/index.md"] for slug in CHAPTERS}
 
 
 def answer(view: Any, request: dict[str, Any]) -> dict[str, Any]:

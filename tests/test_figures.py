@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -15,7 +16,7 @@ import pytest
 import roofline
 import support
 from sitegen.context import load_context
-from sitegen.generate import Run, build_outputs, differences, generate, page_contents
+from sitegen.generate import Run, build_outputs, generate
 from sitegen.output import GENERATOR, NOTICE, is_generated, json_file, write_if_changed
 from sitegen.page import PageModuleError
 from sitegen.pages import chapters
@@ -47,9 +48,14 @@ def copy_inputs(tmp_path: Path) -> Path:
 
 
 @pytest.mark.slow  # re-renders every SVG (vl-convert): seconds, and make test-fast leaves it out
-def test_committed_figures_match_a_fresh_run():
-    """Regenerates everything (every SVG re-rendered) and fails on any difference from figures/."""
-    assert differences(ROOT) == [], "figures/ is stale: run `make figures` and commit it"
+def test_committed_figures_match_a_fresh_run_and_check_mode_says_so():
+    """``build_figures.py --check`` regenerates everything in a process of its own (every SVG re-rendered;
+    ``sitegen.generate.differences``) and exits 0 only if nothing in figures/ would change, be added or be
+    deleted; else it names each file. One fresh run serves both checks."""
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "build_figures.py"), "--check"], capture_output=True, text=True
+    )
+    assert done.returncode == 0, f"figures/ is stale: run `make figures` and commit it\n{done.stderr}"
 
 
 @pytest.mark.slow  # re-renders every SVG twice
@@ -197,8 +203,8 @@ def test_figures_are_lettered_in_reading_order_and_cross_references_follow():
         codes.expand(page + "{{ fig.batching-crossover }}", CHAPTER_PAGE)
 
 
-def test_every_page_module_names_an_existing_page_and_each_output_once(ctx):
-    contents = page_contents(ROOT)
+def test_every_page_module_names_an_existing_page_and_each_output_once(page_contents):
+    contents = page_contents  # sitegen.generate.page_contents(ROOT), computed once (conftest)
     for page in contents:
         assert (ROOT / "docs" / page).is_file(), page
     assert CHAPTER_PAGE in contents and "reference/formulas/index.md" in contents
@@ -237,19 +243,7 @@ def test_vendored_assets_are_present():
 
 
 @pytest.mark.slow
-def test_build_figures_check_mode_passes():
-    import subprocess
-
-    done = subprocess.run(
-        [sys.executable, str(ROOT / "scripts" / "build_figures.py"), "--check"], capture_output=True, text=True
-    )
-    assert done.returncode == 0, done.stderr
-
-
-@pytest.mark.slow
 def test_build_figures_script_reports_a_bad_spec_in_one_line_and_exits_2(tmp_path):
-    import subprocess
-
     root = copy_inputs(tmp_path)
     models = root / "roofline" / "data" / "models.toml"
     models.write_text(models.read_text().replace("layers = 32", "layers = 0", 1))

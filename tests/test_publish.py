@@ -18,7 +18,6 @@ is styled and links into the site from any depth.
 from __future__ import annotations
 
 import http.server
-import os
 import subprocess
 import sys
 import threading
@@ -85,13 +84,13 @@ class SubPathHost(http.server.SimpleHTTPRequestHandler):
         pass
 
 
-def build(site: Path, site_url: str) -> None:
-    """A build as a publisher makes it: ``SITE_URL`` set, mkdocs.yml reading it with ``!ENV``. Of the
-    tests' site's checkout (conftest), so its wheel and snapshot are the ones already cached."""
-    root = support.copy_checkout(site.parent / "repo", example=True, widgets=True)
-    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "SITE_URL": site_url}
-    command = [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site)]
-    done = subprocess.run(command, cwd=root, env=env, capture_output=True, text=True)
+def build(site: Path, site_url: str, tests_site) -> None:
+    """A build as a publisher makes it: ``SITE_URL`` set, mkdocs.yml reading it with ``!ENV``. Of a copy
+    of the tests' site's checkout (conftest), so its wheel and snapshot are the ones already cached,
+    and from the figures/ that site's build has just regenerated there (``ROOFLINE_FIGURES=skip``:
+    the same bytes, without computing every page a second time)."""
+    root = support.copy_checkout(site.parent / "repo", source=tests_site.root)
+    done = support.mkdocs_build(root, site, site_url, figures="skip")
     assert done.returncode == 0, done.stderr[-4000:]
 
 
@@ -104,7 +103,7 @@ class Host:
 @pytest.fixture(scope="module")
 def host(tmp_path_factory, site) -> Iterator[Host]:
     published = tmp_path_factory.mktemp("published") / "site"
-    build(published, PUBLISHED_URL)
+    build(published, PUBLISHED_URL, site)
     sites = {"roofline": published, "forgot": site.directory}
     handler = type("Host", (SubPathHost,), {"mounts": sites})
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)

@@ -437,15 +437,16 @@ def test_widget_pages_preload_every_widget_module_and_other_pages_none(site, cha
         ),
     ],
 )
-def test_a_contract_mistake_stops_the_build_with_one_line(tmp_path, mistake, message):
-    root = support.copy_checkout(tmp_path / "repo", example=True, widgets=True)  # the tests' site's snapshot
+def test_a_contract_mistake_stops_the_build_with_one_line(site, tmp_path, mistake, message):
+    # The tests' site's checkout (its snapshot, and the figures/ its build made, so no page is computed again).
+    root = support.copy_checkout(tmp_path / "repo", source=site.root)
     if mistake == "nav":  # a chapter folder the nav forgot
         yml = root / "mkdocs.yml"
         yml.write_text(yml.read_text().replace('      - "2. The KV Cache": chapters/kv-cache/index.md\n', ""))
     else:  # a view that no longer answers a declared output
         path = root / "docs" / "chapters" / "kv-cache" / "calculators" / "kv_budget.py"
         path.write_text(path.read_text().replace('        "users": f"{users:,}",\n', ""))
-    done = support.mkdocs_build(root, tmp_path / "site")
+    done = support.mkdocs_build(root, tmp_path / "site", figures="skip")
     assert done.returncode != 0
     # MkDocs may say which page it was reading on a line of its own; the error itself is one line.
     errors = [line for line in done.stderr.splitlines() if message in line]

@@ -7,14 +7,13 @@ requests; none may leave the server.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
 
-from chromium import CHROMIUM_PATH, launch
+from chromium import CHROMIUM_PATH
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 playwright_sync = pytest.importorskip("playwright.sync_api")
@@ -34,43 +33,29 @@ def base(site) -> str:
     return site.isolated
 
 
-def in_chromium(base: str, body: Callable[[Callable[..., object]], None]) -> None:
-    """Run ``body(visit)`` against a fresh Chromium, then check no request left the test server.
+def in_chromium(browser, base: str, body: Callable[[Callable[..., object]], None]) -> None:
+    """Run ``body(visit)`` in the session's Chromium (``conftest.browser``), then check no request left
+    the test server. ``visit(path, **context_options)`` opens a page in a new context; every context
+    is closed at the end."""
+    urls: list[str] = []
+    contexts: list[object] = []
 
-    Playwright's sync API allows one instance per thread, and other browser tests
-    may hold one for the whole session; a thread of our own keeps the two apart.
-    ``visit(path, **context_options)`` opens a page in a new context.
-    """
-    failures: list[BaseException] = []
+    def visit(path: str = CHAPTER, **options: object):
+        context = browser.new_context(viewport={"width": 1280, "height": 900}, **options)
+        contexts.append(context)
+        context.on("request", lambda request: urls.append(request.url))
+        page = context.new_page()
+        page.goto(base + path)
+        return page
 
-    def run() -> None:
-        try:
-            with playwright_sync.sync_playwright() as playwright:
-                browser = launch(playwright)
-                urls: list[str] = []
-
-                def visit(path: str = CHAPTER, **options: object):
-                    context = browser.new_context(viewport={"width": 1280, "height": 900}, **options)
-                    context.on("request", lambda request: urls.append(request.url))
-                    page = context.new_page()
-                    page.goto(base + path)
-                    return page
-
-                try:
-                    body(visit)
-                finally:
-                    browser.close()
-                origin = urlsplit(base).netloc
-                foreign = [u for u in urls if not u.startswith(("data:", "blob:")) and urlsplit(u).netloc != origin]
-                assert foreign == [], f"requests to other origins: {foreign}"
-        except BaseException as error:  # re-raised in the test's own thread
-            failures.append(error)
-
-    worker = threading.Thread(target=run, name="site-browser")
-    worker.start()
-    worker.join()
-    if failures:
-        raise failures[0]
+    try:
+        body(visit)
+    finally:
+        for context in contexts:
+            context.close()
+    origin = urlsplit(base).netloc
+    foreign = [u for u in urls if not u.startswith(("data:", "blob:")) and urlsplit(u).netloc != origin]
+    assert foreign == [], f"requests to other origins: {foreign}"
 
 
 def scroll_through(page) -> None:
@@ -79,7 +64,7 @@ def scroll_through(page) -> None:
         chart.scroll_into_view_if_needed()
 
 
-def test_charts_turn_interactive_with_tooltips_and_no_actions_menu(base):
+def test_charts_turn_interactive_with_tooltips_and_no_actions_menu(browser, base):
     def body(visit):
         page = visit()
         scroll_through(page)
@@ -93,10 +78,10 @@ def test_charts_turn_interactive_with_tooltips_and_no_actions_menu(base):
         expect(tooltip).to_be_visible(timeout=WAIT_MS)
         expect(tooltip).to_contain_text("tokens/s")
 
-    in_chromium(base, body)
+    in_chromium(browser, base, body)
 
 
-def test_charts_follow_the_colour_scheme(base):
+def test_charts_follow_the_colour_scheme(browser, base):
     def body(visit):
         page = visit(color_scheme="light")
         chart = page.locator("#figure-roofline")
@@ -108,10 +93,10 @@ def test_charts_follow_the_colour_scheme(base):
         expect(page.locator("body")).to_have_attribute("data-md-color-scheme", "slate")
         expect(label).not_to_have_attribute("fill", light, timeout=WAIT_MS)
 
-    in_chromium(base, body)
+    in_chromium(browser, base, body)
 
 
-def test_charts_survive_instant_navigation(base):
+def test_charts_survive_instant_navigation(browser, base):
     def body(visit):
         page = visit()
         page.evaluate("window.__sameDocument = true")
@@ -123,10 +108,10 @@ def test_charts_survive_instant_navigation(base):
         scroll_through(page)
         expect(page.locator(f'{CHARTS}[data-state="interactive"]')).to_have_count(4, timeout=WAIT_MS)
 
-    in_chromium(base, body)
+    in_chromium(browser, base, body)
 
 
-def test_without_javascript_the_static_svgs_show(base):
+def test_without_javascript_the_static_svgs_show(browser, base):
     def body(visit):
         page = visit(java_script_enabled=False)
         images = page.locator(f"{CHARTS} img")
@@ -136,13 +121,13 @@ def test_without_javascript_the_static_svgs_show(base):
             expect(image).to_be_visible()
             page.wait_for_function("img => img.complete && img.naturalWidth > 0", arg=image.element_handle())
 
-    in_chromium(base, body)
+    in_chromium(browser, base, body)
 
 
-def test_pages_without_charts_do_not_load_vega(base):
+def test_pages_without_charts_do_not_load_vega(browser, base):
     def body(visit):
         page = visit("reference/hardware/")
         page.wait_for_load_state("networkidle")
         assert page.evaluate("typeof window.vega") == "undefined"
 
-    in_chromium(base, body)
+    in_chromium(browser, base, body)

@@ -34,7 +34,6 @@ from roofline.forms import InputError
 from roofline.performance import tensor_parallel_degrees
 from roofline.serving import Lengths, blocks_for, kv_blocks_available
 from sitegen import widgets
-from sitegen.context import load_context
 from sitegen.pages import find
 from support import BOOT_MS, STEP_MS, Recorded, node_test_report, rendered, set_inputs, text_outputs
 
@@ -47,8 +46,8 @@ calculator = FOLDER.calculator("serving")
 
 
 @pytest.fixture(scope="module")
-def values() -> dict[str, str]:
-    return chapter.build(load_context(ROOT)).values
+def values(page_contents) -> dict[str, str]:
+    return page_contents[FOLDER.page].values  # chapter.build(load_context(ROOT)), once per session (conftest)
 
 
 @pytest.fixture(scope="module")

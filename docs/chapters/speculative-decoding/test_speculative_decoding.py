@@ -23,7 +23,6 @@ from roofline.acceptance import load_acceptance
 from roofline.forms import InputError
 from roofline.measured import compare_all, load_measurements
 from roofline.speculative import break_even_batch, speculation_round, tokens_per_step
-from sitegen.context import load_context
 from sitegen.pages import find
 
 FOLDER = find(Path(__file__).resolve().parents[2], "speculative-decoding")
@@ -35,8 +34,8 @@ calculator = FOLDER.calculator("speculate")
 
 
 @pytest.fixture(scope="module")
-def values() -> dict[str, str]:
-    return chapter.build(load_context(ROOT)).values
+def values(page_contents) -> dict[str, str]:
+    return page_contents[FOLDER.page].values  # chapter.build(load_context(ROOT)), once per session (conftest)
 
 
 @pytest.fixture(scope="module")
