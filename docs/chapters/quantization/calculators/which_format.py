@@ -2,10 +2,11 @@
 
 For one GPU, model, batch, context and prompt: every compared weight format's decode speed per
 user and prefill time, each as the *ceiling* (datasheet bandwidth and peak, nothing added) and,
-beside it, the *expected* range (the calibrated costs of ``roofline.calibration`` and the band of
-their fit); the users that fit; the critical batch ``F * b_w / (2 W)``; and the math the format
-runs on that GPU, with the fallback said in words. Every number comes from ``roofline``; this
-module chooses what to show. Its chart is a plain Vega-Lite dict (no Altair in the page).
+beside it, the *expected* range (the calibrated costs of ``roofline.calibration``, a weight-only
+format's dequantization included, and the band of their fit); the users that fit; the critical
+batch ``F * b_w / (2 W)``; and the math the format runs on that GPU, with the fallback said in
+words. Every number comes from ``roofline``; this module chooses what to show. Its chart is a
+plain Vega-Lite dict (no Altair in the page).
 """
 
 from __future__ import annotations
@@ -179,6 +180,7 @@ def _chart(answers: tuple[FormatAnswer, ...], bands: dict[str, dict[str, tuple[f
 def view(gpu: str, model: str, batch: int, context: int, prompt: int) -> dict[str, Any]:
     """Everything the calculator shows for one set of inputs; the form has checked them."""
     hardware = Hardware(_SPECS.gpu(gpu))
+    calibration = load_calibration()
     model_spec = _SPECS.model(model)
     workload = Workload(model_spec, batch=batch, context=context, prompt=prompt)
     answers = compare_formats(hardware, workload, FORMATS)
@@ -206,8 +208,11 @@ def view(gpu: str, model: str, batch: int, context: int, prompt: int) -> dict[st
         "verdict": verdict,
         "summary": verdict,
         "explain": (
-            "Ceilings take the datasheet's bandwidth and peak, reached in full; the expected range is the"
-            f" calibrated costs of a tuned engine and the band of their fit. {details}"
+            "Ceilings take the datasheet's bandwidth and peak, reached in full, and no dequantization cost;"
+            " the expected range is the calibrated costs of a tuned engine and the band of their fit, with a"
+            f" weight-only format's matmuls taking {1 + calibration.dequant_overhead:.2f} times their math time"
+            f" (δ = {calibration.dequant_overhead:.2f}) and, from {calibration.dequant_switch_tokens} tokens in a"
+            f" pass, its weights widened to 16 bits first. {details}"
         ),
         "chart": _chart(answers, bands),
     }
