@@ -15,6 +15,8 @@ same run:
 - a warm Run (goal ≤ 100 ms) and a Run after 5 s idle (goal ≤ 300 ms), click to last line;
 - calculator input to updated numbers, p95 over varied inputs (goal ≤ 16 ms), for
   chapter 1's calculator and, on its own page, chapter 2's KV budget (ratio to chapter 1's);
+- chapter 4's "Which format on my GPU" calculator, on its own page, input to numbers, p95 over
+  varied inputs (the issue's goal ≤ 50 ms), as a ratio to chapter 1's calculator in the same run;
 - chapter 3's serving simulator (1,000 requests a run), input to redrawn metrics and
   timeline, p95 over varied traffic (goal ≤ 300 ms), against the same views in CPython;
 - bytes transferred before any interaction (at the load event) and once Python is warm;
@@ -25,6 +27,7 @@ same run:
 
 Times are taken inside the page (``performance.now()``), so Playwright's own
 overhead is not in them. Prints one line per figure; writes nothing to the repo.
+``--calculators`` measures only the calculators (chapters 1, 2 and 4), in one browser.
 """
 
 from __future__ import annotations
@@ -48,6 +51,7 @@ WARM_REPEATS = 10
 IDLE_REPEATS = 3
 CALC_INPUTS = 120
 SERVING_CHAPTER = "chapters/continuous-batching/"
+QUANT_CHAPTER = "chapters/quantization/"
 SERVING_INPUTS = 30
 RESTART_REPEATS = 3
 
@@ -146,6 +150,24 @@ def _calculator_inputs(count: int) -> list[dict[str, object]]:
             "gpus": 1 + i % 8,
             "users": 1 + (i * 37) % 512,
             "context": (i * 1024) % 32768,
+        }
+        for i in range(count)
+    ]
+
+
+def _which_format_inputs(count: int) -> list[dict[str, object]]:
+    """Varied inputs for chapter 4's calculator: every GPU and model, batches, contexts and prompts."""
+    from roofline import builtin_specs
+
+    specs = builtin_specs()
+    gpus, models = list(specs.gpus), list(specs.models)
+    return [
+        {
+            "gpu": gpus[i % len(gpus)],
+            "model": models[(i // 2) % len(models)],
+            "batch": 1 + (i * 37) % 512,
+            "context": (i * 1024) % 32768,
+            "prompt": (i * 300) % 8000,
         }
         for i in range(count)
     ]
@@ -324,6 +346,12 @@ class Bench:
         """Chapter 2's KV budget calculator."""
         return self.calculator_on_own_page_ms(KV_CHAPTER, "kv_budget", "prefix", _kv_budget_inputs(CALC_INPUTS))
 
+    def which_format_ms(self) -> list[dict]:
+        """Chapter 4's "Which format on my GPU" calculator."""
+        return self.calculator_on_own_page_ms(
+            QUANT_CHAPTER, "which_format", "prompt", _which_format_inputs(CALC_INPUTS)
+        )
+
     def serving_ms(self) -> list[dict]:
         """Chapter 3's simulator (1,000 requests a run): input to redrawn metrics and timeline."""
         return self.calculator_on_own_page_ms(SERVING_CHAPTER, "serving", "rate", _serving_inputs(SERVING_INPUTS))
@@ -431,16 +459,8 @@ def measure(base: str, plain_base: str, site_dir: Path) -> dict[str, object]:
         context, page = bench.warm_page()
         figures["warm_run_ms"] = statistics.median(bench.warm_runs_ms(page))
         figures["idle_run_ms"] = max(bench.idle_runs_ms(page))
-        calc = bench.calculator_ms(page)
-        latencies = [result["inputToNumbersMs"] for result in calc]
-        figures["calc_p50_ms"] = statistics.median(latencies)
-        figures["calc_p95_ms"] = _percentile(latencies, 0.95)
-        figures["calc_python_p50_ms"] = statistics.median(result["pythonMs"] for result in calc)
-        figures["calc_python_p95_ms"] = _percentile([result["pythonMs"] for result in calc], 0.95)
-        figures["calc_render_p50_ms"] = statistics.median(result["renderMs"] for result in calc)
-        kv = bench.kv_budget_ms()
-        figures["kv_calc_p95_ms"] = _percentile([result["inputToNumbersMs"] for result in kv], 0.95)
-        figures["kv_calc_python_p95_ms"] = _percentile([result["pythonMs"] for result in kv], 0.95)
+        figures.update(calculator_figures(bench.calculator_ms(page)))
+        figures.update(other_calculators(bench))
         serving = bench.serving_ms()
         figures["serving_p50_ms"] = statistics.median(result["inputToNumbersMs"] for result in serving)
         figures["serving_p95_ms"] = _percentile([result["inputToNumbersMs"] for result in serving], 0.95)
@@ -465,7 +485,70 @@ def measure(base: str, plain_base: str, site_dir: Path) -> dict[str, object]:
     return figures
 
 
-def report() -> dict[str, object]:
+def other_calculators(bench: Bench) -> dict[str, float]:
+    """Chapter 2's and chapter 4's calculators, each on a fresh page of its own: p95 of input to
+    numbers and of Python's view, and chapter 4's p50."""
+    figures = {}
+    for key, results in (("kv_calc", bench.kv_budget_ms()), ("which_format", bench.which_format_ms())):
+        figures[f"{key}_p95_ms"] = _percentile([result["inputToNumbersMs"] for result in results], 0.95)
+        figures[f"{key}_python_p95_ms"] = _percentile([result["pythonMs"] for result in results], 0.95)
+        figures[f"{key}_p50_ms"] = statistics.median(result["inputToNumbersMs"] for result in results)
+    return figures
+
+
+def calculator_figures(calc: list[dict]) -> dict[str, float]:
+    """Chapter 1's calculator: p50 and p95 of input to numbers, of Python's view, and the drawing's p50."""
+    latencies = [result["inputToNumbersMs"] for result in calc]
+    return {
+        "calc_p50_ms": statistics.median(latencies),
+        "calc_p95_ms": _percentile(latencies, 0.95),
+        "calc_python_p50_ms": statistics.median(result["pythonMs"] for result in calc),
+        "calc_python_p95_ms": _percentile([result["pythonMs"] for result in calc], 0.95),
+        "calc_render_p50_ms": statistics.median(result["renderMs"] for result in calc),
+    }
+
+
+def measure_calculators(base: str, plain_base: str, site_dir: Path) -> dict[str, object]:
+    """Only the calculators: chapter 1's on a warm page of its own, then chapters 2 and 4."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = launch(playwright)
+        bench = Bench(browser, base, plain_base, site_dir)
+        context, page = bench.warm_page()
+        bench.run_and_time(page)  # what the page's program imports is warm, as in the full run
+        figures = calculator_figures(bench.calculator_ms(page))
+        context.close()
+        figures.update(other_calculators(bench))
+        browser.close()
+    return figures
+
+
+def report_calculators(figures: dict[str, object]) -> None:
+    _line("calculator input to numbers, p50", f"{figures['calc_p50_ms']:.1f} ms")
+    _line(
+        f"calculator input to numbers, p95 ({CALC_INPUTS} inputs)",
+        f"{figures['calc_p95_ms']:.1f} ms",
+        "≤ 16 ms",
+        figures["calc_p95_ms"] <= 16,
+    )
+    _line(
+        "  of which Python's view, p50 / p95",
+        f"{figures['calc_python_p50_ms']:.1f} / {figures['calc_python_p95_ms']:.1f} ms",
+    )
+    _line("  of which drawing the numbers and chart, p50", f"{figures['calc_render_p50_ms']:.1f} ms")
+    kv = figures["kv_calc_p95_ms"]
+    _line(f"KV budget (ch. 2) input to numbers, p95 ({CALC_INPUTS})", f"{kv:.1f} ms", "≤ 16 ms", kv <= 16)
+    _line("  ratio to chapter 1's calculator p95", f"{kv / figures['calc_p95_ms']:.2f} ×")
+    _line("  of which Python's view, p95", f"{figures['kv_calc_python_p95_ms']:.1f} ms")
+    which = figures["which_format_p95_ms"]
+    _line(f"Which format (ch. 4) input to numbers, p95 ({CALC_INPUTS})", f"{which:.1f} ms", "≤ 50 ms", which <= 50)
+    _line("  p50", f"{figures['which_format_p50_ms']:.1f} ms")
+    _line("  ratio to chapter 1's calculator p95", f"{which / figures['calc_p95_ms']:.2f} ×")
+    _line("  of which Python's view, p95", f"{figures['which_format_python_p95_ms']:.1f} ms")
+
+
+def report(calculators_only: bool = False) -> dict[str, object]:
     """Build, serve, measure and print every browser figure; return them as a dict."""
     with tempfile.TemporaryDirectory(prefix="roofline-bench-") as folder:
         site_dir = Path(folder) / "site"
@@ -478,10 +561,13 @@ def report() -> dict[str, object]:
         serve.serve_in_background(server)
         plain_base = serve.serve_in_background(plain_server)
         try:
-            figures = measure(base, plain_base, site_dir)
+            figures = (measure_calculators if calculators_only else measure)(base, plain_base, site_dir)
         finally:
             server.shutdown()
             plain_server.shutdown()
+    if calculators_only:
+        report_calculators(figures)
+        return figures
     bare, cold = figures["bare_boot_ms"], figures["cold_click_ms"]
     timings = figures["boot_timings"] or {}
     _line("bare Pyodide page: navigation to print", f"{bare:,.0f} ms", "(baseline)")
@@ -506,22 +592,7 @@ def report() -> dict[str, object]:
     warm, idle = figures["warm_run_ms"], figures["idle_run_ms"]
     _line("warm Run: click to last line (median)", f"{warm:,.0f} ms", "≤ 100 ms", warm <= 100)
     _line("Run after 5 s idle (worst of 3)", f"{idle:,.0f} ms", "≤ 300 ms", idle <= 300)
-    _line("calculator input to numbers, p50", f"{figures['calc_p50_ms']:.1f} ms")
-    _line(
-        f"calculator input to numbers, p95 ({CALC_INPUTS} inputs)",
-        f"{figures['calc_p95_ms']:.1f} ms",
-        "≤ 16 ms",
-        figures["calc_p95_ms"] <= 16,
-    )
-    _line(
-        "  of which Python's view, p50 / p95",
-        f"{figures['calc_python_p50_ms']:.1f} / {figures['calc_python_p95_ms']:.1f} ms",
-    )
-    _line("  of which drawing the numbers and chart, p50", f"{figures['calc_render_p50_ms']:.1f} ms")
-    kv = figures["kv_calc_p95_ms"]
-    _line(f"KV budget (ch. 2) input to numbers, p95 ({CALC_INPUTS})", f"{kv:.1f} ms", "≤ 16 ms", kv <= 16)
-    _line("  ratio to chapter 1's calculator p95", f"{kv / figures['calc_p95_ms']:.2f} ×")
-    _line("  of which Python's view, p95", f"{figures['kv_calc_python_p95_ms']:.1f} ms")
+    report_calculators(figures)
     serving = figures["serving_p95_ms"]
     _line(
         f"serving simulator input to timeline, p50 / p95 ({SERVING_INPUTS} inputs)",
@@ -567,7 +638,7 @@ def report() -> dict[str, object]:
 def main() -> None:
     if not CHROMIUM_PATH.exists():
         sys.exit(f"bench_browser: {CHROMIUM_PATH} is missing (apt-get install chromium)")
-    report()
+    report(calculators_only="--calculators" in sys.argv[1:])
 
 
 if __name__ == "__main__":

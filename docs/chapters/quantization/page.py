@@ -267,7 +267,6 @@ def build(ctx: Context) -> PageContent:
     # The dequantization cost at the expected costs: δ, its fit and its check, and where the rule holds.
     assert calibration.dequant_switch_tokens == switch_tokens, "the expected costs switch where vLLM's source does"
     put("delta", f"{calibration.dequant_overhead:.2f}")
-    put("delta_plus_one", f"{1 + calibration.dequant_overhead:.2f}")
     dequant = calibration.provenance["dequant"]
     for split in ("fit", "check"):
         for label, pair in dequant[split].items():

@@ -16,8 +16,7 @@ from typing import Any
 
 from roofline import Hardware, Workload, builtin_specs
 from roofline import formatting as fmt
-from roofline.calibration import load_calibration
-from roofline.estimate import Expected
+from roofline.calibration import Calibration, load_calibration
 from roofline.forms import Field, Form, Output, gpu_menu, model_menu
 from roofline.performance import decode_step, prefill_pass, resolved
 from roofline.precisions import number_format
@@ -27,6 +26,9 @@ from roofline.quantization import FormatAnswer, compare_formats
 FORMATS = ("bf16", "fp8", "int8-sq", "int4-awq", "nvfp4")
 KINDS = {"bf16": "16-bit", "fp8": "W8A8", "int8-sq": "W8A8", "int4-awq": "W4A16", "nvfp4": "W4A4"}
 _SPECS = builtin_specs()
+#: Read once: reading the packaged file through importlib.resources costs more in the browser
+#: than the view's arithmetic.
+_CALIBRATION = load_calibration()
 
 FORM = Form(
     title="Which format on my GPU",
@@ -57,20 +59,16 @@ def _range(low: float, high: float, unit: str) -> str:
     return f"{fmt.rate(low)}–{fmt.rate(high)}{unit}"
 
 
-def _expected(hardware: Hardware, workload: Workload) -> dict[str, tuple[float, float]]:
-    """The expected band of decode tokens/s per user and of prefill seconds, from the calibration:
-    ``estimate.Expected`` for the decode step and the prefill at the fitted costs, without the
-    ceiling's figures (``compare_formats`` has them) or the crossover ``evaluate`` also solves."""
-    calibration = load_calibration()
+def _expected(hardware: Hardware, workload: Workload, calibration: Calibration) -> dict[str, tuple[float, float]]:
+    """The expected band of decode tokens/s per user and of prefill seconds: the decode step and
+    the prefill at the fitted costs (a weight-only format's dequantization included), each with
+    the band of its kind (``Calibration.decode_rate_band``, ``band_for``), and nothing the page
+    does not show."""
     engine = resolved(hardware, workload)
     fitted = replace(engine, costs=calibration.cost_model(engine.gpu.id))
-    expected = Expected(decode_step(fitted, workload), prefill_pass(fitted, workload), workload.batch, calibration)
-    band = expected.band()
-    low_s, high_s = band["itl_mean_s"] or (expected.decode.seconds,) * 2
-    found = {"decode": (1.0 / high_s, 1.0 / low_s)}
-    ttft = band["ttft_mean_s"]
-    if ttft is not None:
-        found["prefill"] = (ttft[0], ttft[1])
+    found = {"decode": calibration.decode_rate_band(1.0 / decode_step(fitted, workload).seconds)}
+    if workload.prompt:
+        found["prefill"] = calibration.band_for("ttft_mean_s", prefill_pass(fitted, workload).seconds)
     return found
 
 
@@ -180,12 +178,12 @@ def _chart(answers: tuple[FormatAnswer, ...], bands: dict[str, dict[str, tuple[f
 def view(gpu: str, model: str, batch: int, context: int, prompt: int) -> dict[str, Any]:
     """Everything the calculator shows for one set of inputs; the form has checked them."""
     hardware = Hardware(_SPECS.gpu(gpu))
-    calibration = load_calibration()
+    calibration = _CALIBRATION
     model_spec = _SPECS.model(model)
     workload = Workload(model_spec, batch=batch, context=context, prompt=prompt)
     answers = compare_formats(hardware, workload, FORMATS)
     bands = {
-        a.weight_precision: _expected(hardware, replace(workload, weight_precision=a.weight_precision))
+        a.weight_precision: _expected(hardware, replace(workload, weight_precision=a.weight_precision), calibration)
         for a in answers
         if a.fits
     }
