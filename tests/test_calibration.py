@@ -315,3 +315,17 @@ def test_the_dequantization_rows_are_paired_and_say_their_kernel_path(tmp_path: 
     odd = dataclasses.replace(runs[0], engine="vLLM (AWQ)")
     with pytest.raises(SpecError, match="widened from N tokens"):
         module.kernel_switch(odd)
+
+
+def test_the_report_says_the_ceiling_has_no_dequantization_and_the_expected_costs_do(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    args = ["estimate", "--gpu", "h100-sxm", "--model", "llama-3.1-8b", "--precision", "int4-awq", "--prompt", "2000"]
+    assert main([*args, "--costs", "expected"]) == 0
+    out = capsys.readouterr().out
+    delta = load_calibration().dequant_overhead
+    assert "no cost for widening int4-awq in the kernel" in out
+    assert f"δ = {delta:.2f}" in out and "from 256 tokens a pass widens the weights first" in out
+    assert main([*args[:-4], "--precision", "fp8", "--costs", "expected"]) == 0
+    out = capsys.readouterr().out
+    assert "widening" not in out and "δ" not in out  # W8A8 on an H100 multiplies fp8 as stored
