@@ -15,11 +15,19 @@ prediction. Its parameters live in ``data/calibration.toml``, written by
 - ``allreduce_latency_s`` and ``allreduce_hop_s``: the latency of one tensor-parallel
   all-reduce over G GPUs, ``allreduce_latency_s + 2 (G-1) * allreduce_hop_s``, a fixed
   start plus one hop per step of a ring (NCCL's own latency model has this shape), so
-  that more GPUs wait longer for each exchange, as every measurement shows.
+  that more GPUs wait longer for each exchange, as every measurement shows;
+- ``dequant_overhead`` δ and ``dequant_switch_tokens`` T_s: what a weight-only format
+  (W4A16 int4 AWQ/GPTQ, int8 weight-only, fp8 without fp8 math) pays to widen its weights
+  (``performance.CostModel``): below T_s tokens in a pass the fused kernel's linear math
+  takes ``(1 + δ)`` times as long; from T_s on the weights are widened first,
+  ``weights * (b_w + 2) / bandwidth``, then multiplied at 16 bits. δ is fitted, after the
+  rest and with the rest held, on vLLM PR #2566's runs of its fused AWQ kernel at every
+  size (``data/dequant-measurements.csv``; the same PR's runs that switch are held out);
+  T_s is vLLM's AWQ switch, 256 tokens, read in its source, not fitted.
 
 A pass then takes ``max(bytes / (e_bw * bandwidth), FLOPs / (e_c * peak)) + layers *
 overhead + tokens sampled * token overhead + 2L * (latency(G) + 2 (G-1)/G * message /
-(e_link * link))``. The file also holds the band:
+(e_link * link))``, with the matmuls' FLOPs times ``(1 + δ)`` in a fused weight-only pass. The file also holds the band:
 the 10th and 90th percentiles of the fit's residuals (measured ÷ expected) for each kind of
 figure, so an expected value ``x`` comes with ``[p10 * x, p90 * x]``.
 
@@ -66,6 +74,10 @@ class Calibration:
     token_overhead_s: float
     allreduce_latency_s: float
     allreduce_hop_s: float
+    #: δ: a fused weight-only GEMM's extra math per weight multiplied, a share of its multiply-add.
+    dequant_overhead: float
+    #: Tokens in a pass from which weight-only weights are widened first (None: never).
+    dequant_switch_tokens: int | None
     #: Metric (``BAND_METRICS``) -> (p10, p90) of measured ÷ expected over the fit's rows.
     band: Mapping[str, tuple[float, float]]
     #: The ``[fit]`` table: script, rows, method, and the residuals on fit and held-out rows.
@@ -83,6 +95,8 @@ class Calibration:
             token_overhead_s=self.token_overhead_s,
             allreduce_latency_s=self.allreduce_latency_s,
             allreduce_hop_s=self.allreduce_hop_s,
+            dequant_overhead=self.dequant_overhead,
+            dequant_switch_tokens=self.dequant_switch_tokens,
         )
 
     def band_for(self, metric: str, expected: float) -> tuple[float, float]:
@@ -148,6 +162,7 @@ def parse_calibration(text: str, label: str = CALIBRATION_FILE) -> Calibration:
     costs = _table(document, "costs", label)
     known = ("bandwidth_efficiency", "link_efficiency", "compute_efficiency", "default_compute_efficiency")
     known += ("layer_overhead_s", "token_overhead_s", "allreduce_latency_s", "allreduce_hop_s")
+    known += ("dequant_overhead", "dequant_switch_tokens")
     for key in costs:
         if key not in known:
             raise _fail("unknown key", label, f"costs.{key}")
@@ -163,6 +178,14 @@ def parse_calibration(text: str, label: str = CALIBRATION_FILE) -> Calibration:
             raise _fail(f"must be a table of math precisions, got {shares!r}", label, f"costs.compute_efficiency.{gpu}")
         compute[gpu] = MappingProxyType(
             {p: _share(v, label, f"costs.compute_efficiency.{gpu}.{p}") for p, v in shares.items()}
+        )
+    delta = costs["dequant_overhead"]
+    if isinstance(delta, bool) or not isinstance(delta, (int, float)) or not 0 <= delta <= 100:
+        raise _fail(f"must be a number from 0 to 100, got {delta!r}", label, "costs.dequant_overhead")
+    switch = costs["dequant_switch_tokens"]
+    if isinstance(switch, bool) or not isinstance(switch, int) or switch < 0:
+        raise _fail(
+            f"must be a whole number of tokens (0: never), got {switch!r}", label, "costs.dequant_switch_tokens"
         )
     band_table = _table(document, "band", label)
     band: dict[str, tuple[float, float]] = {}
@@ -188,6 +211,8 @@ def parse_calibration(text: str, label: str = CALIBRATION_FILE) -> Calibration:
         token_overhead_s=_seconds(costs["token_overhead_s"], label, "costs.token_overhead_s"),
         allreduce_latency_s=_seconds(costs["allreduce_latency_s"], label, "costs.allreduce_latency_s"),
         allreduce_hop_s=_seconds(costs["allreduce_hop_s"], label, "costs.allreduce_hop_s"),
+        dequant_overhead=float(delta),
+        dequant_switch_tokens=switch or None,
         band=MappingProxyType(band),
         provenance=MappingProxyType(dict(fit)),
     )

@@ -21,6 +21,7 @@ from .performance import (
     allreduces_per_pass,
     crossover_batch,
     decode_step,
+    dequantizes,
     kv_copies,
     memory_use,
     prefill_pass,
@@ -290,6 +291,8 @@ def ceiling_accounting(hardware: Hardware, workload: Workload) -> dict[str, str]
     costs = hardware.costs
     if costs.is_ceiling:
         basis = "the datasheet's bandwidth and dense peak, reached in full, nothing added"
+        if dequantizes(resolved(hardware, workload), workload.weight_precision):
+            basis += f" (no cost for widening {workload.weight_precision} in the kernel: the best kernels hide it)"
     else:
         basis = f"{costs.name}: fitted shares of bandwidth and peak, plus fitted overheads"
     return {"memory": memory, "kv_cache": kv, "communication": communication, "costs": basis}

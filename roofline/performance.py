@@ -3,7 +3,8 @@
 A pass over the model takes the longer of two times, the bytes it moves divided
 by memory bandwidth and the FLOPs it does divided by peak math rate, plus the
 time its tensor-parallel all-reduces take (``communication_s``) and, in expected
-mode, a fixed overhead per layer. Several GPUs split every layer (tensor
+mode, a fixed overhead per layer and, for weight-only formats, the cost of
+dequantizing (``CostModel.dequant_overhead``). Several GPUs split every layer (tensor
 parallelism): bandwidth, peak and memory add up, and each layer pays two
 all-reduces of its tokens' activations over the GPUs' links.
 
@@ -40,7 +41,15 @@ from . import formatting as fmt
 from .errors import SpecError
 from .kvformats import kv_format
 from .parallelism import usable_tp_degrees
-from .precisions import AUTO, DEFAULT_COMPUTE_PRECISION, SIXTEEN_BIT, bytes_per_value, check_precision, native_math
+from .precisions import (
+    AUTO,
+    DEFAULT_COMPUTE_PRECISION,
+    SIXTEEN_BIT,
+    bytes_per_value,
+    check_precision,
+    native_math,
+    number_format,
+)
 from .specs import GpuSpec, ModelSpec
 
 Bound = Literal["memory", "compute"]
@@ -85,6 +94,20 @@ class CostModel:
     per token sampled, and the latency of one all-reduce over G GPUs,
     ``allreduce_latency_s + 2 (G - 1) * allreduce_hop_s``: a fixed start plus a hop per
     step of a ring, the shape of NCCL's own latency model (``allreduce_latency``).
+
+    Dequantization, for a pass whose weights are narrower than its math (``dequantizes``:
+    W4A16 int4 AWQ/GPTQ, int8 weight-only, fp8 on a GPU without fp8 math):
+
+    - ``dequant_overhead`` δ: a fused kernel widens each weight on the CUDA cores inside the
+      GEMM's main loop, which costs δ times the weight's multiply-add, so the linear layers'
+      math takes ``(1 + δ) * linear FLOPs / peak`` (attention's does not change);
+    - ``dequant_switch_tokens`` T_s: from T_s tokens in a pass on, the engine widens every
+      weight it reads to the math's width first, ``weights * (b_w + b_math) / bandwidth``,
+      then runs a plain pass at that width with no δ (vLLM's AWQ from 256 tokens, AutoAWQ's
+      from 1,024); None: the fused kernel at every size.
+
+    The ceiling has neither: the best published kernels (Marlin) reach the weight-read
+    ceiling, so nothing faster can be ruled out.
     """
 
     name: str = "ceiling"
@@ -102,6 +125,11 @@ class CostModel:
     #: Latency of each of a ring all-reduce's ``2 (G - 1)`` steps, added to
     #: ``allreduce_latency_s`` (used only with it).
     allreduce_hop_s: float = 0.0
+    #: δ: the fused dequantizing GEMM's extra math per weight multiplied, a share of its
+    #: multiply-add (0: none, as at the ceiling).
+    dequant_overhead: float = 0.0
+    #: Tokens in a pass from which the weights are widened first, then multiplied plainly.
+    dequant_switch_tokens: int | None = None
 
     def __post_init__(self) -> None:
         shares = {"bandwidth_efficiency": self.bandwidth_efficiency, "link_efficiency": self.link_efficiency}
@@ -116,6 +144,13 @@ class CostModel:
                 continue
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
                 raise SpecError(f"must be between 0 and 1 s, got {value!r}", field=name)
+        delta = self.dequant_overhead
+        if isinstance(delta, bool) or not isinstance(delta, (int, float)) or not 0 <= delta <= 100:
+            raise SpecError(f"must be a number from 0 to 100, got {delta!r}", field="dequant_overhead")
+        switch = self.dequant_switch_tokens
+        if switch is not None and (isinstance(switch, bool) or not isinstance(switch, int) or switch < 1):
+            message = f"must be a whole number of tokens, at least 1, got {switch!r}"
+            raise SpecError(message, field="dequant_switch_tokens")
         object.__setattr__(self, "compute_efficiency", MappingProxyType(dict(self.compute_efficiency)))
 
     @property
@@ -130,7 +165,14 @@ class CostModel:
             and self.token_overhead_s == 0
             and self.allreduce_latency_s is None
             and self.allreduce_hop_s == 0
+            and self.dequant_overhead == 0
+            and self.dequant_switch_tokens is None
         )
+
+    @property
+    def dequantizes(self) -> bool:
+        """True when a weight-only pass costs more than its roofline (δ or a switch is set)."""
+        return self.dequant_overhead > 0 or self.dequant_switch_tokens is not None
 
     def compute_share(self, precision: str) -> float:
         """The share of the peak reached at math ``precision``."""
@@ -351,6 +393,14 @@ def resolved(hardware: Hardware, workload: Workload) -> Hardware:
     return replace(hardware, compute_precision=math_precision(hardware.gpu, workload.weight_precision))
 
 
+def dequantizes(hardware: Hardware, weight_precision: str) -> bool:
+    """Whether a pass on ``hardware`` (its math resolved) widens ``weight_precision``'s weights
+    before multiplying: the format is quantized and the math is not the format's own (W4A16
+    int4, int8 weight-only, fp8 on Ampere; not fp8 on Hopper, nvfp4 on Blackwell, or bf16)."""
+    declared = number_format(weight_precision)
+    return declared.math != "unquantized" and hardware.compute_precision != declared.native_math
+
+
 @dataclass(frozen=True)
 class Workload:
     """A model served at given precisions to ``batch`` users, each with ``context``
@@ -441,12 +491,14 @@ class Pass:
     communication_s: float = 0.0
     #: Fixed time per pass a cost model adds (kernel launches, synchronization); 0 for a ceiling.
     overhead_s: float = 0.0
+    #: A kernel that widens the weights before the pass (``CostModel.dequant_switch_tokens``); 0 for a ceiling.
+    dequantize_s: float = 0.0
 
     @property
     def seconds(self) -> float:
-        """``max(memory_s, compute_s) + communication_s + overhead_s``: the reads and the math
-        overlap, the all-reduces between layers do not."""
-        return max(self.memory_s, self.compute_s) + self.communication_s + self.overhead_s
+        """``max(memory_s, compute_s) + communication_s + overhead_s + dequantize_s``: the reads
+        and the math overlap; the all-reduces between layers and a widening kernel do not."""
+        return max(self.memory_s, self.compute_s) + self.communication_s + self.overhead_s + self.dequantize_s
 
     @property
     def bound(self) -> Bound:
@@ -478,17 +530,49 @@ def communication_s(hardware: Hardware, model: ModelSpec, tokens: float) -> floa
     return count * hardware.allreduce_s(allreduce_bytes(model, tokens)) if count and tokens else 0.0
 
 
+def widened_parameters(model: ModelSpec, tokens: float) -> float:
+    """Weights a widening kernel widens for a pass over ``tokens`` tokens: those the pass reads
+    and multiplies, ``parameters_read`` less the untied embedding rows it only copies."""
+    copied = 0 if model.tied_embeddings else min(tokens, model.vocab_size) * model.hidden_size
+    return arch.parameters_read(model, tokens) - copied
+
+
 def _timed(
-    hardware: Hardware, bytes_moved: float, flops: float, model: ModelSpec, tokens: float, sampled: float
+    hardware: Hardware,
+    bytes_moved: float,
+    flops: float,
+    model: ModelSpec,
+    tokens: float,
+    sampled: float,
+    weight_precision: str | None = None,
+    linear_flops: float = 0.0,
 ) -> Pass:
     """A model's pass over ``tokens`` tokens that samples ``sampled`` next tokens: the roofline
-    (``timed``), its all-reduces, and the cost model's overheads (none when there are no tokens)."""
-    kernel = timed(hardware, bytes_moved, flops)
+    (``timed``), its all-reduces, and the cost model's overheads (none when there are no tokens).
+
+    For a pass that dequantizes (``dequantizes``; ``linear_flops`` of its FLOPs are the
+    matmuls'), the cost model's dequantization: below its switch the matmuls' math time grows
+    by ``δ * linear FLOPs / peak``; from it on, the weights it multiplies are widened first
+    (``widened_parameters * (b_w + b_math) / bandwidth``) and then read at the math's width."""
     costs = hardware.costs
+    widen_s = dequant_flops = 0.0
+    if weight_precision is not None and costs.dequantizes and dequantizes(hardware, weight_precision):
+        narrow, wide = bytes_per_value(weight_precision), bytes_per_value(hardware.compute_precision)
+        switch = costs.dequant_switch_tokens
+        if switch is not None and tokens >= switch:
+            widened = widened_parameters(model, tokens)
+            bytes_moved += widened * (wide - narrow)
+            widen_s = widened * (narrow + wide) / hardware.effective_bandwidth_bytes_per_s
+        else:
+            dequant_flops = costs.dequant_overhead * linear_flops
+    kernel = timed(hardware, bytes_moved, flops)
+    if dequant_flops:
+        # The pass's FLOPs stay the model's; only the time the math takes grows.
+        kernel = replace(kernel, compute_s=(flops + dequant_flops) / hardware.effective_peak_flops_per_s)
     overhead = model.layers * costs.layer_overhead_s + sampled * costs.token_overhead_s if tokens else 0.0
     # Built directly, not with dataclasses.replace: a chart or a search times thousands of passes.
     communication = communication_s(hardware, model, tokens)
-    return Pass(kernel.bytes_moved, kernel.flops, kernel.memory_s, kernel.compute_s, communication, overhead)
+    return Pass(kernel.bytes_moved, kernel.flops, kernel.memory_s, kernel.compute_s, communication, overhead, widen_s)
 
 
 def timed(hardware: Hardware, bytes_moved: float, flops: float) -> Pass:
@@ -516,7 +600,8 @@ def decode_pass(hardware: Hardware, workload: Workload, batch: float) -> Pass:
     weights = arch.parameters_read(model, batch) * bytes_per_value(workload.weight_precision)
     cache = kv_copies(hardware, model) * workload.kv_bytes_for(batch)
     flops = batch * arch.decode_flops_per_token(model, workload.context)
-    return _timed(hardware, weights + cache, flops, model, batch, batch)
+    linear = batch * 2.0 * arch.multiplied_parameters(model)
+    return _timed(hardware, weights + cache, flops, model, batch, batch, workload.weight_precision, linear)
 
 
 def decode_step(hardware: Hardware, workload: Workload) -> Pass:
@@ -554,7 +639,9 @@ def prefill_pass(hardware: Hardware, workload: Workload) -> Pass:
     model = workload.model
     weights = arch.parameters_read(model, prompt) * bytes_per_value(workload.weight_precision)
     cache = kv_copies(hardware, model) * arch.kv_cache_bytes(model, prompt, workload.kv_precision)
-    return _timed(hardware, weights + cache, arch.prefill_flops(model, prompt), model, prompt, 1)
+    flops = arch.prefill_flops(model, prompt)
+    linear = flops - arch.prefill_attention_flops(model, prompt)
+    return _timed(hardware, weights + cache, flops, model, prompt, 1, workload.weight_precision, linear)
 
 
 def crossover_batch(hardware: Hardware, workload: Workload) -> float | None:
@@ -782,6 +869,11 @@ class IterationCosts:
     ``communication_s_per_token`` every all-reduce's bytes per token over the link, and
     ``sampled`` the decodes plus the prompts finishing. A simulator that inlines the time
     for speed must add all three.
+
+    A weight-only format under a cost model that charges dequantization (``CostModel``):
+    below ``dequant_switch_tokens`` tokens the layers' and head's math time is ``(1 + δ)``
+    times theirs; from it on the weights are widened first (``dequantize_s``, a fixed time
+    for a given number of tokens) and read at ``widened_bytes_per_value``.
     """
 
     model: ModelSpec
@@ -805,6 +897,11 @@ class IterationCosts:
     token_overhead_s: float = 0.0
     #: All GPUs' links to host memory together, one direction, bytes/s (None: the spec has none).
     host_link_bytes_per_s: float | None = None
+    #: Dequantization (``CostModel``): δ, the switch, and the width the weights are widened to;
+    #: ``widened_bytes_per_value`` is 0 when the passes do not dequantize.
+    dequant_overhead: float = 0.0
+    dequant_switch_tokens: int | None = None
+    widened_bytes_per_value: float = 0.0
 
     @property
     def fixed_s(self) -> float:
@@ -836,19 +933,30 @@ class IterationCosts:
         bytes_moved = self.weights_bytes(tokens) + self.kv_bytes_per_token * (
             decode_context + prefill_cached + prefill_tokens
         )
+        linear = self.layer_flops_per_token * tokens + self.head_flops_per_token * (decodes + prompts_finished)
         flops = (
-            self.layer_flops_per_token * tokens
-            + self.head_flops_per_token * (decodes + prompts_finished)
+            linear
             + self.decode_attention_flops_per_cached_token * decode_context
             + self.prefill_attention_flops_per_pair * prefill_pairs
         )
+        math_flops, widen_s = flops, 0.0
+        if self.widened_bytes_per_value:
+            switch = self.dequant_switch_tokens
+            if switch is not None and tokens >= switch:
+                read = widened_parameters(self.model, tokens)
+                bytes_moved += read * (self.widened_bytes_per_value - self.weight_bytes_per_value)
+                widened = self.weight_bytes_per_value + self.widened_bytes_per_value
+                widen_s = read * widened / self.bandwidth_bytes_per_s
+            else:
+                math_flops += self.dequant_overhead * linear
         return Pass(
             bytes_moved,
             flops,
             bytes_moved / self.bandwidth_bytes_per_s,
-            flops / self.peak_flops_per_s,
+            math_flops / self.peak_flops_per_s,
             self.allreduces * (self.allreduce_latency_s + self.allreduce_s_per_token * tokens),
             self.overhead_s + self.token_overhead_s * (decodes + prompts_finished),
+            widen_s,
         )
 
     def swap_seconds(self, tokens: int) -> float:
@@ -878,6 +986,8 @@ def iteration_costs(hardware: Hardware, workload: Workload) -> IterationCosts:
         per_token = 2.0 * (g - 1) / g * allreduce_bytes(model, 1) / link
         latency = hardware.allreduce_latency
     host_link = hardware.gpu.host_link_bytes_per_s
+    costs = hardware.costs
+    charged = costs.dequantizes and dequantizes(hardware, workload.weight_precision)
     return IterationCosts(
         model=model,
         weight_bytes_per_value=bytes_per_value(workload.weight_precision),
@@ -894,4 +1004,7 @@ def iteration_costs(hardware: Hardware, workload: Workload) -> IterationCosts:
         overhead_s=model.layers * hardware.costs.layer_overhead_s,
         token_overhead_s=hardware.costs.token_overhead_s,
         host_link_bytes_per_s=None if host_link is None else hardware.count * host_link,
+        dequant_overhead=costs.dequant_overhead if charged else 0.0,
+        dequant_switch_tokens=costs.dequant_switch_tokens if charged else None,
+        widened_bytes_per_value=bytes_per_value(hardware.compute_precision) if charged else 0.0,
     )

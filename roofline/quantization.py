@@ -30,8 +30,17 @@ and the formulas, each a function here:
 
 The ceilings take δ = 0 and no switch: the best published kernels (Marlin)
 reach the weight-read ceiling, so nothing faster than it can be ruled out. The
-dequantization terms are for an *expected* figure, where δ and the switch come
-from an engine's measurements.
+dequantization terms are for an *expected* figure: ``--costs expected`` carries
+δ fitted on vLLM PR #2566 (Mistral 7B AWQ on an A100, its fused AWQ GEMM against
+widening to fp16; ``scripts/fit_expected.py``) and vLLM's switch at 256 tokens
+(``performance.CostModel``). That δ is the AWQ GEMM kernel's; a Marlin-class
+kernel pays less.
+
+Where W4A16 prefill stops being faster than 16-bit (``weight_only_prefill_slower_from``):
+on the ceiling from the prompt at which the 16-bit pass turns compute-bound, about
+``F / W`` tokens (the bf16 critical batch, 295 on an H100); at the expected costs
+from about ``F_e / ((1 + δ) W_e)``, sooner, and from the switch on in any case.
+A shorter prompt is read-bound and int4 reads fewer bytes: there it is faster.
 
 Which math a format runs is declared in ``precisions`` and decided here
 (``math_for``): a W8A8 or W4A4 format multiplies at its own peak on a GPU that
@@ -41,7 +50,7 @@ checkpoints on an A100. That is a stated fallback, never an error.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import Literal
 
@@ -79,6 +88,7 @@ __all__ = [
     "quantized_hardware",
     "stops_helping_batch",
     "users_by_format",
+    "weight_only_prefill_slower_from",
     "weight_only_speedup_ceiling",
 ]
 
@@ -327,15 +337,6 @@ class DequantizedPass:
         return self.dequantize_s + self.gemm.seconds
 
 
-def _check_overhead(overhead: float, switch_tokens: int | None) -> None:
-    if isinstance(overhead, bool) or not isinstance(overhead, (int, float)) or not 0 <= overhead <= 100:
-        raise SpecError(f"must be a number from 0 to 100, got {overhead!r}", field="dequantization overhead")
-    if switch_tokens is not None and (
-        isinstance(switch_tokens, bool) or not isinstance(switch_tokens, int) or switch_tokens < 1
-    ):
-        raise SpecError(f"must be a whole number of tokens, at least 1, got {switch_tokens!r}", field="switch_tokens")
-
-
 def dequantized_pass(
     hardware: Hardware,
     workload: Workload,
@@ -343,49 +344,80 @@ def dequantized_pass(
     prefill: bool,
     overhead: float,
     switch_tokens: int | None = None,
-    baseline: str = "bf16",
 ) -> DequantizedPass:
     """One decode step (``prefill=False``) or the prefill of the workload's prompt, for a
-    weight-only format, with its dequantization cost.
+    weight-only format, at ``hardware``'s costs with the dequantization cost ``overhead`` (δ) and
+    ``switch_tokens`` (``performance.CostModel``, which the expected costs carry fitted).
 
     Fused path (fewer than ``switch_tokens`` tokens in the pass, or no switch): the bytes of
     ``decode_pass`` / ``prefill_pass`` at the quantized width, and the linear layers' math
-    time stretched by ``1 + δ`` (``δ = overhead``: dequantizing on CUDA cores in the GEMM's
-    main loop), attention's math unchanged:
+    time stretched by ``1 + δ`` (dequantizing on CUDA cores in the GEMM's main loop),
+    attention's math unchanged:
     ``max(bytes / W, (linear FLOPs * (1 + δ) + attention FLOPs) / F)``.
 
     Dequantize-then-GEMM (from ``switch_tokens`` tokens on, as AutoAWQ does from 1,024 and
     vLLM's AWQ kernel from 256): widening reads every multiplied weight at ``b_w`` and writes
-    it at 2 bytes, ``N (b_w + 2) / W``; then the pass runs exactly as a ``baseline`` (16-bit)
-    pass. That path is never faster than the 16-bit pass, and neither is the fused one once
-    the 16-bit pass is compute-bound: weight-only formats cannot speed up a long prefill.
+    it at 2 bytes, ``N (b_w + 2) / W``; then the pass runs as a 16-bit pass. That path is never
+    faster than the 16-bit pass, and neither is the fused one once the 16-bit pass is
+    compute-bound.
 
-    Formats that run their own math (W8A8, W4A4) scale on the tensor cores and take no δ;
-    pass ``overhead=0``. The ceiling is ``overhead=0`` with no switch.
+    Formats that run their own math (W8A8, W4A4) scale on the tensor cores and take no δ.
+    The ceiling is ``overhead=0`` with no switch.
     """
-    _check_overhead(overhead, switch_tokens)
-    model = workload.model
-    tokens = workload.prompt if prefill else workload.batch
-    if prefill and tokens == 0:
-        return DequantizedPass("fused", 0.0, Pass(0.0, 0.0, 0.0, 0.0))
-    if switch_tokens is not None and tokens >= switch_tokens:
-        widened = replace(workload, weight_precision=baseline)
-        base_hardware = quantized_hardware(hardware, baseline)
-        gemm = prefill_pass(base_hardware, widened) if prefill else decode_pass(base_hardware, widened, tokens)
-        multiplied = arch.multiplied_parameters(model)
-        widen_bytes = multiplied * (bytes_per_value(workload.weight_precision) + bytes_per_value(baseline))
-        return DequantizedPass("dequantize-then-gemm", widen_bytes / base_hardware.bandwidth_bytes_per_s, gemm)
-    resolved = _quantized(hardware, workload)
-    plain = prefill_pass(resolved, workload) if prefill else decode_pass(resolved, workload, tokens)
-    if prefill:
-        attention = arch.prefill_attention_flops(model, tokens)
-    else:
-        attention = tokens * (
-            arch.decode_flops_per_token(model, workload.context) - arch.decode_flops_per_token(model, 0)
-        )
-    linear = plain.flops - attention
-    compute_s = (linear * (1.0 + overhead) + attention) / resolved.peak_flops_per_s
-    return DequantizedPass("fused", 0.0, Pass(plain.bytes_moved, plain.flops, plain.memory_s, compute_s))
+    costs = replace(hardware.costs, dequant_overhead=overhead, dequant_switch_tokens=switch_tokens)
+    engine = replace(_quantized(hardware, workload), costs=costs)
+    step = prefill_pass(engine, workload) if prefill else decode_pass(engine, workload, workload.batch)
+    path: KernelPath = "dequantize-then-gemm" if step.dequantize_s else "fused"
+    return DequantizedPass(path, step.dequantize_s, replace(step, dequantize_s=0.0))
+
+
+def _first_not(holds: Callable[[int], bool], limit: int) -> int | None:
+    """The smallest whole number from which ``holds`` is false, for a ``holds`` that stays false
+    once it turns: by doubling from 1, then bisecting; None if it still holds at ``limit``."""
+    if not holds(1):
+        return 1
+    low, high = 1, 2
+    while holds(high):
+        if high >= limit:
+            return None
+        low, high = high, min(high * 2, limit)
+    while high - low > 1:
+        middle = (low + high) // 2
+        if holds(middle):
+            low = middle
+        else:
+            high = middle
+    return high
+
+
+def weight_only_prefill_slower_from(
+    hardware: Hardware, workload: Workload, baseline: str = "bf16", limit: int = 1 << 22
+) -> int | None:
+    """The shortest prompt from which the workload's weight format prefills no faster than
+    ``baseline`` at ``hardware``'s costs, and stays so for every longer prompt; None if it is
+    still faster at ``limit`` tokens.
+
+    A prefill of ``T`` tokens takes ``max(bytes / W, FLOPs / F)``. Weight-only formats read
+    fewer bytes but multiply at the same peak, so they are faster only while the 16-bit pass is
+    read-bound: on the ceiling up to about ``T = F / W`` (the bf16 critical batch; 295 tokens for
+    Llama 3.1 8B on an H100, where a 16-token prompt is 3.8x faster at int4). With the expected
+    costs the fused kernel's math takes ``(1 + δ)`` times as long, so it falls behind from about
+    ``F_e / ((1 + δ) W_e)``, and a pass past the switch adds the widening to a 16-bit pass.
+    For a dense model the gap only grows with ``T`` once it turns (both times grow as
+    ``2 N T / F`` plus the same attention), so the answer is found by doubling, then bisecting.
+    """
+    if not 1 <= limit:
+        raise SpecError(f"must be at least 1, got {limit!r}", field="limit")
+    base_workload = replace(workload, weight_precision=baseline)
+    base_hardware = quantized_hardware(hardware, baseline)
+    engine = _quantized(hardware, workload)
+
+    def faster(prompt: int) -> bool:
+        mine = prefill_pass(engine, replace(workload, prompt=prompt)).seconds
+        theirs = prefill_pass(base_hardware, replace(base_workload, prompt=prompt)).seconds
+        return mine < theirs * (1 - 1e-12)
+
+    return _first_not(faster, limit)
 
 
 # -- Where a format stops helping ------------------------------------------------------------
@@ -419,20 +451,7 @@ def stops_helping_batch(
     def helps(batch: int) -> bool:
         return _step_seconds(hardware, workload, batch) < _step_seconds(hardware, base, batch) * (1 - 1e-12)
 
-    if not helps(1):
-        return 1
-    low, high = 1, 2
-    while helps(high):
-        if high >= limit:
-            return None
-        low, high = high, min(high * 2, limit)
-    while high - low > 1:
-        middle = (low + high) // 2
-        if helps(middle):
-            low = middle
-        else:
-            high = middle
-    return high
+    return _first_not(helps, limit)
 
 
 # -- One answer per format, for the calculator and the chapter ----------------------------------

@@ -12,7 +12,7 @@ from .calibration import Calibration
 from .deployment import Deployment, Split
 from .estimate import Estimate
 from .fit import memory_shortfall
-from .performance import CostModel, Hardware, Workload, memory_use, resolved
+from .performance import CostModel, Hardware, Workload, dequantizes, memory_use, resolved
 from .serving import BLOCK_TOKENS, SimulationResult
 from .specserving import SpeculativeSimulation
 from .speculative import Speculation
@@ -133,7 +133,7 @@ def _expected_rows(estimate: Estimate) -> list[tuple[str, str]]:
                 f" (band {fmt.milliseconds(ttft_low)} to {fmt.milliseconds(ttft_high)})",
             )
         )
-    rows.append(_expected_costs(expected.calibration, estimate.hardware))
+    rows.append(_expected_costs(expected.calibration, estimate.hardware, estimate.workload.weight_precision))
     return rows
 
 
@@ -145,16 +145,26 @@ def _allreduce_words(costs: CostModel, gpus: int) -> str:
     return f", {fmt.microseconds(latency)} an all-reduce at {gpus:,} GPUs"
 
 
-def _expected_costs(calibration: Calibration, hardware: Hardware) -> tuple[str, str]:
-    """The ``expected costs`` line: what the fit found for this GPU and math (``hardware`` resolved)."""
+def _expected_costs(calibration: Calibration, hardware: Hardware, weight_precision: str = "bf16") -> tuple[str, str]:
+    """The ``expected costs`` line: what the fit found for this GPU and math (``hardware`` resolved),
+    and for weights the passes widen (``performance.dequantizes``) what dequantizing costs."""
     costs = calibration.cost_model(hardware.gpu.id)
     math = hardware.compute_precision
     fitted = calibration.provenance.get("fit_rows", "published")
+    dequant = ""
+    if costs.dequantizes and dequantizes(hardware, weight_precision):
+        widened = costs.dequant_switch_tokens
+        dequant = (
+            f"; {weight_precision} is widened to {math} in the kernel: its matmuls take"
+            f" {1 + costs.dequant_overhead:.2f}× their math time (δ = {costs.dequant_overhead:.2f},"
+            " fitted on vLLM PR #2566's AWQ runs)"
+            + (f", and from {widened:,} tokens a pass widens the weights first" if widened else "")
+        )
     return (
         "expected costs",
         f"fitted on {fitted} published serving runs: {costs.bandwidth_efficiency:.0%} of the bandwidth,"
         f" {costs.compute_share(math):.0%} of the {math} peak, {fmt.milliseconds(costs.layer_overhead_s)}"
-        f" a layer{_allreduce_words(costs, hardware.count)}; the band holds 80% of the fit's measurements",
+        f" a layer{_allreduce_words(costs, hardware.count)}{dequant}; the band holds 80% of the fit's measurements",
     )
 
 
@@ -289,13 +299,14 @@ def simulation_report(
     ]
     if expected is not None and calibration is not None:
         rows.append(("ceiling's costs", "the figures above: the datasheet's bandwidth and dense peak, nothing added"))
-        rows.extend(_expected_simulation_rows(expected, calibration, resolved(hardware, workload)))
+        engine = resolved(hardware, workload)
+        rows.extend(_expected_simulation_rows(expected, calibration, engine, workload.weight_precision))
     width = max(len(label) for label, _ in rows)
     return "\n".join([heading, *(f"  {label:<{width}}  {value}" for label, value in rows)]) + "\n"
 
 
 def _expected_simulation_rows(
-    expected: SimulationResult, calibration: Calibration, hardware: Hardware
+    expected: SimulationResult, calibration: Calibration, hardware: Hardware, weight_precision: str = "bf16"
 ) -> list[tuple[str, str]]:
     """The run at the expected costs: throughput and the mean times, each with its band."""
     bands = calibration.bands(expected.to_dict())
@@ -312,7 +323,7 @@ def _expected_simulation_rows(
         ("expected TPOT", banded("tpot_mean_s", fmt.duration, before="mean ")),
         ("expected ITL", banded("itl_mean_s", fmt.duration, before="mean ")),
     ]
-    return [*rows, _expected_costs(calibration, hardware)]
+    return [*rows, _expected_costs(calibration, hardware, weight_precision)]
 
 
 def speculation_report(result: Speculation) -> str:

@@ -19,6 +19,8 @@ same run:
   inputs (goal ≤ 50 ms), its ratio to chapter 1's, and the same views in CPython;
 - a pasted config.json ("Your model…", issue 24), paste to updated numbers, p95 over varied
   configs (goal ≤ 100 ms), against a built-in model chosen from the menu in the same page;
+- chapter 4's "Which format on my GPU" calculator, on its own page, input to numbers, p95 over
+  varied inputs (the issue's goal ≤ 50 ms), as a ratio to chapter 1's calculator in the same run;
 - chapter 3's serving simulator (1,000 requests a run), input to redrawn metrics and
   timeline, p95 over varied traffic (goal ≤ 300 ms), against the same views in CPython;
 - chapter 6's "Deploy it", input to numbers, p95 over varied splits (goal ≤ 50 ms), with
@@ -32,8 +34,8 @@ same run:
 
 Times are taken inside the page (``performance.now()``), so Playwright's own
 overhead is not in them. Prints one line per figure; writes nothing to the repo.
-``python scripts/bench_browser.py calculators`` measures the calculators alone (chapter
-1's, chapter 6's and their ratio), without the boots, the simulator and the bytes.
+``python scripts/bench_browser.py calculators`` measures the calculators alone (chapters 1, 2, 4
+and 6, each with its ratio to chapter 1's), without the boots, the simulator and the bytes.
 """
 
 from __future__ import annotations
@@ -67,6 +69,7 @@ CALC_INPUTS = 120
 SPECULATION_CHAPTER = "chapters/speculative-decoding/"
 SERVING_CHAPTER = "chapters/continuous-batching/"
 DEPLOY_CHAPTER = "chapters/parallelism/"
+QUANT_CHAPTER = "chapters/quantization/"
 SERVING_INPUTS = 30
 OWN_INPUTS = 60
 RESTART_REPEATS = 3
@@ -256,6 +259,24 @@ def _deploy_inputs(count: int) -> list[dict[str, object]]:
             "context": (i * 1024) % 131072,
             "prompt": (i * 512) % 32768,
             "latency": ("smallest", "nccl", "custom_oneshot", "vllm_custom")[i % 4],
+        }
+        for i in range(count)
+    ]
+
+
+def _which_format_inputs(count: int) -> list[dict[str, object]]:
+    """Varied inputs for chapter 4's calculator: every GPU and model, batches, contexts and prompts."""
+    from roofline import builtin_specs
+
+    specs = builtin_specs()
+    gpus, models = list(specs.gpus), list(specs.models)
+    return [
+        {
+            "gpu": gpus[i % len(gpus)],
+            "model": models[(i // 2) % len(models)],
+            "batch": 1 + (i * 37) % 512,
+            "context": (i * 1024) % 32768,
+            "prompt": (i * 300) % 8000,
         }
         for i in range(count)
     ]
@@ -530,6 +551,12 @@ class Bench:
         """Chapter 2's KV budget calculator."""
         return self.calculator_on_own_page_ms(KV_CHAPTER, "kv_budget", "prefix", _kv_budget_inputs(CALC_INPUTS))
 
+    def which_format_ms(self) -> list[dict]:
+        """Chapter 4's "Which format on my GPU" calculator."""
+        return self.calculator_on_own_page_ms(
+            QUANT_CHAPTER, "which_format", "prompt", _which_format_inputs(CALC_INPUTS)
+        )
+
     def deploy_ms(self) -> list[dict]:
         """Chapter 6's "Deploy it" calculator."""
         return self.calculator_on_own_page_ms(DEPLOY_CHAPTER, "deploy", "batch", _deploy_inputs(CALC_INPUTS))
@@ -728,6 +755,7 @@ def measure(base: str, plain_base: str, site_dir: Path) -> dict[str, object]:
         kv = bench.kv_budget_ms()
         figures["kv_calc_p95_ms"] = _percentile([result["inputToNumbersMs"] for result in kv], 0.95)
         figures["kv_calc_python_p95_ms"] = _percentile([result["pythonMs"] for result in kv], 0.95)
+        figures.update(_which_format_figures(bench.which_format_ms()))
         speculation = bench.speculation_ms()
         figures["spec_p50_ms"] = statistics.median(result["inputToNumbersMs"] for result in speculation)
         figures["spec_p95_ms"] = _percentile([result["inputToNumbersMs"] for result in speculation], 0.95)
@@ -756,6 +784,24 @@ def measure(base: str, plain_base: str, site_dir: Path) -> dict[str, object]:
         figures.update(compressed_warm=total, compressed_snapshot=of_snapshot, compressed_warm_plain=plain_total)
         browser.close()
     return figures
+
+
+def _which_format_figures(results: list[dict]) -> dict[str, float]:
+    """Chapter 4's calculator: input to numbers p50 and p95, and Python's view p95."""
+    latencies = [result["inputToNumbersMs"] for result in results]
+    return {
+        "which_format_p50_ms": statistics.median(latencies),
+        "which_format_p95_ms": _percentile(latencies, 0.95),
+        "which_format_python_p95_ms": _percentile([result["pythonMs"] for result in results], 0.95),
+    }
+
+
+def _which_format_lines(figures: dict[str, object]) -> None:
+    which = figures["which_format_p95_ms"]
+    _line(f"Which format (ch. 4) input to numbers, p95 ({CALC_INPUTS})", f"{which:.1f} ms", "≤ 50 ms", which <= 50)
+    _line("  p50", f"{figures['which_format_p50_ms']:.1f} ms")
+    _line("  ratio to chapter 1's calculator p95", f"{which / figures['calc_p95_ms']:.2f} ×")
+    _line("  of which Python's view, p95", f"{figures['which_format_python_p95_ms']:.1f} ms")
 
 
 def _deploy_figures(results: list[dict]) -> dict[str, float]:
@@ -863,7 +909,7 @@ def _serve_and_measure(measure_site) -> dict[str, object]:
 
 
 def measure_calculators(base: str, plain_base: str, site_dir: Path) -> dict[str, object]:
-    """Chapter 1's calculator and chapter 6's, each on a warm page of its own chapter."""
+    """The calculators of chapters 1, 2, 4 and 6, each on a page of its own chapter."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
@@ -874,18 +920,25 @@ def measure_calculators(base: str, plain_base: str, site_dir: Path) -> dict[str,
         context.close()
         figures: dict[str, object] = {"calc_p50_ms": statistics.median(calc), "calc_p95_ms": _percentile(calc, 0.95)}
         figures.update(_deploy_figures(bench.deploy_ms()))
+        kv = [result["inputToNumbersMs"] for result in bench.kv_budget_ms()]
+        figures["kv_calc_p95_ms"] = _percentile(kv, 0.95)
+        figures.update(_which_format_figures(bench.which_format_ms()))
         browser.close()
     return figures
 
 
 def report_calculators() -> dict[str, object]:
-    """``calculators``: build, serve and measure chapter 1's and chapter 6's calculators only."""
+    """``calculators``: build, serve and measure the calculators of chapters 1, 2, 4 and 6 only."""
     figures = _serve_and_measure(measure_calculators)
     _line(
         "calculator (ch. 1) input to numbers, p50 / p95",
         f"{figures['calc_p50_ms']:.1f} / {figures['calc_p95_ms']:.1f} ms",
     )
     _deploy_lines(figures)
+    kv = figures["kv_calc_p95_ms"]
+    _line(f"KV budget (ch. 2) input to numbers, p95 ({CALC_INPUTS})", f"{kv:.1f} ms", "≤ 16 ms", kv <= 16)
+    _line("  ratio to chapter 1's calculator p95", f"{kv / figures['calc_p95_ms']:.2f} ×")
+    _which_format_lines(figures)
     return figures
 
 
@@ -935,6 +988,7 @@ def report() -> dict[str, object]:
     _line(f"KV budget (ch. 2) input to numbers, p95 ({CALC_INPUTS})", f"{kv:.1f} ms", "≤ 16 ms", kv <= 16)
     _line("  ratio to chapter 1's calculator p95", f"{kv / figures['calc_p95_ms']:.2f} ×")
     _line("  of which Python's view, p95", f"{figures['kv_calc_python_p95_ms']:.1f} ms")
+    _which_format_lines(figures)
     speculation = figures["spec_p95_ms"]
     _line(
         f"speculation (ch. 5) input to numbers, p50 / p95 ({CALC_INPUTS})",

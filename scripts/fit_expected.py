@@ -13,6 +13,17 @@ a fixed start: the same inputs give the same file). The parameters:
 - the latency of one all-reduce over G GPUs, a fixed start plus a hop for each of a ring's
   2(G-1) steps (``CostModel.allreduce_latency``).
 
+Last, with all of those held, the dequantization overhead δ of a weight-only (W4A16) kernel
+(``performance.CostModel.dequant_overhead``) is fitted on data/dequant-measurements.csv: vLLM
+PR #2566's runs of one AWQ model, each input length run twice by the same engine, once with
+the fused dequantizing GEMM at every size and once widening the weights to fp16 from a
+threshold. The fit matches the ratio of each pair's throughputs (widened ÷ fused), which
+cancels whatever else the engine of January 2024 costs, on the ``split = fit`` pairs (the long
+prompts, where prefill dominates), by golden-section search on δ; the ``split = check`` pairs
+are held out, and the file records each pair's measured and expected ratio and each run's
+measured ÷ expected throughput. The switch from which the expected costs widen the weights
+is vLLM's, 256 tokens, read in its source (``DEQUANT_SWITCH_TOKENS``), not fitted.
+
 Then every ``split = check`` run, held out, is predicted with the fitted costs, and the file
 records, per kind of figure (throughput, TTFT, ITL), the median, p10 and p90 of measured ÷
 expected on the fit runs and on the held-out runs, and how many measured values each band
@@ -32,10 +43,11 @@ import argparse
 import hashlib
 import math
 import os
+import re
 import statistics
 import sys
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from roofline import benchmarks
@@ -48,6 +60,14 @@ from roofline.version import VERSION
 ROOT = Path(__file__).resolve().parents[1]
 
 ROWS = ROOT / "data" / "serving-measurements.csv"
+DEQUANT_ROWS = ROOT / "data" / "dequant-measurements.csv"
+#: vLLM's AWQ method widens the weights and runs a plain fp16 matmul from this many tokens in a pass
+#: (``FP16_MATMUL_HEURISTIC_CONDITION = x.shape[:-1].numel() >= 256``):
+#: https://github.com/vllm-project/vllm/blob/main/vllm/model_executor/layers/quantization/awq.py
+DEQUANT_SWITCH_TOKENS = 256
+#: The range δ is searched in, and the golden-section steps (each shrinks it by 0.618).
+DEQUANT_BOUNDS = (0.0, 20.0)
+DEQUANT_STEPS = 48
 OUTPUT = ROOT / CALIBRATION_FILE
 PREDICTIONS = ROOT / "data" / "serving-expected.csv"
 #: Where the fit starts (the same start every time), and how far it may go.
@@ -182,6 +202,113 @@ def fit(runs, specs) -> tuple[dict[str, float], int]:
     return values_of(x), ITERATIONS
 
 
+def kernel_switch(run) -> int | None:
+    """The tokens from which ``run``'s engine widened the weights, from its ``engine`` column:
+    "... fused at every size" -> None, "... widened from N tokens" -> N."""
+    widened = re.search(r"widened from (\d+) tokens", run.engine)
+    if widened:
+        return int(widened.group(1))
+    if "fused at every size" in run.engine:
+        return None
+    raise SpecError(
+        "must say 'fused at every size' or 'widened from N tokens'",
+        file=str(DEQUANT_ROWS),
+        entry=run.id,
+        field="engine",
+    )
+
+
+def dequant_pairs(runs) -> dict[str, list[tuple]]:
+    """Split -> the (fused, widened) pairs of runs that differ only in the kernel path."""
+    groups: dict[tuple, dict[str, object]] = {}
+    for run in runs:
+        key = (run.split, run.gpu, run.gpus, run.model, run.weight_precision, run.input_tokens, run.output_tokens)
+        path = "fused" if kernel_switch(run) is None else "widened"
+        if path in groups.setdefault(key, {}):
+            raise SpecError(f"a second {path} run of the same conditions", file=str(DEQUANT_ROWS), entry=run.id)
+        groups[key][path] = run
+    pairs: dict[str, list[tuple]] = {"fit": [], "check": []}
+    for key, pair in groups.items():
+        if set(pair) != {"fused", "widened"}:
+            lone = next(iter(pair.values()))
+            raise SpecError("has no run of the other kernel path to pair with", file=str(DEQUANT_ROWS), entry=lone.id)
+        if key[0] in pairs:
+            pairs[key[0]].append((pair["fused"], pair["widened"]))
+    return pairs
+
+
+def _with_dequant(costs: CostModel, delta: float, switch: int | None) -> CostModel:
+    return replace(costs, dequant_overhead=delta, dequant_switch_tokens=switch)
+
+
+def predicted_pair(pair, values, delta: float, specs) -> tuple[float, float]:
+    """The expected throughputs of a (fused, widened) pair at δ, each at its own kernel path."""
+    return tuple(
+        benchmarks.predict(run, _with_dequant(_cost_model(values, run.gpu), delta, kernel_switch(run)), specs)
+        for run in pair
+    )
+
+
+def _pair_residual(pair, values, delta, specs) -> float:
+    """log(measured ÷ expected) of the pair's ratio, widened ÷ fused."""
+    fused, widened = predicted_pair(pair, values, delta, specs)
+    return math.log(pair[1].value / pair[0].value) - math.log(widened / fused)
+
+
+def fit_dequant(pairs, values, specs) -> float:
+    """δ minimizing the squared log residuals of the pairs' ratios (golden-section search: the
+    expected ratio grows with δ, so the sum has one minimum in the bounds)."""
+    if not pairs:
+        raise SpecError("no fused and widened pair has split = fit", file=str(DEQUANT_ROWS))
+
+    def cost(delta: float) -> float:
+        return sum(_pair_residual(pair, values, delta, specs) ** 2 for pair in pairs)
+
+    low, high = DEQUANT_BOUNDS
+    golden = (math.sqrt(5) - 1) / 2
+    a, b = high - golden * (high - low), low + golden * (high - low)
+    cost_a, cost_b = cost(a), cost(b)
+    for _ in range(DEQUANT_STEPS):
+        if cost_a <= cost_b:
+            high, b, cost_b = b, a, cost_a
+            a = high - golden * (high - low)
+            cost_a = cost(a)
+        else:
+            low, a, cost_a = a, b, cost_b
+            b = low + golden * (high - low)
+            cost_b = cost(b)
+    return (low + high) / 2
+
+
+def dequant_lines(pairs, values, delta: float, specs) -> list[str]:
+    """The file's [fit.dequant] table: the rows, the method, and for every pair its measured and
+    expected ratio and each run's measured ÷ expected throughput."""
+    lines = [
+        "[fit.dequant]",
+        'rows = "data/dequant-measurements.csv"',
+        f'rows_sha256 = "{_digest(DEQUANT_ROWS)}"',
+        'method = "golden-section search on delta, the other costs held; residual log(measured / expected) of'
+        " each pair's throughput ratio, widened / fused\"",
+        f"fit_pairs = {len(pairs['fit'])}",
+        f"held_out_pairs = {len(pairs['check'])}",
+        "",
+    ]
+    for split in ("fit", "check"):
+        for pair in pairs[split]:
+            fused, widened = pair
+            expected = predicted_pair(pair, values, delta, specs)
+            lines += [
+                f'[fit.dequant.{split}."{fused.input_tokens}-tokens"]',
+                f'runs = ["{fused.id}", "{widened.id}"]',
+                f"measured_ratio = {_number(widened.value / fused.value)}",
+                f"expected_ratio = {_number(expected[1] / expected[0])}",
+                f"fused_measured_over_expected = {_number(fused.value / expected[0])}",
+                f"widened_measured_over_expected = {_number(widened.value / expected[1])}",
+                "",
+            ]
+    return lines
+
+
 def _percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     position = q * (len(ordered) - 1)
@@ -251,7 +378,7 @@ def _number(value: float) -> str:
     return repr(float(f"{value:.6g}"))
 
 
-def render(values, iterations, fit_runs, check_runs, fit_ratios, check_ratios, specs) -> str:
+def render(values, iterations, fit_runs, check_runs, fit_ratios, check_ratios, specs, pairs, delta) -> str:
     """The calibration file's text."""
     band = {
         kind: (
@@ -300,8 +427,8 @@ def render(values, iterations, fit_runs, check_runs, fit_ratios, check_ratios, s
     )
     for key, value in _tp_order(values, specs).items():
         lines.append(f"{key} = {_number(value)}")
+    lines += ["", *dequant_lines(pairs, values, delta, specs)]
     lines += [
-        "",
         "[costs]",
         f"bandwidth_efficiency = {_number(values['bandwidth'])}",
         f"link_efficiency = {_number(values['link'])}",
@@ -310,6 +437,8 @@ def render(values, iterations, fit_runs, check_runs, fit_ratios, check_ratios, s
         f"token_overhead_s = {_number(values['token_overhead_s'])}",
         f"allreduce_latency_s = {_number(values['allreduce_latency_s'])}",
         f"allreduce_hop_s = {_number(values['allreduce_hop_s'])}",
+        f"dequant_overhead = {_number(delta)}",
+        f"dequant_switch_tokens = {DEQUANT_SWITCH_TOKENS}",
         "",
         "[costs.compute_efficiency]",
     ]
@@ -351,7 +480,9 @@ def build() -> dict[Path, str]:
     values, iterations = fit(fit_runs, specs)
     fit_ratios = [math.exp(e) for e in _residuals(fit_runs, values, specs)]
     check_ratios = [math.exp(e) for e in _residuals(check_runs, values, specs)]
-    text = render(values, iterations, fit_runs, check_runs, fit_ratios, check_ratios, specs)
+    pairs = dequant_pairs(benchmarks.load_serving_runs(DEQUANT_ROWS))
+    delta = fit_dequant(pairs["fit"], values, specs)
+    text = render(values, iterations, fit_runs, check_runs, fit_ratios, check_ratios, specs, pairs, delta)
     parse_calibration(text, "the refit")  # what is written must load
     modelled = fit_runs + check_runs
     expected = {run.id: run.value / ratio for run, ratio in zip(modelled, fit_ratios + check_ratios, strict=True)}

@@ -7,6 +7,7 @@ foreign file, a failed refit) gives one line and changes nothing."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import importlib.util
 import json
@@ -21,7 +22,15 @@ from roofline import estimate, load_calibration, load_specs
 from roofline.calibration import BAND_METRICS, CALIBRATION_FILE, cost_model, parse_calibration
 from roofline.cli import main
 from roofline.errors import SpecError
-from roofline.performance import CEILING, Hardware, Workload
+from roofline.performance import (
+    CEILING,
+    CostModel,
+    Hardware,
+    Workload,
+    decode_pass,
+    iteration_costs,
+    prefill_pass,
+)
 from roofline.serving import Lengths, ServingConfig, simulate_expected
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -191,6 +200,9 @@ def test_an_unknown_costs_value_is_one_line(capsys: pytest.CaptureFixture[str]) 
         (lambda text: text.replace('package_version = "', 'package_version = "9.'), "was fitted for roofline 9."),
         (lambda text: text.replace("bandwidth_efficiency = ", "bandwidth_efficiency = 1"), "at most 1"),
         (lambda text: text.replace("[band]", "[band]\nthroughput_tokens_per_s = [2, 1]\n[extra]"), "unknown table"),
+        (lambda text: text.replace("dequant_overhead = ", "dequant_overhead = -"), "from 0 to 100"),
+        (lambda text: text.replace("dequant_switch_tokens = 256", "dequant_switch_tokens = 2.5"), "whole number"),
+        (lambda text: text.replace("dequant_switch_tokens = 256\n", ""), "is missing"),
     ],
 )
 def test_a_bad_calibration_file_is_one_line_naming_the_fix(tmp_path: Path, mangle, says: str) -> None:
@@ -231,3 +243,89 @@ def test_the_file_is_what_the_script_fits() -> None:
     script = _script()
     for path, text in script.build().items():
         assert path.read_text(encoding="utf-8") == text, f"{path.name}: run scripts/fit_expected.py"
+
+
+# -- The dequantization cost (issue 19) -------------------------------------------------------------
+
+
+def test_expected_costs_charge_weight_only_formats_their_dequantization() -> None:
+    """δ and the switch are in ``--costs expected``: a weight-only int4 prefill pays them, a bf16
+    one and a W8A8 fp8 one on an H100 do not, and the ceiling (the default) never does."""
+    calibration = load_calibration()
+    assert calibration.dequant_overhead > 0 and calibration.dequant_switch_tokens == 256
+    costs = calibration.cost_model("h100-sxm")
+    assert costs.dequant_overhead == calibration.dequant_overhead and not costs.is_ceiling
+    free = dataclasses.replace(costs, dequant_overhead=0.0, dequant_switch_tokens=None)
+    specs = load_specs()
+    model = specs.model("llama-3.1-8b")
+    for precision, charged in (("int4-awq", True), ("int8", True), ("bf16", False), ("fp8", False)):
+        for prompt in (64, 2000):
+            work = Workload(model, precision, prompt=prompt)
+            with_cost = prefill_pass(Hardware(specs.gpu("h100-sxm"), costs=costs), work).seconds
+            without = prefill_pass(Hardware(specs.gpu("h100-sxm"), costs=free), work).seconds
+            assert (with_cost > without) == charged, (precision, prompt)
+    # fp8 has no fp8 math on an A100, so it runs weight-only there and pays.
+    a100 = Hardware(specs.gpu("a100-80gb"), costs=calibration.cost_model("a100-80gb"))
+    work = Workload(model, "fp8", prompt=2000)
+    free_a100 = dataclasses.replace(a100, costs=dataclasses.replace(a100.costs, dequant_switch_tokens=None))
+    assert prefill_pass(a100, work).dequantize_s > 0 and prefill_pass(free_a100, work).dequantize_s == 0
+    plain = estimate("h100-sxm", "llama-3.1-8b", precision="int4-awq", prompt=2000)
+    both = estimate("h100-sxm", "llama-3.1-8b", precision="int4-awq", prompt=2000, costs="expected")
+    assert both.prefill == plain.prefill and plain.prefill.dequantize_s == 0  # the ceiling has none
+    assert both.expected.prefill.dequantize_s > 0  # 2,000 tokens: widened first, vLLM's way
+
+
+def test_the_simulator_charges_what_the_passes_charge() -> None:
+    """``IterationCosts.iteration`` for one whole prompt alone, or a batch of decodes alone, is the
+    pass ``prefill_pass`` or ``decode_pass`` gives, dequantization included, on both kernel paths."""
+    calibration = load_calibration()
+    specs = load_specs()
+    hardware = Hardware(specs.gpu("a100-80gb"), costs=calibration.cost_model("a100-80gb"))
+    model = specs.model("mistral-7b")
+    work = Workload(model, "int4-awq", kv_precision="fp16")
+    costs = iteration_costs(hardware, work)
+    for prompt in (100, 255, 256, 4096):
+        alone = costs.iteration(0, 0, prompt, 0, prompt * (prompt + 1) / 2, 1)
+        assert alone.seconds == pytest.approx(prefill_pass(hardware, dataclasses.replace(work, prompt=prompt)).seconds)
+    for batch in (8, 200, 300):
+        context = 1000
+        step = costs.iteration(batch, batch * context)
+        expected = decode_pass(hardware, dataclasses.replace(work, context=context), batch)
+        assert step.seconds == pytest.approx(expected.seconds, rel=1e-9)
+
+
+@pytest.mark.parametrize(
+    ("field", "value"), [("dequant_overhead", -0.5), ("dequant_overhead", True), ("dequant_switch_tokens", 0)]
+)
+def test_a_bad_dequantization_cost_is_one_line(field: str, value) -> None:
+    with pytest.raises(SpecError) as raised:
+        CostModel(**{field: value})
+    assert "\n" not in str(raised.value) and field in str(raised.value)
+
+
+def test_the_dequantization_rows_are_paired_and_say_their_kernel_path(tmp_path: Path) -> None:
+    module = _script()
+    runs = module.benchmarks.load_serving_runs(module.DEQUANT_ROWS)
+    pairs = module.dequant_pairs(runs)
+    assert len(pairs["fit"]) == 2 and len(pairs["check"]) == 3
+    assert all(module.kernel_switch(fused) is None and module.kernel_switch(widened) for fused, widened in pairs["fit"])
+    lone = [run for run in runs if run.id != "vllm-pr2566-mistral-7b-awq-256-widened"]
+    with pytest.raises(SpecError, match="no run of the other kernel path"):
+        module.dequant_pairs(lone)
+    odd = dataclasses.replace(runs[0], engine="vLLM (AWQ)")
+    with pytest.raises(SpecError, match="widened from N tokens"):
+        module.kernel_switch(odd)
+
+
+def test_the_report_says_the_ceiling_has_no_dequantization_and_the_expected_costs_do(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    args = ["estimate", "--gpu", "h100-sxm", "--model", "llama-3.1-8b", "--precision", "int4-awq", "--prompt", "2000"]
+    assert main([*args, "--costs", "expected"]) == 0
+    out = capsys.readouterr().out
+    delta = load_calibration().dequant_overhead
+    assert "no cost for widening int4-awq in the kernel" in out
+    assert f"δ = {delta:.2f}" in out and "from 256 tokens a pass widens the weights first" in out
+    assert main([*args[:-4], "--precision", "fp8", "--costs", "expected"]) == 0
+    out = capsys.readouterr().out
+    assert "widening" not in out and "δ" not in out  # W8A8 on an H100 multiplies fp8 as stored

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from roofline import SpecError, builtin_specs, total_parameters
 from roofline import architecture as arch
-from roofline.performance import Hardware, Workload, decode_pass, math_precision, prefill_pass
+from roofline.performance import CostModel, Hardware, Workload, decode_pass, math_precision, prefill_pass
 from roofline.precisions import FORMATS, NumberFormat, ScaleLayout, effective_bits, native_math
 from roofline.quantization import (
     compare_formats,
@@ -29,6 +29,7 @@ from roofline.quantization import (
     math_for,
     stops_helping_batch,
     users_by_format,
+    weight_only_prefill_slower_from,
     weight_only_speedup_ceiling,
 )
 from strategies import gpus, models
@@ -328,7 +329,10 @@ def test_the_switch_widens_then_runs_a_sixteen_bit_pass() -> None:
     assert switched.path == "dequantize-then-gemm"
     widen = arch.multiplied_parameters(LLAMA_8B) * (4.15625 / 8 + 2) / 3.35e12
     assert switched.dequantize_s == pytest.approx(widen, rel=1e-12)
-    assert switched.gemm == prefill_pass(H100, Workload(LLAMA_8B, "bf16", prompt=2048))
+    sixteen = prefill_pass(H100, Workload(LLAMA_8B, "bf16", prompt=2048))
+    # The widened pass reads every multiplied weight at 2 bytes (the embedding rows it copies stay narrow).
+    assert switched.gemm.flops == sixteen.flops and switched.gemm.seconds == pytest.approx(sixteen.seconds, rel=1e-12)
+    assert switched.seconds == pytest.approx(sixteen.seconds + widen, rel=1e-12)
     below = dequantized_pass(
         H100, dataclasses.replace(workload, prompt=1023), prefill=True, overhead=1.0, switch_tokens=1024
     )
@@ -376,6 +380,46 @@ def test_weight_only_prefill_never_beats_a_compute_bound_sixteen_bit_prefill(
         assert dequantized_pass(
             hardware, quantized, prefill=True, overhead=cost, switch_tokens=switch_tokens
         ).seconds >= (sixteen.seconds * (1 - 1e-12))
+
+
+def test_where_w4a16_prefill_stops_being_faster() -> None:
+    """On the ceiling: a little past the bf16 critical batch (295 on an H100; the prompt's cache
+    writes keep the pass read-bound a little longer); with δ, sooner, about 295 / (1 + δ)."""
+    workload = Workload(LLAMA_8B, "int4-awq")
+    start = weight_only_prefill_slower_from(H100, workload)
+    assert start == 317
+    expensive = dataclasses.replace(H100, costs=CostModel(dequant_overhead=2.0, dequant_switch_tokens=256))
+    sooner = weight_only_prefill_slower_from(expensive, workload)
+    assert sooner is not None and 295 / 3 * 0.9 < sooner < 295 / 3 * 1.2
+    # W8A8 fp8 halves the math too: its prefill is faster at every length tried.
+    assert weight_only_prefill_slower_from(H100, Workload(LLAMA_8B, "fp8"), limit=1 << 16) is None
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    gpus(),
+    models(moe=False),
+    st.sampled_from(["int4", "int4-awq", "int4-g32", "int8"]),
+    st.floats(0, 3),
+    st.one_of(st.none(), st.integers(1, 4096)),
+    st.integers(0, 20000),
+)
+def test_from_where_it_stops_w4a16_prefill_is_never_faster_again(gpu, model, precision, overhead, switch, extra):
+    """``weight_only_prefill_slower_from``'s answer is exact: one token shorter the format is
+    faster, and at that length and any longer one it is not, with or without a dequantization cost."""
+    for costs in (CostModel(), CostModel(dequant_overhead=overhead, dequant_switch_tokens=switch)):
+        hardware = Hardware(gpu, costs=costs)
+        workload = Workload(model, precision)
+        start = weight_only_prefill_slower_from(hardware, workload)
+        assert start is not None
+
+        def seconds(weights: str, prompt: int, hardware: Hardware = hardware) -> float:
+            return prefill_pass(hardware, Workload(model, weights, prompt=prompt)).seconds
+
+        if start > 1:
+            assert seconds(precision, start - 1) < seconds("bf16", start - 1)
+        for prompt in (start, start + extra):
+            assert seconds(precision, prompt) >= seconds("bf16", prompt) * (1 - 1e-12)
 
 
 @pytest.mark.parametrize(

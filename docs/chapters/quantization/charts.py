@@ -2,7 +2,8 @@
 
 - the format × GPU matrix: where each (weights, KV cache) pair stops helping, and which math it runs;
 - decode speedup over bf16 against the batch;
-- prefill time relative to bf16 against the prompt, on the ceiling and through the widening switch;
+- prefill time relative to bf16 against the prompt: the ceilings, and int4 at the expected costs
+  (the fitted dequantization overhead and the switch to widening) with its band;
 - one user's inter-token latency against context: the ceiling's lines and vLLM's fits;
 - every published speedup beside its ceiling.
 
@@ -21,6 +22,7 @@ import altair as alt
 from roofline import Hardware, Workload
 from roofline import formatting as fmt
 from roofline import quantization as q
+from roofline.calibration import Calibration
 from roofline.measured import Comparison
 from roofline.performance import decode_pass, memory_use, prefill_pass
 from roofline.sweep import Table
@@ -67,6 +69,23 @@ def capacity_table(hardware: Hardware, workload: Workload, precisions: Iterable[
             )
         )
     return Table(("weights", "weight bytes", "KV pool left", "users that fit"), tuple(rows)).markdown()
+
+
+def prefill_rule_table(specs: Any, rule: dict[str, tuple[float, int | None, int | None]]) -> str:
+    """Per GPU: the bf16 critical batch and the prompt from which W4A16 prefill is no faster than
+    bf16, on the ceiling and at the expected costs (``page.prefill_rule``)."""
+    rows = []
+    for gpu_id, (critical, ceiling, expected) in rule.items():
+        rows.append(
+            (
+                escape.text(short_gpu_name(specs.gpu(gpu_id).name)),
+                f"{critical:,.0f}",
+                "never" if ceiling is None else f"{ceiling:,}",
+                "never" if expected is None else f"{expected:,}",
+            )
+        )
+    header = ("GPU", "bf16 critical batch", "no faster from, ceiling", "no faster from, expected")
+    return Table(header, tuple(rows)).markdown()
 
 
 def published_table(specs: Any, comparisons: Sequence[Comparison]) -> str:
@@ -181,29 +200,50 @@ def speedup_by_batch(specs: Any, model: Any, lines: Sequence[tuple[str, str]], c
     )
 
 
-def prefill_ratio(hardware: Hardware, model: Any, prompts: Sequence[int], switch_tokens: int) -> dict[str, Any]:
-    """Prefill time at each format over bf16's, by prompt length: int4 fused (the ceiling), int4
-    through the dequantize-then-GEMM switch, fp8 W8A8."""
-    rows = []
+def prefill_ratio(hardware: Hardware, model: Any, prompts: Sequence[int], calibration: Calibration) -> dict[str, Any]:
+    """Prefill time at each format over bf16's, by prompt length: int4 fused and fp8 W8A8 on the
+    ceilings (no dequantization), and int4 at the expected costs (δ fitted, the engine's switch
+    to widening) over bf16 at the same costs, with the band of its expected time as an area."""
+    expected = replace(hardware, costs=calibration.cost_model(hardware.gpu.id))
+    low, high = calibration.band["ttft_mean_s"]
+    switch = calibration.dequant_switch_tokens
+    expected_line = f"int4-awq, expected (δ = {calibration.dequant_overhead:.2f}, widened from {switch} tokens)"
+    rows, band = [], []
     for prompt in prompts:
         base = prefill_pass(hardware, Workload(model, "bf16", prompt=prompt)).seconds
         int4 = Workload(model, "int4-awq", prompt=prompt)
+        fp8 = Workload(model, "fp8", prompt=prompt)
+        base_expected = prefill_pass(expected, Workload(model, "bf16", prompt=prompt)).seconds
+        int4_expected = prefill_pass(expected, int4).seconds / base_expected
         lines = {
-            "int4-awq, fused kernel (ceiling)": prefill_pass(q.quantized_hardware(hardware, "int4-awq"), int4).seconds,
-            f"int4-awq, widened first from {switch_tokens} tokens": q.dequantized_pass(
-                hardware, int4, prefill=True, overhead=0.0, switch_tokens=switch_tokens
-            ).seconds,
-            "fp8 W8A8 (ceiling)": prefill_pass(
-                q.quantized_hardware(hardware, "fp8"), Workload(model, "fp8", prompt=prompt)
-            ).seconds,
+            "int4-awq, fused kernel (ceiling)": prefill_pass(q.quantized_hardware(hardware, "int4-awq"), int4).seconds
+            / base,
+            expected_line: int4_expected,
+            "fp8 W8A8 (ceiling)": prefill_pass(q.quantized_hardware(hardware, "fp8"), fp8).seconds / base,
         }
-        for line, seconds in lines.items():
-            rows.append({"line": line, "prompt": prompt, "ratio": sig(seconds / base)})
-    chart = (
+        for line, ratio in lines.items():
+            rows.append({"line": line, "prompt": prompt, "ratio": sig(ratio)})
+        band.append({"prompt": prompt, "low": sig(int4_expected * low), "high": sig(int4_expected * high)})
+    x = alt.X("prompt:Q", title="prompt tokens", scale=alt.Scale(type="log", base=2), axis=alt.Axis(format=",d"))
+    area = (
+        alt.Chart(alt.Data(values=band))
+        .mark_area(opacity=0.2, color="#e15759")
+        .encode(
+            x=x,
+            y=alt.Y("low:Q", title="prefill time ÷ bf16 prefill time"),
+            y2="high:Q",
+            tooltip=[
+                alt.Tooltip("prompt:Q", format=",d"),
+                alt.Tooltip("low:Q", title="band, low", format=".2f"),
+                alt.Tooltip("high:Q", title="band, high", format=".2f"),
+            ],
+        )
+    )
+    lines_chart = (
         alt.Chart(alt.Data(values=rows))
         .mark_line(point=True)
         .encode(
-            x=alt.X("prompt:Q", title="prompt tokens", scale=alt.Scale(type="log", base=2), axis=alt.Axis(format=",d")),
+            x=x,
             y=alt.Y("ratio:Q", title="prefill time ÷ bf16 prefill time"),
             color=alt.Color("line:N", title=None, legend=LEGEND),
             strokeDash=alt.StrokeDash("line:N", title=None),
@@ -211,9 +251,12 @@ def prefill_ratio(hardware: Hardware, model: Any, prompts: Sequence[int], switch
         )
     )
     return figure_spec(
-        chart,
+        area + lines_chart,
         "Weight-only int4 helps only short prompts",
-        ["Below 1: faster than bf16. Past the critical batch every format runs at its math's peak."],
+        [
+            "Below 1: faster than bf16. Shaded: the band of the expected int4 time (p10–p90 of the fit).",
+            "Ceilings have no dequantization cost; the expected line adds the fitted one.",
+        ],
     )
 
 

@@ -63,6 +63,21 @@ MATRIX_FORMATS = (
 )
 #: Prompts of the prefill figure: 16 to 8,192 tokens.
 PREFILL_PROMPTS = tuple(2**power for power in range(4, 14))
+#: A prompt short enough to be read-bound on every GPU: the one int4 speeds up.
+SHORT_PROMPT = 16
+
+
+def prefill_rule(specs, gpu_id: str, model, calibration) -> tuple[float, int | None, int | None]:
+    """For one GPU: the bf16 critical batch, and the shortest prompt from which W4A16 (int4-awq)
+    prefills no faster than bf16, on the ceiling and at the expected costs."""
+    hardware = Hardware(specs.gpu(gpu_id))
+    workload = Workload(model, "int4-awq")
+    expected = replace(hardware, costs=calibration.cost_model(gpu_id))
+    return (
+        q.critical_batch_for(hardware, "bf16"),
+        q.weight_only_prefill_slower_from(hardware, workload),
+        q.weight_only_prefill_slower_from(expected, workload),
+    )
 
 
 def published_comparisons(ctx: Context) -> list[Comparison]:
@@ -243,11 +258,42 @@ def build(ctx: Context) -> PageContent:
     )
     put("widen_ms", ms(widened.dequantize_s))
     put("switch_prefill_ms", ms(widened.seconds))
-    short = 16
+    short = SHORT_PROMPT
     put("short_prompt", whole(short))
     short_bf16 = prefill_pass(h100, Workload(small, "bf16", prompt=short)).seconds
     short_int4 = prefill_pass(q.quantized_hardware(h100, "int4-awq"), Workload(small, "int4-awq", prompt=short)).seconds
     put("short_prefill_gain", f"{short_bf16 / short_int4:.1f}")
+
+    # The dequantization cost at the expected costs: δ, its fit and its check, and where the rule holds.
+    assert calibration.dequant_switch_tokens == switch_tokens, "the expected costs switch where vLLM's source does"
+    put("delta", f"{calibration.dequant_overhead:.2f}")
+    dequant = calibration.provenance["dequant"]
+    for split in ("fit", "check"):
+        for label, pair in dequant[split].items():
+            tokens = label.split("-")[0]
+            put(f"pr2566_{split}_{tokens}_measured", f"{pair['measured_ratio']:.2f}")
+            put(f"pr2566_{split}_{tokens}_expected", f"{pair['expected_ratio']:.2f}")
+    pairs = [pair for split in ("fit", "check") for pair in dequant[split].values()]
+    for path in ("fused", "widened"):
+        shares = [pair[f"{path}_measured_over_expected"] for pair in pairs]
+        put(f"pr2566_{path}_share_low", f"{min(shares):.2f}")
+        put(f"pr2566_{path}_share_high", f"{max(shares):.2f}")
+    h100_expected = replace(h100, costs=calibration.cost_model(h100.gpu.id))
+    int4_work = Workload(small, "int4-awq", prompt=PREFILL_PROMPT)
+    exp_bf16 = prefill_pass(h100_expected, Workload(small, "bf16", prompt=PREFILL_PROMPT)).seconds
+    exp_int4 = prefill_pass(h100_expected, int4_work).seconds
+    put("exp_prefill_bf16_ms", ms(exp_bf16))
+    put("exp_prefill_int4_ms", ms(exp_int4))
+    low, high = calibration.band["ttft_mean_s"]
+    put("exp_prefill_int4_low_ms", ms(exp_int4 * low))
+    put("exp_prefill_int4_high_ms", ms(exp_int4 * high))
+    exp_short16 = prefill_pass(h100_expected, Workload(small, "bf16", prompt=short)).seconds
+    exp_short4 = prefill_pass(h100_expected, Workload(small, "int4-awq", prompt=short)).seconds
+    put("exp_short_prefill_gain", f"{exp_short16 / exp_short4:.1f}")
+    rule = {gpu_id: prefill_rule(specs, gpu_id, small, calibration) for gpu_id in MATRIX_GPUS}
+    put("rule_ceiling_h100", whole(rule[GPU][1] or 0))
+    put("rule_expected_h100", whole(rule[GPU][2] or 0))
+    content.table("prefill-rule", charts.prefill_rule_table(specs, rule))
 
     # The KV slope and the break-even context.
     slope16 = q.kv_slope_s_per_token(h100, Workload(small, context=1))
@@ -321,11 +367,12 @@ def build(ctx: Context) -> PageContent:
     )
     content.figure(
         "prefill-dequant",
-        charts.prefill_ratio(h100, small, PREFILL_PROMPTS, switch_tokens),
+        charts.prefill_ratio(h100, small, PREFILL_PROMPTS, calibration),
         f"Prefill time of {escape.text(small.name)} on one {escape.text(h100.gpu.name)} relative to bf16, by prompt"
-        f" length. Weight-only int4 only helps short prompts; an engine that widens the weights first (vLLM from"
-        f" {switch_tokens} tokens) pays for the widening on top of the bf16 pass. FP8 W8A8 halves the"
-        " compute-bound part.",
+        " length. On the ceilings weight-only int4 only helps prompts shorter than the bf16 critical batch, and"
+        " FP8 W8A8 halves the compute-bound part. At the expected costs the fused kernel's dequantization"
+        f" (δ = {calibration.dequant_overhead:.2f}) makes int4 slower from {whole(rule[GPU][2] or 0)} tokens,"
+        f" and from {switch_tokens} the engine widens the weights first and pays that on top of a bf16 pass.",
     )
     content.figure(
         "kv-slope",

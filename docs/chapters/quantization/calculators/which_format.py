@@ -2,10 +2,11 @@
 
 For one GPU, model, batch, context and prompt: every compared weight format's decode speed per
 user and prefill time, each as the *ceiling* (datasheet bandwidth and peak, nothing added) and,
-beside it, the *expected* range (the calibrated costs of ``roofline.calibration`` and the band of
-their fit); the users that fit; the critical batch ``F * b_w / (2 W)``; and the math the format
-runs on that GPU, with the fallback said in words. Every number comes from ``roofline``; this
-module chooses what to show. Its chart is a plain Vega-Lite dict (no Altair in the page).
+beside it, the *expected* range (the calibrated costs of ``roofline.calibration``, a weight-only
+format's dequantization included, and the band of their fit); the users that fit; the critical
+batch ``F * b_w / (2 W)``; and the math the format runs on that GPU, with the fallback said in
+words. Every number comes from ``roofline``; this module chooses what to show. Its chart is a
+plain Vega-Lite dict (no Altair in the page).
 """
 
 from __future__ import annotations
@@ -15,8 +16,7 @@ from typing import Any
 
 from roofline import Hardware, Workload, builtin_specs
 from roofline import formatting as fmt
-from roofline.calibration import load_calibration
-from roofline.estimate import Expected
+from roofline.calibration import Calibration, load_calibration
 from roofline.forms import Field, Form, Output
 from roofline.performance import decode_step, prefill_pass, resolved
 from roofline.precisions import number_format
@@ -26,6 +26,9 @@ from roofline.quantization import FormatAnswer, compare_formats
 FORMATS = ("bf16", "fp8", "int8-sq", "int4-awq", "nvfp4")
 KINDS = {"bf16": "16-bit", "fp8": "W8A8", "int8-sq": "W8A8", "int4-awq": "W4A16", "nvfp4": "W4A4"}
 _SPECS = builtin_specs()
+#: Read once: reading the packaged file through importlib.resources costs more in the browser
+#: than the view's arithmetic.
+_CALIBRATION = load_calibration()
 
 FORM = Form(
     title="Which format on my GPU",
@@ -56,20 +59,16 @@ def _range(low: float, high: float, unit: str) -> str:
     return f"{fmt.rate(low)}–{fmt.rate(high)}{unit}"
 
 
-def _expected(hardware: Hardware, workload: Workload) -> dict[str, tuple[float, float]]:
-    """The expected band of decode tokens/s per user and of prefill seconds, from the calibration:
-    ``estimate.Expected`` for the decode step and the prefill at the fitted costs, without the
-    ceiling's figures (``compare_formats`` has them) or the crossover ``evaluate`` also solves."""
-    calibration = load_calibration()
+def _expected(hardware: Hardware, workload: Workload, calibration: Calibration) -> dict[str, tuple[float, float]]:
+    """The expected band of decode tokens/s per user and of prefill seconds: the decode step and
+    the prefill at the fitted costs (a weight-only format's dequantization included), each with
+    the band of its kind (``Calibration.decode_rate_band``, ``band_for``), and nothing the page
+    does not show."""
     engine = resolved(hardware, workload)
     fitted = replace(engine, costs=calibration.cost_model(engine.gpu.id))
-    expected = Expected(decode_step(fitted, workload), prefill_pass(fitted, workload), workload.batch, calibration)
-    band = expected.band()
-    low_s, high_s = band["itl_mean_s"] or (expected.decode.seconds,) * 2
-    found = {"decode": (1.0 / high_s, 1.0 / low_s)}
-    ttft = band["ttft_mean_s"]
-    if ttft is not None:
-        found["prefill"] = (ttft[0], ttft[1])
+    found = {"decode": calibration.decode_rate_band(1.0 / decode_step(fitted, workload).seconds)}
+    if workload.prompt:
+        found["prefill"] = calibration.band_for("ttft_mean_s", prefill_pass(fitted, workload).seconds)
     return found
 
 
@@ -178,12 +177,14 @@ def _chart(answers: tuple[FormatAnswer, ...], bands: dict[str, dict[str, tuple[f
 @FORM.view
 def view(gpu: str, model: str, batch: int, context: int, prompt: int) -> dict[str, Any]:
     """Everything the calculator shows for one set of inputs; the form has checked them."""
-    hardware = Hardware(FORM.specs().gpu(gpu))
-    model_spec = FORM.specs().model(model)
+    specs = FORM.specs()  # the built-in specs, with the reader's own GPU or model when one is chosen
+    hardware = Hardware(specs.gpu(gpu))
+    calibration = _CALIBRATION
+    model_spec = specs.model(model)
     workload = Workload(model_spec, batch=batch, context=context, prompt=prompt)
     answers = compare_formats(hardware, workload, FORMATS)
     bands = {
-        a.weight_precision: _expected(hardware, replace(workload, weight_precision=a.weight_precision))
+        a.weight_precision: _expected(hardware, replace(workload, weight_precision=a.weight_precision), calibration)
         for a in answers
         if a.fits
     }
@@ -206,8 +207,11 @@ def view(gpu: str, model: str, batch: int, context: int, prompt: int) -> dict[st
         "verdict": verdict,
         "summary": verdict,
         "explain": (
-            "Ceilings take the datasheet's bandwidth and peak, reached in full; the expected range is the"
-            f" calibrated costs of a tuned engine and the band of their fit. {details}"
+            "Ceilings take the datasheet's bandwidth and peak, reached in full, and no dequantization cost;"
+            " the expected range is the calibrated costs of a tuned engine and the band of their fit, with a"
+            f" weight-only format's matmuls taking {1 + calibration.dequant_overhead:.2f} times their math time"
+            f" (δ = {calibration.dequant_overhead:.2f}) and, from {calibration.dequant_switch_tokens} tokens in a"
+            f" pass, its weights widened to 16 bits first. {details}"
         ),
         "chart": _chart(answers, bands),
     }
