@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from roofline import Hardware, Workload, crossover_batch, decode_step, memory_use
+from roofline import architecture as arch
 from roofline import formatting as fmt
 from roofline.acceptance import Acceptance, load_acceptance, round_cost_line
 from roofline.measured import Comparison, compare_all, load_measurements
@@ -42,6 +43,8 @@ from . import charts
 GPU = "h100-sxm"
 TARGET = "llama-3.1-8b"
 DRAFT = "llama-3.2-1b"
+#: The draft-only entry for TARGET: the EAGLE-3 head trained for it (``SpecSet.drafts``).
+HEAD = "eagle3-llama-3.1-8b"
 PRECISION = "bf16"
 #: The chapter's running example: each guess accepted with probability ALPHA, GAMMA guesses a round.
 ALPHA = 0.8
@@ -88,15 +91,16 @@ class Plain:
     section: str
 
 
-def published() -> tuple[dict[str, Plain], dict[str, dict[str, Any]]]:
-    """The plain runs, keyed by the speculative row they go with, and vLLM's figures under load."""
+def published() -> tuple[dict[str, Plain], dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
+    """The plain runs, keyed by the speculative row they go with, vLLM's figures under load, and
+    gains measured at a batch of several users."""
     document = tomllib.loads(PUBLISHED.read_text(encoding="utf-8"))
     plain = {
         speculative: Plain(key, speculative, float(entry["value"]), entry["source"], entry["section"])
         for key, entry in document["plain"].items()
         for speculative in entry["speculative"]
     }
-    return plain, document["load"]
+    return plain, document["load"], document["batch"]
 
 
 def times(value: float) -> str:
@@ -154,7 +158,7 @@ def build(ctx: Context) -> PageContent:
     specs = ctx.specs
     gpu, target, draft = specs.gpu(GPU), specs.model(TARGET), specs.model(DRAFT)
     hardware, workload = Hardware(gpu), Workload(target, PRECISION)
-    plain, load = published()
+    plain, load, batch_gains = published()
     comparisons = [c for c in compare_all(load_measurements(specs=specs), specs) if c.measurement.speculative]
     by_id = {c.measurement.id: c for c in comparisons}
 
@@ -191,6 +195,20 @@ def build(ctx: Context) -> PageContent:
     put("draft_weights_gb", fmt.gigabytes(decode_pass(hardware, Workload(draft, PRECISION), 1).bytes_moved))
     put("draft_step_ms", ms(drafted.draft_step_s))
     put("draft_cost", f"{drafted.draft_cost:.2f}")
+    # The EAGLE-3 head as a draft entry: its own weights, its step, what a round's drafting costs.
+    head = specs.draft(HEAD)
+    headed = round_(draft=head)
+    put("head_name", head.name)
+    put("head_id", head.id)
+    put("head_vocab", f"{head.output_vocab_size:,}")
+    put("head_params", f"{arch.total_parameters(head) / 1e6:,.0f} million")
+    put("head_weights_gb", fmt.gigabytes(arch.weight_bytes(head, PRECISION)))
+    put("head_step_ms", ms(headed.draft_step_s))
+    put("head_cost", f"{headed.draft_cost:.3f}")
+    put("head_drafting_ms", ms(GAMMA * headed.draft_step_s))
+    put("draft_drafting_ms", ms(GAMMA * drafted.draft_step_s))
+    put("head_drafting_ratio", f"{drafted.draft_step_s / headed.draft_step_s:.1f}")
+    put("head_speedup", times(headed.speedup(ALPHA)))
 
     # Expected tokens per step.
     tau = tokens_per_step(ALPHA, GAMMA)
@@ -283,6 +301,10 @@ def build(ctx: Context) -> PageContent:
     put("spec_ceiling_tps", fmt.rate(drafted.tokens_per_s_per_user(ALPHA)))
     put("free_ceiling_tps", fmt.rate(free.tokens_per_s_per_user(ALPHA)))
     put("speculative_rows", str(len(comparisons)))
+    # The SGLang run with the head drafting: the α at which the package's ceiling reaches it.
+    head_alpha = headed.alpha_for_speedup(eagle3.measurement.value * headed.baseline.seconds)
+    put("head_alpha_sglang", f"{head_alpha:.2f}")
+    put("head_tau_sglang", f"{tokens_per_step(head_alpha, GAMMA):.2f}")
 
     # Speedup against the batch.
     critical = crossover_batch(hardware, Workload(target, PRECISION))
@@ -294,6 +316,10 @@ def build(ctx: Context) -> PageContent:
     put("break_even_draft", fmt.users(even_draft))
     put("batch_high", f"{BATCH_HIGH:,}")
     put("speedup_batch_high", times(round_(batch=BATCH_HIGH, draft=draft).speedup(ALPHA)))
+    batched = batch_gains["eagle3-sglang"]
+    put("eagle3_batch", f"{batched['batch']:,}")
+    put("eagle3_batch_gain", times(batched["times"]))
+    put("head_speedup_batch", times(round_(batch=batched["batch"], draft=head).speedup(ALPHA)))
     batches = [2**power for power in range(11)]
     content.figure(
         "spec-batch",
