@@ -792,7 +792,9 @@ def _run_validate(files: Sequence[str]) -> int:
             sys.stderr.write(f"roofline validate: error: {error}\n")
             status = EXIT_BAD_INPUT
             continue
-        sys.stdout.write(one_line(f"{path}: ok ({len(found.gpus)} GPUs, {len(found.models)} models)") + "\n")
+        count = len(found.drafts)
+        drafts = f", {count} draft{'' if count == 1 else 's'}" if count else ""
+        sys.stdout.write(one_line(f"{path}: ok ({len(found.gpus)} GPUs, {len(found.models)} models{drafts})") + "\n")
     return status
 
 

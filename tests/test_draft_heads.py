@@ -265,3 +265,8 @@ def test_the_head_written_as_a_spec_entry_reads_back_as_a_draft() -> None:
     text = model_entry_toml(head())
     assert 'draft_for = "llama-3.1-8b"' in text and "head_vocab_size = 32000" in text
     assert parse_specs(text, "back.toml").drafts[HEAD] == head()
+
+
+def test_validate_counts_the_drafts_apart(capsys) -> None:
+    status, out, _ = run_cli(capsys, "validate", str(ROOT / "roofline" / "data" / "models.toml"))
+    assert status == 0 and f"{len(SPECS.models)} models, 1 draft)" in out
