@@ -13,7 +13,7 @@ choices (the deployment, α, γ) are the constants below.
 from __future__ import annotations
 
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -21,11 +21,13 @@ from roofline import Hardware, Workload, crossover_batch, decode_step, memory_us
 from roofline import architecture as arch
 from roofline import formatting as fmt
 from roofline.acceptance import Acceptance, load_acceptance, round_cost_line
+from roofline.calibration import load_calibration
 from roofline.measured import Comparison, compare_all, load_measurements
 from roofline.performance import decode_pass
 from roofline.serving import Lengths, ServingConfig
 from roofline.specserving import Drafting, simulate_speculative
 from roofline.speculative import (
+    Rounds,
     alpha_for_tokens_per_step,
     best_gamma,
     break_even_batch,
@@ -58,6 +60,8 @@ BATCH_HIGH = 256
 BATCH_AXIS_TOP = 1024
 #: A long context, where each user's cache read keeps the verification memory-bound.
 LONG_CONTEXT = 4096
+#: A measured gain "falls" once it is below this share of the ceiling's at the same batch.
+FADED = 0.95
 #: Choosing γ: the batch at which the best γ is compared with one user's.
 BEST_BATCH = 64
 #: Spec-Bench rows the chapter compares: one leaderboard (A100, Vicuna-13B), so the methods share a setup.
@@ -101,6 +105,65 @@ def published() -> tuple[dict[str, Plain], dict[str, dict[str, Any]], dict[str, 
         for speculative in entry["speculative"]
     }
     return plain, document["load"], document["batch"]
+
+
+@dataclass(frozen=True)
+class BatchGain:
+    """One batch of a published gain by batch size, beside the package's speedups at that batch."""
+
+    batch: int
+    measured: float
+    ceiling: float
+    expected: float
+    #: The α each cost model was given (the one that reproduces the gain at the smallest batch).
+    alpha: float
+    alpha_expected: float
+    #: What bounds the ceiling's verification pass at this batch.
+    bound: str
+
+
+def eagle3_batch_rows(paper: dict[str, Any], specs: Any, head: Any) -> list[BatchGain]:
+    """The paper's gains by batch beside the head's speedup at the ceiling and at the expected
+    costs, each at the α that gives the paper's gain at its smallest batch (α solved from it)."""
+    hardware = Hardware(specs.gpu(paper["gpu"]))
+    fitted = replace(hardware, costs=load_calibration().cost_model(paper["gpu"]))
+    workload = Workload(specs.model(paper["model"]), PRECISION)
+    gains = sorted((int(batch), float(gain)) for batch, gain in paper["gains"].items())
+    ceiling = Rounds(hardware, workload, paper["gamma"], draft=head)
+    expected = Rounds(fitted, workload, paper["gamma"], draft=head)
+    smallest, gain = gains[0]
+    alpha = ceiling.at(smallest).alpha_for_speedup(gain)
+    alpha_expected = expected.at(smallest).alpha_for_speedup(gain)
+    return [
+        BatchGain(
+            batch,
+            measured,
+            ceiling.at(batch).speedup(alpha),
+            expected.at(batch).speedup(alpha_expected),
+            alpha,
+            alpha_expected,
+            ceiling.at(batch).verification.bound,
+        )
+        for batch, measured in gains
+    ]
+
+
+def eagle3_batch_table(rows: list[BatchGain], paper: dict[str, Any]) -> str:
+    """Users, the measured gain, and the head's speedup at the ceiling and expected."""
+    lines = [
+        "| Users | Measured gain | Ceiling speedup | Expected speedup |",
+        "|---:|---:|---:|---:|",
+    ]
+    lines += [
+        f"| {row.batch:,} | {times(row.measured)} | {times(row.ceiling)} | {times(row.expected)} |" for row in rows
+    ]
+    return (
+        "\n".join(lines)
+        + f"\n\nMeasured: {escape.text(paper['setup'])} ([EAGLE-3, {escape.text(paper['section'].split(',')[0])},"
+        f" Table 3]({escape.http_url(paper['source'])})). Ceiling and expected: the package, with the EAGLE-3 head"
+        f" drafting a chain of {paper['gamma']}, at α = {rows[0].alpha:.2f} (ceiling) and {rows[0].alpha_expected:.2f}"
+        " (expected), the rates that give the measured gain at the smallest batch.\n"
+    )
 
 
 def times(value: float) -> str:
@@ -316,10 +379,23 @@ def build(ctx: Context) -> PageContent:
     put("break_even_draft", fmt.users(even_draft))
     put("batch_high", f"{BATCH_HIGH:,}")
     put("speedup_batch_high", times(round_(batch=BATCH_HIGH, draft=draft).speedup(ALPHA)))
-    batched = batch_gains["eagle3-sglang"]
-    put("eagle3_batch", f"{batched['batch']:,}")
-    put("eagle3_batch_gain", times(batched["times"]))
-    put("head_speedup_batch", times(round_(batch=batched["batch"], draft=head).speedup(ALPHA)))
+    # EAGLE-3's paper, by batch: its gains beside the head's, each cost model at the α that
+    # gives the paper's gain at its smallest batch.
+    paper = batch_gains["eagle3-sglang"]
+    rows = eagle3_batch_rows(paper, specs, head)
+    first, last = rows[0], rows[-1]
+    put("e3b_gamma", str(paper["gamma"]))
+    put("e3b_first", f"{first.batch:,}")
+    put("e3b_first_gain", times(first.measured))
+    put("e3b_last", f"{last.batch:,}")
+    put("e3b_last_gain", times(last.measured))
+    put("e3b_alpha", f"{first.alpha:.2f}")
+    put("e3b_ceiling_last", times(last.ceiling))
+    put("e3b_expected_last", times(last.expected))
+    put("e3b_last_tokens", f"{last.batch * (paper['gamma'] + 1):,}")
+    put("e3b_last_bound", last.bound)
+    put("e3b_fade", f"{next(row.batch for row in rows if row.measured < FADED * row.ceiling):,}")
+    content.table("eagle3-batches", eagle3_batch_table(rows, paper))
     batches = [2**power for power in range(11)]
     content.figure(
         "spec-batch",
