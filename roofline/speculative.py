@@ -332,8 +332,9 @@ class Rounds:
     batch's round is kept, so asking twice costs nothing (the break-even search's doubling
     meets the batches a chart has priced). One ``Rounds`` serves one question; it is not shared.
 
-    Raises SpecError for a bad ``gamma`` or ``draft_cost``, and for a draft model with another
-    vocabulary than the target's when no ``draft_cost`` is given (with one, it is a note).
+    Raises SpecError for a bad ``gamma`` or ``draft_cost``, for a draft model with another
+    vocabulary than the target's when no ``draft_cost`` is given (with one, it is a note), and
+    for a draft head made for another target, given a cost or not (``check_draft``).
     """
 
     def __init__(
@@ -480,7 +481,8 @@ def speculation_round(
     The draft's step is ``draft_cost * t(B)`` when ``draft_cost`` is given, else the
     ``draft`` model's own decode step on the same GPUs, at the target's precisions and
     context; with neither, the draft is free (ĉ = 0), as prompt lookup nearly is. A draft
-    model with another vocabulary is a SpecError, or, when ``draft_cost`` is given, a note.
+    model with another vocabulary is a SpecError, or, when ``draft_cost`` is given, a note; a
+    draft head made for another target is a SpecError either way.
     """
     return Rounds(hardware, workload, gamma, draft=draft, draft_cost=draft_cost).at(batch)
 
