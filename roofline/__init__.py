@@ -13,7 +13,8 @@ Layout, lowest layer first. A module imports only from modules above it:
 - ``formatting``   how numbers print (decimal SI units), for tables and reports.
 - ``specs``        frozen, validated records: GpuSpec, ModelSpec, MoeSpec, MlaSpec.
                    A feature a new architecture needs (a bias, a norm) is a field here.
-- ``loader``       TOML spec files (``data/*.toml``) -> SpecSet, with located errors.
+- ``loader``       TOML spec files (``data/*.toml``) -> SpecSet, with located errors; draft-only
+                   entries (a head such as EAGLE-3, ``draft_for``) kept apart from the models.
 - ``forms``        a calculator's declared inputs, rules and outputs (Form, Field, Rule, Output),
                    checked alike in CPython and, in the reader's browser, in Pyodide; GPU and
                    model menus from a SpecSet, which also take the reader's own entry.

@@ -3,7 +3,10 @@
 Symbols used in the docstrings: L layers, d hidden size, H attention heads,
 K KV heads, h head dim, f FFN size, V vocabulary, E routed experts, k experts
 per token, S shared experts, f_e expert FFN size, L_d leading dense layers,
-W sliding window, c context (tokens cached per user), n norms per layer.
+W sliding window, c context (tokens cached per user), n norms per layer,
+a the attention projections' input width (d unless ``attention_input_size``), V_o the
+tokens the output head scores (V unless ``head_vocab_size``), u a fusion layer's input
+width (0 unless ``fusion_input_size``).
 Biases, q/k norms and extra norms are counted where the record says the model
 has them (``qkv_bias``, ``output_bias``, ``qk_norm``, ``norms_per_layer``,
 ``moe.router_bias``, ``moe.expert_bias``). Not counted: gpt-oss's attention
@@ -27,7 +30,8 @@ def swiglu_parameters(hidden_size: int, ffn_size: int) -> int:
 def attention_parameters(model: ModelSpec) -> int:
     """Attention weights of one layer.
 
-    Grouped-query attention: ``d*H*h`` (Q) + ``2*d*K*h`` (K, V) + ``H*h*d`` (output),
+    Grouped-query attention: ``a*H*h`` (Q) + ``2*a*K*h`` (K, V) + ``H*h*d`` (output), where
+    the projections read a = d values unless the record widens their input (EAGLE-3: 2d),
     plus ``H*h + 2*K*h`` with q/k/v biases, ``d`` with an output bias and ``2*h``
     with q/k norms. A fused qkv or gate-up matrix (Phi-3) holds the same weights.
     Latent attention (MLA) with ranks r_q, r_kv and head dims h_nope, h_rope, h_v:
@@ -39,8 +43,8 @@ def attention_parameters(model: ModelSpec) -> int:
     d, heads = model.hidden_size, model.attention_heads
     mla = model.mla
     if mla is None:
-        h, kv = model.head_dim, model.kv_heads
-        weights = d * heads * h + 2 * d * kv * h + heads * h * d
+        h, kv, width = model.head_dim, model.kv_heads, model.attention_input_width
+        weights = width * heads * h + 2 * width * kv * h + heads * h * d
         biases = (heads * h + 2 * kv * h if model.qkv_bias else 0) + (d if model.output_bias else 0)
         return weights + biases + (2 * h if model.qk_norm else 0)
     query_width = heads * (mla.qk_nope_head_dim + mla.qk_rope_head_dim)
@@ -57,8 +61,18 @@ def attention_parameters(model: ModelSpec) -> int:
 
 
 def embedding_parameters(model: ModelSpec) -> int:
-    """Input embedding plus output head: ``V*d``, twice unless the two are tied."""
-    return model.vocab_size * model.hidden_size * (1 if model.tied_embeddings else 2)
+    """Input embedding plus output head the model stores: ``V*d`` once when the two are tied,
+    else ``V*d + V_o*d``, less the input table ``V*d`` when it is the target's
+    (``shares_target_embedding``: a draft head reads its target's table, it does not hold one)."""
+    if model.tied_embeddings:
+        return model.vocab_size * model.hidden_size
+    return lookup_only_parameters(model) + output_head_parameters(model)
+
+
+def fusion_parameters(model: ModelSpec) -> int:
+    """A fusion layer's weights, ``u*d`` (no bias), 0 without one: EAGLE-3 maps three of its
+    target's hidden states, u = 3d, to one before its layer."""
+    return model.fusion_input_size * model.hidden_size
 
 
 def moe_layers(model: ModelSpec) -> int:
@@ -87,12 +101,13 @@ def router_parameters(model: ModelSpec) -> int:
 def always_used_parameters(model: ModelSpec) -> int:
     """Parameters every token passes through: all but the routed experts.
 
-    ``embeddings + d`` (final norm) ``+ L*(attention + n*d)`` (norms)
+    ``embeddings + fusion + d`` (final norm) ``+ L*(attention + n*d)`` (norms)
     ``+ (L - L_moe)*3*d*f`` (dense MLPs) ``+ L_moe*(router + S*expert)`` (router, shared experts).
     """
     d = model.hidden_size
     dense_mlp_layers = model.layers - moe_layers(model)
-    total = embedding_parameters(model) + d + model.layers * (attention_parameters(model) + model.norms_per_layer * d)
+    layers = model.layers * (attention_parameters(model) + model.norms_per_layer * d)
+    total = embedding_parameters(model) + fusion_parameters(model) + d + layers
     total += dense_mlp_layers * swiglu_parameters(d, model.ffn_size)
     if model.moe is not None:
         total += moe_layers(model) * (router_parameters(model) + model.moe.shared_experts * expert_parameters(model))
@@ -126,13 +141,22 @@ def expected_distinct_experts(experts: int, experts_per_token: int, tokens: floa
 
 def lookup_only_parameters(model: ModelSpec) -> int:
     """Parameters that are only looked up, never multiplied: the input embedding ``V*d``
-    when it is its own table, 0 when it is tied to the output head (which is multiplied)."""
-    return 0 if model.tied_embeddings else model.vocab_size * model.hidden_size
+    when it is its own table, 0 when it is tied to the output head (which is multiplied)
+    or is the target's (``shares_target_embedding``, not stored with the head)."""
+    return 0 if model.tied_embeddings or model.shares_target_embedding else model.vocab_size * model.hidden_size
+
+
+def copied_row_width(model: ModelSpec) -> int:
+    """Values one token copies from an embedding table it only looks up: ``d`` for an untied
+    table of the model's own, 0 when the table is tied (read whole as the head) or is the
+    target's (a draft head's, left out: see ``parameters_read``)."""
+    return 0 if model.tied_embeddings or model.shares_target_embedding else model.hidden_size
 
 
 def output_head_parameters(model: ModelSpec) -> int:
-    """The output head, ``V*d``: it turns the last hidden state into one logit per token."""
-    return model.vocab_size * model.hidden_size
+    """The output head, ``V_o*d``: it turns the last hidden state into one logit per token it
+    scores (the whole vocabulary, or a draft head's own smaller one)."""
+    return model.output_vocab_size * model.hidden_size
 
 
 @functools.cache
@@ -148,7 +172,9 @@ def parameters_read(model: ModelSpec, tokens: float) -> float:
     ``always used - lookup-only + min(n, V)*d + L_moe * E_touched(n) * 3*d*f_e``.
     An untied input embedding is indexed: each token copies its one row of d
     values, so n tokens read at most n rows, not the whole V*d table. A tied
-    table is read whole, because it is also the output head. A dense model
+    table is read whole, because it is also the output head. A draft head that
+    shares its target's table copies its rows from it; those n*d values (8 kB a
+    token for an 8B model's head) are left out, as its weights hold no table. A dense model
     reads every other weight; a mixture of experts reads only the experts its
     tokens touch.
     """
@@ -164,7 +190,7 @@ def _read_terms(model: ModelSpec) -> tuple[int, int, int, int, int, int]:
     """``parameters_read``'s constants: always-used parameters less the lookup-only table,
     the row a token reads (0 if tied), V, E, k, and one expert across the MoE layers."""
     shared = always_used_parameters(model) - lookup_only_parameters(model)
-    row = 0 if model.tied_embeddings else model.hidden_size
+    row = copied_row_width(model)
     if model.moe is None:
         return shared, row, model.vocab_size, 0, 0, 0
     block = moe_layers(model) * expert_parameters(model)

@@ -530,8 +530,8 @@ def _drafting(args: argparse.Namespace, specs: SpecSet) -> Drafting | None:
         )
     draft = None
     if args.draft is not None:
-        _check_id("--draft", specs.model, args.draft)
-        draft = specs.model(args.draft)
+        _check_id("--draft", specs.draft, args.draft)
+        draft = specs.draft(args.draft)
     return Drafting(args.speculate_gamma, args.speculate_alpha, draft, args.draft_cost)
 
 
@@ -752,7 +752,21 @@ def _run_list(what: str, specs: SpecSet) -> str:
             for model in specs.models.values()
         ]
         header = ("id", "name", "parameters", "active", "KV per token (bf16)", "max context")
-        return Table(header, tuple(rows)).text()
+        text = Table(header, tuple(rows)).text()
+        if not specs.drafts:
+            return text
+        heads = [
+            (
+                head.id,
+                head.name,
+                head.draft_for or "",
+                fmt.parameters(arch.total_parameters(head)),
+                fmt.bytes_size(arch.kv_cache_bytes_per_token(head)),
+            )
+            for head in specs.drafts.values()
+        ]
+        drafts = Table(("id", "name", "drafts for", "parameters", "KV per token (bf16)"), tuple(heads)).text()
+        return f"{text}\n\nDrafts (speculate --draft, simulate --draft; not served on their own):\n{drafts}"
     if what == "kv-precisions":
         kv_rows = [(name, f"{kv.effective_bytes:g}", kv.description) for name, kv in KV_FORMATS.items()]
         return Table(("KV precision", "bytes per value", "layout"), tuple(kv_rows)).text()
@@ -778,7 +792,9 @@ def _run_validate(files: Sequence[str]) -> int:
             sys.stderr.write(f"roofline validate: error: {error}\n")
             status = EXIT_BAD_INPUT
             continue
-        sys.stdout.write(one_line(f"{path}: ok ({len(found.gpus)} GPUs, {len(found.models)} models)") + "\n")
+        count = len(found.drafts)
+        drafts = f", {count} draft{'' if count == 1 else 's'}" if count else ""
+        sys.stdout.write(one_line(f"{path}: ok ({len(found.gpus)} GPUs, {len(found.models)} models{drafts})") + "\n")
     return status
 
 
@@ -1055,8 +1071,8 @@ def _run_speculate(args: argparse.Namespace, specs: SpecSet) -> str:
     _check_id("--model", specs.model, args.model)
     draft = None
     if args.draft is not None:
-        _check_id("--draft", specs.model, args.draft)
-        draft = specs.model(args.draft)
+        _check_id("--draft", specs.draft, args.draft)
+        draft = specs.draft(args.draft)
     hardware = Hardware(specs.gpu(args.gpu), args.gpus)
     workload = Workload(specs.model(args.model), args.precision, batch=args.batch, context=args.context)
     try:

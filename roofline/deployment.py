@@ -174,7 +174,7 @@ def _ends(model, weight_precision: str, tokens: float, sampled: float) -> tuple[
     (first stage), the bytes of the output head with the final norm (last stage), and the
     head's FLOPs (last stage)."""
     size = bytes_per_value(weight_precision)
-    rows = 0.0 if model.tied_embeddings else min(tokens, model.vocab_size) * model.hidden_size
+    rows = min(tokens, model.vocab_size) * arch.copied_row_width(model)
     head = arch.output_head_parameters(model)
     return rows * size, (head + model.hidden_size) * size, 2.0 * head * sampled
 
@@ -477,7 +477,10 @@ def memory_per_gpu(hardware: Hardware, workload: Workload, split: Split) -> Memo
     copies = kv_copies(group(hardware, split), model)
     size = bytes_per_value(workload.weight_precision)
     total = arch.weight_bytes(model, workload.weight_precision)
-    embedding = model.vocab_size * model.hidden_size * size
+    # The table the first stage holds: the tied one (also the head), else the lookup-only one
+    # (none for a draft head that reads its target's).
+    table = model.vocab_size * model.hidden_size if model.tied_embeddings else arch.lookup_only_parameters(model)
+    embedding = table * size
     head = 0.0 if model.tied_embeddings else arch.output_head_parameters(model) * size
     if split.pp == 1:
         whole = memory_use(group(hardware, split), workload)

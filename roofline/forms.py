@@ -111,6 +111,12 @@ def model_menu(specs: SpecSet, keep: Callable[[ModelSpec], bool] = lambda model:
     return [(model.id, model.name) for model in specs.models.values() if keep(model)]
 
 
+def draft_menu(specs: SpecSet) -> list[tuple[str, str]]:
+    """Every draft-only entry of ``specs`` (a head such as EAGLE-3, ``SpecSet.drafts``) as a choice:
+    ``("eagle3-llama-3.1-8b", "EAGLE-3 head for Llama 3.1 8B")``. Only a drafter menu lists them."""
+    return [(head.id, head.name) for head in specs.drafts.values()]
+
+
 class FormError(ValueError):
     """A declaration (or a view's answer) that breaks the contract; one line naming the key and the fix."""
 

@@ -48,7 +48,9 @@ _GPU_OPTIONAL = (
 _WINDOW_KEYS = ("sliding_window", "layer_pattern")
 #: Small per-layer weights some architectures add (biases, q/k norms, extra norms).
 _LAYER_EXTRAS = ("qkv_bias", "output_bias", "qk_norm", "norms_per_layer")
-_MODEL_OPTIONAL = (*_WINDOW_KEYS, *_LAYER_EXTRAS, "max_context")
+#: Widths a draft head changes, and the target it drafts for (see ModelSpec).
+_DRAFT_KEYS = ("head_vocab_size", "attention_input_size", "fusion_input_size", "shares_target_embedding", "draft_for")
+_MODEL_OPTIONAL = (*_WINDOW_KEYS, *_LAYER_EXTRAS, "max_context", *_DRAFT_KEYS)
 _MOE_OPTIONAL = ("router_bias", "expert_bias")
 _GPU_KEYS = _keys(GpuSpec, leave_out=_GPU_OPTIONAL)
 _MODEL_KEYS = _keys(ModelSpec, leave_out=("moe", "mla", *_MODEL_OPTIONAL))
@@ -60,12 +62,18 @@ _INTERCONNECT_KEYS = _keys(InterconnectSpec)
 
 @dataclass(frozen=True)
 class SpecSet:
-    """Every GPU and model known to one run, by id, and which file defined each entry."""
+    """Every GPU and model known to one run, by id, and which file defined each entry.
+
+    ``models`` are the models one can serve; ``drafts`` the draft-only entries (a model
+    entry with ``draft_for``, such as an EAGLE-3 head), kept apart so that no table, menu,
+    sweep or figure that goes over the models meets one. ``draft`` finds either kind.
+    """
 
     gpus: Mapping[str, GpuSpec] = field(default_factory=lambda: MappingProxyType({}))
     models: Mapping[str, ModelSpec] = field(default_factory=lambda: MappingProxyType({}))
     #: Entry label (``[gpu."h100-sxm"]``) -> the label of the file that defined it, for error messages.
     origins: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    drafts: Mapping[str, ModelSpec] = field(default_factory=lambda: MappingProxyType({}))
 
     def gpu(self, gpu_id: str) -> GpuSpec:
         """The GPU with ``gpu_id``; an unknown id raises SpecError naming the close match."""
@@ -79,7 +87,25 @@ class SpecSet:
         try:
             return self.models[model_id]
         except KeyError:
-            raise self._unknown("model", "model", model_id, self.models) from None
+            pass
+        head = self.drafts.get(model_id)
+        if head is not None:
+            raise SpecError(
+                f"{model_id} is a draft for {head.draft_for}, not a model to serve on its own",
+                hint=f"give it as --draft with --model {head.draft_for}",
+            )
+        raise self._unknown("model", "model", model_id, self.models)
+
+    def draft(self, model_id: str) -> ModelSpec:
+        """The draft called ``model_id``: a draft-only entry, or any model (a small model of the
+        target's family drafts for it). Whether it suits a target is ``speculative``'s check."""
+        head = self.drafts.get(model_id)
+        if head is not None:
+            return head
+        try:
+            return self.models[model_id]
+        except KeyError:
+            raise self._unknown("model", "model", model_id, {**self.models, **self.drafts}) from None
 
     def _unknown(self, kind: str, noun: str, entry_id: str, known: Mapping[str, object]) -> SpecError:
         error = unknown_name(noun, entry_id, known)
@@ -92,7 +118,8 @@ class SpecSet:
         errors say which file to fix). A caller's own bad id is left unlocated by ``gpu``/``model``."""
         if error.missing is not None:
             kind, entry_id = error.missing
-            labels = (entry_label(kind, other) for other in (self.gpus if kind == "gpu" else self.models))
+            known = self.gpus if kind == "gpu" else {**self.models, **self.drafts}
+            labels = (entry_label(kind, other) for other in known)
             files = dict.fromkeys(self.origins[label] for label in labels if label in self.origins)
             return error.located(file=", ".join(files) or None, entry=entry_label(kind, entry_id))
         if error.file is None and error.entry in self.origins:
@@ -100,11 +127,15 @@ class SpecSet:
         return error
 
     def merged(self, other: SpecSet) -> SpecSet:
-        """This set with ``other``'s entries added, replacing any with the same id."""
+        """This set with ``other``'s entries added, replacing any with the same id (a draft-only
+        entry replaced by a model, or the other way round, leaves the kind it was)."""
+        models = {key: value for key, value in self.models.items() if key not in other.drafts}
+        drafts = {key: value for key, value in self.drafts.items() if key not in other.models}
         return SpecSet(
             gpus=MappingProxyType({**self.gpus, **other.gpus}),
-            models=MappingProxyType({**self.models, **other.models}),
+            models=MappingProxyType({**models, **other.models}),
             origins=MappingProxyType({**self.origins, **other.origins}),
+            drafts=MappingProxyType({**drafts, **other.drafts}),
         )
 
 
@@ -162,6 +193,11 @@ def _model(entry_id: str, table: Mapping[str, Any]) -> ModelSpec:
                 )
     _require_keys(table, base_keys, optional=("moe", "mla", *_MODEL_OPTIONAL))
     values = {key: table[key] for key in (*base_keys, *_MODEL_OPTIONAL) if key in table}
+    if "draft_for" in table:
+        try:
+            check_id(table["draft_for"])
+        except SpecError as error:
+            raise SpecError(error.message, field="draft_for", hint=error.hint) from None
     if "moe" in table:
         values["moe"] = _nested(MoeSpec, table, "moe", _MOE_KEYS, _MOE_OPTIONAL)
     if uses_mla:
@@ -247,10 +283,13 @@ def parse_specs(text: str, label: str) -> SpecSet:
             except SpecError as error:
                 raise error.located(file=label, entry=entry) from None
     origins = {entry_label(kind, entry_id): label for kind in found for entry_id in found[kind]}
+    models = {key: model for key, model in found["model"].items() if model.draft_for is None}
+    drafts = {key: model for key, model in found["model"].items() if model.draft_for is not None}
     return SpecSet(
         gpus=MappingProxyType(found["gpu"]),
-        models=MappingProxyType(found["model"]),
+        models=MappingProxyType(models),
         origins=MappingProxyType(origins),
+        drafts=MappingProxyType(drafts),
     )
 
 

@@ -258,7 +258,8 @@ def model_entry_toml(model: ModelSpec) -> str:
             lines += ["", f'[model."{model.id}".{part}]']
             lines += [f"{key} = {_toml_value(value)}" for key, value in _changed(record)]
     text = "\n".join(lines) + "\n"
-    back = parse_specs(text, entry_label("model", model.id)).models[model.id]
+    read = parse_specs(text, entry_label("model", model.id))
+    back = (read.drafts if model.draft_for is not None else read.models)[model.id]
     if back != model:  # pragma: no cover - a writer bug, not bad input
         raise AssertionError(f"the entry written for {model.id} reads back differently")
     return text

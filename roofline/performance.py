@@ -533,7 +533,7 @@ def communication_s(hardware: Hardware, model: ModelSpec, tokens: float) -> floa
 def widened_parameters(model: ModelSpec, tokens: float) -> float:
     """Weights a widening kernel widens for a pass over ``tokens`` tokens: those the pass reads
     and multiplies, ``parameters_read`` less the untied embedding rows it only copies."""
-    copied = 0 if model.tied_embeddings else min(tokens, model.vocab_size) * model.hidden_size
+    copied = min(tokens, model.vocab_size) * arch.copied_row_width(model)
     return arch.parameters_read(model, tokens) - copied
 
 
@@ -670,7 +670,7 @@ def crossover_batch(hardware: Hardware, workload: Workload) -> float | None:
         # Weights read (and a shared prefix) are the same at every batch but for the untied
         # embedding's rows, one per user up to V: (W0 + shared)/BW + B*(row + cache) = B*compute.
         fixed_s = (arch.parameters_read(model, 0) * weight_size + copies * workload.kv_bytes_shared) / bandwidth
-        row_s = 0.0 if model.tied_embeddings else model.hidden_size * weight_size / bandwidth
+        row_s = arch.copied_row_width(model) * weight_size / bandwidth
         if per_user_cache + row_s < per_user_compute:
             batch = fixed_s / (per_user_compute - per_user_cache - row_s)
             if batch <= model.vocab_size:

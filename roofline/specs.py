@@ -451,6 +451,17 @@ class ModelSpec:
 
     ``max_context`` is the longest sequence the model serves (its config's
     ``max_position_embeddings``), or None when not given.
+
+    Widths that a draft head changes, all defaulting to a plain decoder's (EAGLE-3 sets each):
+    ``head_vocab_size`` (the tokens the output head scores, its ``draft_vocab_size``; the
+    vocabulary unless given), ``attention_input_size`` (the width the query, key and value
+    projections read: EAGLE-3 concatenates the token's embedding with the fused hidden state,
+    2 × hidden; the hidden size unless given), ``fusion_input_size`` (a bias-free layer that
+    maps that many inputs to the hidden size before the layers: EAGLE-3's ``fc`` over three
+    of the target's hidden states, 3 × hidden; 0, none, unless given) and
+    ``shares_target_embedding`` (the input embedding is the target's own table, frozen and
+    not stored with the head). ``draft_for`` names the model an entry drafts for: it makes
+    the entry draft-only (``SpecSet.drafts``), usable as a draft for that target and no other.
     """
 
     id: str = _text()
@@ -473,10 +484,16 @@ class ModelSpec:
     qk_norm: bool = _flag(default=False)
     norms_per_layer: int = _count(minimum=0, maximum=16, default=2)
     max_context: int | None = None
+    head_vocab_size: int | None = None
+    attention_input_size: int | None = None
+    fusion_input_size: int = _count(minimum=0, maximum=10_000_000, default=0)
+    shares_target_embedding: bool = _flag(default=False)
+    draft_for: str | None = None
 
     def __post_init__(self) -> None:
         _validate(self)
         self._check_windows()
+        self._check_draft_widths()
         if self.mla is not None:
             for name in ("qkv_bias", "output_bias", "qk_norm"):
                 if getattr(self, name):
@@ -497,6 +514,49 @@ class ModelSpec:
                 f"must not exceed layers ({self.layers}), got {self.moe.dense_layers}",
                 field="moe.dense_layers",
             )
+
+    def _check_draft_widths(self) -> None:
+        """The optional widths a draft head changes, and the pairs of fields that cannot go together."""
+        if self.head_vocab_size is not None:
+            vocab = self.vocab_size if _finite(self.vocab_size) else None
+            _check_field("head_vocab_size", "count", self.head_vocab_size, 1, vocab)
+            if self.tied_embeddings and self.head_vocab_size != self.vocab_size:
+                raise SpecError(
+                    "a head tied to the embedding scores the whole vocabulary",
+                    field="head_vocab_size",
+                    hint="remove head_vocab_size, or set tied_embeddings = false",
+                )
+        if self.attention_input_size is not None:
+            _check_field("attention_input_size", "count", self.attention_input_size, 1, 10_000_000)
+            if self.mla is not None:
+                raise SpecError("does not apply to a model with [mla]", field="attention_input_size", hint="remove it")
+        if self.draft_for is not None:
+            _check_field("draft_for", "text", self.draft_for, 1, NAME_LENGTH)
+            if self.draft_for == self.id:
+                raise SpecError("names the entry itself", field="draft_for", hint="give the id of the target model")
+        if self.shares_target_embedding:
+            if self.draft_for is None:
+                raise SpecError(
+                    "only a draft can share its target's embedding",
+                    field="shares_target_embedding",
+                    hint='name the target with draft_for = "ID", or remove this key',
+                )
+            if self.tied_embeddings:
+                raise SpecError(
+                    "a head tied to the embedding cannot share the target's",
+                    field="shares_target_embedding",
+                    hint="set tied_embeddings = false: the head has an output head of its own",
+                )
+
+    @property
+    def output_vocab_size(self) -> int:
+        """Tokens the output head scores: ``head_vocab_size`` if given, else the vocabulary."""
+        return self.vocab_size if self.head_vocab_size is None else self.head_vocab_size
+
+    @property
+    def attention_input_width(self) -> int:
+        """The width the query, key and value projections read: ``attention_input_size`` or the hidden size."""
+        return self.hidden_size if self.attention_input_size is None else self.attention_input_size
 
     def _check_windows(self) -> None:
         """Both window fields or neither; the pattern names known kinds and has a local layer."""

@@ -14,7 +14,8 @@ What speculation changes is each decode:
 - **Drafting.** Before the pass, γ draft steps for the decoding requests: the draft
   model's own decode iteration at their batch and context (``iteration_costs`` of the
   draft, at the target's precisions), or ``draft_cost`` times the target's plain decode
-  iteration, or nothing (a free draft, as prompt lookup nearly is).
+  iteration, or nothing (a free draft, as prompt lookup nearly is). A head with a fusion
+  layer (EAGLE-3) runs it on the first of the γ steps only (``speculative.without_fusion``).
 - **Timing.** An iteration of decodes alone, the common kind, is timed from two lines per batch
   size (``serving.iteration_line``: the verification's and the draft step's times are each linear
   in the total context), worked out once, as ``serving`` times plain decodes; an iteration with a
@@ -58,7 +59,7 @@ from .serving import (
     request_traces,
 )
 from .specs import ModelSpec
-from .speculative import accepted_tokens, check_alpha, check_gamma, tokens_per_step, vocabulary_mismatch
+from .speculative import accepted_tokens, check_alpha, check_draft, check_gamma, tokens_per_step, without_fusion
 
 #: A draft cost above this is a typo: a drafter ten times slower than the target never pays.
 MAX_DRAFT_COST = 10.0
@@ -155,6 +156,22 @@ def _draft_pass(
     return costs.iteration, 0.0
 
 
+def _draft_costs(
+    hardware: Hardware, workload: Workload, drafting: Drafting | None
+) -> tuple[IterationCosts | None, IterationCosts | None]:
+    """The draft model's iteration costs for its first step and for the later ones (the same but
+    for a head with a fusion layer, which runs it first only), or (None, None) without a draft
+    model to time."""
+    if drafting is None or drafting.draft is None or drafting.draft_cost is not None:
+        return None, None
+    draft = drafting.draft
+    first = iteration_costs(hardware, Workload(draft, workload.weight_precision, workload.kv_precision))
+    if not draft.fusion_input_size:
+        return first, first
+    later = Workload(without_fusion(draft), workload.weight_precision, workload.kv_precision)
+    return first, iteration_costs(hardware, later)
+
+
 def verification_with_prefill(
     costs: IterationCosts, decodes: int, context: float, tokens_per_user: int, new: int, pairs: float, prompts: int
 ) -> Pass:
@@ -199,20 +216,12 @@ def simulate_speculative(
             hint="simulate a model whose every layer is global (roofline list models)",
         )
     notes: tuple[str, ...] = ()
-    draft_costs = None
     if drafting is not None and drafting.draft is not None:
-        mismatch = vocabulary_mismatch(model, drafting.draft)
-        if mismatch and drafting.draft_cost is None:
-            raise SpecError(mismatch, field="draft", hint="pick a draft of the same family, or give --draft-cost")
-        if mismatch:
-            notes = (f"{mismatch}; the draft cost given is used as it is",)
-        if drafting.draft_cost is None:
-            draft_costs = iteration_costs(
-                hardware, Workload(drafting.draft, workload.weight_precision, workload.kv_precision)
-            )
+        notes = check_draft(model, drafting.draft, drafting.draft_cost is not None)
+    first_costs, later_costs = _draft_costs(hardware, workload, drafting)
     config = replace(config, admission="reserve")
     costs = iteration_costs(hardware, workload)
-    run = _SpeculativeRun(costs, config, kv_blocks_available(hardware, workload), drafting, draft_costs)
+    run = _SpeculativeRun(costs, config, kv_blocks_available(hardware, workload), drafting, first_costs, later_costs)
     run.serve()
     return SpeculativeSimulation(run.result(), drafting, run.rounds, run.drawn, run.emitted, notes)
 
@@ -227,10 +236,13 @@ class _SpeculativeRun:
         capacity: int,
         drafting: Drafting | None,
         draft_costs: IterationCosts | None,
+        later_costs: IterationCosts | None = None,
     ) -> None:
         self.costs, self.config, self.capacity, self.drafting = costs, config, capacity, drafting
         self.gamma = 0 if drafting is None else drafting.gamma
         self.draft_pass, self.draft_scale = _draft_pass(drafting, costs, draft_costs)
+        #: The steps after a round's first: the same pass but for a head with a fusion layer.
+        self.later_pass = self.draft_pass if later_costs is None else later_costs.iteration
         #: A decode-only iteration's time by its number of decodes (``round_line``), worked out once each.
         self.round_lines: dict[int, tuple[tuple[float, float, float, float], tuple[float, float, float, float]]] = {}
         # The traffic, drawn exactly as serving._Run draws it (gap, prompt, output per request).
@@ -332,7 +344,10 @@ class _SpeculativeRun:
     def round_line(self, decodes: int) -> tuple[tuple[float, float, float, float], tuple[float, float, float, float]]:
         """An iteration of ``decodes`` verifications alone at total context D takes the verification
         line's time at D plus γ times the draft line's (``serving.iteration_line``: each time is linear
-        in D for a given batch), worked out once per batch size, as ``serving`` does for plain decodes."""
+        in D for a given batch), worked out once per batch size, as ``serving`` does for plain decodes.
+        The draft line is the mean of the γ steps' lines (the first runs a head's fusion layer), which
+        is the mean of their times wherever both are bound by the same resource: the fusion adds
+        weights and their math in the proportion of the head's other weights."""
         lines = self.round_lines.get(decodes)
         if lines is None:
             costs, tokens = self.costs, self.gamma + 1
@@ -342,6 +357,10 @@ class _SpeculativeRun:
             )
             scale = self.draft_scale
             draft = iteration_line(self.draft_pass(decodes, 0), self.draft_pass(decodes, LINE_PROBE))
+            if self.later_pass is not self.draft_pass:
+                later = iteration_line(self.later_pass(decodes, 0), self.later_pass(decodes, LINE_PROBE))
+                gamma = self.gamma
+                draft = tuple((first + (gamma - 1) * rest) / gamma for first, rest in zip(draft, later, strict=True))
             lines = self.round_lines[decodes] = (verify, tuple(scale * part for part in draft))  # type: ignore[misc]
         return lines
 
@@ -356,7 +375,11 @@ class _SpeculativeRun:
             pairs = sum(self.prompt[index] * (self.prompt[index] + 1) / 2 for index in newcomers)
             gamma = self.gamma if decoders else 0
             timed = verification_with_prefill(self.costs, len(decoders), context, gamma + 1, new, pairs, len(newcomers))
-            draft_s = self.draft_scale * self.draft_pass(len(decoders), context).seconds if decoders else 0.0
+            draft_s = 0.0
+            if decoders:
+                first = self.draft_pass(len(decoders), context).seconds
+                rest = first if self.later_pass is self.draft_pass else self.later_pass(len(decoders), context).seconds
+                draft_s = self.draft_scale * (first + (gamma - 1) * rest) / gamma if gamma else 0.0
             seconds = timed.seconds + gamma * draft_s
         else:
             # Decodes alone, the common iteration: its time from the batch size's two lines.

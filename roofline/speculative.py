@@ -19,6 +19,10 @@ draft's own step, ĉ = t_d(B) / t(B) the draft cost.
   ``S(B) = τ * t(B) / round(B)``. At B = 1 with the pass memory-bound,
   ``t_verify ≈ t(1)`` and this is Leviathan's ``τ / (1 + γ ĉ)``.
 - Tokens/s per user: ``τ / round(B)`` with speculation, ``1 / t(B)`` without.
+- A draft head with a fusion layer (EAGLE-3's ``fc`` over the target's hidden states) runs
+  it on the round's first draft step only, where the target's states come in; the later
+  steps feed the head's own output back. So ``γ * t_d(B)`` is ``t_d(B) + (γ-1) * t_d'(B)``,
+  t_d' the step without the fusion layer, and ``t_d`` below is the mean of the γ steps.
 
 The times come from ``performance.decode_pass``, so they follow whatever the
 ``Hardware`` says: the ceiling by default, an expected cost model where one is set.
@@ -180,6 +184,51 @@ def _cache_read_once(bare: Pass, users: Pass, users_bare: Pass, tokens_per_user:
     )
 
 
+def head_mismatch(target: ModelSpec, draft: ModelSpec) -> str | None:
+    """Why a draft-only entry (``draft_for``) cannot draft for ``target``, in words, or None.
+
+    A head such as EAGLE-3 reads its target's hidden states and embedding, so it drafts for
+    the model it was trained on and nothing else: another target, or one whose vocabulary or
+    width differs from what the head was built for, is refused even with a draft cost given.
+    """
+    if draft.draft_for is None:
+        return None
+    if draft.draft_for != target.id:
+        return f"{draft.name} drafts for {draft.draft_for} only, not {target.id}: it reads its target's hidden states"
+    if draft.vocab_size != target.vocab_size:
+        return (
+            f"{draft.name} was built for a vocabulary of {draft.vocab_size:,} tokens, and {target.name}'s"
+            f" has {target.vocab_size:,}: a head must share its target's tokenizer"
+        )
+    if draft.shares_target_embedding and draft.hidden_size != target.hidden_size:
+        return (
+            f"{draft.name} reads {target.name}'s embedding as {draft.hidden_size:,} values a token,"
+            f" and {target.name}'s hidden size is {target.hidden_size:,}"
+        )
+    return None
+
+
+def check_draft(target: ModelSpec, draft: ModelSpec, cost_given: bool, option: str = "--draft-cost") -> tuple[str, ...]:
+    """The notes to state beside a pairing of ``draft`` with ``target``; SpecError when it cannot draft.
+
+    A head made for another target is refused (``head_mismatch``); a draft model with another
+    vocabulary is refused unless its cost is given (``cost_given``), when it is a note instead.
+    """
+    refusal = head_mismatch(target, draft)
+    if refusal:
+        raise SpecError(refusal, field="draft", hint=f"use it with --model {draft.draft_for}, or pick another draft")
+    mismatch = vocabulary_mismatch(target, draft)
+    if mismatch and not cost_given:
+        raise SpecError(mismatch, field="draft", hint=f"pick a draft of the same family, or give {option}")
+    return (f"{mismatch}; the draft cost given is used as it is",) if mismatch else ()
+
+
+def without_fusion(model: ModelSpec) -> ModelSpec:
+    """``model`` without its fusion layer: a draft head's step after the round's first (see the
+    module docstring). The model itself when it has none."""
+    return replace(model, fusion_input_size=0) if model.fusion_input_size else model
+
+
 def vocabulary_mismatch(target: ModelSpec, draft: ModelSpec) -> str | None:
     """Why ``draft`` cannot draft for ``target``, in words, or None when their vocabularies match.
 
@@ -199,7 +248,8 @@ class Round:
     """One round of speculative decoding at ``batch`` users: what it costs, beside plain decoding.
 
     ``baseline`` is the plain decode step t(B); ``verification`` the target's pass over
-    B·(γ+1) tokens; ``draft_step_s`` one draft step t_d(B), taken γ times.
+    B·(γ+1) tokens; ``draft_step_s`` one draft step t_d(B), taken γ times (for a head with a
+    fusion layer, the mean of its γ steps, the first of which runs the fusion).
     """
 
     gamma: int
@@ -282,8 +332,9 @@ class Rounds:
     batch's round is kept, so asking twice costs nothing (the break-even search's doubling
     meets the batches a chart has priced). One ``Rounds`` serves one question; it is not shared.
 
-    Raises SpecError for a bad ``gamma`` or ``draft_cost``, and for a draft model with another
-    vocabulary than the target's when no ``draft_cost`` is given (with one, it is a note).
+    Raises SpecError for a bad ``gamma`` or ``draft_cost``, for a draft model with another
+    vocabulary than the target's when no ``draft_cost`` is given (with one, it is a note), and
+    for a draft head made for another target, given a cost or not (``check_draft``).
     """
 
     def __init__(
@@ -299,11 +350,7 @@ class Rounds:
         self.workload = workload
         self.notes: tuple[str, ...] = ()
         if draft is not None:
-            mismatch = vocabulary_mismatch(workload.model, draft)
-            if mismatch and draft_cost is None:
-                raise SpecError(mismatch, field="draft", hint="pick a draft of the same family, or give its cost")
-            if mismatch:
-                self.notes = (f"{mismatch}; the draft cost given is used as it is",)
+            self.notes = check_draft(workload.model, draft, draft_cost is not None, "its cost")
         if draft_cost is not None and (
             isinstance(draft_cost, bool) or not isinstance(draft_cost, (int, float)) or not 0 <= draft_cost <= 10
         ):
@@ -320,6 +367,12 @@ class Rounds:
         self.drafting = (
             Workload(draft, workload.weight_precision, workload.kv_precision, context=workload.context)
             if draft is not None and draft_cost is None
+            else None
+        )
+        #: A head's steps after the first, without its fusion layer (None: every step is alike).
+        self.later_drafting = (
+            replace(self.drafting, model=without_fusion(self.drafting.model))
+            if self.drafting is not None and self.drafting.model.fusion_input_size
             else None
         )
         self.drafter = "given" if draft_cost is not None else draft.id if draft is not None else "free"
@@ -340,6 +393,9 @@ class Rounds:
             draft_step_s = self.draft_cost * baseline.seconds
         elif self.drafting is not None:
             draft_step_s = decode_pass(hardware, self.drafting, batch).seconds
+            if self.later_drafting is not None:
+                later_s = decode_pass(hardware, self.later_drafting, batch).seconds
+                draft_step_s = (draft_step_s + (self.gamma - 1) * later_s) / self.gamma
         else:
             draft_step_s = 0.0
         round_ = Round(self.gamma, batch, baseline, verification, draft_step_s, self.drafter, self.notes)
@@ -425,7 +481,8 @@ def speculation_round(
     The draft's step is ``draft_cost * t(B)`` when ``draft_cost`` is given, else the
     ``draft`` model's own decode step on the same GPUs, at the target's precisions and
     context; with neither, the draft is free (ĉ = 0), as prompt lookup nearly is. A draft
-    model with another vocabulary is a SpecError, or, when ``draft_cost`` is given, a note.
+    model with another vocabulary is a SpecError, or, when ``draft_cost`` is given, a note; a
+    draft head made for another target is a SpecError either way.
     """
     return Rounds(hardware, workload, gamma, draft=draft, draft_cost=draft_cost).at(batch)
 

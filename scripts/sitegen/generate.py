@@ -83,7 +83,7 @@ def page_contents(root: Path) -> dict[str, PageContent]:
 def spec_text_holding(specs: SpecSet, pattern: re.Pattern[str]) -> tuple[str, str, str] | None:
     """(file, entry, field) of the first spec text that ``pattern`` finds, or None: which
     file, entry and field to look at when generated text holds something it should not."""
-    for kind, entries in (("gpu", specs.gpus), ("model", specs.models)):
+    for kind, entries in (("gpu", specs.gpus), ("model", specs.models), ("model", specs.drafts)):
         for entry_id, record in entries.items():
             label = entry_label(kind, entry_id)
             for spec_field in fields(record):

@@ -13,18 +13,21 @@ choices (the deployment, α, γ) are the constants below.
 from __future__ import annotations
 
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from roofline import Hardware, Workload, crossover_batch, decode_step, memory_use
+from roofline import architecture as arch
 from roofline import formatting as fmt
 from roofline.acceptance import Acceptance, load_acceptance, round_cost_line
+from roofline.calibration import load_calibration
 from roofline.measured import Comparison, compare_all, load_measurements
 from roofline.performance import decode_pass
 from roofline.serving import Lengths, ServingConfig
 from roofline.specserving import Drafting, simulate_speculative
 from roofline.speculative import (
+    Rounds,
     alpha_for_tokens_per_step,
     best_gamma,
     break_even_batch,
@@ -42,6 +45,8 @@ from . import charts
 GPU = "h100-sxm"
 TARGET = "llama-3.1-8b"
 DRAFT = "llama-3.2-1b"
+#: The draft-only entry for TARGET: the EAGLE-3 head trained for it (``SpecSet.drafts``).
+HEAD = "eagle3-llama-3.1-8b"
 PRECISION = "bf16"
 #: The chapter's running example: each guess accepted with probability ALPHA, GAMMA guesses a round.
 ALPHA = 0.8
@@ -55,6 +60,8 @@ BATCH_HIGH = 256
 BATCH_AXIS_TOP = 1024
 #: A long context, where each user's cache read keeps the verification memory-bound.
 LONG_CONTEXT = 4096
+#: A measured gain "falls" once it is below this share of the ceiling's at the same batch.
+FADED = 0.95
 #: Choosing γ: the batch at which the best γ is compared with one user's.
 BEST_BATCH = 64
 #: Spec-Bench rows the chapter compares: one leaderboard (A100, Vicuna-13B), so the methods share a setup.
@@ -88,15 +95,75 @@ class Plain:
     section: str
 
 
-def published() -> tuple[dict[str, Plain], dict[str, dict[str, Any]]]:
-    """The plain runs, keyed by the speculative row they go with, and vLLM's figures under load."""
+def published() -> tuple[dict[str, Plain], dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
+    """The plain runs, keyed by the speculative row they go with, vLLM's figures under load, and
+    gains measured at a batch of several users."""
     document = tomllib.loads(PUBLISHED.read_text(encoding="utf-8"))
     plain = {
         speculative: Plain(key, speculative, float(entry["value"]), entry["source"], entry["section"])
         for key, entry in document["plain"].items()
         for speculative in entry["speculative"]
     }
-    return plain, document["load"]
+    return plain, document["load"], document["batch"]
+
+
+@dataclass(frozen=True)
+class BatchGain:
+    """One batch of a published gain by batch size, beside the package's speedups at that batch."""
+
+    batch: int
+    measured: float
+    ceiling: float
+    expected: float
+    #: The α each cost model was given (the one that reproduces the gain at the smallest batch).
+    alpha: float
+    alpha_expected: float
+    #: What bounds the ceiling's verification pass at this batch.
+    bound: str
+
+
+def eagle3_batch_rows(paper: dict[str, Any], specs: Any, head: Any) -> list[BatchGain]:
+    """The paper's gains by batch beside the head's speedup at the ceiling and at the expected
+    costs, each at the α that gives the paper's gain at its smallest batch (α solved from it)."""
+    hardware = Hardware(specs.gpu(paper["gpu"]))
+    fitted = replace(hardware, costs=load_calibration().cost_model(paper["gpu"]))
+    workload = Workload(specs.model(paper["model"]), PRECISION)
+    gains = sorted((int(batch), float(gain)) for batch, gain in paper["gains"].items())
+    ceiling = Rounds(hardware, workload, paper["gamma"], draft=head)
+    expected = Rounds(fitted, workload, paper["gamma"], draft=head)
+    smallest, gain = gains[0]
+    alpha = ceiling.at(smallest).alpha_for_speedup(gain)
+    alpha_expected = expected.at(smallest).alpha_for_speedup(gain)
+    return [
+        BatchGain(
+            batch,
+            measured,
+            ceiling.at(batch).speedup(alpha),
+            expected.at(batch).speedup(alpha_expected),
+            alpha,
+            alpha_expected,
+            ceiling.at(batch).verification.bound,
+        )
+        for batch, measured in gains
+    ]
+
+
+def eagle3_batch_table(rows: list[BatchGain], paper: dict[str, Any]) -> str:
+    """Users, the measured gain, and the head's speedup at the ceiling and expected."""
+    lines = [
+        "| Users | Measured gain | Ceiling speedup | Expected speedup |",
+        "|---:|---:|---:|---:|",
+    ]
+    lines += [
+        f"| {row.batch:,} | {times(row.measured)} | {times(row.ceiling)} | {times(row.expected)} |" for row in rows
+    ]
+    return (
+        "\n".join(lines)
+        + f"\n\nMeasured: {escape.text(paper['setup'])} ([EAGLE-3, {escape.text(paper['section'].split(',')[0])},"
+        f" Table 3]({escape.http_url(paper['source'])})). Ceiling and expected: the package, with the EAGLE-3 head"
+        f" drafting a chain of {paper['gamma']}, at α = {rows[0].alpha:.2f} (ceiling) and {rows[0].alpha_expected:.2f}"
+        " (expected), the rates that give the measured gain at the smallest batch.\n"
+    )
 
 
 def times(value: float) -> str:
@@ -154,7 +221,7 @@ def build(ctx: Context) -> PageContent:
     specs = ctx.specs
     gpu, target, draft = specs.gpu(GPU), specs.model(TARGET), specs.model(DRAFT)
     hardware, workload = Hardware(gpu), Workload(target, PRECISION)
-    plain, load = published()
+    plain, load, batch_gains = published()
     comparisons = [c for c in compare_all(load_measurements(specs=specs), specs) if c.measurement.speculative]
     by_id = {c.measurement.id: c for c in comparisons}
 
@@ -191,6 +258,20 @@ def build(ctx: Context) -> PageContent:
     put("draft_weights_gb", fmt.gigabytes(decode_pass(hardware, Workload(draft, PRECISION), 1).bytes_moved))
     put("draft_step_ms", ms(drafted.draft_step_s))
     put("draft_cost", f"{drafted.draft_cost:.2f}")
+    # The EAGLE-3 head as a draft entry: its own weights, its step, what a round's drafting costs.
+    head = specs.draft(HEAD)
+    headed = round_(draft=head)
+    put("head_name", head.name)
+    put("head_id", head.id)
+    put("head_vocab", f"{head.output_vocab_size:,}")
+    put("head_params", f"{arch.total_parameters(head) / 1e6:,.0f} million")
+    put("head_weights_gb", fmt.gigabytes(arch.weight_bytes(head, PRECISION)))
+    put("head_step_ms", ms(headed.draft_step_s))
+    put("head_cost", f"{headed.draft_cost:.3f}")
+    put("head_drafting_ms", ms(GAMMA * headed.draft_step_s))
+    put("draft_drafting_ms", ms(GAMMA * drafted.draft_step_s))
+    put("head_drafting_ratio", f"{drafted.draft_step_s / headed.draft_step_s:.1f}")
+    put("head_speedup", times(headed.speedup(ALPHA)))
 
     # Expected tokens per step.
     tau = tokens_per_step(ALPHA, GAMMA)
@@ -283,6 +364,10 @@ def build(ctx: Context) -> PageContent:
     put("spec_ceiling_tps", fmt.rate(drafted.tokens_per_s_per_user(ALPHA)))
     put("free_ceiling_tps", fmt.rate(free.tokens_per_s_per_user(ALPHA)))
     put("speculative_rows", str(len(comparisons)))
+    # The SGLang run with the head drafting: the α at which the package's ceiling reaches it.
+    head_alpha = headed.alpha_for_speedup(eagle3.measurement.value * headed.baseline.seconds)
+    put("head_alpha_sglang", f"{head_alpha:.2f}")
+    put("head_tau_sglang", f"{tokens_per_step(head_alpha, GAMMA):.2f}")
 
     # Speedup against the batch.
     critical = crossover_batch(hardware, Workload(target, PRECISION))
@@ -294,6 +379,23 @@ def build(ctx: Context) -> PageContent:
     put("break_even_draft", fmt.users(even_draft))
     put("batch_high", f"{BATCH_HIGH:,}")
     put("speedup_batch_high", times(round_(batch=BATCH_HIGH, draft=draft).speedup(ALPHA)))
+    # EAGLE-3's paper, by batch: its gains beside the head's, each cost model at the α that
+    # gives the paper's gain at its smallest batch.
+    paper = batch_gains["eagle3-sglang"]
+    rows = eagle3_batch_rows(paper, specs, head)
+    first, last = rows[0], rows[-1]
+    put("e3b_gamma", str(paper["gamma"]))
+    put("e3b_first", f"{first.batch:,}")
+    put("e3b_first_gain", times(first.measured))
+    put("e3b_last", f"{last.batch:,}")
+    put("e3b_last_gain", times(last.measured))
+    put("e3b_alpha", f"{first.alpha:.2f}")
+    put("e3b_ceiling_last", times(last.ceiling))
+    put("e3b_expected_last", times(last.expected))
+    put("e3b_last_tokens", f"{last.batch * (paper['gamma'] + 1):,}")
+    put("e3b_last_bound", last.bound)
+    put("e3b_fade", f"{next(row.batch for row in rows if row.measured < FADED * row.ceiling):,}")
+    content.table("eagle3-batches", eagle3_batch_table(rows, paper))
     batches = [2**power for power in range(11)]
     content.figure(
         "spec-batch",

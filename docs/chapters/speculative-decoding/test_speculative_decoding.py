@@ -121,6 +121,68 @@ def test_the_opening_run_beats_the_plain_ceiling_and_is_flagged_speculative(valu
     assert values["ceiling_tps"] == fmt.rate(row.ceiling)
 
 
+def test_the_eagle3_head_drafts_cheaper_than_the_small_model_and_reaches_the_sglang_run(values, setup) -> None:
+    """The head's numbers are the package's; the prose's comparisons hold on them."""
+    hardware, target, draft = setup
+    specs = builtin_specs()
+    head = specs.draft(chapter.HEAD)
+    workload = Workload(target, chapter.PRECISION)
+    headed = speculation_round(hardware, workload, chapter.GAMMA, 1, draft=head)
+    drafted = speculation_round(hardware, workload, chapter.GAMMA, 1, draft=draft)
+    assert values["head_params"] == "425 million"  # 424,689,664, counted by hand in tests/test_draft_heads.py
+    assert values["head_speedup"] == f"{headed.speedup(chapter.ALPHA):.2f}×"
+    assert number(values["head_speedup"]) > number(values["speedup_draft"])
+    assert values["head_vocab"] == "32,000"
+    assert values["head_cost"] == f"{headed.draft_cost:.3f}"
+    assert values["head_step_ms"] == fmt.milliseconds(headed.draft_step_s)
+    # "… times less": the head's drafting is cheaper than Llama 3.2 1B's.
+    assert number(values["head_drafting_ratio"]) == pytest.approx(drafted.draft_step_s / headed.draft_step_s, abs=0.05)
+    assert number(values["head_drafting_ratio"]) > 1
+    # SGLang's EAGLE-3 run is reachable with the head: at the quoted α the ceiling is that run's rate.
+    sglang = next(c for c in compare_all() if c.measurement.id == "sglang-eagle3-llama-3.1-8b-h100")
+    alpha = headed.alpha_for_speedup(sglang.measurement.value * headed.baseline.seconds)
+    assert headed.tokens_per_s_per_user(alpha) == pytest.approx(sglang.measurement.value, rel=1e-9)
+    assert values["head_alpha_sglang"] == f"{alpha:.2f}" and alpha < chapter.ALPHA
+    assert values["head_tau_sglang"] == f"{tokens_per_step(alpha, chapter.GAMMA):.2f}"
+
+
+def test_eagle3s_gains_by_batch_are_the_papers_beside_the_heads_speedups(values, page_contents) -> None:
+    """The paper's table 3 row, read from published.toml, beside the package's speedups: both cost
+    models pass through the measured gain at the smallest batch, and the prose's comparisons hold."""
+    paper = tomllib.loads(chapter.PUBLISHED.read_text(encoding="utf-8"))["batch"]["eagle3-sglang"]
+    assert paper["source"] == "https://arxiv.org/abs/2503.01840" and "Table 3" in paper["section"]
+    assert paper["gains"]["2"] == 1.81 and paper["gains"]["64"] == 1.38  # the issue's two figures
+    rows = chapter.eagle3_batch_rows(paper, builtin_specs(), builtin_specs().draft(chapter.HEAD))
+    first, last = rows[0], rows[-1]
+    assert first.ceiling == pytest.approx(first.measured, rel=1e-6)
+    assert first.expected == pytest.approx(first.measured, rel=1e-6)
+    assert values["e3b_first_gain"] == "1.81×" and values["e3b_last_gain"] == "1.38×"
+    assert (
+        values["e3b_ceiling_last"] == f"{last.ceiling:.2f}×" and values["e3b_expected_last"] == f"{last.expected:.2f}×"
+    )
+    # "the ceiling still gives …": it holds its gain; "fade to": the expected one falls, less than measured.
+    assert last.ceiling > last.expected > last.measured
+    assert values["e3b_last_bound"] == "memory"
+    fade = int(values["e3b_fade"])
+    assert all(row.measured >= chapter.FADED * row.ceiling for row in rows if row.batch < fade)
+    table = page_contents[FOLDER.page].tables["eagle3-batches"]
+    assert table.count("\n| ") == len(rows) and "1.81×" in table and paper["source"] in table
+
+
+def test_the_calculators_drafter_menu_offers_the_head_for_its_target_only() -> None:
+    field = next(f for f in calculator.FORM.fields if f.name == "draft")
+    models = next(f for f in calculator.FORM.fields if f.name == "model")
+    assert chapter.HEAD in dict(field.choices) and chapter.HEAD not in dict(models.choices)
+    answer = calculator.view(**{**calculator.DEFAULTS, "draft": chapter.HEAD})
+    assert answer["verdict"].startswith("Speculation pays")
+    hardware, workload = Hardware(builtin_specs().gpu("h100-sxm")), Workload(builtin_specs().model("llama-3.1-8b"))
+    round_ = speculation_round(hardware, workload, 4, 1, draft=builtin_specs().draft(chapter.HEAD))
+    assert answer["draft_share"].startswith(f"{round_.draft_cost:.3f} ceiling")
+    other = calculator.view(**{**calculator.DEFAULTS, "draft": chapter.HEAD, "model": "mistral-7b"})
+    assert other["verdict"] == "This drafter cannot draft for this model"
+    assert "drafts for llama-3.1-8b only" in other["explain"] and "\n" not in other["explain"]
+
+
 # ---- The published figures the chapter adds ---------------------------------------------------------
 
 

@@ -84,6 +84,23 @@ def test_a_draft_with_another_vocabulary_is_refused_in_words(chapter) -> None:
     wait_for_render(form(chapter), calculator_view.DEFAULTS)
 
 
+def test_the_eagle3_head_drafts_for_its_target_and_is_refused_for_another(chapter) -> None:
+    """The drafter menu's EAGLE-3 head, in Pyodide: the package's numbers for Llama 3.1 8B, and
+    one sentence of refusal for another target."""
+    head = "eagle3-llama-3.1-8b"
+    params = {**calculator_view.DEFAULTS, "draft": head}
+    set_inputs(form(chapter), params)
+    wait_for_render(form(chapter), params)
+    assert shown(chapter) == expected(params)
+    other = {**params, "model": "mistral-7b"}
+    set_inputs(form(chapter), other)
+    wait_for_render(form(chapter), other)
+    assert form(chapter).get_attribute("data-fits") == "false"
+    assert "drafts for llama-3.1-8b only" in form(chapter).locator("[data-rf-out=explain]").text_content()
+    set_inputs(form(chapter), calculator_view.DEFAULTS)
+    wait_for_render(form(chapter), calculator_view.DEFAULTS)
+
+
 def test_an_acceptance_rate_above_one_is_marked_in_the_page(chapter) -> None:
     set_inputs(form(chapter), {"alpha": 1.5})
     expect(form(chapter)).to_have_attribute("data-state", "invalid")

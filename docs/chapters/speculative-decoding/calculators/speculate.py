@@ -18,7 +18,7 @@ from typing import Any
 from roofline import Hardware, SpecError, Workload, builtin_specs, memory_use
 from roofline import formatting as fmt
 from roofline.calibration import load_calibration
-from roofline.forms import Field, Form, Output, model_menu
+from roofline.forms import Field, Form, Output, draft_menu, model_menu
 from roofline.performance import gpu_count_problem, resolved
 from roofline.speculative import GAMMA_RANGE, Round, Rounds
 
@@ -38,7 +38,7 @@ FORM = Form(
         Field.choice(
             "draft",
             "Drafter",
-            [(GIVEN_COST, "A draft cost I give (below)"), *model_menu(_SPECS)],
+            [(GIVEN_COST, "A draft cost I give (below)"), *draft_menu(_SPECS), *model_menu(_SPECS)],
             default="llama-3.2-1b",
             wide=True,
         ),
@@ -178,7 +178,8 @@ def view(
     """Everything the calculator shows for one set of inputs: both cost models side by side.
 
     The form has checked every input's range; a draft model whose vocabulary differs from
-    the target's, a layout that does not split or a batch that does not fit is refused in words.
+    the target's, a draft head made for another target, a layout that does not split or a
+    batch that does not fit is refused in words.
     """
     specs = FORM.specs()
     gpu_spec, target = specs.gpu(gpu), specs.model(model)
@@ -209,7 +210,7 @@ def view(
             f" {fmt.gigabytes(memory.usable_bytes)} usable on {gpus:,} × {gpu_spec.name}: try fewer users, a shorter"
             " context or more GPUs.",
         )
-    drafter: dict[str, Any] = {"draft_cost": draft_cost} if draft == GIVEN_COST else {"draft": specs.model(draft)}
+    drafter: dict[str, Any] = {"draft_cost": draft_cost} if draft == GIVEN_COST else {"draft": specs.draft(draft)}
     calibration = load_calibration()  # read once: each call reads the file again
     expected_hardware = replace(hardware, costs=calibration.cost_model(gpu))
     # One Rounds per cost model: the chart's batches, the break-even search and the chosen batch
