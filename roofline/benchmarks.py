@@ -237,15 +237,33 @@ def scenario(run: ServingRun) -> ServingConfig:
     return ServingConfig(rate=rate, requests=requests, **chunked, **lengths)
 
 
-def predict(run: ServingRun, costs: CostModel, specs: SpecSet | None = None) -> float:
-    """The simulator's figure for the run's metric under ``costs``."""
+def simulation_key(run: ServingRun) -> tuple:
+    """What ``predict`` simulates for ``run``, its costs aside: runs with equal keys get the same
+    simulation (a benchmark's throughput, TTFT and ITL are three rows of one run), so a caller
+    predicting many runs simulates each key once (``simulated_figures``, then ``figure``)."""
+    return (run.gpu, run.gpus, run.attention_dp, run.model, run.weight_precision, run.kv_precision, scenario(run))
+
+
+def simulated_figures(run: ServingRun, costs: CostModel, specs: SpecSet | None = None) -> dict[str, float]:
+    """Every figure a row may report (``METRICS``) of the simulation of ``run``'s conditions under
+    ``costs``; a figure the simulation has no number for is left out."""
     specs = specs or load_specs()
     hardware, workload = deployment(run, specs, costs)
     figures = simulate(hardware, workload, scenario(run)).to_dict()
+    return {metric: float(figures[metric]) for metric in METRICS if isinstance(figures.get(metric), (int, float))}
+
+
+def figure(run: ServingRun, figures: dict[str, float]) -> float:
+    """``run``'s metric out of ``simulated_figures``; SpecError when the simulation gives none."""
     value = figures.get(run.metric)
-    if not isinstance(value, (int, float)) or not value > 0:
+    if value is None or not value > 0:
         raise SpecError(f"the simulation gives no {run.metric} ({value!r})", entry=run.id, field="metric")
-    return float(value)
+    return value
+
+
+def predict(run: ServingRun, costs: CostModel, specs: SpecSet | None = None) -> float:
+    """The simulator's figure for the run's metric under ``costs``."""
+    return figure(run, simulated_figures(run, costs, specs))
 
 
 #: Kind of figure -> the calibration band's metric name.

@@ -42,6 +42,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import math
+import multiprocessing
 import os
 import re
 import statistics
@@ -122,9 +123,111 @@ def _geometric_mean(values: list[float]) -> float:
     return math.exp(sum(math.log(v) for v in values) / len(values))
 
 
-def _residuals(runs, values, specs) -> list[float]:
+# -- simulating many runs at once ------------------------------------------------------------------
+
+#: The specs a worker process simulates with (loaded once per process, ``_start_worker``).
+_WORKER_SPECS = None
+
+
+def _start_worker() -> None:
+    global _WORKER_SPECS
+    if _WORKER_SPECS is None:
+        _WORKER_SPECS = load_specs()
+
+
+def _simulate_task(task) -> dict[str, float] | str:
+    """One simulation, in a worker: ``(run, parameter values, dequantization or None)`` -> the
+    run's figures (``benchmarks.simulated_figures``), or the one-line message of its SpecError
+    (an exception crossing processes would lose its file, entry and field)."""
+    run, values, dequant = task
+    costs = _cost_model(values, run.gpu)
+    if dequant is not None:
+        costs = _with_dequant(costs, *dequant)
+    try:
+        return benchmarks.simulated_figures(run, costs, _WORKER_SPECS)
+    except SpecError as error:
+        return str(error)
+
+
+class Simulator:
+    """Runs the fit's simulations, each distinct one once (``benchmarks.simulation_key``: a
+    benchmark's TTFT, ITL and throughput rows share one), spread over ``jobs`` processes.
+
+    Every simulation is deterministic, so the figures do not depend on ``jobs`` or on the
+    order the processes finish in; the refit is the same file with one process or many."""
+
+    def __init__(self, specs, jobs: int = 1) -> None:
+        global _WORKER_SPECS
+        _WORKER_SPECS = specs
+        self.specs = specs
+        self.jobs = jobs
+        self._pool = None
+        self._keys: dict[str, tuple] = {}
+        #: (simulation key, parameter values, dequantization) -> figures, for points asked twice
+        #: (the fit's last point, then its summary).
+        self._seen: dict[tuple, dict[str, float]] = {}
+
+    def __enter__(self) -> Simulator:
+        return self
+
+    def __exit__(self, *_) -> None:
+        if self._pool is not None:
+            self._pool.terminate()
+            self._pool = None
+
+    def key(self, run) -> tuple:
+        if run.id not in self._keys:
+            self._keys[run.id] = benchmarks.simulation_key(run)
+        return self._keys[run.id]
+
+    def figures(self, tasks: list) -> list[dict[str, float]]:
+        """``_simulate_task`` of each task, in order; SpecError on the first that fails."""
+        if self.jobs > 1 and len(tasks) > 1:
+            if self._pool is None:
+                context = multiprocessing.get_context(
+                    "fork" if "fork" in multiprocessing.get_all_start_methods() else None
+                )
+                self._pool = context.Pool(self.jobs, initializer=_start_worker)
+            results = self._pool.map(_simulate_task, tasks, chunksize=1)
+        else:
+            results = [_simulate_task(task) for task in tasks]
+        for result in results:
+            if isinstance(result, str):
+                raise SpecError(result)
+        return results
+
+    def predict(self, runs, values, dequant=None) -> list[float]:
+        """The expected figure of each run at the parameter ``values`` (and, for the dequantization
+        pairs, ``dequant = (delta, switch)``)."""
+        point = (tuple(sorted(values.items())), dequant)
+        unique: dict[tuple, object] = {}
+        for run in runs:
+            if (self.key(run), point) not in self._seen:
+                unique.setdefault(self.key(run), run)
+        keys = list(unique)
+        for key, found in zip(keys, self.figures([(unique[key], values, dequant) for key in keys]), strict=True):
+            self._seen[key, point] = found
+        return [benchmarks.figure(run, self._seen[self.key(run), point]) for run in runs]
+
+
+def _residuals(runs, values, simulator: Simulator) -> list[float]:
     """log(measured / expected) for each run."""
-    return [math.log(run.measured_over(benchmarks.predict(run, _cost_model(values, run.gpu), specs))) for run in runs]
+    return [math.log(run.measured_over(e)) for run, e in zip(runs, simulator.predict(runs, values), strict=True)]
+
+
+def depends(parameter: str, run, specs) -> bool:
+    """Whether ``run``'s expected figure moves with ``parameter`` at all; the fit's Jacobian has
+    an exact 0 wherever it does not, so those runs are not simulated again. Bandwidth and the
+    overheads time every run; the links and the all-reduce latency only runs whose layers are
+    split over several GPUs (``performance.allreduces_per_pass``); a compute share only the runs
+    on its GPU at its math (``performance.math_precision``)."""
+    family = parameter.split(":")[0]
+    if family in ("link", "allreduce_latency_s", "allreduce_hop_s"):
+        return run.gpus > 1 and not run.attention_dp
+    if family == "compute":
+        _, gpu, precision = parameter.split(":")
+        return run.gpu == gpu and math_precision(specs.gpu(run.gpu), run.weight_precision) == precision
+    return True
 
 
 def _weights(runs) -> list[float]:
@@ -151,8 +254,10 @@ def _solve(matrix: list[list[float]], vector: list[float]) -> list[float]:
     return x
 
 
-def fit(runs, specs) -> tuple[dict[str, float], int]:
-    """The fitted parameters and the iterations taken (Levenberg-Marquardt on log parameters)."""
+def fit(runs, specs, simulator: Simulator) -> tuple[dict[str, float], int]:
+    """The fitted parameters and the iterations taken (Levenberg-Marquardt on log parameters).
+    A Jacobian column simulates only the runs its parameter moves (``depends``): the others'
+    residuals stay where they are, exactly."""
     names = ["bandwidth", "link", "layer_overhead_s", "token_overhead_s", "allreduce_latency_s", "allreduce_hop_s"]
     pairs = sorted({(run.gpu, math_precision(specs.gpu(run.gpu), run.weight_precision)) for run in runs})
     names += [f"compute:{gpu}:{precision}" for gpu, precision in pairs]
@@ -169,9 +274,10 @@ def fit(runs, specs) -> tuple[dict[str, float], int]:
         ]
 
     def cost(point):
-        r = [w * e for w, e in zip(weights, _residuals(runs, values_of(point), specs), strict=True)]
+        r = [w * e for w, e in zip(weights, _residuals(runs, values_of(point), simulator), strict=True)]
         return r, sum(e * e for e in r)
 
+    moved = [[depends(p.name, run, specs) for run in runs] for p in params]
     r, total = cost(x)
     damping = 1e-2
     for iteration in range(1, ITERATIONS + 1):
@@ -179,7 +285,9 @@ def fit(runs, specs) -> tuple[dict[str, float], int]:
         for i in range(len(x)):
             probe = x[:]
             probe[i] += STEP if x[i] + STEP <= LOG_BOUNDS[params[i].family][1] else -STEP
-            shifted, _ = cost(probe)
+            chosen = [run for run, m in zip(runs, moved[i], strict=True) if m]
+            again = iter(_residuals(chosen, values_of(probe), simulator))
+            shifted = [w * next(again) if m else a for w, m, a in zip(weights, moved[i], r, strict=True)]
             columns.append([(b - a) / (probe[i] - x[i]) for a, b in zip(r, shifted, strict=True)])
         jtj = [[sum(ci[k] * cj[k] for k in range(len(r))) for cj in columns] for ci in columns]
         jtr = [sum(ci[k] * r[k] for k in range(len(r))) for ci in columns]
@@ -241,28 +349,29 @@ def _with_dequant(costs: CostModel, delta: float, switch: int | None) -> CostMod
     return replace(costs, dequant_overhead=delta, dequant_switch_tokens=switch)
 
 
-def predicted_pair(pair, values, delta: float, specs) -> tuple[float, float]:
-    """The expected throughputs of a (fused, widened) pair at δ, each at its own kernel path."""
-    return tuple(
-        benchmarks.predict(run, _with_dequant(_cost_model(values, run.gpu), delta, kernel_switch(run)), specs)
-        for run in pair
-    )
+def predicted_pairs(pairs, values, delta: float, simulator: Simulator) -> list[tuple[float, float]]:
+    """The expected throughputs of each (fused, widened) pair at δ, each run at its own kernel path."""
+    runs = [run for pair in pairs for run in pair]
+    tasks = [(run, values, (delta, kernel_switch(run))) for run in runs]
+    figures = [benchmarks.figure(run, found) for run, found in zip(runs, simulator.figures(tasks), strict=True)]
+    return list(zip(figures[::2], figures[1::2], strict=True))
 
 
-def _pair_residual(pair, values, delta, specs) -> float:
+def _pair_residual(pair, expected: tuple[float, float]) -> float:
     """log(measured ÷ expected) of the pair's ratio, widened ÷ fused."""
-    fused, widened = predicted_pair(pair, values, delta, specs)
+    fused, widened = expected
     return math.log(pair[1].value / pair[0].value) - math.log(widened / fused)
 
 
-def fit_dequant(pairs, values, specs) -> float:
+def fit_dequant(pairs, values, simulator: Simulator) -> float:
     """δ minimizing the squared log residuals of the pairs' ratios (golden-section search: the
     expected ratio grows with δ, so the sum has one minimum in the bounds)."""
     if not pairs:
         raise SpecError("no fused and widened pair has split = fit", file=str(DEQUANT_ROWS))
 
     def cost(delta: float) -> float:
-        return sum(_pair_residual(pair, values, delta, specs) ** 2 for pair in pairs)
+        expected = predicted_pairs(pairs, values, delta, simulator)
+        return sum(_pair_residual(pair, e) ** 2 for pair, e in zip(pairs, expected, strict=True))
 
     low, high = DEQUANT_BOUNDS
     golden = (math.sqrt(5) - 1) / 2
@@ -280,7 +389,7 @@ def fit_dequant(pairs, values, specs) -> float:
     return (low + high) / 2
 
 
-def dequant_lines(pairs, values, delta: float, specs) -> list[str]:
+def dequant_lines(pairs, values, delta: float, simulator: Simulator) -> list[str]:
     """The file's [fit.dequant] table: the rows, the method, and for every pair its measured and
     expected ratio and each run's measured ÷ expected throughput."""
     lines = [
@@ -294,9 +403,8 @@ def dequant_lines(pairs, values, delta: float, specs) -> list[str]:
         "",
     ]
     for split in ("fit", "check"):
-        for pair in pairs[split]:
+        for pair, expected in zip(pairs[split], predicted_pairs(pairs[split], values, delta, simulator), strict=True):
             fused, widened = pair
-            expected = predicted_pair(pair, values, delta, specs)
             lines += [
                 f'[fit.dequant.{split}."{fused.input_tokens}-tokens"]',
                 f'runs = ["{fused.id}", "{widened.id}"]',
@@ -345,13 +453,12 @@ def _specs_digest() -> str:
     return hashlib.sha256((data / "gpus.toml").read_bytes() + (data / "models.toml").read_bytes()).hexdigest()
 
 
-def _tp_order(values, specs) -> dict[str, float]:
+def _tp_order(values, simulator: Simulator) -> dict[str, float]:
     """Expected output tokens/s per GPU, Llama 3.1 70B fp8 on H100s at 128/2048 with every
     request at once, at TP 2, 4 and 8, scheduled as the TensorRT-LLM runs are (the issue's
     ordering check; measured 3,085, 2,878 and 2,133)."""
-    out = {}
-    for gpus in (2, 4, 8):
-        run = benchmarks.ServingRun(
+    runs = [
+        benchmarks.ServingRun(
             id=f"tp{gpus}",
             split="check",
             engine="TensorRT-LLM",
@@ -370,15 +477,17 @@ def _tp_order(values, specs) -> dict[str, float]:
             source="",
             note="",
         )
-        out[f"tp{gpus}"] = benchmarks.predict(run, _cost_model(values, "h100-sxm"), specs) / gpus
-    return out
+        for gpus in (2, 4, 8)
+    ]
+    expected = simulator.predict(runs, values)
+    return {run.id: figure / run.gpus for run, figure in zip(runs, expected, strict=True)}
 
 
 def _number(value: float) -> str:
     return repr(float(f"{value:.6g}"))
 
 
-def render(values, iterations, fit_runs, check_runs, fit_ratios, check_ratios, specs, pairs, delta) -> str:
+def render(values, iterations, fit_runs, check_runs, fit_ratios, check_ratios, simulator, pairs, delta) -> str:
     """The calibration file's text."""
     band = {
         kind: (
@@ -425,9 +534,9 @@ def render(values, iterations, fit_runs, check_runs, fit_ratios, check_ratios, s
     lines.append(
         'case = "Llama 3.1 70B fp8 on H100s, 128 in / 2048 out, every request at once, TensorRT-LLM scheduling"'
     )
-    for key, value in _tp_order(values, specs).items():
+    for key, value in _tp_order(values, simulator).items():
         lines.append(f"{key} = {_number(value)}")
-    lines += ["", *dequant_lines(pairs, values, delta, specs)]
+    lines += ["", *dequant_lines(pairs, values, delta, simulator)]
     lines += [
         "[costs]",
         f"bandwidth_efficiency = {_number(values['bandwidth'])}",
@@ -469,24 +578,35 @@ def predictions_text(runs, expected: dict[str, float], specs) -> str:
     return "\n".join(lines) + "\n"
 
 
-def build() -> dict[Path, str]:
-    """Refit from the rows; return each output file's text (raises SpecError on any failure)."""
+def build(jobs: int | None = None) -> dict[Path, str]:
+    """Refit from the rows; return each output file's text (raises SpecError on any failure).
+    ``jobs``: processes to simulate in (``default_jobs`` when None); the files do not depend on it."""
+    jobs = default_jobs() if jobs is None else jobs
     specs = load_specs()
     runs = benchmarks.load_serving_runs(ROWS)
     fit_runs = [run for run in runs if run.split == "fit"]
     check_runs = [run for run in runs if run.split == "check"]
     if not fit_runs:
         raise SpecError("no run has split = fit", file=str(ROWS))
-    values, iterations = fit(fit_runs, specs)
-    fit_ratios = [math.exp(e) for e in _residuals(fit_runs, values, specs)]
-    check_ratios = [math.exp(e) for e in _residuals(check_runs, values, specs)]
     pairs = dequant_pairs(benchmarks.load_serving_runs(DEQUANT_ROWS))
-    delta = fit_dequant(pairs["fit"], values, specs)
-    text = render(values, iterations, fit_runs, check_runs, fit_ratios, check_ratios, specs, pairs, delta)
+    with Simulator(specs, jobs) as simulator:
+        values, iterations = fit(fit_runs, specs, simulator)
+        fit_ratios = [math.exp(e) for e in _residuals(fit_runs, values, simulator)]
+        check_ratios = [math.exp(e) for e in _residuals(check_runs, values, simulator)]
+        delta = fit_dequant(pairs["fit"], values, simulator)
+        text = render(values, iterations, fit_runs, check_runs, fit_ratios, check_ratios, simulator, pairs, delta)
     parse_calibration(text, "the refit")  # what is written must load
     modelled = fit_runs + check_runs
     expected = {run.id: run.value / ratio for run, ratio in zip(modelled, fit_ratios + check_ratios, strict=True)}
     return {OUTPUT: text, PREDICTIONS: predictions_text(modelled, expected, specs)}
+
+
+def default_jobs() -> int:
+    """The processors this process may run on (the simulations are independent)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
 
 
 def write_atomically(path: Path, text: str) -> None:
@@ -503,9 +623,14 @@ def write_atomically(path: Path, text: str) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="refit and compare with the files; write nothing")
+    parser.add_argument(
+        "--jobs", type=int, default=None, help="processes to simulate in (default: the processors available)"
+    )
     args = parser.parse_args(argv)
+    if args.jobs is not None and args.jobs < 1:
+        parser.error(f"--jobs must be at least 1, got {args.jobs}")
     try:
-        texts = build()
+        texts = build(args.jobs)
     except (SpecError, ArithmeticError, ValueError) as error:
         kept = ", ".join(str(path.relative_to(ROOT)) for path in (OUTPUT, PREDICTIONS))
         sys.stderr.write(f"fit_expected: error: {error} ({kept} left unchanged)\n")
