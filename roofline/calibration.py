@@ -28,8 +28,10 @@ prediction. Its parameters live in ``data/calibration.toml``, written by
 A pass then takes ``max(bytes / (e_bw * bandwidth), FLOPs / (e_c * peak)) + layers *
 overhead + tokens sampled * token overhead + 2L * (latency(G) + 2 (G-1)/G * message /
 (e_link * link))``, with the matmuls' FLOPs times ``(1 + δ)`` in a fused weight-only pass. The file also holds the band:
-the 10th and 90th percentiles of the fit's residuals (measured ÷ expected) for each kind of
-figure, so an expected value ``x`` comes with ``[p10 * x, p90 * x]``.
+for each kind of figure, the 10th and 90th percentiles of measured ÷ expected over the fit's rows,
+each predicted by the fit without its benchmark run (cross-validated: a benchmark's TTFT, ITL and
+throughput rows are left out together), so an expected value ``x`` comes with ``[p10 * x, p90 * x]``.
+In-sample residuals would give a band too narrow for runs the fit never saw.
 
 A file that is missing, malformed, or fitted for another version of the package is
 refused with one line that names the fix.
@@ -78,7 +80,8 @@ class Calibration:
     dequant_overhead: float
     #: Tokens in a pass from which weight-only weights are widened first (None: never).
     dequant_switch_tokens: int | None
-    #: Metric (``BAND_METRICS``) -> (p10, p90) of measured ÷ expected over the fit's rows.
+    #: Metric (``BAND_METRICS``) -> (p10, p90) of measured ÷ expected over the fit's rows, each
+    #: run predicted with its benchmark left out of the fit.
     band: Mapping[str, tuple[float, float]]
     #: The ``[fit]`` table: script, rows, method, and the residuals on fit and held-out rows.
     provenance: Mapping[str, Any]
@@ -100,7 +103,8 @@ class Calibration:
         )
 
     def band_for(self, metric: str, expected: float) -> tuple[float, float]:
-        """``[p10 * expected, p90 * expected]``: where 80% of the fit's measurements fell."""
+        """``[p10 * expected, p90 * expected]``: where 80% of the fit's measurements fell when
+        each was predicted without it."""
         low, high = self.band[metric]
         return (low * expected, high * expected)
 
