@@ -315,11 +315,11 @@ def expect_measurement(
 ) -> Expectation | None:
     """The expected figure and band for a measurement of ``data/measurements.toml``, at the
     fitted costs of its GPU: a decode step for a decode rate or a gap between tokens, the
-    prompt's prefill for a time to first token, and for a server kept full the simulator with
-    every request at once (``SIMULATED_REQUESTS``, scheduled as the engine does), as the fit
-    predicts its runs. None for the kernel benchmarks (HBM bandwidth, GEMM rate, an all-reduce's
-    latency) and for a split's speedup, which have no band (``measured.compare`` at the fitted
-    costs gives their expected figure)."""
+    prompt's prefill plus the fitted host time per request for a time to first token, and for a
+    server kept full the simulator with every request at once (``SIMULATED_REQUESTS``, scheduled
+    as the engine does), as the fit predicts its runs. None for the kernel benchmarks (HBM
+    bandwidth, GEMM rate, an all-reduce's latency) and for a split's speedup, which have no band
+    (``measured.compare`` at the fitted costs gives their expected figure)."""
     specs = specs or load_specs()
     m = measurement
     if not m.model or m.metric in SPLIT_METRICS:
@@ -333,7 +333,7 @@ def expect_measurement(
         return expectation_of("itl", m.value, decode_step(hardware, workload).seconds, calibration)
     if m.metric == "time_to_first_token_s":
         prefill = prefill_pass(hardware, replace(workload, prompt=m.input_tokens)).seconds
-        return expectation_of("ttft", m.value, prefill, calibration)
+        return expectation_of("ttft", m.value, prefill + costs.request_overhead_s, calibration)
     run = ServingRun(
         id=m.id,
         split="check",

@@ -56,6 +56,7 @@ from .serving import (
     percentile,
     request_figures,
     request_traces,
+    sent_times,
 )
 from .specs import ModelSpec
 from .speculative import accepted_tokens, check_alpha, check_gamma, tokens_per_step, vocabulary_mismatch
@@ -212,7 +213,8 @@ def simulate_speculative(
             )
     config = replace(config, admission="reserve")
     costs = iteration_costs(hardware, workload)
-    run = _SpeculativeRun(costs, config, kv_blocks_available(hardware, workload), drafting, draft_costs)
+    overhead = hardware.costs.request_overhead_s
+    run = _SpeculativeRun(costs, config, kv_blocks_available(hardware, workload), drafting, draft_costs, overhead)
     run.serve()
     return SpeculativeSimulation(run.result(), drafting, run.rounds, run.drawn, run.emitted, notes)
 
@@ -227,8 +229,11 @@ class _SpeculativeRun:
         capacity: int,
         drafting: Drafting | None,
         draft_costs: IterationCosts | None,
+        request_overhead_s: float = 0.0,
     ) -> None:
         self.costs, self.config, self.capacity, self.drafting = costs, config, capacity, drafting
+        #: As ``serving._Run``'s: arrivals are at the scheduler, the times count from the send.
+        self.overhead = request_overhead_s
         self.gamma = 0 if drafting is None else drafting.gamma
         self.draft_pass, self.draft_scale = _draft_pass(drafting, costs, draft_costs)
         #: A decode-only iteration's time by its number of decodes (``round_line``), worked out once each.
@@ -245,6 +250,8 @@ class _SpeculativeRun:
                 self.arrival[index] = clock
             self.prompt[index] = config.prompt.draw(rng)
             self.output[index] = config.output.draw(rng)
+        if request_overhead_s:
+            self.arrival = [sent + request_overhead_s for sent in self.arrival]
         self.issued = count if config.concurrency is None else min(config.concurrency, count)
         self.admitted: list[float | None] = [None] * count
         self.first: list[float | None] = [None] * count
@@ -281,7 +288,7 @@ class _SpeculativeRun:
     def issue_next(self, when: float) -> None:
         """Closed loop: the client whose request just ended sends the next one now."""
         if self.config.concurrency is not None and self.issued < self.config.requests:
-            self.arrival[self.issued] = when
+            self.arrival[self.issued] = when + self.overhead
             self.issued += 1
 
     def admit(self) -> None:
@@ -420,7 +427,7 @@ class _SpeculativeRun:
             itl_mean_s=math.fsum(gaps) / len(gaps) if gaps else None,
             batch_seconds=self.batch_seconds,
             itl_count=len(gaps),
-            **request_figures(config, self.arrival, self.admitted, self.first, self.finish, self.output),
+            **request_figures(config, sent_times(self), self.admitted, self.first, self.finish, self.output),
         )
 
 

@@ -9,7 +9,8 @@ a fixed start: the same inputs give the same file). The parameters:
 - one bandwidth efficiency, and one for the links between GPUs;
 - one compute efficiency per GPU and math precision the fit runs use (others take the
   geometric mean of these);
-- one overhead per layer of every iteration, and one per token sampled;
+- one overhead per layer of every iteration, one per token sampled, and one per request on
+  its way to the scheduler (``CostModel.request_overhead_s``);
 - the latency of one all-reduce over G GPUs, a fixed start plus a hop for each of a ring's
   2(G-1) steps (``CostModel.allreduce_latency``).
 
@@ -83,14 +84,17 @@ DEQUANT_STEPS = 48
 OUTPUT = ROOT / CALIBRATION_FILE
 PREDICTIONS = ROOT / "data" / "serving-expected.csv"
 #: Where the fit starts (the same start every time), and how far it may go.
+#: (Round numbers near the last fit's values: a start far from them costs iterations, each a
+#: few hundred simulations; the fit moves from here wherever the rows take it.)
 START = {
-    "bandwidth": 0.8,
-    "link": 0.6,
-    "compute": 0.6,
-    "layer_overhead_s": 3e-5,
-    "token_overhead_s": 5e-6,
-    "allreduce_latency_s": 1e-5,
-    "allreduce_hop_s": 1e-6,
+    "bandwidth": 0.75,
+    "link": 0.9,
+    "compute": 0.5,
+    "layer_overhead_s": 4e-5,
+    "token_overhead_s": 1e-5,
+    "request_overhead_s": 8e-3,
+    "allreduce_latency_s": 3e-5,
+    "allreduce_hop_s": 4e-7,
 }
 LOG_BOUNDS = {
     "bandwidth": (math.log(0.2), 0.0),
@@ -98,10 +102,16 @@ LOG_BOUNDS = {
     "compute": (math.log(0.05), 0.0),
     "layer_overhead_s": (math.log(1e-7), math.log(2e-3)),
     "token_overhead_s": (math.log(1e-9), math.log(1e-3)),
+    "request_overhead_s": (math.log(1e-6), math.log(0.1)),
     "allreduce_latency_s": (math.log(1e-7), math.log(2e-4)),
     "allreduce_hop_s": (math.log(1e-8), math.log(2e-5)),
 }
 ITERATIONS = 12
+#: The fit stops once an iteration lowers the sum of squares by less than this share of it. The
+#: sum is rough at about this level (each run's simulation moves in whole iterations, so damped
+#: steps near the minimum land 0.1-1% above or below it at random), and a change of 0.1% in the
+#: sum moves no figure the file prints by more than its last digits.
+TOLERANCE = 1e-3
 STEP = 0.02  # forward-difference step, in log units
 
 
@@ -125,6 +135,7 @@ def _cost_model(values: dict[str, float], gpu: str) -> CostModel:
         default_compute_efficiency=_geometric_mean(shares),
         layer_overhead_s=values["layer_overhead_s"],
         token_overhead_s=values["token_overhead_s"],
+        request_overhead_s=values["request_overhead_s"],
         allreduce_latency_s=values["allreduce_latency_s"],
         allreduce_hop_s=values["allreduce_hop_s"],
     )
@@ -271,7 +282,8 @@ class Problem:
     weight, and which runs each parameter moves (``depends``)."""
 
     def __init__(self, runs, specs, simulator: Simulator) -> None:
-        names = ["bandwidth", "link", "layer_overhead_s", "token_overhead_s", "allreduce_latency_s", "allreduce_hop_s"]
+        names = ["bandwidth", "link", "layer_overhead_s", "token_overhead_s", "request_overhead_s"]
+        names += ["allreduce_latency_s", "allreduce_hop_s"]
         pairs = sorted({(run.gpu, math_precision(specs.gpu(run.gpu), run.weight_precision)) for run in runs})
         names += [f"compute:{gpu}:{precision}" for gpu, precision in pairs]
         self.runs = runs
@@ -313,8 +325,10 @@ class Problem:
             columns.append([(b - a) / (probe[i] - x[i]) for a, b in zip(r, shifted, strict=True)])
         return columns
 
-    def fit(self) -> tuple[list[float], int]:
-        """The fitted point (log parameters) and the iterations taken (Levenberg-Marquardt)."""
+    def fit(self) -> tuple[list[float], int, list[list[float]]]:
+        """The fitted point (log parameters), the iterations taken (Levenberg-Marquardt), and the
+        Jacobian of the last iteration (at the fitted point, or one step before it that lowered
+        the sum of squares by less than ``TOLERANCE``)."""
         x = [math.log(START[p.family]) for p in self.params]
         r, total = self.cost(x)
         damping = 1e-2
@@ -331,28 +345,28 @@ class Problem:
                 candidate = self.clamp([a + b for a, b in zip(x, step, strict=True)])
                 r_new, total_new = self.cost(candidate)
                 if total_new < total:
-                    improved = total - total_new > 1e-9 * total
+                    improved = total - total_new > TOLERANCE * total
                     x, r, total = candidate, r_new, total_new
                     damping = max(damping / 3, 1e-6)
                     break
                 damping *= 4
             if not improved:
-                return x, iteration
-        return x, ITERATIONS
+                return x, iteration, columns
+        return x, ITERATIONS, columns
 
-    def left_out_residuals(self, x: list[float]) -> list[float]:
+    def left_out_residuals(self, x: list[float], columns: list[list[float]]) -> list[float]:
         """log(measured ÷ expected) of each fit run as predicted by the fit without its benchmark run:
         every row of one simulated run (``benchmarks.simulation_key``: its TTFT, ITL and throughput,
         which share conditions and a measurement) is left out together.
 
-        For least squares linearized at ``x`` (the Jacobian J of the weighted residuals e over the
-        parameters not held at a bound, hat matrix H = J (J^T J)^-1 J^T), leaving out a group G
+        For least squares linearized at ``x`` (``columns``, the fit's last Jacobian J of the weighted
+        residuals e, over the parameters not held at a bound, hat matrix H = J (J^T J)^-1 J^T), leaving out a group G
         gives exactly e_(-G) = (I - H_GG)^-1 e_G (the grouped form of the PRESS residual
         e_i / (1 - h_ii)), so no refit is needed. Divided by each run's weight, these are the
         band's residuals: a run the other runs predict badly widens it, as a held-out run would."""
         r, _ = self.cost(x)
         free = [not held for held in self.at_bound(x)]
-        columns = [column for column, keep in zip(self.jacobian(x, r), free, strict=True) if keep]
+        columns = [column for column, keep in zip(columns, free, strict=True) if keep]
         size = len(columns)
         gram = [[sum(a * b for a, b in zip(ci, cj, strict=True)) for cj in columns] for ci in columns]
         inverse_columns = [_solve(gram, [1.0 if i == j else 0.0 for i in range(size)]) for j in range(size)]
@@ -385,8 +399,8 @@ def fit(runs, specs, simulator: Simulator) -> tuple[dict[str, float], int, list[
     """The fitted parameters, the iterations taken, and each run's left-out residual
     (``Problem.left_out_residuals``)."""
     problem = Problem(runs, specs, simulator)
-    x, iterations = problem.fit()
-    return problem.values_of(x), iterations, problem.left_out_residuals(x)
+    x, iterations, columns = problem.fit()
+    return problem.values_of(x), iterations, problem.left_out_residuals(x, columns)
 
 
 def kernel_switch(run) -> int | None:
@@ -628,6 +642,7 @@ def render(values, iterations, fit_runs, check_runs, fit_ratios, check_ratios, b
         f"default_compute_efficiency = {_number(_geometric_mean(shares))}",
         f"layer_overhead_s = {_number(values['layer_overhead_s'])}",
         f"token_overhead_s = {_number(values['token_overhead_s'])}",
+        f"request_overhead_s = {_number(values['request_overhead_s'])}",
         f"allreduce_latency_s = {_number(values['allreduce_latency_s'])}",
         f"allreduce_hop_s = {_number(values['allreduce_hop_s'])}",
         f"dequant_overhead = {_number(delta)}",
