@@ -48,13 +48,11 @@ class Expected:
         return self.batch / self.decode.seconds
 
     def figures(self) -> dict[str, float | None]:
-        """Each banded figure, by its JSON name: decode tokens/s of all users, the prefill plus
-        the fitted host time per request (``request_overhead_s``) as a lone request's time to
-        its first token, the decode step as the gap between tokens."""
-        ttft = self.prefill.seconds + self.calibration.request_overhead_s
+        """Each banded figure, by its JSON name: decode tokens/s of all users, the prefill as
+        the time to the first token, the decode step as the gap between tokens."""
         return {
             "throughput_tokens_per_s": self.throughput_tokens_per_s,
-            "ttft_mean_s": ttft if self.prefill.seconds else None,
+            "ttft_mean_s": self.prefill.seconds if self.prefill.seconds else None,
             "itl_mean_s": self.decode.seconds,
             "tpot_mean_s": self.decode.seconds,
         }
