@@ -31,8 +31,8 @@ expected on the fit runs and on the held-out runs, and how many measured values 
 holds. The band is cross-validated: p10 and p90 of the fit runs' measured ÷ expected, each
 run predicted by the fit without its benchmark (the rows one simulation predicts, left out
 together; ``Problem.left_out_residuals``). The fit's own residuals are narrower than what
-runs it never saw scatter by (on the rows of December 2026, TTFT p10-p90 0.98-1.45 in-sample
-against 0.97-2.88 held out), so a band from them held too few of the held-out values.
+runs it never saw scatter by (on the rows of December 2026: TTFT p10-p90 0.88-1.19 in-sample,
+0.86-1.27 left out, 0.71-2.77 held out), so a band from them held too few of the held-out values.
 data/serving-expected.csv gets every fit and check run's ceiling and expected figure, which
 the measured page shows.
 
