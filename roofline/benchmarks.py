@@ -237,15 +237,33 @@ def scenario(run: ServingRun) -> ServingConfig:
     return ServingConfig(rate=rate, requests=requests, **chunked, **lengths)
 
 
-def predict(run: ServingRun, costs: CostModel, specs: SpecSet | None = None) -> float:
-    """The simulator's figure for the run's metric under ``costs``."""
+def simulation_key(run: ServingRun) -> tuple:
+    """What ``predict`` simulates for ``run``, its costs aside: runs with equal keys get the same
+    simulation (a benchmark's throughput, TTFT and ITL are three rows of one run), so a caller
+    predicting many runs simulates each key once (``simulated_figures``, then ``figure``)."""
+    return (run.gpu, run.gpus, run.attention_dp, run.model, run.weight_precision, run.kv_precision, scenario(run))
+
+
+def simulated_figures(run: ServingRun, costs: CostModel, specs: SpecSet | None = None) -> dict[str, float]:
+    """Every figure a row may report (``METRICS``) of the simulation of ``run``'s conditions under
+    ``costs``; a figure the simulation has no number for is left out."""
     specs = specs or load_specs()
     hardware, workload = deployment(run, specs, costs)
     figures = simulate(hardware, workload, scenario(run)).to_dict()
+    return {metric: float(figures[metric]) for metric in METRICS if isinstance(figures.get(metric), (int, float))}
+
+
+def figure(run: ServingRun, figures: dict[str, float]) -> float:
+    """``run``'s metric out of ``simulated_figures``; SpecError when the simulation gives none."""
     value = figures.get(run.metric)
-    if not isinstance(value, (int, float)) or not value > 0:
+    if value is None or not value > 0:
         raise SpecError(f"the simulation gives no {run.metric} ({value!r})", entry=run.id, field="metric")
-    return float(value)
+    return value
+
+
+def predict(run: ServingRun, costs: CostModel, specs: SpecSet | None = None) -> float:
+    """The simulator's figure for the run's metric under ``costs``."""
+    return figure(run, simulated_figures(run, costs, specs))
 
 
 #: Kind of figure -> the calibration band's metric name.
@@ -297,11 +315,11 @@ def expect_measurement(
 ) -> Expectation | None:
     """The expected figure and band for a measurement of ``data/measurements.toml``, at the
     fitted costs of its GPU: a decode step for a decode rate or a gap between tokens, the
-    prompt's prefill for a time to first token, and for a server kept full the simulator with
-    every request at once (``SIMULATED_REQUESTS``, scheduled as the engine does), as the fit
-    predicts its runs. None for the kernel benchmarks (HBM bandwidth, GEMM rate, an all-reduce's
-    latency) and for a split's speedup, which have no band (``measured.compare`` at the fitted
-    costs gives their expected figure)."""
+    prompt's prefill plus the fitted host time per request for a time to first token, and for a
+    server kept full the simulator with every request at once (``SIMULATED_REQUESTS``, scheduled
+    as the engine does), as the fit predicts its runs. None for the kernel benchmarks (HBM
+    bandwidth, GEMM rate, an all-reduce's latency) and for a split's speedup, which have no band
+    (``measured.compare`` at the fitted costs gives their expected figure)."""
     specs = specs or load_specs()
     m = measurement
     if not m.model or m.metric in SPLIT_METRICS:
@@ -315,7 +333,7 @@ def expect_measurement(
         return expectation_of("itl", m.value, decode_step(hardware, workload).seconds, calibration)
     if m.metric == "time_to_first_token_s":
         prefill = prefill_pass(hardware, replace(workload, prompt=m.input_tokens)).seconds
-        return expectation_of("ttft", m.value, prefill, calibration)
+        return expectation_of("ttft", m.value, prefill + costs.request_overhead_s, calibration)
     run = ServingRun(
         id=m.id,
         split="check",

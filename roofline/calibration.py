@@ -12,6 +12,11 @@ prediction. Its parameters live in ``data/calibration.toml``, written by
   synchronization);
 - ``token_overhead_s``: host seconds per token sampled (sampling, stop checks, the
   scheduler's bookkeeping), which grow with the batch;
+- ``request_overhead_s``: host seconds per request between its being sent and its reaching
+  the scheduler (the HTTP request, tokenizing, streaming the first token back): the serving
+  simulator delays each request by it, so it is in every TTFT and latency, not in the GPU's
+  time. At light load a published TTFT sits a few milliseconds above its prefill whatever
+  the prompt's length: this is that constant;
 - ``allreduce_latency_s`` and ``allreduce_hop_s``: the latency of one tensor-parallel
   all-reduce over G GPUs, ``allreduce_latency_s + 2 (G-1) * allreduce_hop_s``, a fixed
   start plus one hop per step of a ring (NCCL's own latency model has this shape), so
@@ -28,8 +33,10 @@ prediction. Its parameters live in ``data/calibration.toml``, written by
 A pass then takes ``max(bytes / (e_bw * bandwidth), FLOPs / (e_c * peak)) + layers *
 overhead + tokens sampled * token overhead + 2L * (latency(G) + 2 (G-1)/G * message /
 (e_link * link))``, with the matmuls' FLOPs times ``(1 + δ)`` in a fused weight-only pass. The file also holds the band:
-the 10th and 90th percentiles of the fit's residuals (measured ÷ expected) for each kind of
-figure, so an expected value ``x`` comes with ``[p10 * x, p90 * x]``.
+for each kind of figure, the 10th and 90th percentiles of measured ÷ expected over the fit's rows,
+each predicted by the fit without its benchmark run (cross-validated: a benchmark's TTFT, ITL and
+throughput rows are left out together), so an expected value ``x`` comes with ``[p10 * x, p90 * x]``.
+In-sample residuals would give a band too narrow for runs the fit never saw.
 
 A file that is missing, malformed, or fitted for another version of the package is
 refused with one line that names the fix.
@@ -72,13 +79,15 @@ class Calibration:
     default_compute_efficiency: float
     layer_overhead_s: float
     token_overhead_s: float
+    request_overhead_s: float
     allreduce_latency_s: float
     allreduce_hop_s: float
     #: δ: a fused weight-only GEMM's extra math per weight multiplied, a share of its multiply-add.
     dequant_overhead: float
     #: Tokens in a pass from which weight-only weights are widened first (None: never).
     dequant_switch_tokens: int | None
-    #: Metric (``BAND_METRICS``) -> (p10, p90) of measured ÷ expected over the fit's rows.
+    #: Metric (``BAND_METRICS``) -> (p10, p90) of measured ÷ expected over the fit's rows, each
+    #: run predicted with its benchmark left out of the fit.
     band: Mapping[str, tuple[float, float]]
     #: The ``[fit]`` table: script, rows, method, and the residuals on fit and held-out rows.
     provenance: Mapping[str, Any]
@@ -93,6 +102,7 @@ class Calibration:
             default_compute_efficiency=self.default_compute_efficiency,
             layer_overhead_s=self.layer_overhead_s,
             token_overhead_s=self.token_overhead_s,
+            request_overhead_s=self.request_overhead_s,
             allreduce_latency_s=self.allreduce_latency_s,
             allreduce_hop_s=self.allreduce_hop_s,
             dequant_overhead=self.dequant_overhead,
@@ -100,7 +110,8 @@ class Calibration:
         )
 
     def band_for(self, metric: str, expected: float) -> tuple[float, float]:
-        """``[p10 * expected, p90 * expected]``: where 80% of the fit's measurements fell."""
+        """``[p10 * expected, p90 * expected]``: where 80% of the fit's measurements fell when
+        each was predicted without it."""
         low, high = self.band[metric]
         return (low * expected, high * expected)
 
@@ -161,7 +172,7 @@ def parse_calibration(text: str, label: str = CALIBRATION_FILE) -> Calibration:
         raise _fail(f"was fitted for roofline {version}, and this is roofline {VERSION}", label, "fit.package_version")
     costs = _table(document, "costs", label)
     known = ("bandwidth_efficiency", "link_efficiency", "compute_efficiency", "default_compute_efficiency")
-    known += ("layer_overhead_s", "token_overhead_s", "allreduce_latency_s", "allreduce_hop_s")
+    known += ("layer_overhead_s", "token_overhead_s", "request_overhead_s", "allreduce_latency_s", "allreduce_hop_s")
     known += ("dequant_overhead", "dequant_switch_tokens")
     for key in costs:
         if key not in known:
@@ -209,6 +220,7 @@ def parse_calibration(text: str, label: str = CALIBRATION_FILE) -> Calibration:
         ),
         layer_overhead_s=_seconds(costs["layer_overhead_s"], label, "costs.layer_overhead_s"),
         token_overhead_s=_seconds(costs["token_overhead_s"], label, "costs.token_overhead_s"),
+        request_overhead_s=_seconds(costs["request_overhead_s"], label, "costs.request_overhead_s"),
         allreduce_latency_s=_seconds(costs["allreduce_latency_s"], label, "costs.allreduce_latency_s"),
         allreduce_hop_s=_seconds(costs["allreduce_hop_s"], label, "costs.allreduce_hop_s"),
         dequant_overhead=float(delta),

@@ -93,7 +93,9 @@ class CostModel:
     overhead per layer of every pass (kernel launches, synchronization), a host overhead
     per token sampled, and the latency of one all-reduce over G GPUs,
     ``allreduce_latency_s + 2 (G - 1) * allreduce_hop_s``: a fixed start plus a hop per
-    step of a ring, the shape of NCCL's own latency model (``allreduce_latency``).
+    step of a ring, the shape of NCCL's own latency model (``allreduce_latency``); and a
+    host time per request (``request_overhead_s``), which the serving simulator puts on each
+    request's way to the scheduler, so into its TTFT and latency and never the GPU's time.
 
     Dequantization, for a pass whose weights are narrower than its math (``dequantizes``:
     W4A16 int4 AWQ/GPTQ, int8 weight-only, fp8 on a GPU without fp8 math):
@@ -121,6 +123,10 @@ class CostModel:
     #: Host time per token sampled (each decode, each prompt's first token): sampling, stop
     #: checks, the scheduler's bookkeeping and streaming, which grow with the batch.
     token_overhead_s: float = 0.0
+    #: Host time per request between its being sent and its reaching the scheduler: the HTTP
+    #: request, tokenizing the prompt, queueing it, and streaming the first token back. It
+    #: overlaps the GPU's work on other requests, so it delays the request, not the batch.
+    request_overhead_s: float = 0.0
     allreduce_latency_s: float | None = None
     #: Latency of each of a ring all-reduce's ``2 (G - 1)`` steps, added to
     #: ``allreduce_latency_s`` (used only with it).
@@ -138,7 +144,8 @@ class CostModel:
         for name, share in shares.items():
             if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share <= 1:
                 raise SpecError(f"must be above 0 and at most 1, got {share!r}", field=name)
-        for name in ("layer_overhead_s", "token_overhead_s", "allreduce_latency_s", "allreduce_hop_s"):
+        overheads = ("layer_overhead_s", "token_overhead_s", "request_overhead_s")
+        for name in (*overheads, "allreduce_latency_s", "allreduce_hop_s"):
             value = getattr(self, name)
             if value is None and name == "allreduce_latency_s":
                 continue
@@ -163,6 +170,7 @@ class CostModel:
             and all(share == 1 for share in self.compute_efficiency.values())
             and self.layer_overhead_s == 0
             and self.token_overhead_s == 0
+            and self.request_overhead_s == 0
             and self.allreduce_latency_s is None
             and self.allreduce_hop_s == 0
             and self.dequant_overhead == 0

@@ -94,7 +94,8 @@ Not modelled
     speculative decoding; a cap on host swap space, and copies overlapping compute; a
     watermark of blocks kept free (vLLM V0's); allocation per chunk (vLLM V1's); the CPU's
     scheduling time between iterations; tokenizer, network and sampling time (but for the
-    expected costs' fitted overhead per sampled token);
+    expected costs' fitted overheads per sampled token and per request: a request reaches
+    the scheduler ``request_overhead_s`` after it is sent, and its times count from the send);
     sliding-window layers (refused); a token budget for ``continuous``; requests that stop
     early (each runs to its drawn length).
 
@@ -862,8 +863,17 @@ def _select(runs: list[tuple[float, float, int, int, int]], rank: int) -> float:
 class _Run:
     """The mutable state of one simulation; ``simulate`` is its only user."""
 
-    def __init__(self, costs: IterationCosts | PipelineCosts, config: ServingConfig, capacity: int) -> None:
+    def __init__(
+        self,
+        costs: IterationCosts | PipelineCosts,
+        config: ServingConfig,
+        capacity: int,
+        request_overhead_s: float = 0.0,
+    ) -> None:
         self.config = config
+        #: Host time from a request's send to its reaching the scheduler (``CostModel``); the
+        #: arrivals below are at the scheduler, and ``result`` counts the times from the send.
+        self.overhead = request_overhead_s
         self.costs = costs
         self.capacity = capacity
         self.paged = config.admission == "paged" and config.policy != "static"
@@ -879,6 +889,8 @@ class _Run:
                 arrival[index] = clock
             prompt[index] = config.prompt.draw(rng)
             output[index] = config.output.draw(rng)
+        if request_overhead_s:
+            arrival = [sent + request_overhead_s for sent in arrival]
         self.arrival, self.prompt, self.output = arrival, prompt, output
         #: Requests sent so far: all of them in an open loop; in a closed loop the clients' first
         #: ones, and one more each time a request ends (its arrival set then).
@@ -934,7 +946,7 @@ class _Run:
     def issue_next(self, when: float) -> None:
         """Closed loop: the client whose request just ended sends the next one now."""
         if self.issued < self.config.requests:
-            self.arrival[self.issued] = when
+            self.arrival[self.issued] = when + self.overhead
             self.issued += 1
 
     def enqueue_arrivals(self) -> None:
@@ -1428,7 +1440,7 @@ class _Run:
 
     def result(self) -> SimulationResult:
         config = self.config
-        figures = request_figures(config, self.arrival, self.admitted, self.first, self.finish, self.output)
+        figures = request_figures(config, sent_times(self), self.admitted, self.first, self.finish, self.output)
         trace = request_traces(self, self.preempted_times)
         return SimulationResult(
             config=config,
@@ -1449,6 +1461,13 @@ class _Run:
             itl_count=self.gaps.count(),
             **figures,
         )
+
+
+def sent_times(run: Any) -> list[float]:
+    """When each request of a finished run was sent: its arrival at the scheduler less the run's
+    request overhead (``CostModel.request_overhead_s``); the arrivals themselves without one."""
+    overhead = run.overhead
+    return [arrival - overhead for arrival in run.arrival] if overhead else run.arrival
 
 
 def request_traces(run: Any, preemptions: Sequence[int] | None = None) -> tuple[RequestTrace, ...]:
@@ -1560,7 +1579,7 @@ def simulate(
         check_split(hardware, model, split)
         hardware, split = replace(hardware, count=split.tp), None
     costs = iteration_costs(hardware, workload) if split is None else pipeline_costs(hardware, workload, split)
-    run = _Run(costs, config, kv_blocks_available(hardware, workload, split))
+    run = _Run(costs, config, kv_blocks_available(hardware, workload, split), hardware.costs.request_overhead_s)
     if config.policy == "static":
         run.run_static()
     else:

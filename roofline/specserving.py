@@ -57,6 +57,7 @@ from .serving import (
     percentile,
     request_figures,
     request_traces,
+    sent_times,
 )
 from .specs import ModelSpec
 from .speculative import accepted_tokens, check_alpha, check_draft, check_gamma, tokens_per_step, without_fusion
@@ -221,7 +222,10 @@ def simulate_speculative(
     first_costs, later_costs = _draft_costs(hardware, workload, drafting)
     config = replace(config, admission="reserve")
     costs = iteration_costs(hardware, workload)
-    run = _SpeculativeRun(costs, config, kv_blocks_available(hardware, workload), drafting, first_costs, later_costs)
+    overhead = hardware.costs.request_overhead_s
+    run = _SpeculativeRun(
+        costs, config, kv_blocks_available(hardware, workload), drafting, first_costs, later_costs, overhead
+    )
     run.serve()
     return SpeculativeSimulation(run.result(), drafting, run.rounds, run.drawn, run.emitted, notes)
 
@@ -237,8 +241,11 @@ class _SpeculativeRun:
         drafting: Drafting | None,
         draft_costs: IterationCosts | None,
         later_costs: IterationCosts | None = None,
+        request_overhead_s: float = 0.0,
     ) -> None:
         self.costs, self.config, self.capacity, self.drafting = costs, config, capacity, drafting
+        #: As ``serving._Run``'s: arrivals are at the scheduler, the times count from the send.
+        self.overhead = request_overhead_s
         self.gamma = 0 if drafting is None else drafting.gamma
         self.draft_pass, self.draft_scale = _draft_pass(drafting, costs, draft_costs)
         #: The steps after a round's first: the same pass but for a head with a fusion layer.
@@ -257,6 +264,8 @@ class _SpeculativeRun:
                 self.arrival[index] = clock
             self.prompt[index] = config.prompt.draw(rng)
             self.output[index] = config.output.draw(rng)
+        if request_overhead_s:
+            self.arrival = [sent + request_overhead_s for sent in self.arrival]
         self.issued = count if config.concurrency is None else min(config.concurrency, count)
         self.admitted: list[float | None] = [None] * count
         self.first: list[float | None] = [None] * count
@@ -293,7 +302,7 @@ class _SpeculativeRun:
     def issue_next(self, when: float) -> None:
         """Closed loop: the client whose request just ended sends the next one now."""
         if self.config.concurrency is not None and self.issued < self.config.requests:
-            self.arrival[self.issued] = when
+            self.arrival[self.issued] = when + self.overhead
             self.issued += 1
 
     def admit(self) -> None:
@@ -443,7 +452,7 @@ class _SpeculativeRun:
             itl_mean_s=math.fsum(gaps) / len(gaps) if gaps else None,
             batch_seconds=self.batch_seconds,
             itl_count=len(gaps),
-            **request_figures(config, self.arrival, self.admitted, self.first, self.finish, self.output),
+            **request_figures(config, sent_times(self), self.admitted, self.first, self.finish, self.output),
         )
 
 

@@ -9,7 +9,8 @@ a fixed start: the same inputs give the same file). The parameters:
 - one bandwidth efficiency, and one for the links between GPUs;
 - one compute efficiency per GPU and math precision the fit runs use (others take the
   geometric mean of these);
-- one overhead per layer of every iteration, and one per token sampled;
+- one overhead per layer of every iteration, one per token sampled, and one per request on
+  its way to the scheduler (``CostModel.request_overhead_s``);
 - the latency of one all-reduce over G GPUs, a fixed start plus a hop for each of a ring's
   2(G-1) steps (``CostModel.allreduce_latency``).
 
@@ -27,11 +28,22 @@ is vLLM's, 256 tokens, read in its source (``DEQUANT_SWITCH_TOKENS``), not fitte
 Then every ``split = check`` run, held out, is predicted with the fitted costs, and the file
 records, per kind of figure (throughput, TTFT, ITL), the median, p10 and p90 of measured ÷
 expected on the fit runs and on the held-out runs, and how many measured values each band
-holds. The band itself is the fit runs' p10 and p90. data/serving-expected.csv gets every
-fit and check run's ceiling and expected figure, which the measured page shows.
+holds. The band is cross-validated: p10 and p90 of the fit runs' measured ÷ expected, each
+run predicted by the fit without its benchmark (the rows one simulation predicts, left out
+together; ``Problem.left_out_residuals``). The fit's own residuals are narrower than what
+runs it never saw scatter by (on the rows of December 2026: TTFT p10-p90 0.88-1.19 in-sample,
+0.86-1.27 left out, 0.71-2.77 held out), so a band from them held too few of the held-out values.
+data/serving-expected.csv gets every fit and check run's ceiling and expected figure, which
+the measured page shows.
+
+Speed: each distinct simulation runs once per point (``Simulator``: a benchmark's TTFT, ITL
+and throughput rows share one), a Jacobian column simulates only the runs its parameter moves
+(``depends``), and the simulations are spread over the available processors (``--jobs``);
+none of this changes a digit of what is written.
 
     python scripts/fit_expected.py          # refit and write the files (only those that changed)
     python scripts/fit_expected.py --check  # refit and compare: exit 1 when a file differs
+    python scripts/fit_expected.py --jobs 1 # in this process only
 
 A failure (a bad row, a run the simulator refuses, a fit that does not converge) prints one
 line and exits 1, leaving both files as they were, byte for byte.
@@ -42,6 +54,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import math
+import multiprocessing
 import os
 import re
 import statistics
@@ -71,14 +84,17 @@ DEQUANT_STEPS = 48
 OUTPUT = ROOT / CALIBRATION_FILE
 PREDICTIONS = ROOT / "data" / "serving-expected.csv"
 #: Where the fit starts (the same start every time), and how far it may go.
+#: (Round numbers near the last fit's values: a start far from them costs iterations, each a
+#: few hundred simulations; the fit moves from here wherever the rows take it.)
 START = {
-    "bandwidth": 0.8,
-    "link": 0.6,
-    "compute": 0.6,
-    "layer_overhead_s": 3e-5,
-    "token_overhead_s": 5e-6,
-    "allreduce_latency_s": 1e-5,
-    "allreduce_hop_s": 1e-6,
+    "bandwidth": 0.75,
+    "link": 0.9,
+    "compute": 0.5,
+    "layer_overhead_s": 4e-5,
+    "token_overhead_s": 1e-5,
+    "request_overhead_s": 8e-3,
+    "allreduce_latency_s": 3e-5,
+    "allreduce_hop_s": 4e-7,
 }
 LOG_BOUNDS = {
     "bandwidth": (math.log(0.2), 0.0),
@@ -86,10 +102,16 @@ LOG_BOUNDS = {
     "compute": (math.log(0.05), 0.0),
     "layer_overhead_s": (math.log(1e-7), math.log(2e-3)),
     "token_overhead_s": (math.log(1e-9), math.log(1e-3)),
+    "request_overhead_s": (math.log(1e-6), math.log(0.1)),
     "allreduce_latency_s": (math.log(1e-7), math.log(2e-4)),
     "allreduce_hop_s": (math.log(1e-8), math.log(2e-5)),
 }
 ITERATIONS = 12
+#: The fit stops once an iteration lowers the sum of squares by less than this share of it. The
+#: sum is rough at about this level (each run's simulation moves in whole iterations, so damped
+#: steps near the minimum land 0.1-1% above or below it at random), and a change of 0.1% in the
+#: sum moves no figure the file prints by more than its last digits.
+TOLERANCE = 1e-3
 STEP = 0.02  # forward-difference step, in log units
 
 
@@ -113,6 +135,7 @@ def _cost_model(values: dict[str, float], gpu: str) -> CostModel:
         default_compute_efficiency=_geometric_mean(shares),
         layer_overhead_s=values["layer_overhead_s"],
         token_overhead_s=values["token_overhead_s"],
+        request_overhead_s=values["request_overhead_s"],
         allreduce_latency_s=values["allreduce_latency_s"],
         allreduce_hop_s=values["allreduce_hop_s"],
     )
@@ -122,9 +145,111 @@ def _geometric_mean(values: list[float]) -> float:
     return math.exp(sum(math.log(v) for v in values) / len(values))
 
 
-def _residuals(runs, values, specs) -> list[float]:
+# -- simulating many runs at once ------------------------------------------------------------------
+
+#: The specs a worker process simulates with (loaded once per process, ``_start_worker``).
+_WORKER_SPECS = None
+
+
+def _start_worker() -> None:
+    global _WORKER_SPECS
+    if _WORKER_SPECS is None:
+        _WORKER_SPECS = load_specs()
+
+
+def _simulate_task(task) -> dict[str, float] | str:
+    """One simulation, in a worker: ``(run, parameter values, dequantization or None)`` -> the
+    run's figures (``benchmarks.simulated_figures``), or the one-line message of its SpecError
+    (an exception crossing processes would lose its file, entry and field)."""
+    run, values, dequant = task
+    costs = _cost_model(values, run.gpu)
+    if dequant is not None:
+        costs = _with_dequant(costs, *dequant)
+    try:
+        return benchmarks.simulated_figures(run, costs, _WORKER_SPECS)
+    except SpecError as error:
+        return str(error)
+
+
+class Simulator:
+    """Runs the fit's simulations, each distinct one once (``benchmarks.simulation_key``: a
+    benchmark's TTFT, ITL and throughput rows share one), spread over ``jobs`` processes.
+
+    Every simulation is deterministic, so the figures do not depend on ``jobs`` or on the
+    order the processes finish in; the refit is the same file with one process or many."""
+
+    def __init__(self, specs, jobs: int = 1) -> None:
+        global _WORKER_SPECS
+        _WORKER_SPECS = specs
+        self.specs = specs
+        self.jobs = jobs
+        self._pool = None
+        self._keys: dict[str, tuple] = {}
+        #: (simulation key, parameter values, dequantization) -> figures, for points asked twice
+        #: (the fit's last point, then its summary).
+        self._seen: dict[tuple, dict[str, float]] = {}
+
+    def __enter__(self) -> Simulator:
+        return self
+
+    def __exit__(self, *_) -> None:
+        if self._pool is not None:
+            self._pool.terminate()
+            self._pool = None
+
+    def key(self, run) -> tuple:
+        if run.id not in self._keys:
+            self._keys[run.id] = benchmarks.simulation_key(run)
+        return self._keys[run.id]
+
+    def figures(self, tasks: list) -> list[dict[str, float]]:
+        """``_simulate_task`` of each task, in order; SpecError on the first that fails."""
+        if self.jobs > 1 and len(tasks) > 1:
+            if self._pool is None:
+                context = multiprocessing.get_context(
+                    "fork" if "fork" in multiprocessing.get_all_start_methods() else None
+                )
+                self._pool = context.Pool(self.jobs, initializer=_start_worker)
+            results = self._pool.map(_simulate_task, tasks, chunksize=1)
+        else:
+            results = [_simulate_task(task) for task in tasks]
+        for result in results:
+            if isinstance(result, str):
+                raise SpecError(result)
+        return results
+
+    def predict(self, runs, values, dequant=None) -> list[float]:
+        """The expected figure of each run at the parameter ``values`` (and, for the dequantization
+        pairs, ``dequant = (delta, switch)``)."""
+        point = (tuple(sorted(values.items())), dequant)
+        unique: dict[tuple, object] = {}
+        for run in runs:
+            if (self.key(run), point) not in self._seen:
+                unique.setdefault(self.key(run), run)
+        keys = list(unique)
+        for key, found in zip(keys, self.figures([(unique[key], values, dequant) for key in keys]), strict=True):
+            self._seen[key, point] = found
+        return [benchmarks.figure(run, self._seen[self.key(run), point]) for run in runs]
+
+
+def _residuals(runs, values, simulator: Simulator) -> list[float]:
     """log(measured / expected) for each run."""
-    return [math.log(run.measured_over(benchmarks.predict(run, _cost_model(values, run.gpu), specs))) for run in runs]
+    return [math.log(run.measured_over(e)) for run, e in zip(runs, simulator.predict(runs, values), strict=True)]
+
+
+def depends(parameter: str, run, specs) -> bool:
+    """Whether ``run``'s expected figure moves with ``parameter`` at all; the fit's Jacobian has
+    an exact 0 wherever it does not, so those runs are not simulated again. Bandwidth and the
+    overheads time every run; the links and the all-reduce latency only runs whose layers are
+    split over several GPUs (``performance.allreduces_per_pass``); a compute share only the runs
+    on its GPU at its math (``performance.math_precision``)."""
+    family = parameter.split(":")[0]
+    if family in ("link", "allreduce_latency_s", "allreduce_hop_s"):
+        return run.gpus > 1 and not run.attention_dp
+    if family == "compute":
+        _, gpu, precision = parameter.split(":")
+        return run.gpu == gpu and math_precision(specs.gpu(run.gpu), run.weight_precision) == precision
+    return True
 
 
 def _weights(runs) -> list[float]:
@@ -132,14 +257,15 @@ def _weights(runs) -> list[float]:
     return [1.0 / math.sqrt(counts[run.kind]) for run in runs]
 
 
-def _solve(matrix: list[list[float]], vector: list[float]) -> list[float]:
-    """Gaussian elimination with partial pivoting (the normal equations are small)."""
+def _solve(matrix: list[list[float]], vector: list[float], smallest_pivot: float = 1e-300) -> list[float]:
+    """Gaussian elimination with partial pivoting (the normal equations are small); SpecError
+    when a pivot falls below ``smallest_pivot`` (the matrix is singular, or as good as)."""
     n = len(vector)
     a = [[*row, vector[i]] for i, row in enumerate(matrix)]
     for col in range(n):
         pivot = max(range(col, n), key=lambda r: abs(a[r][col]))
         a[col], a[pivot] = a[pivot], a[col]
-        if abs(a[col][col]) < 1e-300:
+        if abs(a[col][col]) < smallest_pivot:
             raise SpecError("the fit's normal equations are singular: a parameter has no effect on any run")
         for r in range(col + 1, n):
             factor = a[r][col] / a[col][col]
@@ -151,55 +277,130 @@ def _solve(matrix: list[list[float]], vector: list[float]) -> list[float]:
     return x
 
 
-def fit(runs, specs) -> tuple[dict[str, float], int]:
-    """The fitted parameters and the iterations taken (Levenberg-Marquardt on log parameters)."""
-    names = ["bandwidth", "link", "layer_overhead_s", "token_overhead_s", "allreduce_latency_s", "allreduce_hop_s"]
-    pairs = sorted({(run.gpu, math_precision(specs.gpu(run.gpu), run.weight_precision)) for run in runs})
-    names += [f"compute:{gpu}:{precision}" for gpu, precision in pairs]
-    params = [Parameter(name) for name in names]
-    x = [math.log(START[p.family]) for p in params]
-    weights = _weights(runs)
+class Problem:
+    """The least-squares problem: the fit runs, the parameters (each on a log scale), each run's
+    weight, and which runs each parameter moves (``depends``)."""
 
-    def values_of(point: list[float]) -> dict[str, float]:
-        return {p.name: math.exp(v) for p, v in zip(params, point, strict=True)}
+    def __init__(self, runs, specs, simulator: Simulator) -> None:
+        names = ["bandwidth", "link", "layer_overhead_s", "token_overhead_s", "request_overhead_s"]
+        names += ["allreduce_latency_s", "allreduce_hop_s"]
+        pairs = sorted({(run.gpu, math_precision(specs.gpu(run.gpu), run.weight_precision)) for run in runs})
+        names += [f"compute:{gpu}:{precision}" for gpu, precision in pairs]
+        self.runs = runs
+        self.params = [Parameter(name) for name in names]
+        self.weights = _weights(runs)
+        self.moved = [[depends(p.name, run, specs) for run in runs] for p in self.params]
+        self.simulator = simulator
 
-    def clamp(point: list[float]) -> list[float]:
+    def values_of(self, point: list[float]) -> dict[str, float]:
+        return {p.name: math.exp(v) for p, v in zip(self.params, point, strict=True)}
+
+    def clamp(self, point: list[float]) -> list[float]:
         return [
-            min(max(v, LOG_BOUNDS[p.family][0]), LOG_BOUNDS[p.family][1]) for p, v in zip(params, point, strict=True)
+            min(max(v, LOG_BOUNDS[p.family][0]), LOG_BOUNDS[p.family][1])
+            for p, v in zip(self.params, point, strict=True)
         ]
 
-    def cost(point):
-        r = [w * e for w, e in zip(weights, _residuals(runs, values_of(point), specs), strict=True)]
+    def at_bound(self, point: list[float]) -> list[bool]:
+        return [v in LOG_BOUNDS[p.family] for p, v in zip(self.params, point, strict=True)]
+
+    def cost(self, point: list[float]) -> tuple[list[float], float]:
+        """The weighted residuals at ``point`` and the sum of their squares."""
+        residuals = _residuals(self.runs, self.values_of(point), self.simulator)
+        r = [w * e for w, e in zip(self.weights, residuals, strict=True)]
         return r, sum(e * e for e in r)
 
-    r, total = cost(x)
-    damping = 1e-2
-    for iteration in range(1, ITERATIONS + 1):
+    def jacobian(self, x: list[float], r: list[float]) -> list[list[float]]:
+        """One column per parameter: the forward difference of the weighted residuals ``r`` at
+        ``x``. A column simulates only the runs its parameter moves; the others' residuals stay
+        where they are, exactly, so their entries are 0."""
         columns = []
-        for i in range(len(x)):
+        for i, param in enumerate(self.params):
             probe = x[:]
-            probe[i] += STEP if x[i] + STEP <= LOG_BOUNDS[params[i].family][1] else -STEP
-            shifted, _ = cost(probe)
+            probe[i] += STEP if x[i] + STEP <= LOG_BOUNDS[param.family][1] else -STEP
+            moved = self.moved[i]
+            chosen = [run for run, m in zip(self.runs, moved, strict=True) if m]
+            again = iter(_residuals(chosen, self.values_of(probe), self.simulator))
+            shifted = [w * next(again) if m else a for w, m, a in zip(self.weights, moved, r, strict=True)]
             columns.append([(b - a) / (probe[i] - x[i]) for a, b in zip(r, shifted, strict=True)])
-        jtj = [[sum(ci[k] * cj[k] for k in range(len(r))) for cj in columns] for ci in columns]
-        jtr = [sum(ci[k] * r[k] for k in range(len(r))) for ci in columns]
-        improved = False
-        for _ in range(8):
+        return columns
+
+    def fit(self) -> tuple[list[float], int, list[list[float]]]:
+        """The fitted point (log parameters), the iterations taken (Levenberg-Marquardt), and the
+        Jacobian of the last iteration (at the fitted point, or one step before it that lowered
+        the sum of squares by less than ``TOLERANCE``)."""
+        x = [math.log(START[p.family]) for p in self.params]
+        r, total = self.cost(x)
+        damping = 1e-2
+        for iteration in range(1, ITERATIONS + 1):
+            columns = self.jacobian(x, r)
+            jtj = [[sum(ci[k] * cj[k] for k in range(len(r))) for cj in columns] for ci in columns]
+            jtr = [sum(ci[k] * r[k] for k in range(len(r))) for ci in columns]
+            improved = False
+            for _ in range(8):
+                system = [
+                    [jtj[i][j] + (damping * jtj[i][i] if i == j else 0.0) for j in range(len(x))] for i in range(len(x))
+                ]
+                step = _solve(system, [-g for g in jtr])
+                candidate = self.clamp([a + b for a, b in zip(x, step, strict=True)])
+                r_new, total_new = self.cost(candidate)
+                if total_new < total:
+                    improved = total - total_new > TOLERANCE * total
+                    x, r, total = candidate, r_new, total_new
+                    damping = max(damping / 3, 1e-6)
+                    break
+                damping *= 4
+            if not improved:
+                return x, iteration, columns
+        return x, ITERATIONS, columns
+
+    def left_out_residuals(self, x: list[float], columns: list[list[float]]) -> list[float]:
+        """log(measured ÷ expected) of each fit run as predicted by the fit without its benchmark run:
+        every row of one simulated run (``benchmarks.simulation_key``: its TTFT, ITL and throughput,
+        which share conditions and a measurement) is left out together.
+
+        For least squares linearized at ``x`` (``columns``, the fit's last Jacobian J of the weighted
+        residuals e, over the parameters not held at a bound, hat matrix H = J (J^T J)^-1 J^T), leaving out a group G
+        gives exactly e_(-G) = (I - H_GG)^-1 e_G (the grouped form of the PRESS residual
+        e_i / (1 - h_ii)), so no refit is needed. Divided by each run's weight, these are the
+        band's residuals: a run the other runs predict badly widens it, as a held-out run would."""
+        r, _ = self.cost(x)
+        free = [not held for held in self.at_bound(x)]
+        columns = [column for column, keep in zip(columns, free, strict=True) if keep]
+        size = len(columns)
+        gram = [[sum(a * b for a, b in zip(ci, cj, strict=True)) for cj in columns] for ci in columns]
+        inverse_columns = [_solve(gram, [1.0 if i == j else 0.0 for i in range(size)]) for j in range(size)]
+        rows = [[column[k] for column in columns] for k in range(len(r))]
+        # (J^T J)^-1 J_k^T for each run k: the parameters' response to run k's residual.
+        response = [[sum(inverse_columns[j][i] * row[j] for j in range(size)) for i in range(size)] for row in rows]
+        groups: dict[tuple, list[int]] = {}
+        for k, run in enumerate(self.runs):
+            groups.setdefault(self.simulator.key(run), []).append(k)
+        left_out = [0.0] * len(r)
+        for members in groups.values():
             system = [
-                [jtj[i][j] + (damping * jtj[i][i] if i == j else 0.0) for j in range(len(x))] for i in range(len(x))
+                [
+                    (1.0 if a == b else 0.0) - sum(x * y for x, y in zip(rows[a], response[b], strict=True))
+                    for b in members
+                ]
+                for a in members
             ]
-            step = _solve(system, [-g for g in jtr])
-            candidate = clamp([a + b for a, b in zip(x, step, strict=True)])
-            r_new, total_new = cost(candidate)
-            if total_new < total:
-                improved = total - total_new > 1e-9 * total
-                x, r, total = candidate, r_new, total_new
-                damping = max(damping / 3, 1e-6)
-                break
-            damping *= 4
-        if not improved:
-            return values_of(x), iteration
-    return values_of(x), ITERATIONS
+            try:
+                solved = _solve(system, [r[k] for k in members], smallest_pivot=1e-9)
+            except SpecError:
+                names = ", ".join(self.runs[k].id for k in members)
+                raise SpecError(f"run {names} alone fixes a parameter, so it cannot be left out") from None
+            for k, value in zip(members, solved, strict=True):
+                left_out[k] = value / self.weights[k]
+        return left_out
+
+
+def fit(runs, specs, simulator: Simulator) -> tuple[dict[str, float], int, list[float]]:
+    """The fitted parameters, the iterations taken, and each run's left-out residual
+    (``Problem.left_out_residuals``)."""
+    problem = Problem(runs, specs, simulator)
+    x, iterations, columns = problem.fit()
+    return problem.values_of(x), iterations, problem.left_out_residuals(x, columns)
 
 
 def kernel_switch(run) -> int | None:
@@ -241,28 +442,29 @@ def _with_dequant(costs: CostModel, delta: float, switch: int | None) -> CostMod
     return replace(costs, dequant_overhead=delta, dequant_switch_tokens=switch)
 
 
-def predicted_pair(pair, values, delta: float, specs) -> tuple[float, float]:
-    """The expected throughputs of a (fused, widened) pair at δ, each at its own kernel path."""
-    return tuple(
-        benchmarks.predict(run, _with_dequant(_cost_model(values, run.gpu), delta, kernel_switch(run)), specs)
-        for run in pair
-    )
+def predicted_pairs(pairs, values, delta: float, simulator: Simulator) -> list[tuple[float, float]]:
+    """The expected throughputs of each (fused, widened) pair at δ, each run at its own kernel path."""
+    runs = [run for pair in pairs for run in pair]
+    tasks = [(run, values, (delta, kernel_switch(run))) for run in runs]
+    figures = [benchmarks.figure(run, found) for run, found in zip(runs, simulator.figures(tasks), strict=True)]
+    return list(zip(figures[::2], figures[1::2], strict=True))
 
 
-def _pair_residual(pair, values, delta, specs) -> float:
+def _pair_residual(pair, expected: tuple[float, float]) -> float:
     """log(measured ÷ expected) of the pair's ratio, widened ÷ fused."""
-    fused, widened = predicted_pair(pair, values, delta, specs)
+    fused, widened = expected
     return math.log(pair[1].value / pair[0].value) - math.log(widened / fused)
 
 
-def fit_dequant(pairs, values, specs) -> float:
+def fit_dequant(pairs, values, simulator: Simulator) -> float:
     """δ minimizing the squared log residuals of the pairs' ratios (golden-section search: the
     expected ratio grows with δ, so the sum has one minimum in the bounds)."""
     if not pairs:
         raise SpecError("no fused and widened pair has split = fit", file=str(DEQUANT_ROWS))
 
     def cost(delta: float) -> float:
-        return sum(_pair_residual(pair, values, delta, specs) ** 2 for pair in pairs)
+        expected = predicted_pairs(pairs, values, delta, simulator)
+        return sum(_pair_residual(pair, e) ** 2 for pair, e in zip(pairs, expected, strict=True))
 
     low, high = DEQUANT_BOUNDS
     golden = (math.sqrt(5) - 1) / 2
@@ -280,7 +482,7 @@ def fit_dequant(pairs, values, specs) -> float:
     return (low + high) / 2
 
 
-def dequant_lines(pairs, values, delta: float, specs) -> list[str]:
+def dequant_lines(pairs, values, delta: float, simulator: Simulator) -> list[str]:
     """The file's [fit.dequant] table: the rows, the method, and for every pair its measured and
     expected ratio and each run's measured ÷ expected throughput."""
     lines = [
@@ -294,9 +496,8 @@ def dequant_lines(pairs, values, delta: float, specs) -> list[str]:
         "",
     ]
     for split in ("fit", "check"):
-        for pair in pairs[split]:
+        for pair, expected in zip(pairs[split], predicted_pairs(pairs[split], values, delta, simulator), strict=True):
             fused, widened = pair
-            expected = predicted_pair(pair, values, delta, specs)
             lines += [
                 f'[fit.dequant.{split}."{fused.input_tokens}-tokens"]',
                 f'runs = ["{fused.id}", "{widened.id}"]',
@@ -345,13 +546,12 @@ def _specs_digest() -> str:
     return hashlib.sha256((data / "gpus.toml").read_bytes() + (data / "models.toml").read_bytes()).hexdigest()
 
 
-def _tp_order(values, specs) -> dict[str, float]:
+def _tp_order(values, simulator: Simulator) -> dict[str, float]:
     """Expected output tokens/s per GPU, Llama 3.1 70B fp8 on H100s at 128/2048 with every
     request at once, at TP 2, 4 and 8, scheduled as the TensorRT-LLM runs are (the issue's
     ordering check; measured 3,085, 2,878 and 2,133)."""
-    out = {}
-    for gpus in (2, 4, 8):
-        run = benchmarks.ServingRun(
+    runs = [
+        benchmarks.ServingRun(
             id=f"tp{gpus}",
             split="check",
             engine="TensorRT-LLM",
@@ -370,23 +570,29 @@ def _tp_order(values, specs) -> dict[str, float]:
             source="",
             note="",
         )
-        out[f"tp{gpus}"] = benchmarks.predict(run, _cost_model(values, "h100-sxm"), specs) / gpus
-    return out
+        for gpus in (2, 4, 8)
+    ]
+    expected = simulator.predict(runs, values)
+    return {run.id: figure / run.gpus for run, figure in zip(runs, expected, strict=True)}
 
 
 def _number(value: float) -> str:
     return repr(float(f"{value:.6g}"))
 
 
-def render(values, iterations, fit_runs, check_runs, fit_ratios, check_ratios, specs, pairs, delta) -> str:
+def _band(runs, ratios) -> dict[str, tuple[float, float]]:
+    """Kind -> (p10, p90) of ``ratios`` over the runs of that kind."""
+    out = {}
+    for kind in benchmarks.KINDS:
+        chosen = [ratio for run, ratio in zip(runs, ratios, strict=True) if run.kind == kind]
+        if not chosen:
+            raise SpecError(f"no run of kind {kind} has split = fit, so it has no band", file=str(ROWS))
+        out[kind] = (_percentile(chosen, 0.1), _percentile(chosen, 0.9))
+    return out
+
+
+def render(values, iterations, fit_runs, check_runs, fit_ratios, check_ratios, band, simulator, pairs, delta) -> str:
     """The calibration file's text."""
-    band = {
-        kind: (
-            _percentile([r for run, r in zip(fit_runs, fit_ratios, strict=True) if run.kind == kind], 0.1),
-            _percentile([r for run, r in zip(fit_runs, fit_ratios, strict=True) if run.kind == kind], 0.9),
-        )
-        for kind in benchmarks.KINDS
-    }
     shares = [value for key, value in values.items() if key.startswith("compute:")]
     metric_kind = {
         "throughput_tokens_per_s": "throughput",
@@ -411,7 +617,8 @@ def render(values, iterations, fit_runs, check_runs, fit_ratios, check_ratios, s
         'method = "Levenberg-Marquardt on log parameters; residual log(measured / expected), each kind weighted'
         " 1/sqrt(its runs); every run simulated with roofline.benchmarks.predict (at most"
         f' {benchmarks.SIMULATED_REQUESTS:,} requests)"',
-        'band = "p10 and p90 of measured / expected over the fit rows, per kind"',
+        "band = \"p10 and p90, per kind, of the fit rows' measured / expected with each benchmark run left out of the"
+        " fit (its rows together), by the linearized fit's hat matrix: e_(-G) = (I - H_GG)^-1 e_G\"",
         "",
     ]
     for label, runs, ratios in (("fit_rows", fit_runs, fit_ratios), ("held_out_rows", check_runs, check_ratios)):
@@ -425,9 +632,9 @@ def render(values, iterations, fit_runs, check_runs, fit_ratios, check_ratios, s
     lines.append(
         'case = "Llama 3.1 70B fp8 on H100s, 128 in / 2048 out, every request at once, TensorRT-LLM scheduling"'
     )
-    for key, value in _tp_order(values, specs).items():
+    for key, value in _tp_order(values, simulator).items():
         lines.append(f"{key} = {_number(value)}")
-    lines += ["", *dequant_lines(pairs, values, delta, specs)]
+    lines += ["", *dequant_lines(pairs, values, delta, simulator)]
     lines += [
         "[costs]",
         f"bandwidth_efficiency = {_number(values['bandwidth'])}",
@@ -435,6 +642,7 @@ def render(values, iterations, fit_runs, check_runs, fit_ratios, check_ratios, s
         f"default_compute_efficiency = {_number(_geometric_mean(shares))}",
         f"layer_overhead_s = {_number(values['layer_overhead_s'])}",
         f"token_overhead_s = {_number(values['token_overhead_s'])}",
+        f"request_overhead_s = {_number(values['request_overhead_s'])}",
         f"allreduce_latency_s = {_number(values['allreduce_latency_s'])}",
         f"allreduce_hop_s = {_number(values['allreduce_hop_s'])}",
         f"dequant_overhead = {_number(delta)}",
@@ -469,24 +677,36 @@ def predictions_text(runs, expected: dict[str, float], specs) -> str:
     return "\n".join(lines) + "\n"
 
 
-def build() -> dict[Path, str]:
-    """Refit from the rows; return each output file's text (raises SpecError on any failure)."""
+def build(jobs: int | None = None) -> dict[Path, str]:
+    """Refit from the rows; return each output file's text (raises SpecError on any failure).
+    ``jobs``: processes to simulate in (``default_jobs`` when None); the files do not depend on it."""
+    jobs = default_jobs() if jobs is None else jobs
     specs = load_specs()
     runs = benchmarks.load_serving_runs(ROWS)
     fit_runs = [run for run in runs if run.split == "fit"]
     check_runs = [run for run in runs if run.split == "check"]
     if not fit_runs:
         raise SpecError("no run has split = fit", file=str(ROWS))
-    values, iterations = fit(fit_runs, specs)
-    fit_ratios = [math.exp(e) for e in _residuals(fit_runs, values, specs)]
-    check_ratios = [math.exp(e) for e in _residuals(check_runs, values, specs)]
     pairs = dequant_pairs(benchmarks.load_serving_runs(DEQUANT_ROWS))
-    delta = fit_dequant(pairs["fit"], values, specs)
-    text = render(values, iterations, fit_runs, check_runs, fit_ratios, check_ratios, specs, pairs, delta)
+    with Simulator(specs, jobs) as simulator:
+        values, iterations, left_out = fit(fit_runs, specs, simulator)
+        band = _band(fit_runs, [math.exp(e) for e in left_out])
+        fit_ratios = [math.exp(e) for e in _residuals(fit_runs, values, simulator)]
+        check_ratios = [math.exp(e) for e in _residuals(check_runs, values, simulator)]
+        delta = fit_dequant(pairs["fit"], values, simulator)
+        text = render(values, iterations, fit_runs, check_runs, fit_ratios, check_ratios, band, simulator, pairs, delta)
     parse_calibration(text, "the refit")  # what is written must load
     modelled = fit_runs + check_runs
     expected = {run.id: run.value / ratio for run, ratio in zip(modelled, fit_ratios + check_ratios, strict=True)}
     return {OUTPUT: text, PREDICTIONS: predictions_text(modelled, expected, specs)}
+
+
+def default_jobs() -> int:
+    """The processors this process may run on (the simulations are independent)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
 
 
 def write_atomically(path: Path, text: str) -> None:
@@ -503,9 +723,14 @@ def write_atomically(path: Path, text: str) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="refit and compare with the files; write nothing")
+    parser.add_argument(
+        "--jobs", type=int, default=None, help="processes to simulate in (default: the processors available)"
+    )
     args = parser.parse_args(argv)
+    if args.jobs is not None and args.jobs < 1:
+        parser.error(f"--jobs must be at least 1, got {args.jobs}")
     try:
-        texts = build()
+        texts = build(args.jobs)
     except (SpecError, ArithmeticError, ValueError) as error:
         kept = ", ".join(str(path.relative_to(ROOT)) for path in (OUTPUT, PREDICTIONS))
         sys.stderr.write(f"fit_expected: error: {error} ({kept} left unchanged)\n")

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from roofline import estimate, load_calibration, load_specs
+from roofline import benchmarks, estimate, load_calibration, load_specs
 from roofline.calibration import BAND_METRICS, CALIBRATION_FILE, cost_model, parse_calibration
 from roofline.cli import main
 from roofline.errors import SpecError
@@ -31,7 +31,7 @@ from roofline.performance import (
     iteration_costs,
     prefill_pass,
 )
-from roofline.serving import Lengths, ServingConfig, simulate_expected
+from roofline.serving import Lengths, ServingConfig, simulate, simulate_expected
 
 ROOT = Path(__file__).resolve().parents[1]
 FILE = ROOT / CALIBRATION_FILE
@@ -329,3 +329,60 @@ def test_the_report_says_the_ceiling_has_no_dequantization_and_the_expected_cost
     assert main([*args[:-4], "--precision", "fp8", "--costs", "expected"]) == 0
     out = capsys.readouterr().out
     assert "widening" not in out and "δ" not in out  # W8A8 on an H100 multiplies fp8 as stored
+
+
+# -- The host time per request, the cross-validated band, the fit's shortcuts (issue 17, fit17) ---------
+
+
+def test_the_host_time_per_request_delays_each_request_and_not_the_batch() -> None:
+    """A request reaches the scheduler ``request_overhead_s`` after it is sent: at a request rate
+    every TTFT and latency grows by exactly that and the GPU's schedule (the gaps between tokens)
+    does not change; the ceiling has none."""
+    specs = load_specs()
+    calibration = load_calibration()
+    assert 1e-3 < calibration.request_overhead_s < 5e-2 and CEILING.request_overhead_s == 0
+    costs = calibration.cost_model("h100-sxm")
+    without = dataclasses.replace(costs, request_overhead_s=0.0)
+    work = Workload(specs.model("llama-3.1-8b"))
+    config = ServingConfig(rate=4.0, requests=60, prompt=Lengths(300, 300), output=Lengths(50, 50))
+    late = simulate(Hardware(specs.gpu("h100-sxm"), costs=costs), work, config)
+    prompt = simulate(Hardware(specs.gpu("h100-sxm"), costs=without), work, config)
+    overhead = calibration.request_overhead_s
+    assert late.ttft_mean_s == pytest.approx(prompt.ttft_mean_s + overhead, rel=1e-9)
+    assert late.latency_mean_s == pytest.approx(prompt.latency_mean_s + overhead, rel=1e-9)
+    assert late.itl_mean_s == pytest.approx(prompt.itl_mean_s, rel=1e-9)
+    with pytest.raises(SpecError, match="request_overhead_s"):
+        CostModel(request_overhead_s=-1e-3)
+
+
+def test_a_parameter_that_cannot_move_a_run_leaves_its_prediction_exactly_where_it_was() -> None:
+    """The fit skips, in each Jacobian column, the runs ``depends`` says the parameter cannot
+    move: their figure must then be bit for bit the same at any value of it."""
+    script = _script()
+    specs = load_specs()
+    runs = [run for run in benchmarks.load_serving_runs(script.ROWS) if run.split == "fit"]
+    one_gpu = next(run for run in runs if run.gpus == 1 and run.gpu == "h100-sxm" and run.kind == "ttft")
+    values = dict.fromkeys(("bandwidth", "link", "compute:h100-sxm:bf16", "compute:a100-80gb:bf16"), 0.6)
+    values.update(layer_overhead_s=4e-5, token_overhead_s=1e-5, request_overhead_s=8e-3)
+    values.update(allreduce_latency_s=2e-5, allreduce_hop_s=1e-6)
+    for name, moved in (("link", 0.3), ("allreduce_latency_s", 1e-4), ("compute:a100-80gb:bf16", 0.2)):
+        assert not script.depends(name, one_gpu, specs)
+        shifted = {**values, name: moved}
+        before = benchmarks.predict(one_gpu, script._cost_model(values, one_gpu.gpu), specs)
+        after = benchmarks.predict(one_gpu, script._cost_model(shifted, one_gpu.gpu), specs)
+        assert before == after, name
+    assert script.depends("bandwidth", one_gpu, specs) and script.depends("compute:h100-sxm:bf16", one_gpu, specs)
+
+
+def test_the_band_is_the_left_out_residuals_and_holds_the_held_out_runs_it_claims() -> None:
+    """The band is p10-p90 of the fit runs predicted without their benchmark (the file says so),
+    and the share of held-out TTFTs the file says it holds is what the predictions give."""
+    calibration = load_calibration()
+    fit = calibration.provenance
+    assert "left out" in fit["band"]
+    low, high = calibration.band["ttft_mean_s"]
+    runs = benchmarks.load_serving_runs(ROOT / "data" / "serving-measurements.csv")
+    predictions = benchmarks.parse_predictions((ROOT / "data" / "serving-expected.csv").read_text(encoding="utf-8"))
+    held = [run.value / predictions[run.id][1] for run in runs if run.split == "check" and run.kind == "ttft"]
+    share = sum(1 for ratio in held if low <= ratio <= high) / len(held)
+    assert share == pytest.approx(fit["held_out_rows_summary"]["ttft"]["in_band"], abs=1e-6)
