@@ -40,13 +40,17 @@ node_modules/.installed: package.json package-lock.json
 serve: setup
 	$(PY) scripts/serve.py --build --watch
 
+# One pytest worker a core, up to four (pytest-xdist); conftest.py keeps the tests that use the
+# built site or the browser on one worker, so the site is built once.
+WORKERS ?= $(shell $(PYTHON) -c "import os; print(min(4, os.cpu_count() or 1))")
+
 ## Run every test: unit, golden, property, CLI, site build, Node/Pyodide and browser.
 test: setup
-	$(PY) -m pytest
+	$(PY) -m pytest -n $(WORKERS) --dist loadgroup
 
 ## The author's loop (under a minute): every test but the site builds, subprocess runs, SVG re-renders, Pyodide and the browser.
 test-fast: setup
-	$(PY) -m pytest -m "not slow and not browser and not node" -q
+	$(PY) -m pytest -n $(WORKERS) -m "not slow and not browser and not node" -q
 
 ## Build the site into site/ without serving it.
 build: setup

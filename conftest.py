@@ -26,6 +26,18 @@ from typing import Any
 import pytest
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under pytest-xdist (``make test`` runs one worker a core, up to four), every test that needs
+    the built site or the browser runs on one worker: the site is then built once, and one Chromium
+    at a time shares the cores with the other workers' package, CLI and build tests. Without xdist
+    nothing changes (its marker is only named when its plugin is there)."""
+    if not config.pluginmanager.hasplugin("xdist"):
+        return
+    for item in items:
+        if {"site", "browser"} & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.xdist_group("site"))
+
+
 @dataclass
 class Site:
     """The tests' built site."""

@@ -81,6 +81,7 @@ def test_chart_specs_are_valid_vega_lite_with_the_notice_in_usermeta():
         assert "<svg" in svg and "http://" not in svg.replace("http://www.w3.org/", "")
 
 
+@pytest.mark.slow  # regenerates every page's figures (chapter 3 alone simulates for seconds)
 def test_an_unchanged_run_writes_nothing(tmp_path):
     root = copy_inputs(tmp_path)
     before = {path.name: path.stat().st_mtime_ns for path in (root / "figures").iterdir()}
@@ -89,6 +90,7 @@ def test_an_unchanged_run_writes_nothing(tmp_path):
     assert {path.name: path.stat().st_mtime_ns for path in (root / "figures").iterdir()} == before
 
 
+@pytest.mark.slow  # regenerates every page's figures (chapter 3 alone simulates for seconds)
 def test_a_spec_edit_rewrites_only_what_it_changes(tmp_path):
     root = copy_inputs(tmp_path)
     models = root / "roofline" / "data" / "models.toml"
@@ -115,6 +117,7 @@ def test_a_bad_spec_raises_the_packages_error_and_keeps_the_last_good_figures(tm
     assert {path.name: path.read_bytes() for path in (root / "figures").iterdir()} == before
 
 
+@pytest.mark.slow  # regenerates every page's figures (chapter 3 alone simulates for seconds)
 def test_stale_generated_files_are_removed_and_others_kept(tmp_path):
     root = copy_inputs(tmp_path)
     (root / "figures" / "old-chart.svg").write_bytes(b"<!-- " + NOTICE.encode() + b" -->\n<svg/>")

@@ -281,6 +281,7 @@ def test_at_saturation_throughput_never_exceeds_max_batch_over_the_step_time(
 # -- queueing ----------------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # six runs of 20,000 requests: seconds
 @settings(max_examples=6, deadline=None)
 @given(policy=POLICY, rate=st.floats(0.5, 6), seed=st.integers(0, 2**32))
 def test_littles_law_holds_on_long_runs(policy: str, rate: float, seed: int) -> None:

@@ -139,6 +139,8 @@
       views.set(chart, result.view);
       showTooltipOnTap(result.view);
       chart.dataset.state = "interactive";
+      // Which scheme this drawing is in: a redraw for a new scheme is done when this says so.
+      chart.dataset.scheme = isDark() ? "dark" : "light";
     } catch (error) {
       chart.dataset.state = "static";
       console.warn("chart stays static:", error);

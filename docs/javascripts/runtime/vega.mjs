@@ -67,6 +67,7 @@ async function render(element) {
     views.set(element, result.view);
     charts.showTooltipOnTap(result.view);
     element.dataset.state = "drawn";
+    element.dataset.scheme = charts.isDark() ? "dark" : "light"; // a redraw for a new scheme is done when this says so
     // Vega's own SVG gets the spec's description as its accessible name.
     element.querySelector("svg")?.setAttribute("aria-label", spec.description ?? "");
   } catch (error) {
