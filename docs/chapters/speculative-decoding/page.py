@@ -395,6 +395,14 @@ def build(ctx: Context) -> PageContent:
     put("e3b_last_tokens", f"{last.batch * (paper['gamma'] + 1):,}")
     put("e3b_last_bound", last.bound)
     put("e3b_fade", f"{next(row.batch for row in rows if row.measured < FADED * row.ceiling):,}")
+    # Where the expected gain, fitted without speculation, first drops below the measured one (if it does).
+    under = next((row.batch for row in rows if row.expected < row.measured), None)
+    put(
+        "e3b_expected_against_measured",
+        "it stays above the measured gain at every batch"
+        if under is None
+        else f"from {under:,} users it is below the measured gain, so it is no bound either",
+    )
     content.table("eagle3-batches", eagle3_batch_table(rows, paper))
     batches = [2**power for power in range(11)]
     content.figure(
