@@ -33,7 +33,10 @@ _NO_JS_HEAD = re.compile(r'(<html lang="[^"]*" class="no-js">\s*<head>)')
 #: The theme's own first steps (bundle.ts: classList.remove("no-js"), add("js"); the focus-visible
 #: polyfill: add("js-focus-visible")), taken before the body is parsed, so that the bundle's later
 #: calls change nothing. No stylesheet here or in the theme styles "js-focus-visible" itself.
-EARLY_JS = '<script>document.documentElement.classList.replace("no-js", "js"), document.documentElement.classList.add("js-focus-visible")</script>'
+EARLY_JS = (
+    "<script>document.documentElement.classList.replace('no-js', 'js'),"
+    " document.documentElement.classList.add('js-focus-visible')</script>"
+)
 _BUNDLE = re.compile(r'<script src="([^"]*assets/javascripts/bundle\.[0-9a-f]+\.min\.js)"></script>')
 
 

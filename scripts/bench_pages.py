@@ -1,6 +1,7 @@
 """Page quality benchmarks: Lighthouse (mobile) and axe-core on every page of the built site.
 
-Run: ``python scripts/bench_pages.py [--site DIR] [--runs N] [--page PATH ...] [--save DIR] [--axe-only | --lighthouse-only]``
+Run: ``python scripts/bench_pages.py [--site DIR] [--runs N] [--page PATH ...] [--save DIR]
+[--axe-only | --lighthouse-only]``
 (or ``python scripts/bench.py pages``). Builds the site (unless ``--site`` names a
 built one), serves it with ``scripts/serve.py``'s handler, exactly as ``make serve``
 does (gzip, cache headers, COOP/COEP), and for each page prints:
@@ -108,7 +109,8 @@ def where_time_went(report: dict, count: int = 5) -> list[str]:
     lines = []
     tasks = report["audits"].get("long-tasks", {}).get("details", {}).get("items", [])
     for task in sorted(tasks, key=lambda item: -item.get("duration", 0))[:count]:
-        lines.append(f"long task {task['duration']:,.0f} ms at {task.get('startTime', 0):,.0f} ms: {task.get('url', '')}")
+        at = task.get("startTime", 0)
+        lines.append(f"long task {task['duration']:,.0f} ms at {at:,.0f} ms: {task.get('url', '')}")
     scripts = report["audits"].get("bootup-time", {}).get("details", {}).get("items", [])
     for script in sorted(scripts, key=lambda item: -item.get("total", 0))[:count]:
         lines.append(
