@@ -50,9 +50,10 @@ const MEMORY_HEADROOM_BYTES = 512 * 1024 * 1024;
 const RESTORE_WATCHDOG_MS = 15_000;
 // Without isolation, a Run running this long gets a standby Python booted beside it (keepStandby).
 const STANDBY_AFTER_MS = 250;
-// After Stop swapped a standby in, the next one waits this long (or for the Run pressed next to
-// end): the Run a reader presses right after Stop gets the cores, not the next standby's boot.
-const AFTER_SWAP_MS = 1000;
+// After Stop swapped a standby in, the next one waits this long, and for a Run pressed meanwhile
+// to end (or take STANDBY_AFTER_MS): the Run a reader presses right after Stop gets the cores, not
+// the next standby's boot. Not longer: a reader who stops again soon wants that standby up.
+const AFTER_SWAP_MS = 300;
 // Longest text a worker's message may put on the page (a boot failure, a fallback reason).
 const MAX_REASON = 300;
 const STATUSES = new Set(["ok", "error", "stopped"]);
