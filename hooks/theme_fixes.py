@@ -8,6 +8,12 @@
                    painting until it had run, and it restyles the whole page several times as it starts, so
                    a phone's first paint waited for all of it (Lighthouse's first and largest paint).
                    The page's own classic scripts are deferred too (mkdocs.yml), so they still run after it.
+                   And <html> carries the classes the bundle gives it ("js" for "no-js", and its focus
+                   polyfill's "js-focus-visible") from the start, not only once the bundle has run: each
+                   change to <html>'s class made the browser restyle the whole page (selectors such as
+                   the theme's "table:not([class]) th > :first-child" tie every element to it), in the
+                   bundle's first long task. The bundle's own calls then change nothing. Without
+                   JavaScript "no-js" stays.
 
 A fix whose target markup is gone (after a theme update) fails the build with one
 line, instead of quietly dropping the fix.
@@ -23,6 +29,14 @@ from mkdocs.exceptions import PluginError
 SEARCH_DIALOG = '<div class="md-search" data-md-component="search" role="dialog">'
 NAMED_SEARCH_DIALOG = '<div class="md-search" data-md-component="search" role="dialog" aria-label="Search this site">'
 _ANCHOR = re.compile(r'<a class="anchor-link" href="(#[^"]*)">¶</a>')
+_NO_JS_HEAD = re.compile(r'(<html lang="[^"]*" class="no-js">\s*<head>)')
+#: The theme's own first steps (bundle.ts: classList.remove("no-js"), add("js"); the focus-visible
+#: polyfill: add("js-focus-visible")), taken before the body is parsed, so that the bundle's later
+#: calls change nothing. No stylesheet here or in the theme styles "js-focus-visible" itself.
+EARLY_JS = (
+    "<script>document.documentElement.classList.replace('no-js', 'js'),"
+    " document.documentElement.classList.add('js-focus-visible')</script>"
+)
 _BUNDLE = re.compile(r'<script src="([^"]*assets/javascripts/bundle\.[0-9a-f]+\.min\.js)"></script>')
 
 
@@ -50,12 +64,25 @@ def defer_bundle(output: str, where: str) -> str:
     return _BUNDLE.sub(r'<script src="\1" defer></script>', output)
 
 
+def say_js_early(output: str, where: str) -> str:
+    if len(_NO_JS_HEAD.findall(output)) != 1:
+        raise PluginError(
+            f"theme_fixes hook: {where} has no single <html class=\"no-js\"><head> to mark as scripted early;"
+            " update hooks/theme_fixes.py for the new Material version"
+        )
+    return _NO_JS_HEAD.sub(lambda match: match.group(1) + EARLY_JS, output, count=1)
+
+
+def fix_page(output: str, where: str) -> str:
+    return say_js_early(defer_bundle(name_search_dialog(output, where), where), where)
+
+
 def on_post_page(output: str, page: Any, config: Any) -> str:
-    return defer_bundle(name_search_dialog(output, page.file.src_uri), page.file.src_uri)
+    return fix_page(output, page.file.src_uri)
 
 
 def on_post_template(output: str, template_name: str, config: Any) -> str:
     # 404.html is a theme template rendered on its own, not a page.
     if template_name != "404.html":
         return output
-    return defer_bundle(name_search_dialog(output, template_name), template_name)
+    return fix_page(output, template_name)

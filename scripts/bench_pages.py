@@ -1,6 +1,7 @@
 """Page quality benchmarks: Lighthouse (mobile) and axe-core on every page of the built site.
 
-Run: ``python scripts/bench_pages.py [--site DIR] [--runs N] [--page PATH ...] [--axe-only | --lighthouse-only]``
+Run: ``python scripts/bench_pages.py [--site DIR] [--runs N] [--page PATH ...] [--save DIR]
+[--axe-only | --lighthouse-only]``
 (or ``python scripts/bench.py pages``). Builds the site (unless ``--site`` names a
 built one), serves it with ``scripts/serve.py``'s handler, exactly as ``make serve``
 does (gzip, cache headers, COOP/COEP), and for each page prints:
@@ -13,7 +14,11 @@ does (gzip, cache headers, COOP/COEP), and for each page prints:
 Lighthouse runs through its Node CLI (pinned in package.json) on Debian's
 Chromium: chrome-launcher finds it through ``CHROME_PATH``, and nothing is
 downloaded. These are benchmarks to report, not timed tests: scores move with
-the load on the machine, so ``--runs`` keeps the median of several runs.
+the load on the machine, so ``--runs`` keeps the median of several runs, and prints
+each run's score beside it. With ``--save DIR`` each run's whole Lighthouse report is
+written there as JSON, and the page's longest main-thread tasks and the scripts that
+took the most of it (Lighthouse's ``long-tasks`` and ``bootup-time``) are printed under
+its line: where to look when a score drops.
 """
 
 from __future__ import annotations
@@ -98,6 +103,23 @@ def summarise(report: dict) -> dict[str, float]:
     return figures
 
 
+def where_time_went(report: dict, count: int = 5) -> list[str]:
+    """The ``count`` longest main-thread tasks and the scripts that took the most main thread,
+    from one Lighthouse report (its ``long-tasks`` and ``bootup-time`` audits), one line each."""
+    lines = []
+    tasks = report["audits"].get("long-tasks", {}).get("details", {}).get("items", [])
+    for task in sorted(tasks, key=lambda item: -item.get("duration", 0))[:count]:
+        at = task.get("startTime", 0)
+        lines.append(f"long task {task['duration']:,.0f} ms at {at:,.0f} ms: {task.get('url', '')}")
+    scripts = report["audits"].get("bootup-time", {}).get("details", {}).get("items", [])
+    for script in sorted(scripts, key=lambda item: -item.get("total", 0))[:count]:
+        lines.append(
+            f"script {script['total']:,.0f} ms (evaluation {script.get('scripting', 0):,.0f},"
+            f" parse {script.get('scriptParseCompile', 0):,.0f}): {script.get('url', '')}"
+        )
+    return lines
+
+
 def median_of(runs: list[dict]) -> dict:
     """Per figure, the median over runs (the failed-audit list of the first run)."""
     merged = {
@@ -170,6 +192,7 @@ def report(
     axe: bool = True,
     lighthouse_runs: bool = True,
     only: list[str] | None = None,
+    save: Path | None = None,
 ) -> None:
     with tempfile.TemporaryDirectory() as scratch:
         if site is None:
@@ -187,12 +210,21 @@ def report(
             if lighthouse_runs:
                 print(f"Lighthouse 12, mobile, median of {runs} run(s), served as by `make serve` at {base}")
                 for path in pages:
-                    each = [summarise(lighthouse(base + path)) for _ in range(runs)]
+                    reports = [lighthouse(base + path) for _ in range(runs)]
+                    each = [summarise(one) for one in reports]
                     line = format_lighthouse(path, median_of(each))
                     if runs > 1:  # a goal such as "0.90 in 3 of 3 runs" reads every run, not the median
                         scores = " ".join(f"{run['performance']:.2f}" for run in each)
-                        line += f"; each run's perf {scores}"
+                        tbt = " ".join(f"{run['total-blocking-time']:,.0f}" for run in each)
+                        line += f"; each run's perf {scores}, TBT {tbt} ms"
                     print(line, flush=True)
+                    if save is not None:
+                        save.mkdir(parents=True, exist_ok=True)
+                        name = (path or "home").strip("/").replace("/", "_")
+                        for number, one in enumerate(reports, 1):
+                            (save / f"{name}.{number}.json").write_text(json.dumps(one), encoding="utf-8")
+                            for detail in where_time_went(one):
+                                print(f"    run {number}: {detail}")
             if axe:
                 print("axe-core, serious and critical violations at 390 px, light and dark:")
                 for (path, scheme), violations in axe_site(base, pages).items():
@@ -213,8 +245,16 @@ def main() -> None:
     parser.add_argument(
         "--page", action="append", help="measure only this page (a path like chapters/kv-cache/); repeatable"
     )
+    parser.add_argument("--save", type=Path, help="write each run's Lighthouse report (JSON) into this folder")
     args = parser.parse_args()
-    report(args.site, args.runs, axe=not args.lighthouse_only, lighthouse_runs=not args.axe_only, only=args.page)
+    report(
+        args.site,
+        args.runs,
+        axe=not args.lighthouse_only,
+        lighthouse_runs=not args.axe_only,
+        only=args.page,
+        save=args.save,
+    )
 
 
 if __name__ == "__main__":

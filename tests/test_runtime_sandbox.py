@@ -250,6 +250,11 @@ def test_without_isolation_stop_swaps_in_a_python_booted_beside_the_run(browser,
     expect(runner.locator(".rf-status")).to_have_text("Stopped.")  # not "Python is restarting"
     expect(runner).to_have_attribute("data-state", "ready")
     assert page.evaluate("document.documentElement.dataset.rfBoots") == "2"
+    # The standby booted from what the first worker restored (the compiled wasm, the raw snapshot),
+    # reading no snapshot of its own.
+    assert page.evaluate(
+        "import('../../javascripts/runtime/runtime.mjs').then(({ runtime }) => runtime.timings.prepared)"
+    )
     probe = start(page, "print(6 * 7)\n")
     expect(probe.locator(".rf-status")).to_contain_text("Finished in", timeout=STEP_MS)
     expect(probe.locator(".rf-output")).to_have_text("42\n")

@@ -19,11 +19,13 @@
   // A block of printed lines that a re-run has since removed is no longer in any region:
   // it is let go of instead of measured.
   const observer = new ResizeObserver((entries) => {
+    const regions = new Set();
     for (const entry of entries) {
       const region = entry.target.isConnected ? entry.target.closest("[data-rf-watched]") : null;
-      if (region) mark(region);
+      if (region) regions.add(region);
       else observer.unobserve(entry.target);
     }
+    markAll(regions);
   });
 
   function label(region, measured = true) {
@@ -66,16 +68,40 @@
     return getComputedStyle(region).contentVisibility === "auto";
   }
 
+  /**
+   * What the page says about `region` now: skipped, or whether it overflows and is scrolled to
+   * its end. Reads only: see markAll.
+   */
+  function measure(region) {
+    if (skipped(region)) return { region, skipped: true };
+    const overflows = region.scrollWidth > region.clientWidth + 1;
+    const atEnd = region.scrollLeft + region.clientWidth >= region.scrollWidth - 1;
+    return { region, skipped: false, overflows, atEnd };
+  }
+
   function mark(region) {
+    markAll([region]);
+  }
+
+  /**
+   * Measure every region first, then mark them: a write (a tabindex, a hint) between two
+   * measurements would make the browser style and lay the page out again for the second, and
+   * the resize observer hands over many regions at once while the page loads.
+   */
+  function markAll(regions) {
+    const measured = [...regions].filter((region) => region.isConnected).map(measure);
+    measured.forEach(apply);
+  }
+
+  function apply({ region, skipped: isSkipped, overflows, atEnd }) {
     const hint = region.nextElementSibling?.classList.contains("rf-scroll-hint") ? region.nextElementSibling : null;
     const owned = !region.matches(OUTPUT); // whose focus, role and name this script sets
-    if (skipped(region)) {
+    if (isSkipped) {
       // Its width is unknown until it is shown, and it must take keyboard focus before the
       // reader scrolls to it: focusable until then, measured when shown (see watch).
       if (owned && !region.hasAttribute("tabindex")) focusable(region, label(region, false));
       return;
     }
-    const overflows = region.scrollWidth > region.clientWidth + 1;
     if (!overflows) {
       if (owned && document.activeElement === region) return; // not while the reader is on it
       if (owned) {
@@ -88,7 +114,6 @@
       return;
     }
     if (owned) focusable(region, label(region));
-    const atEnd = region.scrollLeft + region.clientWidth >= region.scrollWidth - 1;
     region.dataset.rfScrolls = atEnd ? "end" : "more";
     const what = Object.entries(HINTS).find(([selector]) => region.matches(selector))?.[1];
     if (!hint && what) {
@@ -109,13 +134,17 @@
       for (const node of record.addedNodes) if (node.nodeType === Node.ELEMENT_NODE) observer.observe(node);
       for (const node of record.removedNodes) if (node.nodeType === Node.ELEMENT_NODE) observer.unobserve(node);
     }
-    requestAnimationFrame(() => panes.forEach((pane) => pane && mark(pane)));
+    panes.delete(null);
+    panes.delete(undefined);
+    requestAnimationFrame(() => markAll(panes));
   });
 
   // Measuring a region lays it out: wait until it comes near the screen, so regions far
   // below (which course.css lets the browser skip) cost nothing while the page loads.
-  // The rest are measured one at a time when the browser is idle, in short tasks that never
-  // hold up the page, so keyboard access does not wait for the reader to scroll.
+  // The rest are watched when the browser is idle, a few in each idle period (as many as
+  // its deadline allows; under load, when the wait times out, a short batch), so keyboard
+  // access does not wait for the reader to scroll; their first measurements then arrive
+  // together in one resize-observer callback and cost one layout between them.
   function watch(region) {
     if (region.dataset.rfWatched !== "pending") return;
     region.dataset.rfWatched = "1";
@@ -137,11 +166,20 @@
 
   const idle = window.requestIdleCallback ?? ((callback) => setTimeout(callback, 200));
 
+  const BATCH_WHEN_LATE = 8; // regions watched in one go when the idle wait timed out
+
   function watchWhenIdle(queue) {
     if (!queue.length) return;
-    idle(() => {
-      if (queue[0].isConnected) watch(queue[0]);
-      watchWhenIdle(queue.slice(1));
+    idle((deadline) => {
+      let done = 0;
+      do {
+        const region = queue[done++];
+        if (region.isConnected) watch(region);
+      } while (
+        done < queue.length &&
+        (deadline?.didTimeout ? done < BATCH_WHEN_LATE : (deadline?.timeRemaining() ?? 0) > 4)
+      );
+      watchWhenIdle(queue.slice(done));
     }, { timeout: 2000 });
   }
 

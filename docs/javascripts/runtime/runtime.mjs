@@ -50,6 +50,10 @@ const MEMORY_HEADROOM_BYTES = 512 * 1024 * 1024;
 const RESTORE_WATCHDOG_MS = 15_000;
 // Without isolation, a Run running this long gets a standby Python booted beside it (keepStandby).
 const STANDBY_AFTER_MS = 250;
+// After Stop swapped a standby in, the next one waits this long, and for a Run pressed meanwhile
+// to end (or take STANDBY_AFTER_MS): the Run a reader presses right after Stop gets the cores, not
+// the next standby's boot. Not longer: a reader who stops again soon wants that standby up.
+const AFTER_SWAP_MS = 300;
 // Longest text a worker's message may put on the page (a boot failure, a fallback reason).
 const MAX_REASON = 300;
 const STATUSES = new Set(["ok", "error", "stopped"]);
@@ -79,6 +83,11 @@ const settings = {
   snapshotFailure: "",
   // Why Python waits for the reader (Save-Data, a slow connection), or "": see main.mjs.
   deferredBecause: "",
+  // Without isolation: the compiled wasm and the raw snapshot the first Run worker restored from,
+  // {module, snapshot}, which every later worker of the tab boots from (a standby in a few hundred
+  // ms instead of seconds: no download, gunzip, digest or rebuild), or null. It costs the page the
+  // snapshot's 31 MB, kept only where Stop swaps in standbys.
+  prepared: null,
 };
 
 function withVersion(url) {
@@ -136,6 +145,7 @@ class PythonWorker extends EventTarget {
    * has no module workers.
    */
   spawn() {
+    const prepared = settings.snapshotFailure ? null : settings.prepared;
     let moduleWorker = false;
     const options = {
       get type() {
@@ -152,6 +162,8 @@ class PythonWorker extends EventTarget {
         wheelURL: settings.wheelURL,
         snapshotURL: settings.snapshotFailure ? null : settings.snapshotURL,
         modules: MODULES.map((name) => ({ name, url: withVersion(new URL(name, WORKER_URL)) })),
+        share: this.sharesPrepared() && !prepared,
+        prepared: prepared !== null,
       }),
     );
     const worker = new Worker(script.href, options);
@@ -175,8 +187,14 @@ class PythonWorker extends EventTarget {
       if (worker === this.worker) this.fail(message);
       else spawned.broken = message;
     };
-    worker.postMessage({ type: "channel", port: port2 }, [port2]);
+    // The snapshot is copied into the message (the page keeps its own); the module is shared.
+    worker.postMessage({ type: "channel", port: port2, prepared }, [port2]);
     return spawned;
+  }
+
+  /** Whether this worker hands the page what later workers boot from (RunWorker, without isolation). */
+  sharesPrepared() {
+    return false;
   }
 
   /** Make `spawned` this object's worker: what it said while it waited is read now. */
@@ -223,7 +241,8 @@ class PythonWorker extends EventTarget {
   receive(data) {
     if (!isObject(data)) return;
     if (this.state === "booting") {
-      if (data.type === "restoring") {
+      if (data.type === "prepared") this.keepPrepared(data);
+      else if (data.type === "restoring") {
         clearTimeout(this.restoreTimer);
         this.restoreTimer = setTimeout(() => this.restoreTimedOut(), RESTORE_WATCHDOG_MS);
       } else if (data.type === "booted") this.booted(isObject(data.timings) ? data.timings : {});
@@ -234,11 +253,26 @@ class PythonWorker extends EventTarget {
     if (this.state === "ready" && job) this.answered(job, data);
   }
 
+  /**
+   * What a booting worker offers for later boots: kept, once, if this worker was asked to share and
+   * it is of the right shape. It comes before the worker has run anything, over the private port.
+   */
+  keepPrepared({ module, snapshot }) {
+    if (!this.sharesPrepared() || settings.prepared) return;
+    if (!(module instanceof WebAssembly.Module) || !(snapshot instanceof Uint8Array) || !snapshot.byteLength) return;
+    settings.prepared = { module, snapshot };
+  }
+
   booted(timings) {
     clearTimeout(this.restoreTimer);
     const numbers = Object.fromEntries(Object.entries(timings).filter(([, value]) => Number.isFinite(value)));
     const fallback = reason(timings.fallback) || settings.snapshotFailure;
-    this.timings = { ...numbers, snapshot: timings.snapshot === true, sinceStart: performance.now() - this.startedAt };
+    this.timings = {
+      ...numbers,
+      snapshot: timings.snapshot === true,
+      prepared: timings.prepared === true,
+      sinceStart: performance.now() - this.startedAt,
+    };
     if (fallback) this.timings.fallback = fallback;
     // Said in the Run cell's status line: a plain boot is correct, only slower.
     this.notice = fallback ? `Python started without its snapshot (${fallback}).` : "";
@@ -278,6 +312,7 @@ class RunWorker extends PythonWorker {
     this.ranSinceBoot = false;
     this.touched = false; // whether the reader has used a Run cell in this tab (see keepStandby)
     this.standbyTimer = null;
+    this.swappedAt = -Infinity; // when Stop last swapped a standby in
     this.isolated = globalThis.crossOriginIsolated === true && typeof SharedArrayBuffer === "function";
     // [0]: the signal Pyodide polls; [1]: set when Stop is pressed, so that a KeyboardInterrupt
     // the program raises itself is told apart from Stop.
@@ -297,6 +332,10 @@ class RunWorker extends PythonWorker {
     if (rfPyodide) settings.indexURL ??= new URL(rfPyodide, location.href).href;
     if (rfSnapshot) settings.snapshotURL ??= new URL(rfSnapshot, location.href).href;
     settings.version ||= rfVersion || "";
+  }
+
+  sharesPrepared() {
+    return !this.isolated;
   }
 
   get deferredBecause() {
@@ -340,14 +379,17 @@ class RunWorker extends PythonWorker {
    * uses a Run cell a second worker boots beside it, idle, and Stop (or Reset) swaps it in at
    * once instead of waiting for a boot. It boots while nothing runs, or beside a Run that has
    * already taken STANDBY_AFTER_MS (the kind a reader stops), never against a short Run's
-   * cores. Isolated pages interrupt instead, and keep no standby.
+   * cores, nor in the AFTER_SWAP_MS after a swap, when the reader's next Run is likely. It boots
+   * from what the first worker restored (settings.prepared): no download or snapshot to read.
+   * Isolated pages interrupt instead, and keep no standby.
    */
   keepStandby() {
     clearTimeout(this.standbyTimer);
     if (this.isolated || !this.touched || this.standby || this.state !== "ready") return;
-    const running = this.active ? performance.now() - this.active.sentAt : Infinity;
-    if (running < STANDBY_AFTER_MS) {
-      this.standbyTimer = setTimeout(() => this.keepStandby(), STANDBY_AFTER_MS - running);
+    const now = performance.now();
+    const wait = this.active ? STANDBY_AFTER_MS - (now - this.active.sentAt) : AFTER_SWAP_MS - (now - this.swappedAt);
+    if (wait > 0) {
+      this.standbyTimer = setTimeout(() => this.keepStandby(), wait);
       return;
     }
     this.standby = this.spawn();
@@ -363,7 +405,10 @@ class RunWorker extends PythonWorker {
     this.standby = null;
     if (!standby) return null;
     const failed = standby.broken || standby.inbox.some((data) => isObject(data) && data.type === "boot-failed");
-    if (!failed) return standby;
+    if (!failed) {
+      this.swappedAt = performance.now();
+      return standby;
+    }
     standby.worker.terminate(); // a fresh boot says why, if it fails too
     return null;
   }

@@ -4,8 +4,11 @@
 // programs, the other answers the calculators, so that no Run can reach a calculator.
 //
 // It boots as soon as its script runs, from what the page put in the script URL's
-// fragment: #<JSON {role, indexURL, wheelURL, snapshotURL, modules: [{name, url}]}>, URI-encoded;
-// role is "run" (the reader's programs) or "calc" (the calculators), and the worker does only that.
+// fragment: #<JSON {role, indexURL, wheelURL, snapshotURL, modules: [{name, url}], share, prepared}>,
+// URI-encoded; role is "run" (the reader's programs) or "calc" (the calculators), and the worker
+// does only that. `share`: once restored, hand the page the compiled wasm and the raw snapshot
+// (see "prepared" below); `prepared`: boot from those, which come with the channel message,
+// instead of downloading and reading them again (boot.mjs, bootPython's `prepared`).
 // (Not from a first message: Chrome hands a new worker its messages only once the page's
 // main thread is free to say the worker exists, and during page load it seldom is.)
 //
@@ -21,7 +24,9 @@
 //
 // Protocol (every message is a plain object with a `type`):
 //   page -> worker, on the worker itself, once and first
-//     {type: "channel", port}                the page's MessagePort; everything below goes over it
+//     {type: "channel", port, prepared?}     the page's MessagePort; everything below goes over it.
+//                                            prepared: {module, snapshot} (a WebAssembly.Module and a
+//                                            Uint8Array) for a worker whose fragment asks for them
 //   page -> worker, on the port
 //     {type: "interrupt", buffer}            a SharedArrayBuffer whose first Int32 Pyodide polls
 //                                            for Stop, the second set once Stop is pressed
@@ -35,6 +40,8 @@
 //                                            reader's own GPU or model texts as one ("" for none;
 //                                            roofline_views.answer)
 //   worker -> page, on the port
+//     {type: "prepared", module, snapshot}   (with `share`, before "booted") what a later worker of
+//                                            this tab may boot from; sent before any program runs
 //     {type: "restoring"}                    the snapshot is read and checked; Python's memory is being
 //                                            restored (the page's watchdog runs until "booted")
 //     {type: "booted", timings}              ready; timings in ms, and `fallback` if the snapshot failed
@@ -62,9 +69,21 @@ let port = null; // the page's MessagePort, once its first message has brought i
 let outbox = []; // what boot said before the port arrived
 
 /** Send `message` to the page over the port (held until the port arrives: boot may finish first). */
-function send(message) {
-  if (port) apply(postOnPort, port, [message]);
-  else outbox[outbox.length] = message;
+function send(message, transfer = []) {
+  if (port) apply(postOnPort, port, [message, transfer]);
+  else outbox[outbox.length] = [message, transfer];
+}
+
+// What the channel message brought to boot from (a `prepared` worker waits for it), or null.
+let resolvePrepared;
+const preparedArrived = new Promise((resolve) => (resolvePrepared = resolve));
+
+/** `value` if it is a compiled module and a raw snapshot, else null: a page's message is checked too. */
+function preparedFrom(value) {
+  if (typeof value !== "object" || value === null) return null;
+  const { module, snapshot } = value;
+  if (!(module instanceof WebAssembly.Module) || !(snapshot instanceof Uint8Array) || !snapshot.byteLength) return null;
+  return { module, snapshot };
 }
 
 import { bootPython, MODULE_DIR } from "./boot.mjs";
@@ -222,11 +241,18 @@ function useInterruptBuffer(buffer) {
   pyodide?.setInterruptBuffer(interrupt);
 }
 
-async function boot({ indexURL, wheelURL, snapshotURL, modules }) {
+async function boot({ indexURL, wheelURL, snapshotURL, modules, share = false, prepared: waitForPrepared = false }) {
   // boot.mjs restores Python from the build's snapshot, or boots it plainly if it cannot;
   // either way the package is imported and the helper modules are on sys.path.
   const onRestoring = () => send({ type: "restoring" });
-  const booted = await bootPython({ indexURL, wheelURL, snapshotURL, modules, onRestoring });
+  const prepared = waitForPrepared && snapshotURL ? await preparedArrived : null;
+  const keep = share === true && !prepared;
+  const booted = await bootPython({ indexURL, wheelURL, snapshotURL, modules, onRestoring, prepared, keep });
+  if (booted.prepared) {
+    // The snapshot's buffer goes to the page (no copy); Python has its own copy of the memory.
+    const { module, snapshot } = booted.prepared;
+    send({ type: "prepared", module, snapshot }, [snapshot.buffer]);
+  }
   pyodide = booted.pyodide;
   // A program that calls input() gets EOFError at once: a worker has no prompt() to wait on.
   pyodide.setStdin({ error: true });
@@ -354,6 +380,7 @@ self.onmessage = (event) => {
   if (!data || data.type !== "channel" || !(data.port instanceof MessagePort)) return;
   port = data.port;
   port.onmessage = (message) => handle(apply(dataOf, message, []));
-  for (const message of outbox) apply(postOnPort, port, [message]);
+  resolvePrepared(preparedFrom(data.prepared));
+  for (const [message, transfer] of outbox) apply(postOnPort, port, [message, transfer]);
   outbox = null;
 };
