@@ -64,9 +64,10 @@ figures: setup
 bench: setup
 	$(PY) scripts/bench.py
 
-## ruff over every Python file of the repository (what tests/test_lint.py runs too).
+## ruff over every Python file of the repository, its rules and its layout (what tests/test_lint.py runs too).
 lint: setup
 	$(PY) -m ruff check
+	$(PY) -m ruff format --check
 
 clean:
 	rm -rf site build dist *.egg-info

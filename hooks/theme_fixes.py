@@ -58,7 +58,7 @@ def name_search_dialog(output: str, where: str) -> str:
 def defer_bundle(output: str, where: str) -> str:
     if len(_BUNDLE.findall(output)) != 1:
         raise PluginError(
-            f"theme_fixes hook: {where} has no single <script src=\".../bundle.*.min.js\"> to defer;"
+            f'theme_fixes hook: {where} has no single <script src=".../bundle.*.min.js"> to defer;'
             " update hooks/theme_fixes.py for the new Material version"
         )
     return _BUNDLE.sub(r'<script src="\1" defer></script>', output)
@@ -67,7 +67,7 @@ def defer_bundle(output: str, where: str) -> str:
 def say_js_early(output: str, where: str) -> str:
     if len(_NO_JS_HEAD.findall(output)) != 1:
         raise PluginError(
-            f"theme_fixes hook: {where} has no single <html class=\"no-js\"><head> to mark as scripted early;"
+            f'theme_fixes hook: {where} has no single <html class="no-js"><head> to mark as scripted early;'
             " update hooks/theme_fixes.py for the new Material version"
         )
     return _NO_JS_HEAD.sub(lambda match: match.group(1) + EARLY_JS, output, count=1)

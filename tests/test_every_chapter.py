@@ -94,7 +94,7 @@ def test_every_chapter_has_one_interview_box_in_one_style(slug: str) -> None:
     assert source.count('!!! note "Interview signal"') == 1, slug
     box = source.split('!!! note "Interview signal"', 1)[1].split("\n## ", 1)[0]
     assert "    **Weak:**" in box and "    **Strong:**" in box and box.index("**Weak:**") < box.index("**Strong:**")
-    assert "admonition" not in box and '!!! failure' not in box and '!!! success' not in box
+    assert "admonition" not in box and "!!! failure" not in box and "!!! success" not in box
 
 
 @pytest.mark.parametrize("slug", CHAPTERS)
@@ -285,9 +285,7 @@ def test_every_calculator_and_program_gives_in_pyodide_what_cpython_gives(slug: 
 
 
 WIDGET_PAGES = [
-    slug
-    for slug in SITE_CHAPTERS
-    if slug not in CHAPTERS or find(DOCS, slug).programs or find(DOCS, slug).calculators
+    slug for slug in SITE_CHAPTERS if slug not in CHAPTERS or find(DOCS, slug).programs or find(DOCS, slug).calculators
 ]
 
 

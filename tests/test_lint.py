@@ -18,3 +18,12 @@ def test_ruff_finds_nothing() -> None:
         [sys.executable, "-m", "ruff", "check"], cwd=ROOT, capture_output=True, text=True, check=False
     )
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+@pytest.mark.slow
+def test_ruff_format_would_change_nothing() -> None:
+    """``ruff format --check``, as ``make lint`` runs it too: one layout, so a diff shows only what changed."""
+    done = subprocess.run(
+        [sys.executable, "-m", "ruff", "format", "--check"], cwd=ROOT, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stdout + done.stderr

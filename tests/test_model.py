@@ -369,6 +369,8 @@ def test_past_the_nvlink_domain_the_all_reduce_crosses_the_scale_out_network() -
     assert sixteen.link_bytes_per_s == 50e9
     assert Hardware(H100, 8).link_bytes_per_s == 450e9
     assert Hardware(SPECS.gpu("mi300x"), 8).link_bytes_per_s is None  # no interconnect spec: not counted
+
+
 # -- Small per-layer weights some architectures add (issue 24) ------------------------------------
 
 
@@ -423,6 +425,8 @@ def test_layer_extras_are_validated(change: dict, fragment: str) -> None:
 def test_biases_and_qk_norms_do_not_apply_to_latent_attention() -> None:
     with pytest.raises(SpecError, match=re.escape("field 'qk_norm': does not apply to a model with [mla]")):
         dataclasses.replace(DEEPSEEK, qk_norm=True)
+
+
 def test_rates_below_ten_keep_two_significant_digits() -> None:
     """A slow rate is never printed as 0: 0.154 -> 0.15; from 10 up, whole numbers."""
     from roofline.formatting import rate

@@ -181,5 +181,3 @@ def test_serve_sends_isolation_headers_and_mime_types(tmp_path: Path, isolated: 
     wasm = headers["a.wasm"]
     assert (wasm["Cross-Origin-Opener-Policy"], wasm["Cross-Origin-Embedder-Policy"]) == expected
     assert server.server_address[0] == "127.0.0.1"
-
-

@@ -121,7 +121,7 @@ def test_the_built_page_shows_its_figures_self_check_and_interview_box(chapter) 
     # One style in every chapter: the question, then a weak answer and why it is weak, then a strong one.
     box = chapter.locator(".admonition.note").filter(has_text="Interview signal")
     assert box.count() == 1
-    answers = box.inner_text()
+    answers = box.text_content()  # innerText skips what content-visibility has not laid out
     assert answers.index("Weak:") < answers.index("Strong:")
     specs = builtin_specs()
     users = users_that_fit(Hardware(specs.gpu("h100-sxm")), Workload(specs.model("llama-3.1-8b"), context=32768))

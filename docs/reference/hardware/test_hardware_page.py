@@ -46,4 +46,3 @@ def test_the_hardware_table_says_what_each_memory_figure_means(ctx):
             line = next(line for line in notes.splitlines() if f"(`{gpu.id}`)" in line)
             assert line.endswith(": " + escape.text(gpu.memory_note))
     assert "'80 GB' is the nameplate" in ctx.specs.gpu("h100-sxm").memory_note
-

@@ -57,9 +57,10 @@ def test_the_measured_page_lists_every_measurement_with_its_ceiling_and_link(ctx
         else:
             assert cells[5] == measured.band_cell(m.metric, expectation)
         assert cells[6] == escape.text(ctx.specs.gpu(m.gpu).name) and cells[7] == str(m.gpus)
-        assert f"- **{number}.** Hardware: {escape.text(m.hardware)}." in content.tables[
-            measured.PAGE_TABLES[measured.group(comparison)]
-        ]
+        assert (
+            f"- **{number}.** Hardware: {escape.text(m.hardware)}."
+            in content.tables[measured.PAGE_TABLES[measured.group(comparison)]]
+        )
         assert (
             cells[10]
             == f"{m.weight_precision} / {m.kv_precision}, batch {m.batch or 'max'},"
@@ -91,7 +92,6 @@ def test_shown_units_per_metric():
     assert shown("inter_token_latency_s", 0.01858) == "18.58 ms"
     assert shown("hbm_bandwidth_bytes_per_s", 2.97e12) == "2.97 TB/s"
     assert shown("gemm_flops_per_s", 1.3822e15) == "1,382 TFLOP/s"
-
 
 
 def test_the_single_gpu_rows_say_they_are_one_stack_on_one_machine(ctx):
