@@ -66,8 +66,14 @@ def on_config(config: Any) -> None:
         raise PluginError(f"node_modules/pyodide lacks {', '.join(missing)}; run `make setup` (npm ci)")
     try:
         snapshot = build_snapshot.build_snapshot(wheel, sorted(RUNTIME_JS.glob("*.py")))
+        # Read once: the site serves these bytes and the pages name their digest, so another build
+        # sharing the cache (a test's, a second checkout's) that replaces or prunes the cached file
+        # meanwhile cannot make the two disagree.
+        snapshot_bytes = snapshot.read_bytes()
         # What the worker checks the restored memory against (boot.mjs), named in every page.
-        snapshot_digest = build_snapshot.content_digest(snapshot)
+        snapshot_digest = build_snapshot.content_digest(snapshot, snapshot_bytes)
+    except OSError as error:
+        raise PluginError(f"runtime hook: the Pyodide snapshot could not be read ({error}); build again") from None
     except build_snapshot.SnapshotError as error:
         raise PluginError(f"runtime hook: {error}") from None
     from sitegen.markers import Markers
@@ -81,7 +87,7 @@ def on_config(config: Any) -> None:
         pyodide_uri=f"{RUNTIME_DIR}/pyodide/{pyodide_version}/",
         wheel=wheel,
         wheel_uri=f"{RUNTIME_DIR}/wheels/{digest}/{wheel.name}",
-        snapshot=snapshot,
+        snapshot=snapshot_bytes,
         snapshot_uri=f"{RUNTIME_DIR}/snapshots/{snapshot.name}",  # the name is its inputs' digest
         preloads=widget_modules(),  # read once per build, put in every widget page's head
     )
@@ -97,10 +103,11 @@ def on_config(config: Any) -> None:
 
 
 def on_files(files: Files, config: Any) -> Files:
-    served = {_state["wheel_uri"]: _state["wheel"], _state["snapshot_uri"]: _state["snapshot"]}
+    served = {_state["wheel_uri"]: _state["wheel"]}
     served.update({_state["pyodide_uri"] + name: PYODIDE / name for name in PYODIDE_FILES})
     for uri, path in served.items():
         files.append(File.generated(config, uri, abs_src_path=str(path)))
+    files.append(File.generated(config, _state["snapshot_uri"], content=_state["snapshot"]))
     return files
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import io
 import json
 import os
 import shutil
@@ -63,14 +64,16 @@ def snapshot_name(wheel: Path, modules: list[Path], pyodide: Path = PYODIDE) -> 
     return f"roofline-pyodide{version}-{digest.hexdigest()[:16]}.snapshot.gz"
 
 
-def content_digest(snapshot: Path) -> str:
+def content_digest(snapshot: Path, data: bytes | None = None) -> str:
     """The SHA-256 of the raw snapshot, as its header records it (make_snapshot.mjs computes it).
 
     The page names it beside the file's address, and the worker restores nothing that
     does not match (boot.mjs): a file corrupted or replaced after the build is refused.
+    With ``data`` (the file's bytes, read once) the digest is those bytes', whatever the
+    file holds by now.
     """
     try:
-        with gzip.open(snapshot, "rb") as stream:
+        with gzip.open(snapshot if data is None else io.BytesIO(data), "rb") as stream:
             stream.readline()  # the format line
             digest = json.loads(stream.readline())["sha256"]
     except (OSError, EOFError, ValueError, KeyError, TypeError) as error:
