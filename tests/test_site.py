@@ -307,7 +307,7 @@ def test_vendored_libraries_are_served_by_the_site(site):
         assert (site.directory / "assets/vendor/katex" / url).is_file(), url
 
 
-def test_the_widgets_name_the_served_snapshot_and_it_is_the_cached_one(site, chapter):
+def test_the_widgets_name_the_served_snapshot_by_its_digest_and_its_inputs(site, chapter):
     links = {widget["data-rf-snapshot"] for widget in chapter.select("[data-rf-cell], [data-rf-calc]")}
     assert len(links) == 1, links
     address, _, fragment = links.pop().partition("#")
@@ -320,7 +320,9 @@ def test_the_widgets_name_the_served_snapshot_and_it_is_the_cached_one(site, cha
     version = json.loads((ROOT / "node_modules" / "pyodide" / "package.json").read_text())["version"]
     assert re.fullmatch(rf"roofline-pyodide{re.escape(version)}-[0-9a-f]{{16}}\.snapshot\.gz", served.name), served.name
     assert served.read_bytes()[:2] == b"\x1f\x8b"  # gzip, which the worker's DecompressionStream undoes
-    assert served.read_bytes() == (ROOT / "build" / "snapshot-cache" / served.name).read_bytes()
+    # Not compared with build/snapshot-cache's file of that name: a build running beside this one (a
+    # parallel test's) may have made its own since (same inputs, not byte-identical), and the hook
+    # serves the bytes it read, whose digest the pages name (checked above).
 
 
 def test_the_runtime_files_have_names_that_never_change_and_may_be_kept_a_year(site, chapter):
