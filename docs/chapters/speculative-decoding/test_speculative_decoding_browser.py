@@ -74,14 +74,18 @@ def test_the_calculator_shows_the_packages_numbers_for_each_input(chapter) -> No
         assert shown(chapter) != before, f"changing {name} changed nothing"
 
 
-def test_a_draft_with_another_vocabulary_is_refused_in_words(chapter) -> None:
-    params = {**calculator_view.DEFAULTS, "draft": "mistral-7b"}
+def _refused_in_words(chapter, params: dict, words: str) -> None:
+    """Set ``params``: the page answers "does not fit" and explains with ``words``; then back to the defaults."""
     set_inputs(form(chapter), params)
     wait_for_render(form(chapter), params)
     assert form(chapter).get_attribute("data-fits") == "false"
-    assert "vocabulary" in form(chapter).locator("[data-rf-out=explain]").text_content()
+    assert words in form(chapter).locator("[data-rf-out=explain]").text_content()
     set_inputs(form(chapter), calculator_view.DEFAULTS)
     wait_for_render(form(chapter), calculator_view.DEFAULTS)
+
+
+def test_a_draft_with_another_vocabulary_is_refused_in_words(chapter) -> None:
+    _refused_in_words(chapter, {**calculator_view.DEFAULTS, "draft": "mistral-7b"}, "vocabulary")
 
 
 def test_the_eagle3_head_drafts_for_its_target_and_is_refused_for_another(chapter) -> None:
@@ -92,13 +96,7 @@ def test_the_eagle3_head_drafts_for_its_target_and_is_refused_for_another(chapte
     set_inputs(form(chapter), params)
     wait_for_render(form(chapter), params)
     assert shown(chapter) == expected(params)
-    other = {**params, "model": "mistral-7b"}
-    set_inputs(form(chapter), other)
-    wait_for_render(form(chapter), other)
-    assert form(chapter).get_attribute("data-fits") == "false"
-    assert "drafts for llama-3.1-8b only" in form(chapter).locator("[data-rf-out=explain]").text_content()
-    set_inputs(form(chapter), calculator_view.DEFAULTS)
-    wait_for_render(form(chapter), calculator_view.DEFAULTS)
+    _refused_in_words(chapter, {**params, "model": "mistral-7b"}, "drafts for llama-3.1-8b only")
 
 
 def test_an_acceptance_rate_above_one_is_marked_in_the_page(chapter) -> None:
