@@ -6,7 +6,12 @@ A run is one row of a CSV file (``data/serving-measurements.csv`` in the reposit
 lengths, the load (``rate=inf``, ``rate=2``, ``concurrency=8``, ``static=768``), the metric and
 its value in SI units, its source, and its ``split``: ``fit`` rows calibrate the expected
 costs, ``check`` rows are held out to test them, ``out`` rows are kept with the reason they
-cannot be modelled.
+cannot be modelled. A row whose ``reported_defect`` holds its source's own sentence reporting
+the figure as an engine's defect (an open bug report of that figure being slow; only a held-out
+``check`` row may carry one) is predicted and shown like any other, but is not ``counted`` in
+the held-out statistics the goals are read on (they are printed with it too): a prediction of
+what the hardware allows should not bend to a bug, and a reader must still see what was left
+out.
 
 - ``ceiling``: an upper bound on what the run could have reached (``measured.max_output_throughput``
   for a throughput; one prompt's prefill alone for a time to first token; one batch-1
@@ -65,6 +70,7 @@ _COLUMNS = (
     "value",
     "source",
     "note",
+    "reported_defect",
 )
 #: The scheduler the simulator stands in for an in-flight-batching engine with: a token
 #: budget per iteration (TensorRT-LLM's max_num_tokens default) and a batch cap well above
@@ -98,6 +104,14 @@ class ServingRun:
     value: float
     source: str
     note: str
+    #: The source's own sentence reporting this figure as an engine defect, or "" (see the
+    #: module docstring): a reported row stays out of the fit and the band's statistics.
+    reported_defect: str = ""
+
+    @property
+    def counted(self) -> bool:
+        """Whether the fit and the band's statistics and goals count this run (not a reported defect)."""
+        return not self.reported_defect
 
     @property
     def kind(self) -> str:
@@ -121,6 +135,33 @@ def _whole(text: str, name: str, label: str, row_id: str, minimum: int = 0) -> i
     if value < minimum:
         raise SpecError(f"must be at least {minimum}, got {value}", file=label, entry=row_id, field=name)
     return value
+
+
+def _reported_defect(row: dict[str, str], label: str) -> str:
+    """The row's ``reported_defect``: empty, or the source's sentence in curly quotes (“...”, which a
+    CSV field holds without escaping) followed by why it applies to this row, on a held-out
+    (``check``) row only."""
+    text = (row["reported_defect"] or "").strip()
+    if not text:
+        return ""
+    if row["split"] != "check":
+        raise SpecError(
+            f"only a check row may be flagged, and this one is {row['split']!r}: the fit is made on runs of"
+            " engines working as meant, and an out row is not modelled",
+            file=label,
+            entry=row["id"],
+            field="reported_defect",
+            hint="make the row a check row, or leave the field empty",
+        )
+    if not text.startswith("“") or "”" not in text:
+        raise SpecError(
+            "must quote the source's sentence that reports the defect, in curly quotes (“...”), then say"
+            f" why it applies to this row; got {text[:60]!r}",
+            file=label,
+            entry=row["id"],
+            field="reported_defect",
+        )
+    return text
 
 
 def parse_serving_runs(text: str, label: str = "data/serving-measurements.csv") -> tuple[ServingRun, ...]:
@@ -174,6 +215,7 @@ def parse_serving_runs(text: str, label: str = "data/serving-measurements.csv") 
                 value=value,
                 source=row["source"],
                 note=row["note"],
+                reported_defect=_reported_defect(row, label),
             )
         )
     return tuple(runs)

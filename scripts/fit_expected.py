@@ -28,11 +28,16 @@ is vLLM's, 256 tokens, read in its source (``DEQUANT_SWITCH_TOKENS``), not fitte
 Then every ``split = check`` run, held out, is predicted with the fitted costs, and the file
 records, per kind of figure (throughput, TTFT, ITL), the median, p10 and p90 of measured ÷
 expected on the fit runs and on the held-out runs, and how many measured values each band
-holds. The band is cross-validated: p10 and p90 of the fit runs' measured ÷ expected, each
-run predicted by the fit without its benchmark (the rows one simulation predicts, left out
-together; ``Problem.left_out_residuals``). The fit's own residuals are narrower than what
+holds. A held-out row whose source reports it as an engine's defect (its ``reported_defect``
+column: the source's sentence and why it applies) is left out of the held-out figures the goals
+are read on, ``held_out_rows_summary``, and counted in a second set beside them,
+``held_out_rows_with_reported_defects_summary``, so both are printed. The band is
+cross-validated: p10 and p90 of the fit runs' measured ÷ expected, each run predicted by the fit
+without its benchmark (the rows one simulation predicts, left out together;
+``Problem.left_out_residuals``). The fit's own residuals are narrower than what
 runs it never saw scatter by (on the rows of December 2026: TTFT p10-p90 0.88-1.19 in-sample,
-0.86-1.27 left out, 0.71-2.77 held out), so a band from them held too few of the held-out values.
+0.86-1.27 left out, 0.71-1.59 held out, 0.71-2.77 with the rows reported as defects), so a band
+from them held too few of the held-out values.
 data/serving-expected.csv gets every fit and check run's ceiling and expected figure, which
 the measured page shows.
 
@@ -576,6 +581,41 @@ def _tp_order(values, simulator: Simulator) -> dict[str, float]:
     return {run.id: figure / run.gpus for run, figure in zip(runs, expected, strict=True)}
 
 
+#: Link shares at which the file also records the fit's weighted sum of squares, the other costs
+#: held: the profile that shows how firmly the rows fix the share (``link_lines``).
+LINK_PROFILE = (0.8, 0.9, 0.95)
+
+
+def link_lines(runs, values, simulator: Simulator) -> list[str]:
+    """The file's [fit.link_efficiency_profile]: the weighted sum of squares of the fit runs at each
+    share in ``LINK_PROFILE`` and at the fitted one, the other costs held, and what bounds the share.
+
+    The share is of a ring all-reduce at the links' nameplate, ``2 (G-1)/G * S / W``, one direction
+    (NVLink 4: 450 GB/s). NCCL's maintainer puts the ring at about 370 GB/s of bus bandwidth on
+    H100s (0.82 of it) and NVLink SHARP's in-switch all-reduce, NCCL's default there, at about
+    480 GB/s on 8 GPUs, 1.07 times the ring formula at nameplate
+    (https://github.com/NVIDIA/nccl-tests/issues/212). A share is kept at most 1 all the same
+    (``CostModel``): past it the ceiling's own accounting would be beaten, and the profile shows
+    whether the rows ask for more."""
+    weights = _weights(runs)
+    fitted = values["link"]
+    points = sorted({*LINK_PROFILE, fitted})
+    lines = ["[fit.link_efficiency_profile]"]
+    lines.append(
+        'note = "weighted sum of squares of the fit runs at each link share, the other costs held; the share is'
+        " of a ring all-reduce at the links' nameplate, one direction, and is bounded by 1. NCCL's maintainer:"
+        " a ring reaches about 370 GB/s of bus bandwidth on H100s (0.82 of NVLink 4's 450), NVLink SHARP,"
+        " NCCL's default all-reduce there, about 480 (1.07), https://github.com/NVIDIA/nccl-tests/issues/212\""
+    )
+    entries = []
+    for share in points:
+        residuals = _residuals(runs, {**values, "link": share}, simulator)
+        total = sum((w * e) ** 2 for w, e in zip(weights, residuals, strict=True))
+        entries.append(f'"{_number(share)}" = {_number(total)}')
+    lines.append(f"sum_of_squares = {{ {', '.join(entries)} }}")
+    return [*lines, ""]
+
+
 def _number(value: float) -> str:
     return repr(float(f"{value:.6g}"))
 
@@ -612,7 +652,8 @@ def render(values, iterations, fit_runs, check_runs, fit_ratios, check_ratios, b
         f'rows_sha256 = "{_digest(ROWS)}"',
         f'specs_sha256 = "{_specs_digest()}"',
         f"fit_rows = {len(fit_runs)}",
-        f"held_out_rows = {len(check_runs)}",
+        f"held_out_rows = {sum(run.counted for run in check_runs)}",
+        f"held_out_reported_defect_rows = {sum(not run.counted for run in check_runs)}",
         f"iterations = {iterations}",
         'method = "Levenberg-Marquardt on log parameters; residual log(measured / expected), each kind weighted'
         " 1/sqrt(its runs); every run simulated with roofline.benchmarks.predict (at most"
@@ -621,7 +662,15 @@ def render(values, iterations, fit_runs, check_runs, fit_ratios, check_ratios, b
         " fit (its rows together), by the linearized fit's hat matrix: e_(-G) = (I - H_GG)^-1 e_G\"",
         "",
     ]
-    for label, runs, ratios in (("fit_rows", fit_runs, fit_ratios), ("held_out_rows", check_runs, check_ratios)):
+    counted = [(run, ratio) for run, ratio in zip(check_runs, check_ratios, strict=True) if run.counted]
+    summaries = [
+        ("fit_rows", fit_runs, fit_ratios),
+        ("held_out_rows", [run for run, _ in counted], [ratio for _, ratio in counted]),
+        # Every held-out row, those whose source reports them as an engine's defect included: printed
+        # beside the figures the goals are read on, so a reader sees what the flag leaves out.
+        ("held_out_rows_with_reported_defects", check_runs, check_ratios),
+    ]
+    for label, runs, ratios in summaries:
         for kind, stats in _summary(runs, ratios, band).items():
             lines.append(f"[fit.{label}_summary.{kind}]")
             lines.append(f"runs = {stats['runs']}")
@@ -634,7 +683,8 @@ def render(values, iterations, fit_runs, check_runs, fit_ratios, check_ratios, b
     )
     for key, value in _tp_order(values, simulator).items():
         lines.append(f"{key} = {_number(value)}")
-    lines += ["", *dequant_lines(pairs, values, delta, simulator)]
+    lines += ["", *link_lines(fit_runs, values, simulator)]
+    lines += dequant_lines(pairs, values, delta, simulator)
     lines += [
         "[costs]",
         f"bandwidth_efficiency = {_number(values['bandwidth'])}",

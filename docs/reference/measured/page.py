@@ -224,10 +224,15 @@ SERVING_METRIC_NAMES = {
 }
 
 
+#: After measured ÷ expected, on a row whose source reports it as an engine's defect.
+DEFECT_MARK = " †"
+
+
 def serving_row(
     number: int, run: ServingRun, ceiling: float, expectation: Expectation, ctx: Context
 ) -> tuple[str, ...]:
-    """One serving run's cells: its conditions, measured, ceiling, expected band and residual."""
+    """One serving run's cells: its conditions, measured, ceiling, expected band and residual
+    (marked ``DEFECT_MARK`` when its source reports it as a defect)."""
     unit = SERVING_UNITS[run.metric]
     target = escape.http_url(run.source)
     link = f"[link]({target})" if target else escape.text(run.source)
@@ -243,9 +248,25 @@ def serving_row(
         shown(unit, run.value),
         shown(unit, ceiling),
         band_cell(unit, expectation),
-        f"{expectation.measured_over_expected:.2f}",
+        f"{expectation.measured_over_expected:.2f}" + ("" if run.counted else DEFECT_MARK),
         link,
     )
+
+
+def reported_defects(numbered: list[tuple[int, ServingRun]]) -> str:
+    """The held-out rows left out of the figures the goals are read on, each with its number in the
+    table above and its source's sentence reporting the defect: what was left out, and why."""
+    flagged = [(number, run) for number, run in numbered if not run.counted]
+    if not flagged:
+        return "No held-out row is flagged as a reported defect.\n"
+    lines = [
+        f"{DEFECT_MARK.strip()} Reported by its source as an engine's defect, so left out of the held-out"
+        " figures the goals are read on (the summary above gives them with these rows too):",
+        "",
+    ]
+    for number, run in flagged:
+        lines.append(f"- **{number}.** {escape.text(run.reported_defect)}")
+    return "\n".join(lines) + "\n"
 
 
 def serving_runs(calibration: Calibration) -> list[tuple[ServingRun, float, Expectation]]:
@@ -264,10 +285,17 @@ def serving_runs(calibration: Calibration) -> list[tuple[ServingRun, float, Expe
 
 
 def fit_summary(calibration: Calibration) -> str:
-    """Measured ÷ expected on the fit and held-out runs, per kind, as the fit recorded it."""
+    """Measured ÷ expected on the fit and held-out runs, per kind, as the fit recorded it: the held-out
+    runs without the rows their sources report as defects (what the goals are read on), then with them."""
     header = ("Runs", "Kind", "Count", "Median", "p10–p90", "In the band")
     lines = ["| " + " | ".join(header) + " |", "|---|---|---:|---:|---:|---:|"]
-    for split, name in (("fit_rows_summary", "fitted on"), ("held_out_rows_summary", "held out")):
+    flagged = calibration.provenance["held_out_reported_defect_rows"]
+    sets = (
+        ("fit_rows_summary", "fitted on"),
+        ("held_out_rows_summary", "held out"),
+        ("held_out_rows_with_reported_defects_summary", f"held out, with the {flagged:,} reported defects"),
+    )
+    for split, name in sets:
         for kind, label in FIGURE_KINDS.items():
             figures = calibration.provenance[split][kind]
             lines.append(
@@ -340,7 +368,7 @@ def expected_chart(points: list[dict[str, Any]], calibration: Calibration) -> di
 
 
 #: The chart's sets of points, in legend order.
-SETS = {"fit": "fitted on", "check": "held out", "page": "tables above"}
+SETS = {"fit": "fitted on", "check": "held out", "defect": "held out, reported defect", "page": "tables above"}
 
 
 def conditions(numbered: list[tuple[int, Comparison]]) -> str:
@@ -462,13 +490,17 @@ def build(ctx: Context) -> PageContent:
         rows = [serving_row(n, *entry, ctx) for n, entry in enumerate(chosen, start=1)]
         content.table(name, measured_table(rows, SERVING_HEADER, SERVING_RIGHT))
         content.put(f"{split}_runs", f"{len(chosen):,}")
+        if split == "check":
+            numbered = [(n, run) for n, (run, _, _) in enumerate(chosen, start=1)]
+            content.table("serving-reported-defects", reported_defects(numbered))
+            content.put("reported_defects", f"{sum(not run.counted for _, run in numbered):,}")
     content.table("serving-fit-summary", fit_summary(calibration))
     worst = max(run.ratio(ceiling) for run, ceiling, _ in runs)
     content.put("serving_worst_ceiling", percent(worst))
     points = [
         {
             "kind": FIGURE_KINDS[e.kind],
-            "set": SETS[run.split],
+            "set": SETS[run.split if run.counted else "defect"],
             "ratio": round(e.measured_over_expected, 4),
             "label": f"{e.measured_over_expected:.2f}",
             "what": f"{run.engine}, {run.gpus} × {run.gpu}, {run.model}, {run.input_tokens}/{run.output_tokens}",

@@ -127,16 +127,31 @@ def test_every_serving_run_shows_measured_ceiling_and_expected_band(ctx):
             assert cells[8] == measured.shown(unit, run.value) and cells[9] == measured.shown(unit, ceiling)
             expectation = benchmarks.expectation(run, expected, calibration)
             assert cells[10] == measured.band_cell(unit, expectation)
-            assert cells[11] == f"{run.value / expected:.2f}"
+            assert cells[11] == f"{run.value / expected:.2f}" + ("" if run.counted else measured.DEFECT_MARK)
             assert cells[12] == f"[link]({run.source})"
             assert run.ratio(ceiling) <= 1.02, run.id  # the ceiling holds for what the page shows
     summary = content.tables["serving-fit-summary"]
     held_out = calibration.provenance["held_out_rows_summary"]["throughput"]
     assert f"| held out | throughput | {held_out['runs']:,} | {held_out['median']:.2f} |" in summary
+    # Both sets of held-out figures: without the rows reported as defects (the goals'), and with them.
+    flagged = [run for run in runs if not run.counted]
+    for kind, label in measured.FIGURE_KINDS.items():
+        every = calibration.provenance["held_out_rows_with_reported_defects_summary"][kind]
+        line = f"| held out, with the {len(flagged)} reported defects | {label} | {every['runs']:,} |"
+        assert line in summary
+    # Each flagged row listed under the held-out table by its number there, with its source's sentence.
+    listed = content.tables["serving-reported-defects"]
+    checks = [run for run in runs if run.split == "check"]
+    for run in flagged:
+        number = checks.index(run) + 1
+        assert f"- **{number}.** “We see consistent and significant slow-down in TTFT" in listed
+    assert content.values["reported_defects"] == f"{len(flagged)}" and len(flagged) == 4
     figure = next(f for f in content.figures if f.name == "measured-vs-expected")
     points = next(layer for layer in figure.spec["layer"] if layer["mark"]["type"] == "point")["data"]["values"]
     with_expected = [m for m in roofline.measured.load_measurements() if m.model and m.bounded]
     assert len(points) == sum(run.split in measured.SPLITS for run in runs) + len(with_expected)
+    marked = [p for p in points if p["set"] == measured.SETS["defect"]]
+    assert len(marked) == len(flagged) and all(p["kind"] == "time to first token" for p in marked)
     bands = next(layer for layer in figure.spec["layer"] if layer["mark"]["type"] == "bar")["data"]["values"]
     assert {(b["low"], b["high"]) for b in bands} == {
         tuple(calibration.band[m]) for m in benchmarks.BAND_METRIC.values()
