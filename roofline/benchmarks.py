@@ -366,7 +366,7 @@ def expect_measurement(
     m = measurement
     if not m.model or m.metric in SPLIT_METRICS:
         return None
-    costs = calibration.cost_model(m.gpu)
+    costs = calibration.cost_model(specs.gpu(m.gpu))
     hardware = Hardware(specs.gpu(m.gpu), m.gpus, m.compute_precision, costs=costs)
     workload = Workload(specs.model(m.model), m.weight_precision, m.kv_precision, m.batch or 1, m.mean_context)
     if m.metric == "decode_tokens_per_s_per_user":

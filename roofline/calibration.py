@@ -7,7 +7,9 @@ prediction. Its parameters live in ``data/calibration.toml``, written by
 - ``bandwidth_efficiency``: the share of the HBM bandwidth a pass reaches;
 - ``link_efficiency``: the share of the links' bandwidth an all-reduce reaches;
 - ``compute_efficiency.<gpu>.<math>``: the share of the dense peak a pass reaches, per chip
-  and math precision (``default_compute_efficiency`` where the fit saw no run);
+  and math precision (``default_compute_efficiency`` where the fit saw no run). A chip whose
+  spec names another as ``same_compute_as`` (the same die, the same tensor cores) shares that
+  chip's shares: the fit ties them, and the file lists them under both ids;
 - ``layer_overhead_s``: fixed seconds per layer of every pass (kernel launches,
   synchronization);
 - ``token_overhead_s``: host seconds per token sampled (sampling, stop checks, the
@@ -56,6 +58,7 @@ from typing import Any
 
 from .errors import SpecError, did_you_mean
 from .performance import CEILING, CostModel
+from .specs import GpuSpec
 from .version import VERSION
 
 CALIBRATION_FILE = "roofline/data/calibration.toml"
@@ -92,13 +95,23 @@ class Calibration:
     #: The ``[fit]`` table: script, rows, method, and the residuals on fit and held-out rows.
     provenance: Mapping[str, Any]
 
-    def cost_model(self, gpu_id: str) -> CostModel:
-        """The expected costs on ``gpu_id``: its fitted compute shares, the shared rest."""
+    def compute_shares(self, gpu: GpuSpec | str) -> Mapping[str, float]:
+        """Math precision -> fitted share of the peak on ``gpu`` (a spec, or a built-in chip's id):
+        its own, over those of the chip it names as ``same_compute_as``, so that a reader's own
+        spec of a known die gets that die's shares."""
+        if isinstance(gpu, str):
+            return self.compute_efficiency.get(gpu, {})
+        shared = self.compute_efficiency.get(gpu.compute_efficiency_id, {})
+        return {**shared, **self.compute_efficiency.get(gpu.id, {})}
+
+    def cost_model(self, gpu: GpuSpec | str) -> CostModel:
+        """The expected costs on ``gpu`` (a spec, or a built-in chip's id): its fitted compute
+        shares (``compute_shares``), the shared rest."""
         return CostModel(
             name="expected",
             bandwidth_efficiency=self.bandwidth_efficiency,
             link_efficiency=self.link_efficiency,
-            compute_efficiency=self.compute_efficiency.get(gpu_id, {}),
+            compute_efficiency=self.compute_shares(gpu),
             default_compute_efficiency=self.default_compute_efficiency,
             layer_overhead_s=self.layer_overhead_s,
             token_overhead_s=self.token_overhead_s,
@@ -261,11 +274,12 @@ def _parsed(text: str) -> Calibration:
     return parse_calibration(text)
 
 
-def cost_model(costs: str, gpu_id: str, calibration: Calibration | None = None) -> CostModel:
-    """The cost model named ``costs`` ("ceiling" or "expected") for ``gpu_id``."""
+def cost_model(costs: str, gpu: GpuSpec | str, calibration: Calibration | None = None) -> CostModel:
+    """The cost model named ``costs`` ("ceiling" or "expected") for ``gpu`` (a spec, or a
+    built-in chip's id: ``Calibration.cost_model``)."""
     if costs == "ceiling":
         return CEILING
     if costs != "expected":
         hint = did_you_mean(str(costs), COSTS) or "choose ceiling or expected"
         raise SpecError(f"unknown cost model {costs!r}", field="costs", hint=hint)
-    return (calibration or load_calibration()).cost_model(gpu_id)
+    return (calibration or load_calibration()).cost_model(gpu)

@@ -40,7 +40,7 @@ from .errors import SHOWN_LENGTH, SpecError, did_you_mean, one_line, shortened, 
 from .estimate import estimate
 from .hfconfig import FAMILIES, read_config
 from .kvformats import KV_FORMAT_NAMES, KV_FORMATS
-from .loader import SpecSet, load_specs, read_spec_file
+from .loader import SpecSet, builtin_specs, check_same_compute, load_specs, read_spec_file
 from .measured import load_measurements
 from .ownspecs import model_entry_toml, resolve_gpu, resolve_model
 from .parallelism import pipeline_bubble_fraction
@@ -652,7 +652,7 @@ def _run_split(args: argparse.Namespace, specs: SpecSet) -> str:
         expected = None
         if args.costs == "expected":
             calibration = load_calibration()
-            fitted = replace(hardware, costs=cost_model("expected", hardware.gpu.id, calibration))
+            fitted = replace(hardware, costs=cost_model("expected", hardware.gpu, calibration))
             expected = deploy(fitted, workload, split)
     except SpecError as error:
         raise _precision_hint(error) from None
@@ -788,6 +788,8 @@ def _run_validate(files: Sequence[str]) -> int:
                 sys.stdout.write(f"{path}: ok ({len(measurements)} measurements)\n")
                 continue
             found = read_spec_file(path)
+            # A GPU's same_compute_as may name a built-in chip, so the file is checked beside them.
+            check_same_compute(builtin_specs().merged(found))
         except SpecError as error:
             sys.stderr.write(f"roofline validate: error: {error}\n")
             status = EXIT_BAD_INPUT
@@ -947,7 +949,7 @@ def _run_simulate_speculative(args: argparse.Namespace, specs: SpecSet, drafting
         run = simulate_speculative(hardware, workload, config, drafting)
         expected = None
         if calibration is not None:
-            fitted = replace(hardware, costs=calibration.cost_model(hardware.gpu.id))
+            fitted = replace(hardware, costs=calibration.cost_model(hardware.gpu))
             expected = simulate_speculative(fitted, workload, config, drafting)
     except SpecError as error:
         raise _simulate_option_error(error) from None

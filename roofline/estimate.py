@@ -237,7 +237,7 @@ def evaluate(hardware: Hardware, workload: Workload, calibration: Calibration | 
     engine = resolved(hardware, workload)  # resolve "auto" once, not in every pass
     expected = None
     if calibration is not None:
-        fitted = replace(engine, costs=calibration.cost_model(engine.gpu.id))
+        fitted = replace(engine, costs=calibration.cost_model(engine.gpu))
         expected = Expected(decode_step(fitted, workload), prefill_pass(fitted, workload), workload.batch, calibration)
     return Estimate(
         hardware=engine,

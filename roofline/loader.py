@@ -44,6 +44,8 @@ _GPU_OPTIONAL = (
     "addressable_memory_bytes",
     "addressable_memory_source",
     "interconnect",
+    "same_compute_as",
+    "same_compute_source",
 )
 _WINDOW_KEYS = ("sliding_window", "layer_pattern")
 #: Small per-layer weights some architectures add (biases, q/k norms, extra norms).
@@ -177,7 +179,37 @@ def _gpu(entry_id: str, table: Mapping[str, Any]) -> GpuSpec:
     values["dense_flops_per_s"] = _subtable(table, "dense_flops_per_s")
     if "interconnect" in table:
         values["interconnect"] = _nested(InterconnectSpec, table, "interconnect", _INTERCONNECT_KEYS)
+    if "same_compute_as" in table:
+        try:
+            check_id(table["same_compute_as"])
+        except SpecError as error:
+            raise SpecError(error.message, field="same_compute_as", hint=error.hint) from None
     return GpuSpec(id=entry_id, **values)
+
+
+def check_same_compute(specs: SpecSet) -> SpecSet:
+    """``specs``, once every GPU's ``same_compute_as`` names a GPU of the set that names no other
+    itself (one step, no chains: the shares are fitted under that chip's id); else one located
+    SpecError. Checked on a whole set, as a reader's own GPU file may name a built-in chip."""
+    for gpu in specs.gpus.values():
+        other = gpu.same_compute_as
+        if other is None:
+            continue
+        entry = entry_label("gpu", gpu.id)
+        if other not in specs.gpus:
+            error = unknown_name("GPU", other, specs.gpus)
+            raise SpecError(
+                error.message, file=specs.origins.get(entry), entry=entry, field="same_compute_as", hint=error.hint
+            )
+        if specs.gpus[other].same_compute_as is not None:
+            raise SpecError(
+                f"names {other}, which itself names {specs.gpus[other].same_compute_as}",
+                file=specs.origins.get(entry),
+                entry=entry,
+                field="same_compute_as",
+                hint=f"name {specs.gpus[other].same_compute_as} directly",
+            )
+    return specs
 
 
 def _model(entry_id: str, table: Mapping[str, Any]) -> ModelSpec:
@@ -389,7 +421,7 @@ def _parse_texts(texts: tuple[tuple[str, str], ...]) -> SpecSet:
     specs = SpecSet()
     for text, label in texts:
         specs = specs.merged(parse_specs(text, label))
-    return specs
+    return check_same_compute(specs)
 
 
 def load_specs(extra_files: Iterable[str | Path] = (), *, data_dir: str | Path | None = None) -> SpecSet:
@@ -398,4 +430,4 @@ def load_specs(extra_files: Iterable[str | Path] = (), *, data_dir: str | Path |
     specs = builtin_specs(data_dir)
     for path in extra_files:
         specs = specs.merged(read_spec_file(path))
-    return specs
+    return check_same_compute(specs)

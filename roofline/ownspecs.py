@@ -47,6 +47,7 @@ from .hfconfig import MAX_CONFIG_BYTES, decode_json, model_from_config, read_con
 from .loader import (
     SpecSet,
     check_id,
+    check_same_compute,
     gpu_entry,
     parse_specs,
     suggested_id,
@@ -70,7 +71,7 @@ def _with(specs: SpecSet, kind: str, entry: GpuSpec | ModelSpec, label: str) -> 
         models=MappingProxyType({entry.id: entry} if kind == "model" else {}),
         origins=MappingProxyType({entry_label(kind, entry.id): label}),
     )
-    return specs.merged(added)
+    return check_same_compute(specs.merged(added))
 
 
 def resolve_model(specs: SpecSet, value: str) -> tuple[SpecSet, str]:

@@ -148,7 +148,7 @@ def _allreduce_words(costs: CostModel, gpus: int) -> str:
 def _expected_costs(calibration: Calibration, hardware: Hardware, weight_precision: str = "bf16") -> tuple[str, str]:
     """The ``expected costs`` line: what the fit found for this GPU and math (``hardware`` resolved),
     and for weights the passes widen (``performance.dequantizes``) what dequantizing costs."""
-    costs = calibration.cost_model(hardware.gpu.id)
+    costs = calibration.cost_model(hardware.gpu)
     math = hardware.compute_precision
     fitted = calibration.provenance.get("fit_rows", "published")
     dequant = ""

@@ -1598,4 +1598,4 @@ def simulate_expected(
     --costs expected``): every iteration is timed by ``IterationCosts`` at the fitted shares of
     bandwidth and peak, plus the fitted overheads and all-reduce latency. Its throughput, mean
     TTFT, ITL and TPOT get a band from ``calibration.bands``."""
-    return simulate(replace(hardware, costs=calibration.cost_model(hardware.gpu.id)), workload, config, split)
+    return simulate(replace(hardware, costs=calibration.cost_model(hardware.gpu)), workload, config, split)

@@ -328,6 +328,13 @@ class GpuSpec:
     #: The links to other GPUs, or None: then a multi-GPU estimate counts no communication
     #: and says so.
     interconnect: InterconnectSpec | None = None
+    #: The id of a chip whose tensor cores this one has (the same die at the same clocks, with
+    #: other memory: the H200 is the H100's GH100 with HBM3e), or None. Expected mode gives it
+    #: that chip's fitted compute shares (``compute_efficiency_id``), so runs on either one fit
+    #: one share per math precision, and a chip with no fitted run of its own still gets one.
+    same_compute_as: str | None = None
+    #: Where the sameness is printed; required with it.
+    same_compute_source: str | None = None
 
     def __post_init__(self) -> None:
         _validate(self)
@@ -342,6 +349,13 @@ class GpuSpec:
             high = self.memory_bytes * ADDRESSABLE_OVER_NAMEPLATE if _finite(self.memory_bytes) else None
             _check_field("addressable_memory_bytes", "quantity", self.addressable_memory_bytes, MEMORY_BYTES[0], high)
             _check_field("addressable_memory_source", "text", self.addressable_memory_source, 1, SOURCE_LENGTH)
+        _pair(self, "same_compute_as", "same_compute_source", "sharing another chip's compute")
+        if self.same_compute_as is not None:
+            if self.same_compute_as == self.id:
+                raise SpecError(
+                    "names the chip itself", field="same_compute_as", hint="name another chip's id, or remove the key"
+                )
+            _check_field("same_compute_source", "text", self.same_compute_source, 1, SOURCE_LENGTH)
         if self.interconnect is not None and not isinstance(self.interconnect, InterconnectSpec):
             raise SpecError(f"must be a table, got {shown(self.interconnect)}", field="interconnect")
         if not any(precision in self.dense_flops_per_s for precision in SIXTEEN_BIT):
@@ -370,6 +384,12 @@ class GpuSpec:
                 field="dense_flops_per_s",
                 hint=f"it has {have}",
             ) from None
+
+    @property
+    def compute_efficiency_id(self) -> str:
+        """The id expected mode's compute shares are fitted and looked up under: the chip named
+        by ``same_compute_as``, else this chip's own."""
+        return self.same_compute_as or self.id
 
     @property
     def addressable_bytes(self) -> float:

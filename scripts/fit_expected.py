@@ -8,7 +8,9 @@ a fixed start: the same inputs give the same file). The parameters:
 
 - one bandwidth efficiency, and one for the links between GPUs;
 - one compute efficiency per GPU and math precision the fit runs use (others take the
-  geometric mean of these);
+  geometric mean of these), a GPU whose spec names another ``same_compute_as`` (the same die,
+  the same tensor cores: the H200 and the H100) counted as that one, so their runs fit one
+  share and the file lists it under both;
 - one overhead per layer of every iteration, one per token sampled, and one per request on
   its way to the scheduler (``CostModel.request_overhead_s``);
 - the latency of one all-reduce over G GPUs, a fixed start plus a hop for each of a ring's
@@ -129,8 +131,14 @@ class Parameter:
         return self.name.split(":")[0]
 
 
-def _cost_model(values: dict[str, float], gpu: str) -> CostModel:
-    compute = {key.split(":")[2]: value for key, value in values.items() if key.startswith(f"compute:{gpu}:")}
+def _compute_id(gpu: str, specs=None) -> str:
+    """The id ``gpu``'s compute shares are fitted under (``GpuSpec.compute_efficiency_id``)."""
+    return (specs or _WORKER_SPECS or load_specs()).gpu(gpu).compute_efficiency_id
+
+
+def _cost_model(values: dict[str, float], gpu: str, specs=None) -> CostModel:
+    shares_of = _compute_id(gpu, specs)
+    compute = {key.split(":")[2]: value for key, value in values.items() if key.startswith(f"compute:{shares_of}:")}
     shares = [value for key, value in values.items() if key.startswith("compute:")]
     return CostModel(
         name="expected",
@@ -253,7 +261,8 @@ def depends(parameter: str, run, specs) -> bool:
         return run.gpus > 1 and not run.attention_dp
     if family == "compute":
         _, gpu, precision = parameter.split(":")
-        return run.gpu == gpu and math_precision(specs.gpu(run.gpu), run.weight_precision) == precision
+        shares_of = _compute_id(run.gpu, specs)
+        return shares_of == gpu and math_precision(specs.gpu(run.gpu), run.weight_precision) == precision
     return True
 
 
@@ -289,7 +298,9 @@ class Problem:
     def __init__(self, runs, specs, simulator: Simulator) -> None:
         names = ["bandwidth", "link", "layer_overhead_s", "token_overhead_s", "request_overhead_s"]
         names += ["allreduce_latency_s", "allreduce_hop_s"]
-        pairs = sorted({(run.gpu, math_precision(specs.gpu(run.gpu), run.weight_precision)) for run in runs})
+        pairs = sorted(
+            {(_compute_id(run.gpu, specs), math_precision(specs.gpu(run.gpu), run.weight_precision)) for run in runs}
+        )
         names += [f"compute:{gpu}:{precision}" for gpu, precision in pairs]
         self.runs = runs
         self.params = [Parameter(name) for name in names]
@@ -631,7 +642,9 @@ def _band(runs, ratios) -> dict[str, tuple[float, float]]:
     return out
 
 
-def render(values, iterations, fit_runs, check_runs, fit_ratios, check_ratios, band, simulator, pairs, delta) -> str:
+def render(
+    values, iterations, fit_runs, check_runs, fit_ratios, check_ratios, band, simulator, pairs, delta, specs
+) -> str:
     """The calibration file's text."""
     shares = [value for key, value in values.items() if key.startswith("compute:")]
     metric_kind = {
@@ -700,13 +713,17 @@ def render(values, iterations, fit_runs, check_runs, fit_ratios, check_ratios, b
         "",
         "[costs.compute_efficiency]",
     ]
-    per_gpu: dict[str, list[str]] = {}
+    fitted: dict[str, list[str]] = {}
     for key, value in sorted(values.items()):
         if key.startswith("compute:"):
             _, gpu, precision = key.split(":")
-            per_gpu.setdefault(gpu, []).append(f"{precision} = {_number(value)}")
-    for gpu, entries in per_gpu.items():
-        lines.append(f'"{gpu}" = {{ {", ".join(entries)} }}')
+            fitted.setdefault(gpu, []).append(f"{precision} = {_number(value)}")
+    # A chip that shares a fitted chip's compute (``same_compute_as``) is listed with those shares,
+    # so that the file says what every chip gets.
+    for gpu in sorted(specs.gpus):
+        entries = fitted.get(specs.gpu(gpu).compute_efficiency_id)
+        if entries:
+            lines.append(f'"{gpu}" = {{ {", ".join(entries)} }}')
     lines += ["", "[band]"]
     for metric in BAND_METRICS:
         low, high = band[metric_kind[metric]]
@@ -744,7 +761,9 @@ def build(jobs: int | None = None) -> dict[Path, str]:
         fit_ratios = [math.exp(e) for e in _residuals(fit_runs, values, simulator)]
         check_ratios = [math.exp(e) for e in _residuals(check_runs, values, simulator)]
         delta = fit_dequant(pairs["fit"], values, simulator)
-        text = render(values, iterations, fit_runs, check_runs, fit_ratios, check_ratios, band, simulator, pairs, delta)
+        text = render(
+            values, iterations, fit_runs, check_runs, fit_ratios, check_ratios, band, simulator, pairs, delta, specs
+        )
     parse_calibration(text, "the refit")  # what is written must load
     modelled = fit_runs + check_runs
     expected = {run.id: run.value / ratio for run, ratio in zip(modelled, fit_ratios + check_ratios, strict=True)}

@@ -125,6 +125,26 @@ BAD_SPECS = {
         GOOD_GPU + INTERCONNECT.replace("LATENCY", "{ 1 = 3e-6, 8 = 6e-6 }"),
         ["field 'interconnect.allreduce_latency_s.nccl.1'", "must be a GPU count from 2 to 100,000"],
     ),
+    "compute shared with an unknown chip": (
+        GOOD_GPU.replace("source =", 'same_compute_as = "h100-sx"\nsame_compute_source = "x"\nsource =', 1),
+        ['[gpu."my-gpu"]', "field 'same_compute_as'", "unknown GPU 'h100-sx'", "did you mean 'h100-sxm'?"],
+    ),
+    "compute shared with itself": (
+        GOOD_GPU.replace("source =", 'same_compute_as = "my-gpu"\nsame_compute_source = "x"\nsource =', 1),
+        ["field 'same_compute_as'", "names the chip itself"],
+    ),
+    "compute shared with a chip that shares another's": (
+        GOOD_GPU.replace("source =", 'same_compute_as = "h200"\nsame_compute_source = "x"\nsource =', 1),
+        ["field 'same_compute_as'", "names h200, which itself names h100-sxm", "name h100-sxm directly"],
+    ),
+    "compute shared without its source": (
+        GOOD_GPU.replace("source =", 'same_compute_as = "h100-sxm"\nsource =', 1),
+        ["field 'same_compute_source'", "is missing"],
+    ),
+    "compute shared by a bad id": (
+        GOOD_GPU.replace("source =", 'same_compute_as = "H100 SXM"\nsame_compute_source = "x"\nsource =', 1),
+        ["field 'same_compute_as'", "bad id"],
+    ),
     "unknown table": (
         GOOD_GPU.replace('[gpu."my-gpu"]', '[gpus."my-gpu"]').replace('[gpu."my-gpu".', '[gpus."my-gpu".'),
         ["unknown table [gpus]", "did you mean 'gpu'?"],

@@ -440,3 +440,21 @@ def test_the_file_records_how_firmly_the_rows_fix_the_link_share() -> None:
     totals = {float(share): total for share, total in profile["sum_of_squares"].items()}
     assert calibration.link_efficiency in totals and min(totals) <= 0.8
     assert totals[calibration.link_efficiency] <= min(totals.values()) * 1.01
+
+
+def test_a_chip_with_another_chips_tensor_cores_gets_its_fitted_compute_shares() -> None:
+    """The H200 names the H100 SXM as ``same_compute_as`` (the same GH100 die): the fit ties their
+    compute shares, so the file lists the H200 with exactly the H100's, at every precision the H100
+    has one (bf16 among them, which no H200 run is fitted at), and a reader's own spec naming the
+    H100 gets them too, not the default for unfitted precisions."""
+    calibration = load_calibration()
+    specs = load_specs()
+    h100, h200 = calibration.compute_efficiency["h100-sxm"], calibration.compute_efficiency["h200"]
+    assert dict(h200) == dict(h100) and {"bf16", "fp8"} <= set(h100)
+    own = dataclasses.replace(
+        specs.gpu("h100-sxm"), id="my-hopper", same_compute_as="h100-sxm", same_compute_source="https://example.com"
+    )
+    assert calibration.cost_model(own).compute_share("bf16") == h100["bf16"]
+    alone = dataclasses.replace(own, same_compute_as=None, same_compute_source=None)
+    assert calibration.cost_model(alone).compute_share("bf16") == calibration.default_compute_efficiency
+    assert calibration.cost_model(specs.gpu("h200")).compute_share("bf16") == h100["bf16"]
