@@ -3,7 +3,8 @@ ceiling and the simulator's expected figure for the same conditions.
 
 A run is one row of a CSV file (``data/serving-measurements.csv`` in the repository, read by
 ``scripts/fit_expected.py`` and the measured page): the engine, GPU, model, precisions,
-lengths, the load (``rate=inf``, ``rate=2``, ``concurrency=8``, ``static=768``), the metric and
+lengths (and how far the source says they vary, ``length_spread``), the load (``rate=inf``,
+``rate=2``, ``concurrency=8``, ``static=768``), the metric and
 its value in SI units, its source, and its ``split``: ``fit`` rows calibrate the expected
 costs, ``check`` rows are held out to test them, ``out`` rows are kept with the reason they
 cannot be modelled. A row whose ``reported_defect`` holds its source's own sentence reporting
@@ -64,6 +65,7 @@ _COLUMNS = (
     "attention_dp",
     "input_tokens",
     "output_tokens",
+    "length_spread",
     "load",
     "requests",
     "metric",
@@ -76,6 +78,8 @@ _COLUMNS = (
 #: budget per iteration (TensorRT-LLM's max_num_tokens default) and a batch cap well above
 #: what memory allows, so the KV pool, not the cap, sets the batch.
 ENGINE_TOKEN_BUDGET = 8192
+#: The largest ``length_spread`` a row may give (±90%: every length stays at least a tenth of its mean).
+MAX_LENGTH_SPREAD = 0.9
 ENGINE_MAX_BATCH = 2048
 #: Most requests simulated for one row: past a thousand the throughput and the means are
 #: the steady state's (the fit and the check use the same cap, so they agree).
@@ -107,6 +111,12 @@ class ServingRun:
     #: The source's own sentence reporting this figure as an engine defect, or "" (see the
     #: module docstring): a reported row stays out of the fit and the band's statistics.
     reported_defect: str = ""
+    #: How far the source says each request's prompt and output lengths vary about
+    #: ``input_tokens`` and ``output_tokens``, as a share (0.15: ±15%); 0 when it states none.
+    #: The simulator draws each length uniformly in that range (``scenario``): with every
+    #: length the same, closed-loop clients finish together and send together, each round's
+    #: prompts queued behind one another, which varied lengths undo.
+    length_spread: float = 0.0
 
     @property
     def counted(self) -> bool:
@@ -164,6 +174,26 @@ def _reported_defect(row: dict[str, str], label: str) -> str:
     return text
 
 
+def _spread(row: dict[str, str], label: str) -> float:
+    """The row's ``length_spread``: empty for none, else a share from 0 to 0.9."""
+    text = row["length_spread"]
+    if not text:
+        return 0.0
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 0 <= value <= MAX_LENGTH_SPREAD:
+        raise SpecError(
+            f"must be empty or a share from 0 to {MAX_LENGTH_SPREAD}, got {text!r}",
+            file=label,
+            entry=row["id"],
+            field="length_spread",
+            hint="write ±15% as 0.15",
+        )
+    return value
+
+
 def parse_serving_runs(text: str, label: str = "data/serving-measurements.csv") -> tuple[ServingRun, ...]:
     """The runs in a CSV's ``text`` (lines starting with ``#`` are comments); the first bad
     row raises one SpecError naming the file, the row and the column."""
@@ -216,6 +246,7 @@ def parse_serving_runs(text: str, label: str = "data/serving-measurements.csv") 
                 source=row["source"],
                 note=row["note"],
                 reported_defect=_reported_defect(row, label),
+                length_spread=_spread(row, label),
             )
         )
     return tuple(runs)
@@ -259,12 +290,17 @@ def admission(run: ServingRun) -> str:
     return "reserve" if engine.startswith(("tensorrt-llm", "nim")) else "paged"
 
 
+def spread_lengths(tokens: int, spread: float) -> Lengths:
+    """``tokens`` ± ``spread`` of it, rounded, at least 1 (fixed when ``spread`` is 0)."""
+    return Lengths(max(1, round(tokens * (1 - spread))), round(tokens * (1 + spread)))
+
+
 def scenario(run: ServingRun) -> ServingConfig:
     """The simulator's traffic for the run: its lengths and load, the engine's scheduler."""
     kind, _, amount = run.load.partition("=")
     lengths = {
-        "prompt": Lengths(run.input_tokens, run.input_tokens),
-        "output": Lengths(run.output_tokens, run.output_tokens),
+        "prompt": spread_lengths(run.input_tokens, run.length_spread),
+        "output": spread_lengths(run.output_tokens, run.length_spread),
         "admission": admission(run),
     }
     requests = min(run.requests, SIMULATED_REQUESTS)

@@ -38,7 +38,7 @@ cross-validated: p10 and p90 of the fit runs' measured ÷ expected, each run pre
 without its benchmark (the rows one simulation predicts, left out together;
 ``Problem.left_out_residuals``). The fit's own residuals are narrower than what
 runs it never saw scatter by (on the rows of December 2026: TTFT p10-p90 0.88-1.18 in-sample,
-0.85-1.29 left out, 0.84-1.58 held out, 0.84-2.81 with the rows reported as defects), so a band
+0.85-1.29 left out, 0.85-1.58 held out, 0.85-2.81 with the rows reported as defects), so a band
 from them held too few of the held-out values.
 data/serving-expected.csv gets every fit and check run's ceiling and expected figure, which
 the measured page shows.

@@ -458,3 +458,26 @@ def test_a_chip_with_another_chips_tensor_cores_gets_its_fitted_compute_shares()
     alone = dataclasses.replace(own, same_compute_as=None, same_compute_source=None)
     assert calibration.cost_model(alone).compute_share("bf16") == calibration.default_compute_efficiency
     assert calibration.cost_model(specs.gpu("h200")).compute_share("bf16") == h100["bf16"]
+
+
+def test_a_stated_length_spread_is_simulated_and_a_bad_one_refused_in_one_line() -> None:
+    """The vLLM rows whose source says "+-15 percent variance" carry length_spread 0.15, and the
+    simulator draws their lengths from ±15%; every other row is fixed. A spread outside 0-0.9 or not
+    a number is one line naming the file, the row and the column."""
+    runs = benchmarks.load_serving_runs(ROOT / "data" / "serving-measurements.csv")
+    spread = [run for run in runs if run.length_spread]
+    assert spread and all("+-15 percent variance" in run.note and run.length_spread == 0.15 for run in spread)
+    assert all("+-15 percent" not in run.note for run in runs if not run.length_spread)
+    config = benchmarks.scenario(spread[0])
+    assert (config.prompt.low, config.prompt.high) == (17_000, 23_000)
+    assert (config.output.low, config.output.high) == (1_700, 2_300)
+    fixed = next(run for run in runs if not run.length_spread and run.split == "check")
+    assert benchmarks.scenario(fixed).prompt.low == benchmarks.scenario(fixed).prompt.high == fixed.input_tokens
+    lines = (ROOT / "data" / "serving-measurements.csv").read_text(encoding="utf-8").splitlines()
+    header = next(line for line in lines if not line.startswith("#"))
+    row = next(line for line in lines if line.startswith(spread[0].id + ","))
+    for bad in ("1.5", "-0.1", "15%"):
+        with pytest.raises(SpecError, match="length_spread") as caught:
+            benchmarks.parse_serving_runs(f"{header}\n{row.replace(',0.15,', f',{bad},', 1)}\n", "rows.csv")
+        assert "rows.csv" in str(caught.value) and spread[0].id in str(caught.value)
+        assert "\n" not in str(caught.value)
