@@ -28,7 +28,6 @@ from typing import Any
 
 import pytest
 
-
 #: Seconds a test takes on a quiet machine, by kind, where the test does not say (``pytest.mark.cost``).
 COST_S = {"browser": 5.0, "node": 5.0, "slow": 1.5}
 #: ... and a test of none of those kinds.
