@@ -46,11 +46,11 @@ WORKERS ?= $(shell $(PYTHON) -c "import os; print(min(4, os.cpu_count() or 1))")
 
 ## Run every test: unit, golden, property, CLI, site build, Node/Pyodide and browser.
 test: setup
-	$(PY) -m pytest -n $(WORKERS) --dist loadgroup
+	$(PY) -m pytest -n $(WORKERS) --dist loadgroup --no-loadscope-reorder
 
 ## The author's loop (under a minute): every test but the site builds, subprocess runs, SVG re-renders, Pyodide and the browser.
 test-fast: setup
-	$(PY) -m pytest -n $(WORKERS) -m "not slow and not browser and not node" -q
+	$(PY) -m pytest -n $(WORKERS) --dist loadgroup --no-loadscope-reorder -m "not slow and not browser and not node" -q
 
 ## Build the site into site/ without serving it.
 build: setup

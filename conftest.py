@@ -2,7 +2,8 @@
 tests in tests/ and each page folder's own tests under docs/ share it. Plain helpers are in
 tests/support.py; no test module imports another.
 
-- ``site``     the tests' site, built once per session for every test that needs a build:
+- ``site``     the tests' site, built once per run for every test that needs a build (under
+               pytest-xdist by the first worker that needs it, and shared by all):
                this checkout copied, with the README's worked example chapter written in
                and the widget test page added (``support.copy_checkout``), built with
                ``site_url`` set to the address of the server that serves it with COOP/COEP
@@ -17,6 +18,8 @@ tests/support.py; no test module imports another.
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -25,17 +28,58 @@ from typing import Any
 
 import pytest
 
+#: Seconds a test takes on a quiet machine, by kind, where the test does not say (``pytest.mark.cost``).
+COST_S = {"browser": 5.0, "node": 5.0, "slow": 1.5}
+#: ... and a test of none of those kinds.
+QUICK_S = 0.02
+
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Under pytest-xdist (``make test`` runs one worker a core, up to four), every test that needs
-    the built site or the browser runs on one worker: the site is then built once, and one Chromium
-    at a time shares the cores with the other workers' package, CLI and build tests. Without xdist
-    nothing changes (its marker is only named when its plugin is there)."""
-    if not config.pluginmanager.hasplugin("xdist"):
+    """Under pytest-xdist (``make test`` runs one worker a core, up to four), the longest work starts first.
+
+    - Tests that share a module-scoped fixture (a page booted once for a module, a build) form one
+      group and run on one worker, in their order; every other test is scheduled alone.
+    - Groups run longest first, by their tests' costs (``cost`` marker, else ``COST_S`` by kind), so
+      that no long test is left to run alone at the end. ``make test`` passes
+      ``--no-loadscope-reorder``: xdist would otherwise reorder groups by their number of tests.
+    - The first group needs the tests' site and its worker builds it; the next ones, one a worker,
+      need nothing built, so the other workers do not wait for that build.
+    Without xdist nothing changes."""
+    if "PYTEST_XDIST_WORKER" not in os.environ:
         return
+    groups: dict[str, list[pytest.Item]] = {}
     for item in items:
-        if {"site", "browser"} & set(getattr(item, "fixturenames", ())):
-            item.add_marker(pytest.mark.xdist_group("site"))
+        key = _group_of(item)
+        if key != item.nodeid:
+            item.add_marker(pytest.mark.xdist_group(key))
+        groups.setdefault(key, []).append(item)
+    order = sorted(groups.values(), key=lambda group: -sum(map(_cost, group)))
+    if order and _needs_the_site(order[0]):
+        free = [group for group in order[1:] if not _needs_the_site(group)]
+        workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+        ahead = free[: workers - 1]
+        order = [order[0], *ahead, *(group for group in order[1:] if group not in ahead)]
+    items[:] = [item for group in order for item in group]
+
+
+def _group_of(item: pytest.Item) -> str:
+    """The module, for a test sharing a module-, class- or package-scoped fixture; else the test itself."""
+    info = getattr(item, "_fixtureinfo", None)
+    definitions = info.name2fixturedefs.values() if info else ()
+    if any(fixture.scope in ("module", "class", "package") for chain in definitions for fixture in chain):
+        return item.nodeid.split("::", 1)[0]
+    return item.nodeid
+
+
+def _cost(item: pytest.Item) -> float:
+    marked = item.get_closest_marker("cost")
+    if marked is not None:
+        return float(marked.args[0])
+    return next((seconds for kind, seconds in COST_S.items() if item.get_closest_marker(kind)), QUICK_S)
+
+
+def _needs_the_site(group: list[pytest.Item]) -> bool:
+    return any({"site", "browser"} & set(getattr(item, "fixturenames", ())) for item in group)
 
 
 @dataclass
@@ -63,22 +107,41 @@ class Site:
 
 
 @pytest.fixture(scope="session")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
-    import serve
+def site(tmp_path_factory: pytest.TempPathFactory) -> Site:
+    """Built once for the whole run: under pytest-xdist the first worker that needs it builds it while
+    any other waits, then each reads where it is. Its two servers are processes of their own that last
+    as long as the run (a worker that finishes early must not take them down with it)."""
     import support
 
-    folder = tmp_path_factory.mktemp("tests-site")
+    shared = support.run_folder(tmp_path_factory)
+    record = shared / "tests-site.json"
+    with support.exclusive(shared / "tests-site.lock"):
+        if not record.exists():
+            record.write_text(json.dumps(_build_the_tests_site(shared / "tests-site")), encoding="utf-8")
+    built = json.loads(record.read_text(encoding="utf-8"))
+    if built["failed"]:
+        pytest.fail(f"the tests' site did not build:\n{built['log'][-4000:]}", pytrace=False)
+    return Site(Path(built["root"]), Path(built["directory"]), built["isolated"], built["plain"], built["log"])
+
+
+def _build_the_tests_site(folder: Path) -> dict[str, Any]:
+    """Copy this checkout with the worked example and the widget page, serve where its build will be
+    (isolated and plain), build it for the isolated address, and say where everything is."""
+    import support
+
     root = support.copy_checkout(folder / "repo", example=True, widgets=True)
     directory = folder / "site"
-    isolated = serve.make_server(directory, isolated=True, quiet=True)
-    plain = serve.make_server(directory, isolated=False, quiet=True)
-    isolated_url = f"http://127.0.0.1:{isolated.server_port}/"
-    done = support.mkdocs_build(root, directory, isolated_url)
-    if done.returncode != 0:
-        pytest.fail(f"the tests' site did not build:\n{done.stderr[-4000:]}", pytrace=False)
-    yield Site(root, directory, serve.serve_in_background(isolated), serve.serve_in_background(plain), done.stderr)
-    isolated.shutdown()
-    plain.shutdown()
+    isolated = support.serve_for_run(directory, isolated=True)
+    plain = support.serve_for_run(directory, isolated=False)
+    done = support.mkdocs_build(root, directory, isolated)
+    return {
+        "root": str(root),
+        "directory": str(directory),
+        "isolated": isolated,
+        "plain": plain,
+        "log": done.stderr,
+        "failed": done.returncode != 0,
+    }
 
 
 @pytest.fixture(scope="session")

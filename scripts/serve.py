@@ -1,6 +1,7 @@
 """Serve the built site on http://127.0.0.1:8000 with the headers Pyodide's Stop needs.
 
-Run: ``python scripts/serve.py [--build] [--watch] [--port 8000] [--directory site] [--no-isolation]``.
+Run: ``python scripts/serve.py [--build] [--watch] [--port 8000] [--directory site] [--no-isolation]
+[--quiet] [--exit-with PID]``.
 With ``--build`` it runs the strict ``mkdocs build`` first; with ``--watch`` it
 rebuilds whenever the docs, the package, the hooks or ``mkdocs.yml`` change.
 Every response carries ``Cross-Origin-Opener-Policy: same-origin`` and
@@ -359,6 +360,18 @@ def watch_and_rebuild(site_dir: Path, interval: float = 1.0) -> None:
         print("Rebuilt; reload the page.", flush=True)
 
 
+def _exit_with(pid: int, poll_s: float = 1.0) -> None:
+    """End this process once ``pid`` has ended (polled: a process cannot wait on one it did not start)."""
+    while True:
+        time.sleep(poll_s)
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            os._exit(0)
+        except PermissionError:  # alive, owned by someone else
+            pass
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--build", action="store_true", help="run mkdocs build first")
@@ -370,6 +383,13 @@ def main() -> None:
         action="store_true",
         help="leave out COOP/COEP, as a plain static host would (Stop then restarts Python)",
     )
+    parser.add_argument("--quiet", action="store_true", help="log no requests")
+    parser.add_argument(
+        "--exit-with",
+        type=int,
+        metavar="PID",
+        help="stop once process PID has ended (the tests' server outlives the worker that started it)",
+    )
     args = parser.parse_args()
     site_dir = Path(args.directory).resolve()
     if args.build:
@@ -377,8 +397,10 @@ def main() -> None:
     if args.watch:
         threading.Thread(target=watch_and_rebuild, args=(site_dir,), name="rebuild", daemon=True).start()
     # The handler resolves paths under this name on each request, so a swapped-in rebuild is served at once.
-    with make_server(site_dir, args.port, isolated=not args.no_isolation) as server:
-        print(f"Serving {site_dir} on http://127.0.0.1:{server.server_port}/ (Ctrl-C stops)")
+    with make_server(site_dir, args.port, isolated=not args.no_isolation, quiet=args.quiet) as server:
+        print(f"Serving {site_dir} on http://127.0.0.1:{server.server_port}/ (Ctrl-C stops)", flush=True)
+        if args.exit_with:
+            threading.Thread(target=_exit_with, args=(args.exit_with,), name="exit-with", daemon=True).start()
         try:
             server.serve_forever()
         except KeyboardInterrupt:

@@ -13,6 +13,7 @@ scripts) on the path; no test module imports another.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import re
@@ -20,6 +21,8 @@ import shutil
 import subprocess
 import sys
 import textwrap
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -87,6 +90,46 @@ def copy_checkout(target: Path, *, example: bool = False, widgets: bool = False,
     if widgets:
         shutil.copytree(WIDGETS, target / "docs", dirs_exist_ok=True)
     return target
+
+
+def run_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder every process of this test run shares. pytest-xdist gives each worker a base folder of
+    its own inside the run's (``…/pytest-N/popen-gw0``); without xdist it is the run's own."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if "PYTEST_XDIST_WORKER" in os.environ else base
+
+
+def run_owner() -> int:
+    """The process whose end is the end of this test run: xdist's controller (every worker's parent),
+    or this process when there are no workers."""
+    return os.getppid() if "PYTEST_XDIST_WORKER" in os.environ else os.getpid()
+
+
+@contextmanager
+def exclusive(lock: Path) -> Iterator[None]:
+    """Hold ``lock`` (a file) against every other process of the run: the first to come builds, the
+    others wait and then read what it left."""
+    with lock.open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def serve_for_run(directory: Path, *, isolated: bool) -> str:
+    """Serve ``directory`` with ``scripts/serve.py`` (what ``make serve`` runs) in a process of its own that
+    ends with the test run, so that every worker can use it while any still runs; its base URL."""
+    command = [sys.executable, str(ROOT / "scripts" / "serve.py"), "--port", "0", "--quiet"]
+    command += ["--directory", str(directory), "--exit-with", str(run_owner())]
+    if not isolated:
+        command.append("--no-isolation")
+    server = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    started = re.search(r"http://127\.0\.0\.1:\d+/", server.stdout.readline())
+    if started is None:
+        server.kill()
+        pytest.fail(f"scripts/serve.py did not start on {directory}", pytrace=False)
+    return started[0]
 
 
 def site_chapters() -> list[str]:

@@ -235,6 +235,7 @@ def flip_middle_byte(records: bytearray) -> None:
     records[len(records) // 2] ^= 0x40
 
 
+@pytest.mark.cost(30)
 @pytest.mark.parametrize(
     ("change", "reason"),
     [
@@ -273,6 +274,7 @@ def test_a_snapshot_that_is_not_the_built_one_is_never_restored(browser, site, c
     recorded.context.close()
 
 
+@pytest.mark.cost(20)
 def test_a_restore_that_never_ends_is_replaced_by_a_plain_boot(browser, site) -> None:
     """The watchdog. A worker whose restore spins reports "restoring" and then nothing, busy in wasm;
     here the first worker script does just that (in JavaScript), and the page must give up on it."""

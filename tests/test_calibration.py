@@ -237,6 +237,7 @@ def test_the_written_text_is_what_parse_reads() -> None:
     assert parse_calibration(TEXT).band == load_calibration().band
 
 
+@pytest.mark.cost(30)
 @pytest.mark.slow
 def test_the_file_is_what_the_script_fits() -> None:
     """The whole refit (a few minutes): the committed files must be exactly what the script writes."""

@@ -58,6 +58,7 @@ def test_committed_figures_match_a_fresh_run_and_check_mode_says_so():
     assert done.returncode == 0, f"figures/ is stale: run `make figures` and commit it\n{done.stderr}"
 
 
+@pytest.mark.cost(12)
 @pytest.mark.slow  # re-renders every SVG twice
 def test_generation_is_deterministic(ctx):
     first = build_outputs(ROOT, FIGURES, rerender=True, run=Run())

@@ -105,6 +105,7 @@ def simulation_json(call: dict) -> str:
     return scope["answer"]
 
 
+@pytest.mark.cost(60)
 def test_pyodide_under_node_matches_cpython(node: str, site, tmp_path: Path) -> None:
     from roofline import estimate
 

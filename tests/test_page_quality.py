@@ -38,7 +38,7 @@ if not AXE.is_file():
     pytest.skip("node_modules lacks axe-core; run `make setup`", allow_module_level=True)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def served(site) -> tuple[str, Path]:
     """The tests' one built site (``conftest.site``), served by scripts/serve.py's handler."""
     return site.isolated, site.directory
@@ -134,10 +134,15 @@ def _switch_scheme(page, palette: str) -> None:
 #: with the header's toggle: each scheme is checked at each width, with one Python boot a page.
 VARIANTS = {"390px": ("dark", PHONE), "1280px": ("light", DESKTOP)}
 PALETTES = {"light": "default", "dark": "slate"}
+#: Each width's pages are dealt into this many shares, each a test of its own, so that parallel
+#: workers (make test) can check them at once; every page is in one share of each width.
+SHARES = 3
 
 
+@pytest.mark.cost(40)
+@pytest.mark.parametrize("share", range(SHARES), ids=lambda share: f"share {share + 1} of {SHARES}")
 @pytest.mark.parametrize("size", list(VARIANTS))
-def test_no_serious_or_critical_axe_violation_on_any_page(browser, served, size) -> None:
+def test_no_serious_or_critical_axe_violation_on_any_page(browser, served, size, share) -> None:
     """Per page: as loaded, in the system's scheme; then, switched to the other scheme, with Run
     pressed twice and the page scrolled through (so every lazily drawn part is there, drawn in that
     scheme). Switched back before the next page: Material keeps a reader's choice from page to page."""
@@ -150,7 +155,7 @@ def test_no_serious_or_critical_axe_violation_on_any_page(browser, served, size)
     found = {}
     pages = site_pages(directory)
     assert len(pages) >= 9
-    for path in pages:
+    for path in pages[share::SHARES]:
         page.goto(base + path)
         expect(page.locator("body")).to_have_attribute("data-md-color-scheme", PALETTES[scheme])
         _mounted_and_idle(page)

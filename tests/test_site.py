@@ -359,6 +359,7 @@ def repo_copy(tmp_path) -> Path:
     return support.copy_checkout(tmp_path / "repo")
 
 
+@pytest.mark.cost(45)
 def test_editing_a_spec_changes_the_rebuilt_chapter_and_its_figure(repo_copy, tmp_path):
     gpus = repo_copy / "roofline" / "data" / "gpus.toml"
     gpus.write_text(gpus.read_text().replace("bandwidth_bytes_per_s = 3.35e12", "bandwidth_bytes_per_s = 4.02e12", 1))

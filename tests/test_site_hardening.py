@@ -261,6 +261,7 @@ def test_a_build_error_names_file_and_entry_and_leaves_figures_byte_identical(ca
     assert snapshot(root) == before
 
 
+@pytest.mark.cost(12)
 @pytest.mark.slow  # regenerates every page's figures (chapter 3 alone simulates for seconds)
 def test_generated_text_is_checked_before_anything_is_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A generator slip that lets markup through fails the build naming the generated file, before any write."""
