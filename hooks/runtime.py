@@ -72,6 +72,8 @@ def on_config(config: Any) -> None:
         snapshot_bytes = snapshot.read_bytes()
         # What the worker checks the restored memory against (boot.mjs), named in every page.
         snapshot_digest = build_snapshot.content_digest(snapshot, snapshot_bytes)
+        # What a copy of the raw snapshot kept by an earlier page must match (snapshot_store.mjs).
+        raw_digest = build_snapshot.content_digest(snapshot, snapshot_bytes, "rawSha256")
     except OSError as error:
         raise PluginError(f"runtime hook: the Pyodide snapshot could not be read ({error}); build again") from None
     except build_snapshot.SnapshotError as error:
@@ -97,6 +99,7 @@ def on_config(config: Any) -> None:
         snapshot_uri=_state["snapshot_uri"],
         pyodide_uri=_state["pyodide_uri"],
         snapshot_digest=snapshot_digest,
+        snapshot_raw_digest=raw_digest,
         version=digest,
     )
     log.info("runtime: %s, Pyodide from node_modules", _state["wheel_uri"])

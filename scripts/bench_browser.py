@@ -34,6 +34,8 @@ same run:
 
 Times are taken inside the page (``performance.now()``), so Playwright's own
 overhead is not in them. Prints one line per figure; writes nothing to the repo.
+``python scripts/bench_browser.py compare OLD_SITE [NEW_SITE]`` builds this checkout and measures the second
+chapter and Stop without isolation against ``OLD_SITE`` (a site built before a change), interleaved.
 ``python scripts/bench_browser.py calculators`` measures the calculators alone (chapters 1, 2, 4,
 5 and 6, each with its ratio to chapter 1's), without the boots, the simulator and the bytes.
 """
@@ -714,6 +716,83 @@ def runtime_only() -> None:
     print(f"browser  (each Stop: {', '.join(f'{ms:,.0f}' for ms in stops)} ms)")
 
 
+def second_chapter_boot(bench: Bench) -> tuple[float, dict[str, object]]:
+    """Chapter 1 warm, then chapter 2 as a full load and Run at once: (navigation to output, the Run
+    worker's boot timings on chapter 2, ms after navigation: see boot.mjs's bootPython)."""
+    context, page = bench.open_chapter()
+    page.goto(bench.base + CHAPTER)
+    page.wait_for_selector("html[data-rf-runtime=ready]", timeout=TIMEOUT_MS)
+    page.wait_for_load_state("networkidle")
+    page.wait_for_timeout(3000)  # time for V8 to keep the wasm's compiled code, and the page its copy
+    page.goto(bench.base + KV_CHAPTER, wait_until="commit")
+    page.wait_for_selector("[data-rf-cell][data-rf-mounted]", timeout=TIMEOUT_MS)
+    bench.run_and_time(page)
+    full_load = page.evaluate("window.__rf.finished[0]")
+    timings = page.evaluate(
+        "import('../../javascripts/runtime/runtime.mjs').then(({ runtime }) =>"
+        " ({ ...runtime.timings, startedAt: runtime.startedAt }))"
+    )
+    context.close()
+    return full_load, timings
+
+
+def compare(old_site: Path, new_site: Path | None = None) -> None:
+    """``compare OLD_SITE``: this checkout's build against a site built before (``OLD_SITE``), each
+    figure of issue 23's second chapter and Stop without isolation, old and new interleaved, with
+    the bare boot between them and the load average printed beside every round. ``new_site``: a
+    site already built from this checkout, instead of a fresh build."""
+    import os
+
+    from playwright.sync_api import sync_playwright
+
+    with tempfile.TemporaryDirectory(prefix="roofline-bench-") as folder:
+        if new_site is None:
+            new_site = Path(folder) / "site"
+            serve.build_site(new_site)
+        sites = {"old": old_site.resolve(), "new": new_site}
+        servers = []
+        bases: dict[str, tuple[str, str]] = {}
+        for name, site in sites.items():
+            (site / "bench").mkdir(exist_ok=True)
+            (site / "bench" / "bare.html").write_text(
+                BARE_PAGE.replace("PYODIDE_VERSION", PYODIDE_VERSION), encoding="utf-8"
+            )
+            pair = serve.make_server(site, quiet=True), serve.make_server(site, isolated=False, quiet=True)
+            servers.extend(pair)
+            bases[name] = (serve.serve_in_background(pair[0]), serve.serve_in_background(pair[1]))
+        try:
+            with sync_playwright() as playwright:
+                browser = launch(playwright)
+                benches = {name: Bench(browser, *bases[name], sites[name]) for name in sites}
+                for round_ in range(COLD_REPEATS):
+                    load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
+                    bare = benches["old"].bare_boot_ms()
+                    print(f"round {round_ + 1} (load {load}): bare Pyodide {bare:,.0f} ms", flush=True)
+                    for name, bench in benches.items():
+                        full, timings = second_chapter_boot(bench)
+                        split = ", ".join(
+                            f"{key} {value:,.0f}" if isinstance(value, float) else f"{key} {value}"
+                            for key, value in timings.items()
+                        )
+                        print(
+                            f"  {name}: ch. 1 then ch. 2, navigation to output {full:,.0f} ms,"
+                            f" {full / bare:.2f} × bare ({split})",
+                            flush=True,
+                        )
+                    for name, bench in benches.items():
+                        stops = bench.stop_then_run_ms()
+                        print(
+                            f"  {name}: no isolation, Stop to output: "
+                            + ", ".join(f"{ms:,.0f}" for ms in stops)
+                            + " ms",
+                            flush=True,
+                        )
+                browser.close()
+        finally:
+            for server in servers:
+                server.shutdown()
+
+
 def _transferred(request: object) -> int:
     sizes = request.sizes()
     return sizes["responseBodySize"] + sizes["responseHeadersSize"]
@@ -1067,8 +1146,10 @@ def main() -> None:
         report_calculators()
     elif sys.argv[1:] == ["own"]:
         own_only()
+    elif len(sys.argv) in (3, 4) and sys.argv[1] == "compare":
+        compare(*map(Path, sys.argv[2:]))
     elif sys.argv[1:]:
-        sys.exit("usage: bench_browser.py [runtime | calculators | own]")
+        sys.exit("usage: bench_browser.py [runtime | calculators | own | compare OLD_SITE [NEW_SITE]]")
     else:
         report()
 

@@ -64,22 +64,23 @@ def snapshot_name(wheel: Path, modules: list[Path], pyodide: Path = PYODIDE) -> 
     return f"roofline-pyodide{version}-{digest.hexdigest()[:16]}.snapshot.gz"
 
 
-def content_digest(snapshot: Path, data: bytes | None = None) -> str:
-    """The SHA-256 of the raw snapshot, as its header records it (make_snapshot.mjs computes it).
+def content_digest(snapshot: Path, data: bytes | None = None, field: str = "sha256") -> str:
+    """The SHA-256 of the snapshot's records, as its header records it (make_snapshot.mjs computes it).
 
     The page names it beside the file's address, and the worker restores nothing that
     does not match (boot.mjs): a file corrupted or replaced after the build is refused.
     With ``data`` (the file's bytes, read once) the digest is those bytes', whatever the
-    file holds by now.
+    file holds by now. ``field="rawSha256"``: the raw snapshot's digest, which a copy a page
+    kept for the next must match (docs/javascripts/runtime/snapshot_store.mjs).
     """
     try:
         with gzip.open(snapshot if data is None else io.BytesIO(data), "rb") as stream:
             stream.readline()  # the format line
-            digest = json.loads(stream.readline())["sha256"]
+            digest = json.loads(stream.readline())[field]
     except (OSError, EOFError, ValueError, KeyError, TypeError) as error:
         raise SnapshotError(f"{snapshot.name} has no readable digest in its header ({error})") from None
     if not (isinstance(digest, str) and len(digest) == 64 and all(c in "0123456789abcdef" for c in digest)):
-        raise SnapshotError(f"{snapshot.name}'s header holds no SHA-256 digest")
+        raise SnapshotError(f"{snapshot.name}'s header holds no SHA-256 digest ({field})")
     return digest
 
 

@@ -18,7 +18,7 @@ import { pathToFileURL } from "node:url";
 import { gzipSync } from "node:zlib";
 // The paths and the container are boot.mjs's: it must find what this leaves.
 import { MODULE_DIR, PRE_IMPORT, SITE_PACKAGES } from "../docs/javascripts/runtime/boot.mjs";
-import { sealedSnapshot } from "../docs/javascripts/runtime/snapshot_codec.mjs";
+import { sealedSnapshot, sha256Hex } from "../docs/javascripts/runtime/snapshot_codec.mjs";
 import { dataSegments, initialMemory, segmentsDigest } from "../docs/javascripts/runtime/wasm_memory.mjs";
 
 /**
@@ -90,7 +90,9 @@ gc.collect()
   const at = raw.length - pyodide._module.HEAP8.length;
   const segments = dataSegments(new Uint8Array(readFileSync(`${indexURL}pyodide.asm.wasm`)));
   const base = initialMemory(segments, { total: raw.length, at });
-  const header = { pyodide: version, wheel: basename(wheelPath), modules: names };
+  // rawSha256: what a copy of the raw snapshot that a page kept for the next (snapshot_store.mjs)
+  // must match; the pages name it beside the file's address (hooks/runtime.py).
+  const header = { pyodide: version, wheel: basename(wheelPath), modules: names, rawSha256: await sha256Hex(raw) };
   // Sealed with its digest: boot.mjs restores nothing that does not match it.
   const encoded = await sealedSnapshot(raw, { ...header, base: { digest: segmentsDigest(segments), at } }, base);
   const zipped = gzipSync(encoded, { level: 9 });

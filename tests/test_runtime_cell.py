@@ -105,3 +105,29 @@ def test_preparing_a_package_copy_writes_bytecode_and_puts_the_setting_back(writ
     assert seen and not any(seen)  # bytecode was written for every import of the copy
     assert sys.dont_write_bytecode is writes_no_bytecode
     assert cell._spare and cell._spare["roofline"] is not sys.modules["roofline"]
+
+
+def test_writing_the_bytecode_leaves_a_pyc_for_every_module_that_importlib_accepts(tmp_path, monkeypatch) -> None:
+    """package_sources() and write_bytecode() (the Run worker's idle tasks, one file each) compile the
+    package where it is installed, so the next copy's import reads .pyc files instead of compiling:
+    every module gets one that importlib accepts for its source, by the source's hash."""
+    import importlib.util
+    import shutil
+    from pathlib import Path
+
+    package = tmp_path / "roofline"
+    installed = Path(cell.importlib.import_module("roofline").__file__).parent
+    shutil.copytree(installed, package, ignore=shutil.ignore_patterns("__pycache__"))
+    spec = importlib.util.spec_from_file_location(
+        "roofline", package / "__init__.py", submodule_search_locations=[str(package)]
+    )
+    monkeypatch.setattr(cell.importlib.util, "find_spec", lambda name: spec if name == "roofline" else None)
+    sources = cell.package_sources()
+    assert sources == sorted(str(path) for path in package.rglob("*.py")) and sources
+    for source in sources:
+        cell.write_bytecode(source)
+    for source in map(Path, sources):
+        header = Path(importlib.util.cache_from_source(str(source))).read_bytes()[:16]
+        assert header[:4] == importlib.util.MAGIC_NUMBER
+        assert int.from_bytes(header[4:8], "little") == 0b11  # checked by the source's hash
+        assert header[8:16] == importlib.util.source_hash(source.read_bytes())

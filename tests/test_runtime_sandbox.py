@@ -226,15 +226,53 @@ def test_a_rule_between_fields_greys_the_results_and_marks_both(browser, site) -
     recorded.context.close()
 
 
-def test_without_isolation_stop_swaps_in_a_python_booted_beside_the_run(browser, site) -> None:
-    """Issue 23's Stop without isolation: the reader's use of the cell boots a standby Python, and
-    Stop on a busy Run swaps it in at once: the page never waits for a boot, and says so."""
+def test_without_isolation_stop_interrupts_the_run_and_python_stays_warm(browser, site) -> None:
+    """Issue 23's Stop without isolation: no shared memory, yet Stop reaches the program (the page
+    revokes the Run's blob: URL, which the worker reads while the Run lasts), and the same worker,
+    with its Python, runs the next program: no restart, no boot. (Stop swaps a standby in instead
+    when one is up, or before the worker has written the package's .pyc: here there is none, and
+    the worker is given the time to write them.)"""
     recorded = Recorded.open(browser)
     page = recorded.page()
     page.goto(site.plain + "chapters/prefill-vs-decode/")
     runner = cell(page)
     expect(runner).to_have_attribute("data-state", "ready", timeout=BOOT_MS)
+    assert page.evaluate("crossOriginIsolated") is False
+    runtime = "import('../../javascripts/runtime/runtime.mjs').then(({ runtime }) => runtime"
+    page.evaluate(f"{runtime}.keepStandby = () => {{}})")
+    deadline = time.monotonic() + BOOT_MS / 1000
+    while not page.evaluate(f"{runtime}.bytecode)"):
+        assert time.monotonic() < deadline, "the worker never wrote the package's .pyc"
+        page.wait_for_timeout(200)
     runner.locator("textarea").fill("print('spinning', flush=True)\nwhile True:\n    pass\n")
+    runner.locator("[data-rf-action=run]").click()
+    expect(runner.locator(".rf-output")).to_have_text("spinning\n", timeout=STEP_MS)
+    runner.locator("[data-rf-action=stop]").click()
+    expect(runner.locator(".rf-status")).to_have_text("Stopped.", timeout=STEP_MS)
+    expect(runner).to_have_attribute("data-state", "ready")
+    assert page.evaluate("document.documentElement.dataset.rfBoots") == "1"  # the same worker
+    probe = start(page, "print(6 * 7)\n")
+    expect(probe.locator(".rf-status")).to_contain_text("Finished in", timeout=STEP_MS)
+    expect(probe.locator(".rf-output")).to_have_text("42\n")
+    assert page.evaluate("document.documentElement.dataset.rfBoots") == "1"
+    recorded.assert_only(site.plain)
+    recorded.context.close()
+
+
+def test_without_isolation_stop_swaps_in_a_python_booted_beside_a_run_that_ignores_it(browser, site) -> None:
+    """Issue 23's Stop without isolation, when the program swallows the interrupt: the reader's use of
+    the cell booted a standby Python, and Stop swaps it in once the interrupt has had its time: the
+    page never waits for a boot, and says so."""
+    recorded = Recorded.open(browser)
+    page = recorded.page()
+    page.goto(site.plain + "chapters/prefill-vs-decode/")
+    runner = cell(page)
+    expect(runner).to_have_attribute("data-state", "ready", timeout=BOOT_MS)
+    stubborn = (
+        "print('spinning', flush=True)\n"
+        "while True:\n    try:\n        while True:\n            pass\n    except KeyboardInterrupt:\n        pass\n"
+    )
+    runner.locator("textarea").fill(stubborn)
     runner.locator("[data-rf-action=run]").click()
     expect(runner.locator(".rf-output")).to_have_text("spinning\n", timeout=STEP_MS)
     standby_up = (
@@ -247,7 +285,7 @@ def test_without_isolation_stop_swaps_in_a_python_booted_beside_the_run(browser,
         assert time.monotonic() < deadline, "the standby Python never came up"
         page.wait_for_timeout(200)
     runner.locator("[data-rf-action=stop]").click()
-    expect(runner.locator(".rf-status")).to_have_text("Stopped.")  # not "Python is restarting"
+    expect(runner.locator(".rf-status")).to_have_text("Stopped.", timeout=STEP_MS)  # not "Python is restarting"
     expect(runner).to_have_attribute("data-state", "ready")
     assert page.evaluate("document.documentElement.dataset.rfBoots") == "2"
     # The standby booted from what the first worker restored (the compiled wasm, the raw snapshot),

@@ -315,7 +315,8 @@ def test_the_widgets_name_the_served_snapshot_by_its_digest_and_its_inputs(site,
     # The page names the digest the worker checks the file against before restoring it.
     with gzip.open(served) as container:
         container.readline()
-        assert fragment == f"sha256={json.loads(container.readline())['sha256']}"
+        header = json.loads(container.readline())
+        assert fragment == f"sha256={header['sha256']}&raw={header['rawSha256']}"
     assert served.parent == (site.directory / "assets" / "runtime" / "snapshots").resolve()
     version = json.loads((ROOT / "node_modules" / "pyodide" / "package.json").read_text())["version"]
     assert re.fullmatch(rf"roofline-pyodide{re.escape(version)}-[0-9a-f]{{16}}\.snapshot\.gz", served.name), served.name

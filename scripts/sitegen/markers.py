@@ -53,6 +53,9 @@ class Markers:
     #: The snapshot's SHA-256, named beside its address (``#sha256=``) so the worker restores
     #: nothing else (boot.mjs); "" names none (a build without a snapshot's digest, in tests).
     snapshot_digest: str = ""
+    #: The raw snapshot's SHA-256 (``&raw=``), which a copy a page kept for the next must match
+    #: (docs/javascripts/runtime/snapshot_store.mjs); "" names none, and nothing is kept.
+    snapshot_raw_digest: str = ""
     #: Where Pyodide's runtime files are served (a folder named by its version); "": the runtime's default.
     pyodide_uri: str = ""
     #: Calculator file -> (form, answer for the defaults), computed once per build.
@@ -94,12 +97,18 @@ class Markers:
         form, initial = self.calculators[path]
         return form, initial, path
 
+    def snapshot_fragment(self) -> str:
+        """``#sha256=RECORDS&raw=RAW``: the digests the worker checks the snapshot against (boot.mjs)."""
+        named = [f"sha256={self.snapshot_digest}"] if self.snapshot_digest else []
+        if self.snapshot_digest and self.snapshot_raw_digest:
+            named.append(f"raw={self.snapshot_raw_digest}")
+        return "#" + "&".join(named) if named else ""
+
     def replace(self, html: str, page: str, page_url: str) -> str:
         """``html`` of ``page`` (relative to docs/, shown at ``page_url``) with each marker replaced by its widget."""
         links = widgets.RuntimeLinks(
             wheel=relative_url(self.wheel_uri, page_url),
-            snapshot=relative_url(self.snapshot_uri, page_url)
-            + (f"#sha256={self.snapshot_digest}" if self.snapshot_digest else ""),
+            snapshot=relative_url(self.snapshot_uri, page_url) + self.snapshot_fragment(),
             version=self.version,
             pyodide=relative_url(self.pyodide_uri.rstrip("/"), page_url) + "/" if self.pyodide_uri else "",
         )

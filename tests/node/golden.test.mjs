@@ -301,3 +301,86 @@ describe("a broken snapshot falls back to a plain boot that prints the same", ()
     });
   }
 });
+
+/** A Cache API (CacheStorage) in memory, as a browser's caches is to the worker: what was put, by key. */
+function memoryCaches() {
+  const entries = new Map();
+  const cache = {
+    match: async (key) => (entries.has(String(key)) ? new Response(entries.get(String(key)).slice()) : undefined),
+    keys: async () => [...entries.keys()].map((url) => ({ url })),
+    put: async (key, response) => void entries.set(String(key), new Uint8Array(await response.arrayBuffer())),
+    delete: async (key) => entries.delete(typeof key === "string" ? key : key.url),
+  };
+  return { entries, open: async () => cache };
+}
+
+describe("the raw snapshot kept between pages (snapshot_store.mjs)", () => {
+  const { header } = readContainer(gunzipSync(readFileSync(fixture.snapshot)));
+  const pageSays = `${fixture.snapshot}#sha256=${header.sha256}&raw=${header.rawSha256}`;
+  const bootKeeping = (caches) =>
+    bootPython({
+      indexURL: `${fixture.pyodide}/`,
+      wheelURL: fixture.wheel,
+      snapshotURL: pageSays,
+      modules: fixture.modules.map(({ name, path }) => ({ name, url: path })),
+      fetch: readFile,
+      caches,
+    });
+  const settled = () => new Promise((resolve) => setTimeout(resolve, 50)); // the copy is kept in the background
+
+  test("the first page keeps it; the next restores from it and prints the same", async () => {
+    const caches = memoryCaches();
+    const first = await bootKeeping(caches);
+    assert.equal(first.timings.snapshot, true);
+    assert.notEqual(first.timings.kept, true);
+    await settled();
+    assert.equal(caches.entries.size, 1);
+    const [copy] = caches.entries.values();
+    assert.equal(copy.length, header.rawBytes);
+    const second = await bootKeeping(caches);
+    assert.equal(second.timings.kept, true, JSON.stringify(second.timings));
+    const { answer, output } = runProgram(second.pyodide);
+    assert.deepEqual(answer, { status: "ok" });
+    assert.equal(output, fixture.program.output);
+  });
+
+  test("a kept copy that is not the page's (written by anything on the origin) is replaced, never restored", async () => {
+    const caches = memoryCaches();
+    await bootKeeping(caches);
+    await settled();
+    const [key] = caches.entries.keys();
+    const poisoned = caches.entries.get(key).slice();
+    // The parsed A100 bandwidth, ten times larger, as a hostile Run could write it.
+    const view = new DataView(poisoned.buffer);
+    for (let at = 0; at + 8 <= poisoned.length; at += 8) {
+      if (view.getFloat64(at, true) === 2.039e12) view.setFloat64(at, 20.39e12, true);
+    }
+    caches.entries.set(key, poisoned);
+    const { pyodide, timings } = await bootKeeping(caches);
+    assert.equal(timings.snapshot, true);
+    assert.notEqual(timings.kept, true);
+    const bandwidth = "from roofline import builtin_specs\nbuiltin_specs().gpus['a100-80gb'].bandwidth_bytes_per_s";
+    assert.notEqual(pyodide.runPython(bandwidth), 20.39e12);
+    const { answer, output } = runProgram(pyodide);
+    assert.deepEqual(answer, { status: "ok" });
+    assert.equal(output, fixture.program.output);
+    await settled();
+    assert.deepEqual([...caches.entries.keys()], [key]);
+    assert.notDeepEqual(caches.entries.get(key), poisoned); // the served snapshot's bytes again
+  });
+
+  test("a page that names no raw digest keeps nothing", async () => {
+    const caches = memoryCaches();
+    const { timings } = await bootPython({
+      indexURL: `${fixture.pyodide}/`,
+      wheelURL: fixture.wheel,
+      snapshotURL: `${fixture.snapshot}#sha256=${header.sha256}`,
+      modules: fixture.modules.map(({ name, path }) => ({ name, url: path })),
+      fetch: readFile,
+      caches,
+    });
+    assert.equal(timings.snapshot, true);
+    await settled();
+    assert.equal(caches.entries.size, 0);
+  });
+});

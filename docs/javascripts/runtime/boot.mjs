@@ -24,7 +24,8 @@
 // Also runs under Node (tests/node/golden.test.mjs): `indexURL` may then be a file
 // path, and `fetch` a stand-in that reads files.
 
-import { decodeSnapshot, readContainer, recordsDigest } from "./snapshot_codec.mjs";
+import { decodeSnapshot, readContainer, recordsDigest, sha256Hex } from "./snapshot_codec.mjs";
+import { keptSnapshots } from "./snapshot_store.mjs";
 import { dataSegments, initialMemory, segmentsDigest } from "./wasm_memory.mjs";
 
 /** Where the helper modules live in Pyodide's file system; make_snapshot.mjs uses the same. */
@@ -61,10 +62,11 @@ function missingFile(name, status) {
  * The digest the page expects of the snapshot at `url`: its fragment, `#sha256=HEX`, which
  * the build writes beside the file's address (scripts/sitegen/markers.py); null when there is none.
  * A digest that travels with the page, not only inside the file, is what catches a file
- * replaced whole, its own header rewritten to match.
+ * replaced whole, its own header rewritten to match. `name` "raw": the digest of the raw
+ * snapshot (`&raw=HEX`), which a copy kept between pages must match (snapshot_store.mjs).
  */
-export function expectedDigest(url) {
-  const found = /(?:^|[#&])sha256=([0-9a-f]{64})(?:&|$)/.exec(new URL(url, "file:///").hash);
+export function expectedDigest(url, name = "sha256") {
+  const found = new RegExp(`(?:^|[#&])${name}=([0-9a-f]{64})(?:&|$)`).exec(new URL(url, "file:///").hash);
   return found ? found[1] : null;
 }
 
@@ -132,22 +134,39 @@ function urlOf(input) {
   return new URL(typeof input === "object" && "url" in input ? input.url : String(input), globalThis.location?.href).href;
 }
 
-/**
- * pyodide.asm.wasm downloaded once, for two uses: `bytes` (a promise of a Uint8Array,
- * for the snapshot's base image) and, in a browser, `compiled`: a promise of the module,
- * compiled while it downloads, which whileLoading hands to Pyodide. Under Node (a file
- * path) Pyodide reads the wasm from disk itself, and `compiled` is null.
- */
-function shareWasm(get, url) {
+/** `get(url)` for pyodide.asm.wasm, started at once; rejects naming the file if it is missing. */
+function downloadWasm(get, url) {
   const download = get(url).then((response) => {
     if (!response.ok) throw missingFile(WASM_FILE, response.status);
     return response;
   });
+  download.catch(() => {}); // awaited by shareWasm's promises
+  return download;
+}
+
+/** The bytes of pyodide.asm.wasm at `url`, downloaded on their own (a kept snapshot failed its check). */
+function wasmBytes(get, url) {
+  return downloadWasm(get, url).then(async (response) => new Uint8Array(await response.arrayBuffer()));
+}
+
+/**
+ * pyodide.asm.wasm downloaded once (`download`, a promise of downloadWasm's response), for
+ * two uses: `bytes` (a promise of a Uint8Array, for the snapshot's base image; null when
+ * `wantBytes` is false: a kept raw snapshot needs none) and, in a browser, `compiled`: a
+ * promise of the module, compiled while it downloads, which whileLoading hands to Pyodide.
+ * Under Node (a file path) Pyodide reads the wasm from disk itself, and `compiled` is null.
+ */
+function shareWasm(download, url, wantBytes = true) {
   const inBrowser = /^https?:/.test(url) && typeof WebAssembly.compileStreaming === "function";
   if (!inBrowser) {
     const bytes = download.then(async (response) => new Uint8Array(await response.arrayBuffer()));
     bytes.catch(() => {});
     return { bytes, compiled: null };
+  }
+  if (!wantBytes) {
+    const compiled = download.then((response) => WebAssembly.compileStreaming(asWasm(response)));
+    compiled.catch(() => {});
+    return { bytes: null, compiled };
   }
   // The response itself is compiled, not a Response made from its bytes: only a response the
   // browser fetched carries its URL and cache entry, which V8's wasm code cache needs to keep the
@@ -159,6 +178,19 @@ function shareWasm(get, url) {
   const compiled = branches.then(([, response]) => WebAssembly.compileStreaming(asWasm(response)));
   for (const promise of [bytes, compiled]) promise.catch(() => {});
   return { bytes, compiled };
+}
+
+/**
+ * The raw snapshot kept by an earlier page (`found`, the Cache API's response) if its SHA-256
+ * is `digest`, the one this page names; else null. Web Crypto hashes off the worker's thread.
+ */
+async function checkedCopy(found, digest) {
+  try {
+    const raw = new Uint8Array(await found.arrayBuffer());
+    return (await sha256Hex(raw)) === digest ? raw : null;
+  } catch {
+    return null;
+  }
 }
 
 /**
@@ -233,7 +265,8 @@ function installPage(pyodide, wheel, sources) {
  * `modules`: [{name, url}] of the helper .py files; `snapshotURL` may be null.
  * Resolves {pyodide, timings}: ms until Pyodide was up (`pyodide`; `snapshotRead`, until
  * the snapshot was downloaded and unpacked), then until the package was ready
- * (`wheelAndImports`), and how Python started: `snapshot: true`, or
+ * (`wheelAndImports`), and how Python started: `snapshot: true` (and `kept: true` when the raw
+ * snapshot came from the copy an earlier page kept in `caches`, the Cache API: snapshot_store.mjs), or
  * `fallback: "<why the snapshot was not used>"` when a snapshot was offered but failed.
  * `onRestoring()` is called once a snapshot has been read and checked and the wasm compiled, as the restore
  * begins: from then on only a watchdog outside this thread can end a restore that spins.
@@ -254,6 +287,7 @@ export async function bootPython({
   onRestoring = null,
   prepared = null,
   keep = false,
+  caches = globalThis.caches,
 }) {
   const started = performance.now();
   // A file path (Node) becomes a file: URL; an http(s) URL is left as it is.
@@ -267,21 +301,42 @@ export async function bootPython({
   const wheel = fetchOk(get, wheelURL, "the roofline wheel").then(async (r) => new Uint8Array(await r.arrayBuffer()));
   wheel.catch(() => {}); // awaited below; this only keeps an early failure from going unhandled
   const wasmURL = new URL(WASM_FILE, base).href;
+  const timings = {};
   let wasm = null;
   let snapshot = null;
   if (prepared) {
     wasm = { bytes: null, compiled: Promise.resolve(prepared.module) };
     snapshot = Promise.resolve(prepared.snapshot);
   } else if (snapshotURL) {
-    wasm = shareWasm(get, wasmURL);
-    snapshot = readSnapshot(get, snapshotURL, pyodideScript.then((s) => s.version), wasm.bytes);
+    const download = downloadWasm(get, wasmURL);
+    const version = pyodideScript.then((s) => s.version);
+    // A copy an earlier page of the site kept (snapshot_store.mjs): looked up now, read and
+    // checked while the wasm compiles. Without one, the served file is read and the result kept.
+    const rawDigest = expectedDigest(snapshotURL, "raw");
+    const kept = rawDigest ? keptSnapshots(snapshotURL, caches) : null;
+    const found = kept ? await kept.find(rawDigest) : null;
+    wasm = shareWasm(download, wasmURL, !found);
+    const served = (bytes) =>
+      readSnapshot(get, snapshotURL, version, bytes).then((raw) => {
+        kept?.keep(rawDigest, raw);
+        return raw;
+      });
+    snapshot = found
+      ? checkedCopy(found, rawDigest).then((raw) => {
+          if (raw) {
+            timings.kept = true;
+            return raw;
+          }
+          kept.forget(rawDigest); // not what the page names: read the served file instead
+          return served(wasmBytes(get, wasmURL));
+        })
+      : served(wasm.bytes);
     snapshot.catch(() => {}); // awaited by loadPyodide below
   }
   const { loadPyodide } = await pyodideScript;
   // packageBaseUrl: without it Pyodide would fall back to its CDN for anything it looks up.
   const options = { indexURL, packageBaseUrl: indexURL, stdout: () => {}, stderr: () => {} };
   const watch = { runtimeBase: base.href, wasmURL, compiled: wasm?.compiled ?? null };
-  const timings = {};
 
   let pyodide = null;
   if (snapshot) {

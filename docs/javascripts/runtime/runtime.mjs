@@ -28,10 +28,14 @@
 // COEP require-corp), the Run worker shares an Int32Array on a SharedArrayBuffer
 // with us and Pyodide polls it: writing SIGINT (2) raises KeyboardInterrupt in
 // the reader's program, and Python stays warm. Without isolation there is no
-// shared memory, so Stop terminates the worker and swaps in a standby booted beside it once
-// the reader used a Run cell (see keepStandby). If an
-// interrupt is not honoured in time (a long call inside C code never checks
-// it), Stop falls back to the restart. A Run waiting behind another is only taken
+// shared memory: each Run carries a blob: URL the page made for it, which the worker tries to
+// read every 100 ms or so while the Run lasts, and Stop revokes it (worker.mjs, RevokedURLSignal):
+// the same KeyboardInterrupt, a few hundred ms at most after Stop even on a loaded machine,
+// where restarting took seconds. A standby Python booted beside the Runs' once the reader used
+// a Run cell (see keepStandby) is swapped in instead when it is already up, or when the Runs'
+// worker has not yet compiled the package's .pyc (the next Run would compile it), and when an
+// interrupt is not honoured in time (a long call inside C code never checks it, a program
+// catches it) Stop falls back to that restart; Reset uses it too. A Run waiting behind another is only taken
 // out of the queue: Stop never touches a program it was not pressed for.
 
 const WORKER_URL = new URL("./worker.mjs", import.meta.url);
@@ -116,6 +120,7 @@ class PythonWorker extends EventTarget {
     this.boots = 0;
     this.notice = "";
     this.restoreTimer = null;
+    this.bytecode = false;
   }
 
   setState(state, failure = null) {
@@ -199,6 +204,7 @@ class PythonWorker extends EventTarget {
 
   /** Make `spawned` this object's worker: what it said while it waited is read now. */
   adopt(spawned) {
+    this.bytecode = false; // until it says it has written the package's .pyc (see RunWorker.stop)
     this.worker = spawned.worker;
     this.port = spawned.port;
     this.startedAt = spawned.startedAt;
@@ -249,6 +255,7 @@ class PythonWorker extends EventTarget {
       else if (data.type === "boot-failed") this.fail(`Python could not start: ${reason(data.message)}`);
       return;
     }
+    if (this.state === "ready" && data.type === "bytecode") this.bytecode = true;
     const job = Number.isInteger(data.id) ? this.pending.get(data.id) : undefined;
     if (this.state === "ready" && job) this.answered(job, data);
   }
@@ -271,6 +278,7 @@ class PythonWorker extends EventTarget {
       ...numbers,
       snapshot: timings.snapshot === true,
       prepared: timings.prepared === true,
+      kept: timings.kept === true,
       sinceStart: performance.now() - this.startedAt,
     };
     if (fallback) this.timings.fallback = fallback;
@@ -443,6 +451,12 @@ class RunWorker extends PythonWorker {
     this.active = this.queue.shift();
     this.active.sentAt = performance.now();
     this.clearStop();
+    if (!this.isolated && typeof URL.createObjectURL === "function") {
+      // What Stop revokes (see "How Stop works"); the worker reads it while the Run lasts.
+      this.active.stopURL = URL.createObjectURL(new Blob());
+      this.active.message.stopURL = this.active.stopURL;
+      this.active.message.sentAt = Date.now();
+    }
     if (this.worker) this.post(this.active.message);
     else this.start();
     this.keepStandby();
@@ -476,6 +490,7 @@ class RunWorker extends PythonWorker {
   /** `job` ended with `result`: forget it and tell its cell. */
   finish(job, result) {
     clearTimeout(this.stopTimer);
+    if (job.stopURL) URL.revokeObjectURL(job.stopURL);
     this.pending.delete(job.id);
     if (this.active === job) this.active = null;
     job.resolve(result);
@@ -503,14 +518,21 @@ class RunWorker extends PythonWorker {
       return;
     }
     if (!this.active || this.active.owner !== owner) return;
-    if (this.interrupt && this.state === "ready") {
+    // Without isolation a standby is swapped in when it is already up (quicker than the interrupt:
+    // no request to wait for, and its Python holds the next Run's package copy ready), or when this
+    // worker has not yet written the package's .pyc: the next Run here would compile the package
+    // (seconds on a loaded machine), while the standby, booting already, brings a copy with it.
+    const standbyUp = this.standby?.inbox.some((data) => isObject(data) && data.type === "booted");
+    const swap = !this.interrupt && this.standby && (standbyUp || !this.bytecode);
+    if (swap || this.state !== "ready" || !(this.interrupt || this.active.stopURL)) return this.restart();
+    if (this.interrupt) {
       Atomics.store(this.stopFlag, 0, 1);
       Atomics.store(this.interrupt, 0, SIGINT);
-      clearTimeout(this.stopTimer);
-      this.stopTimer = setTimeout(() => this.restart(), INTERRUPT_GRACE_MS);
     } else {
-      this.restart();
+      URL.revokeObjectURL(this.active.stopURL);
     }
+    clearTimeout(this.stopTimer);
+    this.stopTimer = setTimeout(() => this.restart(), INTERRUPT_GRACE_MS);
   }
 
   /** The signal and the flag back to zero, so a Stop meant for one run never reaches the next. */

@@ -31,7 +31,10 @@
 //     {type: "interrupt", buffer}            a SharedArrayBuffer whose first Int32 Pyodide polls
 //                                            for Stop, the second set once Stop is pressed
 //                                            (sent only when the page is cross-origin isolated)
-//     {type: "run", id, code, filename}      run a reader's program
+//     {type: "run", id, code, filename, stopURL?, sentAt?}
+//                                            run a reader's program; stopURL (without isolation): a blob:
+//                                            URL the page revokes when Stop is pressed (RevokedURLSignal),
+//                                            sentAt: Date.now() when the page sent it
 //     {type: "load", calculator, module}     import calculator `calculator`'s module ahead of its first
 //                                            use (the page sends one per calculator it shows)
 //     {type: "calc", id, calculator, module, request, own}
@@ -45,6 +48,8 @@
 //     {type: "restoring"}                    the snapshot is read and checked; Python's memory is being
 //                                            restored (the page's watchdog runs until "booted")
 //     {type: "booted", timings}              ready; timings in ms, and `fallback` if the snapshot failed
+//     {type: "bytecode"}                     (the Runs' worker) the package's .pyc are written: the Run
+//                                            after a Stop imports its package copy without compiling it
 //     {type: "boot-failed", message}         a readable reason; the page offers Retry
 //     {type: "out", id, chunks: [[stream, text]], dropped: {chars, lines}}
 //                                            printed text, batched (see OutputBatcher); `dropped`
@@ -64,6 +69,11 @@ const postOnPort = MessagePort.prototype.postMessage;
 const dataOf = Object.getOwnPropertyDescriptor(MessageEvent.prototype, "data").get;
 const parseJSON = JSON.parse;
 const stringify = JSON.stringify;
+// For Stop without isolation (RevokedURLSignal): a program may replace these before the next Run.
+const Request = XMLHttpRequest;
+const { open: openRequest, send: sendRequest } = XMLHttpRequest.prototype;
+const clock = performance.now.bind(performance);
+const SIGINT = 2;
 
 let port = null; // the page's MessagePort, once its first message has brought it
 let outbox = []; // what boot said before the port arrived
@@ -89,6 +99,7 @@ function preparedFrom(value) {
 import { bootPython, MODULE_DIR } from "./boot.mjs";
 // boot.mjs's own imports, named here too so that they download beside it, not after it.
 import "./snapshot_codec.mjs";
+import "./snapshot_store.mjs";
 import "./wasm_memory.mjs";
 
 /** Where the page's helper modules and calculators live in Pyodide's file system (boot.mjs writes them). */
@@ -107,6 +118,8 @@ let stopFlag = null; // Int32Array [1 once Stop was pressed], beside it in the s
 let baselineMemory = 0; // bytes of wasm memory once booted: what a run is compared with
 let runCell = null;
 let prepareRun = null;
+let writeBytecode = null;
+let packageSources = null;
 let answerCalculator = null;
 const calculators = new Map(); // name -> module URL it was loaded from
 const waiting = { reader: [], background: [] }; // tasks (async functions) not yet started
@@ -127,7 +140,12 @@ async function drain() {
   draining = true;
   try {
     await booting;
-    for (let task; (task = waiting.reader.shift() ?? waiting.background.shift()); ) {
+    while (waiting.reader.length || waiting.background.length) {
+      // Before background work, let the page's messages in (a Run pressed while the last task
+      // ran): awaiting a task only waits for microtasks, and messages are tasks of their own.
+      if (!waiting.reader.length) await new Promise((resolve) => setTimeout(resolve, 0));
+      const task = waiting.reader.shift() ?? waiting.background.shift();
+      if (!task) continue;
       try {
         await task();
       } catch {
@@ -261,11 +279,71 @@ async function boot({ indexURL, wheelURL, snapshotURL, modules, share = false, p
   const cell = pyodide.pyimport("roofline_cell");
   runCell = cell.run;
   prepareRun = cell.prepare;
+  writeBytecode = cell.write_bytecode;
+  packageSources = () => {
+    const sources = cell.package_sources();
+    const paths = sources.toJs();
+    sources.destroy();
+    return paths;
+  };
   answerCalculator = pyodide.pyimport("roofline_views").answer;
   if (interrupt) pyodide.setInterruptBuffer(interrupt);
   baselineMemory = wasmMemory();
   return booted.timings;
 }
+
+/**
+ * Stop without isolation, where no memory is shared: Pyodide's interrupt buffer is any object it
+ * can read a signal from as buffer[0] (and reset with buffer[0] = 0), and Python reads it every
+ * few dozen bytecodes. This one answers from a field, and every CHECK_MS tries to read `url`, a
+ * blob: URL the page made for this Run, with a synchronous request: once the page has revoked it
+ * (Stop), the request fails and the next read is SIGINT, so Python raises KeyboardInterrupt and
+ * stays warm, as with the shared buffer. A check is a round trip to the browser: 2 ms here on a
+ * quiet machine, 5–60 ms at a load average of 13, so the wait after one is at least WAIT_PER_CHECK
+ * times what it took (a Run spends at most a fifth of its time checking, and Stop lands within a
+ * few hundred ms). What a program does to this object or to the requests only keeps Stop from
+ * reaching it: the page then replaces the worker, as when an interrupt is not honoured in time.
+ */
+class RevokedURLSignal {
+  static CHECK_MS = 100;
+  static WAIT_PER_CHECK = 4;
+
+  /**
+   * `queuedFor`: ms the Run waited in this worker (behind the next Run's package copy, say) before
+   * it started; Stop may have come meanwhile, so such a Run checks at once, not CHECK_MS later.
+   */
+  constructor(url, queuedFor = 0) {
+    this.url = url;
+    this.signal = 0;
+    this.stopped = false;
+    this.nextCheck = clock() + (queuedFor > RevokedURLSignal.CHECK_MS ? 0 : RevokedURLSignal.CHECK_MS);
+  }
+
+  get 0() {
+    if (!this.stopped && clock() >= this.nextCheck) this.check();
+    return this.signal;
+  }
+
+  set 0(value) {
+    this.signal = value;
+  }
+
+  check() {
+    const started = clock();
+    try {
+      const request = new Request();
+      apply(openRequest, request, ["GET", this.url, false]);
+      apply(sendRequest, request, []);
+    } catch {
+      this.stopped = true; // revoked: the page pressed Stop
+      this.signal = SIGINT;
+      return;
+    }
+    const cost = clock() - started;
+    this.nextCheck = clock() + Math.max(RevokedURLSignal.CHECK_MS, cost * RevokedURLSignal.WAIT_PER_CHECK);
+  }
+}
+let revokable = null; // the RevokedURLSignal of the Run in progress, without isolation
 
 function clearInterrupt() {
   if (interrupt) Atomics.store(interrupt, 0, 0);
@@ -274,7 +352,7 @@ function clearInterrupt() {
 
 /** Whether the reader pressed Stop during this run (a program may raise KeyboardInterrupt itself). */
 function stopPressed() {
-  return stopFlag !== null && Atomics.load(stopFlag, 0) === 1;
+  return (stopFlag !== null && Atomics.load(stopFlag, 0) === 1) || revokable?.stopped === true;
 }
 
 /** Bytes of wasm memory: it grows when a program allocates and never shrinks. */
@@ -282,11 +360,16 @@ function wasmMemory() {
   return pyodide._module.HEAP8.buffer.byteLength;
 }
 
-function run({ id, code, filename }) {
+function run({ id, code, filename, stopURL, sentAt }) {
   const started = performance.now();
   const output = new OutputBatcher(id);
   const emit = (stream, text) => output.write(stream, text);
   clearInterrupt();
+  if (!interrupt && typeof stopURL === "string" && stopURL.startsWith("blob:")) {
+    // Date.now(): the page's clock and this worker's performance.now() do not share an origin.
+    revokable = new RevokedURLSignal(stopURL, Number.isFinite(sentAt) ? Date.now() - sentAt : 0);
+    pyodide.setInterruptBuffer(revokable);
+  }
   let answer;
   try {
     answer = parseJSON(runCell(code, filename, emit, stopPressed));
@@ -294,6 +377,9 @@ function run({ id, code, filename }) {
     // Only an interrupt landing outside the reader's code gets here (or a runtime fault).
     const stopped = String(error && error.message).includes("KeyboardInterrupt");
     answer = stopped ? { status: "stopped" } : { status: "error", traceback: String(error && error.message) };
+  } finally {
+    if (revokable) pyodide.setInterruptBuffer(undefined); // nothing to poll between Runs
+    revokable = null;
   }
   output.flush();
   // The page restarts a worker whose memory a program left far above where it started.
@@ -347,7 +433,11 @@ booting = Promise.resolve()
   .then(
     (timings) => {
       send({ type: "booted", timings });
-      if (role === "run") prepareWhenIdle();
+      if (role !== "run") return;
+      // The package's .pyc, one file a task, so that the copy after the first Run (or a Stop) reads them.
+      for (const source of packageSources()) schedule(() => writeBytecode(source), { background: true });
+      schedule(() => send({ type: "bytecode" }), { background: true });
+      prepareWhenIdle();
     },
     (error) => send({ type: "boot-failed", message: String((error && error.message) || error) }),
   );
