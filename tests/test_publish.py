@@ -127,6 +127,10 @@ class Watched:
         # runtime checks its files with HEAD); an answered HEAD is not a failed request.
         if request.method == "HEAD" and request.response() is not None:
             return
+        # Without isolation a Run polls a blob: URL the page revokes on Stop (worker.mjs,
+        # RevokedURLSignal): that read failing is the signal, and it never reaches the host.
+        if request.url.startswith("blob:"):
+            return
         self.failed.append(f"{request.method} {request.url} ({request.failure})")
 
     def _response(self, response: object) -> None:

@@ -44,6 +44,9 @@ class Calculator {
     this.form = form;
     this.name = form.dataset.rfCalc;
     this.moduleURL = new URL(form.dataset.rfModule, location.href).href;
+    // The page this calculator is on: instant navigation changes the address before it swaps the
+    // content, so an input's pending write could otherwise land on the next page's address.
+    this.pagePath = location.pathname;
     this.defaults = JSON.parse(form.dataset.rfDefaults);
     this.fields = Object.keys(this.defaults);
     this.rules = JSON.parse(form.dataset.rfRules || "[]");
@@ -344,7 +347,8 @@ class Calculator {
     if (this.queryOf(params) !== this.queryOf(this.defaults)) {
       for (const name of this.fields) url.searchParams.set(this.urlKey(name), String(params[name]));
     }
-    if (url.href !== location.href && this.form.isConnected) history.replaceState(history.state, "", url);
+    if (url.href === location.href || !this.form.isConnected || location.pathname !== this.pagePath) return;
+    history.replaceState(history.state, "", url);
   }
 
   /**
