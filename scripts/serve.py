@@ -23,7 +23,8 @@ be kept for a year; everything else is revalidated on each use, so a rebuild is
 seen at once. Byte counts measured against this server are what a host sends.
 
 The tests and ``scripts/bench_browser.py`` use ``build_site`` and
-``serve_in_background`` from here, so they serve exactly what ``make serve`` does.
+``serve_in_background`` from here, and the tests' shared site runs this script itself
+(``--port 0 --quiet --exit-with PID``), so they serve exactly what ``make serve`` does.
 """
 
 from __future__ import annotations

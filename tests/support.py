@@ -34,6 +34,8 @@ from roofline.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
+#: Addresses a page reads without the network (no host sees them): data, a blob the page made, about:.
+OFF_THE_NETWORK = ("data:", "blob:", "about:")
 #: Left out of a repo copy: big, generated, or not needed to build.
 COPY_IGNORE = shutil.ignore_patterns(
     ".git", ".venv", "node_modules", "site", ".cache", "__pycache__", ".pytest_cache", ".hypothesis", ".ruff_cache"
@@ -265,7 +267,7 @@ class Recorded:
         foreign = [
             url
             for url in self.urls
-            if not url.startswith(("data:", "blob:", "about:"))
+            if not url.startswith(OFF_THE_NETWORK)
             and (urlsplit(url).scheme, urlsplit(url).netloc) != (origin.scheme, origin.netloc)
         ]
         assert foreign == [], f"requests to other origins: {foreign}"

@@ -129,7 +129,7 @@ class Watched:
             return
         # Without isolation a Run polls a blob: URL the page revokes on Stop (worker.mjs,
         # RevokedURLSignal): that read failing is the signal, and it never reaches the host.
-        if request.url.startswith("blob:"):
+        if request.url.startswith(support.OFF_THE_NETWORK):
             return
         self.failed.append(f"{request.method} {request.url} ({request.failure})")
 
