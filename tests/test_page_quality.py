@@ -92,10 +92,13 @@ def _scroll_through(page) -> None:
         page.evaluate(f"window.scrollTo(0, {y})")
     page.wait_for_load_state("networkidle")
     # Charts swap their static picture for the drawn view: check the page once they have.
-    # A fast scroll can pass a chart without it being seen; bring each one still waiting into view.
-    for chart in page.locator(".roofline-chart").all():  # every chart, so none is passed by
-        chart.scroll_into_view_if_needed()
-        page.wait_for_timeout(50)
+    # A fast scroll can pass a chart without it being seen; bring each one into view, in the page:
+    # Playwright's own scroll first waits for the chart to hold still, which a chart being drawn for
+    # the new scheme may not do within its timeout on a loaded machine (CI saw 30 s pass so).
+    page.evaluate(
+        "(async () => { for (const chart of document.querySelectorAll('.roofline-chart')) {"
+        " chart.scrollIntoView({ block: 'center' }); await new Promise((r) => setTimeout(r, 50)); } })()"
+    )
     # A figure laid out for the first time as it nears the screen (course.css, content-visibility) can
     # push the next chart off screen before it is seen: bring each one still waiting back into view.
     pending = page.locator('.roofline-chart[data-state="pending"]')
