@@ -151,7 +151,9 @@ def axe_violations(page, impacts: tuple[str, ...] = BLOCKING) -> list[dict]:
     """axe-core's violations of the given impacts on a loaded Playwright ``page``."""
     if not page.evaluate("typeof window.axe !== 'undefined'"):
         page.add_script_tag(path=str(AXE))
-    results = page.evaluate("async () => (await axe.run(document)).violations")
+    # resultTypes: every violating node is still listed, but axe describes only one passing node per
+    # rule instead of each of them (the measured page has 11,000 table cells): about a quarter faster.
+    results = page.evaluate("async () => (await axe.run(document, { resultTypes: ['violations'] })).violations")
     return [
         {
             "id": item["id"],

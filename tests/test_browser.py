@@ -236,24 +236,19 @@ def flip_middle_byte(records: bytearray) -> None:
 
 
 @pytest.mark.cost(30)
-@pytest.mark.parametrize(
-    ("change", "reason"),
-    [
-        # One byte of memory changed in transit or on disk, the header left alone.
-        (
-            lambda whole: gzip.compress(
-                (lambda b: b[: len(b) // 2] + bytes([b[len(b) // 2] ^ 1]) + b[len(b) // 2 + 1 :])(
-                    gzip.decompress(whole)
-                )
-            ),
-            "the snapshot's content does not match its digest (corrupted or altered)",
-        ),
-        # Replaced whole by one that is consistent in itself: only the page's record of the digest tells.
-        (lambda whole: resealed(whole, flip_middle_byte), "the snapshot is not the one this page was built with"),
-    ],
-    ids=["altered", "replaced-with-its-own-digest"],
-)
-def test_a_snapshot_that_is_not_the_built_one_is_never_restored(browser, site, change, reason) -> None:
+def test_a_snapshot_that_is_not_the_built_one_is_never_restored(browser, site) -> None:
+    """Replaced whole by one that is consistent in itself: only the page's record of the digest tells.
+
+    One case in the browser, the hardest to see: every other reason a snapshot is refused (a byte
+    altered, a truncated download, another Pyodide or wasm, no digest) comes from the same
+    readSnapshot and takes the same way to a plain boot, and tests/node/golden.test.mjs checks
+    each of them without a browser.
+    """
+    reason = "the snapshot is not the one this page was built with"
+
+    def change(whole: bytes) -> bytes:
+        return resealed(whole, flip_middle_byte)
+
     recorded = _context(browser)
     page = recorded.page()
     recorded.context.route(

@@ -1,7 +1,7 @@
 // The roofline wheel inside Pyodide under Node: the package's golden cases, the Run cell's
 // program and the calculator's view must give exactly what CPython gives, both when Python
-// is restored from the build's memory snapshot and when it boots plainly; and a broken
-// snapshot must fall back to a plain boot that prints the same.
+// is restored from the build's memory snapshot and when it boots plainly; a broken snapshot
+// must be refused, with its reason, and a refused one must give a plain boot that prints the same.
 //
 // Both boots go through the page's own docs/javascripts/runtime/boot.mjs, with a `fetch`
 // that reads files instead of a server.
@@ -17,10 +17,10 @@ import assert from "node:assert/strict";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { gunzipSync, gzipSync } from "node:zlib";
 import { after, before, describe, test } from "node:test";
-import { bootPython } from "../../docs/javascripts/runtime/boot.mjs";
+import { bootPython, readSnapshot } from "../../docs/javascripts/runtime/boot.mjs";
 import {
   decodeSnapshot,
   readContainer,
@@ -263,11 +263,17 @@ async function tamperedAndDigestedAgain(container) {
 const tampered = await tamperedAndDigestedAgain(readFileSync(fixture.snapshot));
 const fromOtherWasm = await otherWasm(readFileSync(fixture.snapshot));
 
-describe("a broken snapshot falls back to a plain boot that prints the same", () => {
+// Every reason a snapshot is refused comes from readSnapshot, and bootPython falls back on any of
+// them the same way: each reason is checked on readSnapshot alone, and one of them (the last check
+// it makes, after the wasm's bytes were used) all the way to a plain boot that prints the same.
+// A plain boot takes seconds; seven of them were most of this file's time.
+describe("a broken snapshot is refused, and Python boots plainly instead", () => {
   const container = readFileSync(fixture.snapshot);
   const folder = mkdtempSync(join(tmpdir(), "roofline-snapshot-"));
   const digest = readContainer(gunzipSync(container)).header.sha256;
   const pageSays = `#sha256=${digest}`; // what the built page names beside the file's address
+  const version = import(pathToFileURL(`${fixture.pyodide}/pyodide.mjs`).href).then((script) => script.version);
+  const wasm = new Uint8Array(readFileSync(`${fixture.pyodide}/pyodide.asm.wasm`));
   const broken = {
     "a truncated download": [container.subarray(0, container.length >> 1), /truncated or corrupted/],
     "a snapshot made for another Pyodide": [
@@ -288,18 +294,28 @@ describe("a broken snapshot falls back to a plain boot that prints the same", ()
       pageSays,
     ],
   };
+  const written = (what, bytes) => {
+    const path = join(folder, `${what.replaceAll(" ", "-").replaceAll("'", "")}.snapshot.gz`);
+    writeFileSync(path, bytes);
+    return path;
+  };
   for (const [what, [bytes, reason, fragment = ""]] of Object.entries(broken)) {
-    test(what, async () => {
-      const path = join(folder, `${what.replaceAll(" ", "-").replaceAll("'", "")}.snapshot.gz`);
-      writeFileSync(path, bytes);
-      const { pyodide, timings } = await boot(path + fragment);
-      assert.notEqual(timings.snapshot, true);
-      assert.match(timings.fallback, reason);
-      const { answer, output } = runProgram(pyodide);
-      assert.deepEqual(answer, { status: "ok" });
-      assert.equal(output, fixture.program.output);
+    test(`refused: ${what}`, async () => {
+      const url = written(what, bytes) + fragment;
+      await assert.rejects(readSnapshot(readFile, url, version, Promise.resolve(wasm)), reason);
     });
   }
+
+  test("a refused snapshot gives a plain boot that prints the same, and says why", async () => {
+    const what = "a snapshot made from another pyodide.asm.wasm";
+    const [bytes, reason] = broken[what];
+    const { pyodide, timings } = await boot(written(what, bytes));
+    assert.notEqual(timings.snapshot, true);
+    assert.match(timings.fallback, reason);
+    const { answer, output } = runProgram(pyodide);
+    assert.deepEqual(answer, { status: "ok" });
+    assert.equal(output, fixture.program.output);
+  });
 });
 
 /** A Cache API (CacheStorage) in memory, as a browser's caches is to the worker: what was put, by key. */
