@@ -261,6 +261,13 @@ class Recorded:
     def page(self) -> Any:
         return self.context.new_page()
 
+    def close(self) -> None:
+        """Close the context. A route's handler may still be fetching for a request the page sent last
+        (a standby worker's wasm, say): its failure then would surface in the next test's first call
+        to Playwright, so routes are dropped first, with such failures ignored."""
+        self.context.unroute_all(behavior="ignoreErrors")
+        self.context.close()
+
     def assert_only(self, base: str) -> None:
         """No request went anywhere but ``base``'s origin."""
         origin = urlsplit(base)

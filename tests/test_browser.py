@@ -59,7 +59,7 @@ def chapter(browser: object, site) -> Iterator[tuple[object, Recorded]]:
     expect(page.locator("[data-rf-cell]")).to_have_attribute("data-state", "ready", timeout=BOOT_MS)
     yield page, recorded
     recorded.assert_only(site.isolated)
-    recorded.context.close()
+    recorded.close()
 
 
 @functools.cache
@@ -181,7 +181,7 @@ def test_stop_restarts_python_without_isolation(browser, site) -> None:
     assert boot_timings(page).get("snapshot") is True  # the new worker restored the snapshot too
     assert run(page) == cpython_output()
     recorded.assert_only(site.plain)
-    recorded.context.close()
+    recorded.close()
 
 
 def boot_timings(page: object) -> dict:
@@ -213,7 +213,7 @@ def test_a_corrupted_snapshot_boots_plain_says_so_and_prints_the_same(browser, s
         "Python started without its snapshot (the snapshot download is truncated or corrupted)."
     )
     recorded.assert_only(site.isolated)
-    recorded.context.close()
+    recorded.close()
 
 
 def resealed(container: bytes, edit) -> bytes:
@@ -266,7 +266,7 @@ def test_a_snapshot_that_is_not_the_built_one_is_never_restored(browser, site) -
     wait_for(page, params)
     assert shown(page) == expected(params)
     recorded.assert_only(site.plain)
-    recorded.context.close()
+    recorded.close()
 
 
 @pytest.mark.cost(20)
@@ -299,7 +299,7 @@ def test_a_restore_that_never_ends_is_replaced_by_a_plain_boot(browser, site) ->
         "Python started without its snapshot (restoring it took over 15 s)."
     )
     recorded.assert_only(site.isolated)
-    recorded.context.close()
+    recorded.close()
 
 
 # ---- The calculator ------------------------------------------------------------------------------
@@ -434,7 +434,7 @@ def test_a_deep_link_restores_its_state_and_a_bad_value_falls_back(browser, site
     expect(note).to_contain_text('gpu="h100"')
     assert shown(page) == expected(fixed)
     recorded.assert_only(site.isolated)
-    recorded.context.close()
+    recorded.close()
 
 
 def test_the_calculator_fits_a_phone(browser, site) -> None:
@@ -449,7 +449,7 @@ def test_the_calculator_fits_a_phone(browser, site) -> None:
         box = page.locator(f"#rf-{CALC}-{name}").bounding_box()
         assert box["height"] >= 40, name
         assert page.locator(f"label[for=rf-{CALC}-{name}]").count() == 1
-    recorded.context.close()
+    recorded.close()
 
 
 # ---- Navigation, failures, requests -------------------------------------------------------------
@@ -501,7 +501,7 @@ def test_a_missing_runtime_file_is_explained_and_retry_recovers(browser, site, m
     expect(cell).to_have_attribute("data-state", "ready", timeout=BOOT_MS)
     assert run(page) == cpython_output()
     recorded.assert_only(site.isolated)
-    recorded.context.close()
+    recorded.close()
 
 
 @pytest.mark.parametrize("snapshot", [True, False], ids=["from the snapshot", "plain boot"])
@@ -533,7 +533,7 @@ def test_a_wasm_served_under_another_type_still_boots(browser, site, snapshot) -
         )
         == snapshot
     )
-    recorded.context.close()
+    recorded.close()
 
 
 def test_requests_stay_on_the_local_server_and_include_the_workers(chapter, site) -> None:
@@ -561,7 +561,7 @@ def widgets(browser: object, site) -> Iterator[tuple[object, Recorded]]:
         expect(page.locator("[data-rf-cell]").nth(index)).to_have_attribute("data-state", "ready", timeout=BOOT_MS)
     yield page, recorded
     recorded.assert_only(site.isolated)
-    recorded.context.close()
+    recorded.close()
 
 
 def cell(page: object, index: int) -> object:
@@ -767,7 +767,7 @@ def test_reset_clears_the_output_and_undo_brings_back_the_edit(browser, site) ->
     textarea.focus()
     page.keyboard.press("Control+z")
     assert textarea.input_value() == edited  # once, not the program twice
-    recorded.context.close()
+    recorded.close()
 
 
 def test_a_run_that_leaves_memory_far_above_its_start_gets_a_fresh_python(browser, site) -> None:
@@ -780,7 +780,7 @@ def test_a_run_that_leaves_memory_far_above_its_start_gets_a_fresh_python(browse
     expect(cell.locator(".rf-status")).to_contain_text("MB more than it started with, so a fresh Python replaces it.")
     expect(page.locator("html")).to_have_attribute("data-rf-boots", "2", timeout=STEP_MS)
     assert run(page, "print('after')\n") == "after\n"
-    recorded.context.close()
+    recorded.close()
 
 
 def test_a_value_typed_past_the_limit_never_shows_its_prefix_s_results(chapter) -> None:
@@ -833,7 +833,7 @@ def test_a_decimal_step_is_checked_in_the_page_as_in_python(browser, site) -> No
     expect(form).to_have_attribute("data-rf-rendered", support.rendered(params), timeout=STEP_MS)
     expect(share).not_to_have_attribute("aria-invalid", "true")
     recorded.assert_only(site.isolated)
-    recorded.context.close()
+    recorded.close()
 
 
 def test_the_calculators_chart_is_a_vega_view_drawn_near_the_screen_and_redrawn_on_input(browser, site) -> None:
@@ -852,4 +852,4 @@ def test_the_calculators_chart_is_a_vega_view_drawn_near_the_screen_and_redrawn_
     wait_for(page, dict(calculator_view.DEFAULTS, users=32))
     expect(chart.locator("svg.marks")).to_have_attribute("aria-label", re.compile(r"the dots mark 32 users\.$"))
     recorded.assert_only(site.isolated)
-    recorded.context.close()
+    recorded.close()

@@ -327,4 +327,4 @@ def test_the_widgets_work_in_a_browser(slug: str, site, browser, cpython) -> Non
             expect(form).to_have_attribute("data-state", "invalid", timeout=support.STEP_MS)
             expect(form.locator(f"input[name={number}]")).to_have_attribute("aria-invalid", "true")
     recorded.assert_only(site.isolated)
-    recorded.context.close()
+    recorded.close()

@@ -50,7 +50,7 @@ def test_python_waits_for_the_reader_on_save_data_and_slow_connections(browser, 
     expect(cell).to_have_attribute("data-state", "ready", timeout=BOOT_MS)
     expect(cell.locator(".rf-output")).not_to_be_empty()
     assert [url for url in recorded.gets if url.endswith("pyodide.asm.wasm")]
-    recorded.context.close()
+    recorded.close()
 
 
 def test_a_shared_calculator_link_lands_on_the_calculator(browser, site) -> None:
@@ -65,7 +65,7 @@ def test_a_shared_calculator_link_lands_on_the_calculator(browser, site) -> None
     plain = recorded.page()
     plain.goto(site.isolated + CHAPTER)  # without the calculator's inputs, the page opens at its top
     assert plain.evaluate("window.scrollY") == 0
-    recorded.context.close()
+    recorded.close()
 
 
 def test_the_gpu_menu_shows_whole_names_on_a_desktop(browser, site) -> None:
@@ -86,7 +86,7 @@ def test_the_gpu_menu_shows_whole_names_on_a_desktop(browser, site) -> None:
         }"""
     )
     assert needed <= room, (needed, room)
-    recorded.context.close()
+    recorded.close()
 
 
 def test_a_wide_printed_table_on_a_phone_says_it_scrolls(browser, site) -> None:
@@ -108,4 +108,4 @@ def test_a_wide_printed_table_on_a_phone_says_it_scrolls(browser, site) -> None:
     expect(output).not_to_have_attribute("data-rf-scrolls", "more")
     expect(cell.locator(".rf-scroll-hint")).to_have_count(0)
     assert output.get_attribute("tabindex") == "0"  # still reachable from the keyboard
-    recorded.context.close()
+    recorded.close()

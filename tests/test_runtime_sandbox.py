@@ -103,7 +103,7 @@ def page(request, browser: object, site) -> Iterator[object]:
     expect(page.locator("html")).to_have_attribute("data-rf-calc-runtime", "ready", timeout=BOOT_MS)
     yield page
     recorded.assert_only(base)
-    recorded.context.close()
+    recorded.close()
 
 
 def cell(page: object, index: int = 0) -> object:
@@ -223,7 +223,7 @@ def test_a_rule_between_fields_greys_the_results_and_marks_both(browser, site) -
     page.locator("#rf-serving-prompt_low").fill("5000")  # above 'to' (2,048)
     invalid("prompt_low", "prompt_high")
     recorded.assert_only(site.isolated)
-    recorded.context.close()
+    recorded.close()
 
 
 def test_without_isolation_stop_interrupts_the_run_and_python_stays_warm(browser, site) -> None:
@@ -256,7 +256,7 @@ def test_without_isolation_stop_interrupts_the_run_and_python_stays_warm(browser
     expect(probe.locator(".rf-output")).to_have_text("42\n")
     assert page.evaluate("document.documentElement.dataset.rfBoots") == "1"
     recorded.assert_only(site.plain)
-    recorded.context.close()
+    recorded.close()
 
 
 def test_without_isolation_stop_swaps_in_a_python_booted_beside_a_run_that_ignores_it(browser, site) -> None:
@@ -297,4 +297,4 @@ def test_without_isolation_stop_swaps_in_a_python_booted_beside_a_run_that_ignor
     expect(probe.locator(".rf-status")).to_contain_text("Finished in", timeout=STEP_MS)
     expect(probe.locator(".rf-output")).to_have_text("42\n")
     recorded.assert_only(site.plain)
-    recorded.context.close()
+    recorded.close()

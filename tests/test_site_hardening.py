@@ -173,6 +173,11 @@ SOURCES = {
         "Datasheet (https://a.example/x), and https://b.example/y.",
         ["https://a.example/x", "https://b.example/y"],
     ),
+    # gpus.toml's H200 entry cites "(https://www.nvidia.com/en-us/data-center/h200/): a Hopper GPU".
+    "a URL in parentheses before a colon, one before a semicolon, one that opens its own": (
+        "page (https://a.example/h200/): see (https://b.example/123); and https://c.example/Byte_(unit)!",
+        ["https://a.example/h200/", "https://b.example/123", "https://c.example/Byte_%28unit%29"],
+    ),
 }
 
 

@@ -77,15 +77,28 @@ def _label(url: str) -> str:
     return label
 
 
+def without_sentence_end(url: str) -> str:
+    """``url`` less the punctuation after it that ends the sentence around it (see ``linked``)."""
+    while url:
+        if url[-1] in ".,;:!?":
+            url = url[:-1]
+        elif url[-1] == ")" and url.count(")") > url.count("("):
+            url = url[:-1]
+        else:
+            return url
+    return url
+
+
 def linked(source: str) -> str:
     """A source text with each http(s) URL in it as a Markdown link and the rest as literal text.
 
-    Trailing ``).,`` belong to the sentence, not the URL.
+    Trailing punctuation belongs to the sentence, not the URL: ``.,;:!?``, and a ``)`` the URL
+    did not open (``(see https://…/gpus.md):`` links ``…/gpus.md``; a Wikipedia ``…_(unit)`` keeps its own).
     """
     pieces = []
     position = 0
     for match in URL.finditer(source):
-        raw = match.group(0).rstrip(").,;")
+        raw = without_sentence_end(match.group(0))
         target = http_url(raw)
         if target is None:
             continue

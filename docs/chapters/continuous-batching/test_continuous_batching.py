@@ -606,7 +606,7 @@ def test_the_simulator_redraws_its_timeline_and_metrics_as_cpython_computes_them
     expect(form).to_have_attribute("data-rf-rendered", rendered(calculator.DEFAULTS), timeout=BOOT_MS)
     expect(form.locator(".rf-calc__results")).to_be_visible()
     recorded.assert_only(site.isolated)
-    recorded.context.close()
+    recorded.close()
 
 
 def test_the_simulation_shows_the_expected_run_and_its_band_beside_the_ceiling() -> None:

@@ -38,7 +38,7 @@ def chapter(browser, site) -> Iterator[object]:
     expect(page.locator("[data-rf-cell]")).to_have_attribute("data-state", "ready", timeout=BOOT_MS)
     yield page
     recorded.assert_only(site.isolated)
-    recorded.context.close()
+    recorded.close()
 
 
 def form(page: object) -> object:

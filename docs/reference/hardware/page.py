@@ -38,7 +38,7 @@ def hardware_table(ctx: Context) -> str:
     table = markdown_table(header, rows, right=set(range(2, 5 + len(precisions))))
     sources = sources_list((gpu.name, gpu.id, _gpusources_list(gpu)) for gpu in ctx.specs.gpus.values())
     # Notes after the sources: each source line stays the first line that names its chip.
-    return table + sources + _memory_notes(ctx.specs.gpus.values())
+    return table + sources + _memory_notes(ctx.specs.gpus.values()) + _compute_notes(ctx)
 
 
 def _peak(gpu: GpuSpec, precision: str) -> str:
@@ -57,6 +57,23 @@ def _memory_notes(gpus: Iterable[GpuSpec]) -> str:
         return ""
     lines = ["", "**What the memory figure means**", ""]
     lines += [f"- {', '.join(names)}: {escape.text(note)}" for note, names in by_note.items()]
+    return "\n".join(lines) + "\n"
+
+
+def _compute_notes(ctx: Context) -> str:
+    """Each chip that names another as having its tensor cores (``same_compute_as``): the expected
+    figures use the measured compute shares of the chip it names, and the source that says so."""
+    sharing = [gpu for gpu in ctx.specs.gpus.values() if gpu.same_compute_as]
+    if not sharing:
+        return ""
+    lines = ["", "**Chips with another's tensor cores**", ""]
+    for gpu in sharing:
+        named = ctx.specs.gpu(gpu.same_compute_as)
+        lines.append(
+            f"- **{escape.text(gpu.name)}** (`{gpu.id}`) computes as **{escape.text(named.name)}**"
+            f" (`{named.id}`): its expected figures use that chip's measured compute shares."
+            f" Source: {escape.linked(gpu.same_compute_source or '')}"
+        )
     return "\n".join(lines) + "\n"
 
 

@@ -29,13 +29,13 @@ def test_reference_tables_list_every_spec_with_its_source(ctx):
         assert fmt.gigabytes(gpu.memory_bytes, 0) in row
         source = next(line for line in hardware.splitlines() if line.startswith(f"- **{gpu.name}** (`{gpu.id}`)"))
         for url in escape.URL.findall(gpu.source):
-            assert f"]({url.rstrip(').,')})" in source
+            assert f"]({escape.without_sentence_end(url)})" in source
     for model in ctx.specs.models.values():
         row = next(line for line in models.splitlines() if line.startswith(f"| {model.name} | `{model.id}`"))
         assert fmt.parameters(roofline.total_parameters(model)) in row
         source = next(line for line in models.splitlines() if line.startswith(f"- **{model.name}** (`{model.id}`)"))
         for url in escape.URL.findall(model.source):
-            assert f"]({url.rstrip(').,')})" in source
+            assert f"]({escape.without_sentence_end(url)})" in source
 
 
 def test_the_hardware_table_says_what_each_memory_figure_means(ctx):
@@ -46,3 +46,17 @@ def test_the_hardware_table_says_what_each_memory_figure_means(ctx):
             line = next(line for line in notes.splitlines() if f"(`{gpu.id}`)" in line)
             assert line.endswith(": " + escape.text(gpu.memory_note))
     assert "'80 GB' is the nameplate" in ctx.specs.gpu("h100-sxm").memory_note
+
+
+def test_the_hardware_table_names_each_chip_that_computes_as_another_and_why(ctx):
+    """The H200 is the H100 SXM's die with other memory: the page says its expected figures use the
+    H100's compute shares, with the source that says the two have the same tensor rates."""
+    notes = hardware_page.hardware_table(ctx).split("**Chips with another's tensor cores**", 1)[1]
+    sharing = [gpu for gpu in ctx.specs.gpus.values() if gpu.same_compute_as]
+    assert [gpu.id for gpu in sharing] == ["h200"]
+    for gpu in sharing:
+        named = ctx.specs.gpu(gpu.same_compute_as)
+        line = next(line for line in notes.splitlines() if f"(`{gpu.id}`)" in line)
+        assert f"computes as **{escape.text(named.name)}** (`{named.id}`)" in line
+        for url in escape.URL.findall(gpu.same_compute_source):
+            assert f"]({escape.without_sentence_end(url)})" in line
