@@ -15,7 +15,6 @@ import pytest
 
 import roofline
 import support
-from sitegen.context import load_context
 from sitegen.generate import Run, build_outputs, generate
 from sitegen.output import GENERATOR, NOTICE, is_generated, json_file, write_if_changed
 from sitegen.page import PageModuleError
@@ -25,11 +24,6 @@ from sitegen.vendor import vendor_files
 
 ROOT = support.ROOT
 FIGURES = ROOT / "figures"
-
-
-@pytest.fixture(scope="module")
-def ctx():
-    return load_context(ROOT)
 
 
 #: A chapter with values and figures to try the shortcodes on: chapter 1.
