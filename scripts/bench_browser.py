@@ -51,7 +51,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 import serve  # a sibling script: scripts/ is on the path (this folder, or make setup's .pth)
-from chromium import CHROMIUM_PATH, launch
+from chromium import launch, require
 
 ROOT = Path(__file__).resolve().parent.parent
 #: Pyodide's files are served under their version (hooks/runtime.py).
@@ -741,6 +741,7 @@ def compare(old_site: Path, new_site: Path | None = None) -> None:
     figure of issue 23's second chapter and Stop without isolation, old and new interleaved, with
     the bare boot between them and the load average printed beside every round. ``new_site``: a
     site already built from this checkout, instead of a fresh build."""
+    require("bench_browser")
     import os
 
     from playwright.sync_api import sync_playwright
@@ -992,6 +993,7 @@ def own_only() -> dict[str, object]:
 
 def _serve_and_measure(measure_site) -> dict[str, object]:
     """Build the site into a temporary folder, serve it (and without isolation), and measure it."""
+    require("bench_browser")
     with tempfile.TemporaryDirectory(prefix="roofline-bench-") as folder:
         site_dir = Path(folder) / "site"
         server = serve.make_server(site_dir, quiet=True)
@@ -1138,8 +1140,6 @@ def report() -> dict[str, object]:
 
 
 def main() -> None:
-    if not CHROMIUM_PATH.exists():
-        sys.exit(f"bench_browser: {CHROMIUM_PATH} is missing (apt-get install chromium)")
     if sys.argv[1:] == ["runtime"]:
         runtime_only()
     elif sys.argv[1:] == ["calculators"]:

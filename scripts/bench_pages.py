@@ -32,7 +32,7 @@ import tempfile
 from pathlib import Path
 
 import serve  # a sibling script: scripts/ is on the path (this folder, or make setup's .pth)
-from chromium import CHROMIUM_ARGS, CHROMIUM_PATH, launch
+from chromium import CHROMIUM_ARGS, CHROMIUM_PATH, launch, require
 
 ROOT = Path(__file__).resolve().parent.parent
 LIGHTHOUSE = ROOT / "node_modules" / "lighthouse" / "cli" / "index.js"
@@ -196,6 +196,10 @@ def report(
     only: list[str] | None = None,
     save: Path | None = None,
 ) -> None:
+    require("bench_pages")
+    for tool, used in ((LIGHTHOUSE, lighthouse_runs), (AXE, axe)):
+        if used and not tool.is_file():
+            raise SystemExit(f"bench_pages: {tool.relative_to(ROOT)} is missing; run `make setup` (npm ci)")
     with tempfile.TemporaryDirectory() as scratch:
         if site is None:
             site = Path(scratch) / "site"

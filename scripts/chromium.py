@@ -22,6 +22,13 @@ CHROMIUM_ARGS = (
 )
 
 
+def require(tool: str) -> None:
+    """Stop ``tool`` with one line saying how to install the browser, when Debian's Chromium is missing
+    (a fresh machine has none until ``.ci/run`` or ``apt-get`` installs it)."""
+    if not CHROMIUM_PATH.exists():
+        raise SystemExit(f"{tool}: {CHROMIUM_PATH} is missing; install Debian's Chromium (apt-get install chromium)")
+
+
 def launch(playwright: Any, *, extra_args: tuple[str, ...] = (), **options: Any) -> Any:
     """A headless Chromium browser from a started Playwright (sync or async API); ``extra_args`` add flags."""
     args = [*CHROMIUM_ARGS, *extra_args]

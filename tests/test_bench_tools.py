@@ -1,0 +1,37 @@
+"""The benchmark scripts say in one line what a fresh machine lacks, before building anything."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+import bench_browser
+import bench_pages
+import chromium
+
+
+def test_a_missing_chromium_stops_every_browser_benchmark_in_one_line(monkeypatch, tmp_path: Path) -> None:
+    monkeypatch.setattr(chromium, "CHROMIUM_PATH", tmp_path / "chromium")
+    for tool, start in (
+        ("bench_pages", lambda: bench_pages.report(tmp_path / "site")),
+        ("bench_browser", lambda: bench_browser.compare(tmp_path / "old-site")),
+        ("bench_browser", lambda: bench_browser.report()),
+    ):
+        with pytest.raises(SystemExit) as stopped:
+            start()
+        message = str(stopped.value)
+        assert message.startswith(f"{tool}: {tmp_path / 'chromium'} is missing"), message
+        assert "apt-get install chromium" in message and "\n" not in message
+    assert not (tmp_path / "site").exists()
+
+
+@pytest.mark.parametrize(("name", "lighthouse_runs", "axe"), [("LIGHTHOUSE", True, False), ("AXE", False, True)])
+def test_a_missing_node_tool_names_itself_and_make_setup(monkeypatch, tmp_path, name, lighthouse_runs, axe) -> None:
+    monkeypatch.setattr(chromium, "CHROMIUM_PATH", Path(sys.executable))  # any file that exists
+    missing = bench_pages.ROOT / "node_modules" / "gone" / "tool.js"
+    monkeypatch.setattr(bench_pages, name, missing)
+    with pytest.raises(SystemExit) as stopped:
+        bench_pages.report(tmp_path / "site", lighthouse_runs=lighthouse_runs, axe=axe)
+    assert str(stopped.value) == "bench_pages: node_modules/gone/tool.js is missing; run `make setup` (npm ci)"
