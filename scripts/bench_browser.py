@@ -741,10 +741,11 @@ def compare(old_site: Path, new_site: Path | None = None) -> None:
     figure of issue 23's second chapter and Stop without isolation, old and new interleaved, with
     the bare boot between them and the load average printed beside every round. ``new_site``: a
     site already built from this checkout, instead of a fresh build."""
-    require("bench_browser")
     import os
 
     from playwright.sync_api import sync_playwright
+
+    require("bench_browser")
 
     with tempfile.TemporaryDirectory(prefix="roofline-bench-") as folder:
         if new_site is None:

@@ -33,7 +33,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from chromium import launch  # a sibling script
+from chromium import launch, require  # a sibling script
 
 ROOT = Path(__file__).resolve().parent.parent
 CHAPTER = "chapters/prefill-vs-decode/"
@@ -153,6 +153,7 @@ def bench_transfer(site: Path, quiet_ms: int = 3000) -> dict[str, Counter]:
 
 
 def report() -> None:
+    require("bench_site")  # before the builds, which the transfer figures need a browser after
     builds = bench_builds()
     skip, rerender, generation, goal = builds["skip"], builds["rerender"], builds["generation_s"], builds["goal_s"]
     print(

@@ -24,12 +24,15 @@ CHROMIUM_ARGS = (
 
 def require(tool: str) -> None:
     """Stop ``tool`` with one line saying how to install the browser, when Debian's Chromium is missing
-    (a fresh machine has none until ``.ci/run`` or ``apt-get`` installs it)."""
+    (a fresh machine has none until ``.ci/run`` or ``apt-get`` installs it). ``launch`` calls it; a
+    script that builds a site first calls it before, so that the build is not wasted."""
     if not CHROMIUM_PATH.exists():
         raise SystemExit(f"{tool}: {CHROMIUM_PATH} is missing; install Debian's Chromium (apt-get install chromium)")
 
 
 def launch(playwright: Any, *, extra_args: tuple[str, ...] = (), **options: Any) -> Any:
-    """A headless Chromium browser from a started Playwright (sync or async API); ``extra_args`` add flags."""
+    """A headless Chromium browser from a started Playwright (sync or async API); ``extra_args`` add flags.
+    Without Debian's Chromium, one line from ``require``."""
+    require("chromium.launch")
     args = [*CHROMIUM_ARGS, *extra_args]
     return playwright.chromium.launch(executable_path=str(CHROMIUM_PATH), args=args, **options)

@@ -9,22 +9,28 @@ import pytest
 
 import bench_browser
 import bench_pages
+import bench_site
 import chromium
+import serve
 
 
 def test_a_missing_chromium_stops_every_browser_benchmark_in_one_line(monkeypatch, tmp_path: Path) -> None:
     monkeypatch.setattr(chromium, "CHROMIUM_PATH", tmp_path / "chromium")
+    built: list[object] = []
+    monkeypatch.setattr(serve, "build_site", lambda *args, **kwargs: built.append(args))
     for tool, start in (
-        ("bench_pages", lambda: bench_pages.report(tmp_path / "site")),
+        ("bench_pages", lambda: bench_pages.report()),
         ("bench_browser", lambda: bench_browser.compare(tmp_path / "old-site")),
         ("bench_browser", lambda: bench_browser.report()),
+        ("bench_site", lambda: bench_site.report()),
+        ("chromium.launch", lambda: chromium.launch(object())),  # any other caller
     ):
         with pytest.raises(SystemExit) as stopped:
             start()
         message = str(stopped.value)
         assert message.startswith(f"{tool}: {tmp_path / 'chromium'} is missing"), message
         assert "apt-get install chromium" in message and "\n" not in message
-    assert not (tmp_path / "site").exists()
+    assert built == []  # each stopped before building a site
 
 
 @pytest.mark.parametrize(("name", "lighthouse_runs", "axe"), [("LIGHTHOUSE", True, False), ("AXE", False, True)])
