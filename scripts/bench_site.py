@@ -104,13 +104,13 @@ def kind(url: str) -> str:
 
 
 def _serve(site: Path) -> tuple[http.server.ThreadingHTTPServer, str]:
-    from serve import IsolatedHandler
+    from serve import IsolatedHandler, SiteServer
 
     class Quiet(IsolatedHandler):
         def log_message(self, *args: object) -> None:
             pass
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(site)))
+    server = SiteServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(site)))
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server, f"http://127.0.0.1:{server.server_address[1]}/"
 

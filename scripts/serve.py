@@ -276,6 +276,20 @@ class IsolatedHandler(http.server.SimpleHTTPRequestHandler):
             super().log_message(format, *args)
 
 
+class SiteServer(http.server.ThreadingHTTPServer):
+    """``ThreadingHTTPServer`` whose listening socket queues up to ``request_queue_size`` connections.
+
+    Python's default queue is 5. A page opens more at once than that (Chromium keeps up to six
+    per host, and several tabs or test workers share one server), and when the accept loop is
+    slow (a loaded machine, the GIL shared with threads sending files) Linux drops the SYNs that
+    find the queue full. The browser's retries back off 1, 2, 4, 8 … s, so one dropped connection
+    can hold a script, a chart's spec or a wasm fetch for tens of seconds (the likely cause of a
+    chart CI once saw still waiting after 40 s). The kernel caps the figure at ``net.core.somaxconn``.
+    """
+
+    request_queue_size = 1024
+
+
 def make_server(
     directory: str | Path,
     port: int = 0,
@@ -289,12 +303,12 @@ def make_server(
     settings = {"isolated": isolated, "quiet": quiet, "timeout": idle_timeout_s}
     handler_class = type("Handler", (IsolatedHandler,), settings)
     handler = functools.partial(handler_class, directory=str(directory))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
+    server = SiteServer(("127.0.0.1", port), handler)
     server.head_deadlines = HeadDeadlines(head_deadline_s)
     return server
 
 
-def serve_in_background(server: http.server.ThreadingHTTPServer) -> str:
+def serve_in_background(server: SiteServer) -> str:
     """Start ``server`` on a daemon thread; return its base URL (``http://127.0.0.1:PORT/``)."""
     threading.Thread(target=server.serve_forever, name="site-server", daemon=True).start()
     return f"http://127.0.0.1:{server.server_port}/"

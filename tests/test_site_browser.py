@@ -96,6 +96,35 @@ def test_charts_follow_the_colour_scheme(browser, base):
     in_chromium(browser, base, body)
 
 
+def test_a_chart_switched_while_it_draws_ends_in_the_new_scheme(browser, base):
+    """The redraw on a switch covers drawn charts only; one being drawn read the old colours when it
+    started, so it must draw itself again. vega-embed is served with a wrapper that holds each
+    drawing for a while after its colours were read, and the reader switches then."""
+    slow = (
+        ";(() => { const embed = window.vegaEmbed; window.vegaEmbed = async (...args) => {"
+        " window.embedding = true; await new Promise((r) => setTimeout(r, 1500)); return embed(...args); }; })();"
+    )
+
+    def held_back(route) -> None:
+        response = route.fetch()
+        route.fulfill(response=response, body=response.text() + slow)
+
+    def body(visit):
+        page = visit(color_scheme="light")
+        page.route("**/vega-embed.min.js", held_back)
+        chart = page.locator("#figure-roofline .roofline-chart")
+        chart.scroll_into_view_if_needed()
+        page.wait_for_function("window.embedding === true", timeout=WAIT_MS)
+        page.locator("label.md-header__button[for^='__palette']:visible").click()
+        expect(page.locator("body")).to_have_attribute("data-md-color-scheme", "slate")
+        expect(chart).to_have_attribute("data-scheme", "dark", timeout=WAIT_MS)
+        dark_text = page.evaluate("getComputedStyle(document.body).getPropertyValue('--md-default-fg-color').trim()")
+        label = chart.locator(".role-axis-title text").first
+        expect(label).to_have_attribute("fill", dark_text, timeout=WAIT_MS)
+
+    in_chromium(browser, base, body)
+
+
 def test_charts_survive_instant_navigation(browser, base):
     def body(visit):
         page = visit()

@@ -130,17 +130,21 @@
         chart.appendChild(target);
       }
       views.get(chart)?.finalize();
+      const dark = isDark(); // the colours are read now: the reader may switch while it draws
       const result = await window.vegaEmbed(target, fitted(spec, chart.clientWidth || 640), {
         actions: false,
         renderer: "svg",
         config: pageConfig(),
-        tooltip: { theme: isDark() ? "dark" : "light" },
+        tooltip: { theme: dark ? "dark" : "light" },
       });
       views.set(chart, result.view);
       showTooltipOnTap(result.view);
       chart.dataset.state = "interactive";
       // Which scheme this drawing is in: a redraw for a new scheme is done when this says so.
-      chart.dataset.scheme = isDark() ? "dark" : "light";
+      chart.dataset.scheme = dark ? "dark" : "light";
+      // Switched while it was drawn (the redraw on a switch skips a chart not yet interactive):
+      // draw it again in the scheme the page now has.
+      if (isDark() !== dark) draw(chart);
     } catch (error) {
       chart.dataset.state = "static";
       console.warn("chart stays static:", error);
