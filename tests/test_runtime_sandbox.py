@@ -259,6 +259,38 @@ def test_without_isolation_stop_interrupts_the_run_and_python_stays_warm(browser
     recorded.close()
 
 
+def test_without_isolation_a_standby_still_booting_when_stop_interrupts_is_dropped(browser, site) -> None:
+    """The Run a reader presses after Stop should not share the cores with a standby's boot: when the
+    interrupt ends the Run while the standby is still booting, that standby is dropped (and the next
+    one boots later). Here every worker started after the first runs a script that never boots, so
+    the standby the reader's use of the cell starts is still booting when Stop is pressed."""
+    recorded = Recorded.open(browser)
+    page = recorded.page()
+    page.goto(site.plain + "chapters/prefill-vs-decode/")
+    runner = cell(page)
+    expect(runner).to_have_attribute("data-state", "ready", timeout=BOOT_MS)
+    runtime = "import('../../javascripts/runtime/runtime.mjs').then(({ runtime }) => runtime"
+    deadline = time.monotonic() + BOOT_MS / 1000
+    while not page.evaluate(f"{runtime}.bytecode)"):
+        assert time.monotonic() < deadline, "the worker never wrote the package's .pyc"
+        page.wait_for_timeout(200)
+    page.route(
+        "**/worker.mjs*", lambda route: route.fulfill(body="// never boots\n", content_type="text/javascript")
+    )
+    runner.locator("textarea").fill("print('spinning', flush=True)\nwhile True:\n    pass\n")
+    runner.locator("[data-rf-action=run]").click()
+    expect(runner.locator(".rf-output")).to_have_text("spinning\n", timeout=STEP_MS)
+    assert page.evaluate(f"{runtime}.standby !== null && (window.firstStandby = runtime.standby) !== null)")
+    runner.locator("[data-rf-action=stop]").click()
+    expect(runner.locator(".rf-status")).to_have_text("Stopped.", timeout=STEP_MS)
+    assert page.evaluate("document.documentElement.dataset.rfBoots") == "1"  # interrupted, not swapped
+    assert page.evaluate(f"{runtime}.standby !== window.firstStandby)"), "the booting standby was kept"
+    probe = start(page, "print(6 * 7)\n")
+    expect(probe.locator(".rf-status")).to_contain_text("Finished in", timeout=STEP_MS)
+    expect(probe.locator(".rf-output")).to_have_text("42\n")
+    recorded.close()
+
+
 def test_without_isolation_stop_swaps_in_a_python_booted_beside_a_run_that_ignores_it(browser, site) -> None:
     """Issue 23's Stop without isolation, when the program swallows the interrupt: the reader's use of
     the cell booted a standby Python, and Stop swaps it in once the interrupt has had its time: the

@@ -53,11 +53,15 @@ const MEMORY_HEADROOM_BYTES = 512 * 1024 * 1024;
 // second here, a few under heavy load.
 const RESTORE_WATCHDOG_MS = 15_000;
 // Without isolation, a Run running this long gets a standby Python booted beside it (keepStandby).
-const STANDBY_AFTER_MS = 250;
-// After Stop swapped a standby in, the next one waits this long, and for a Run pressed meanwhile
-// to end (or take STANDBY_AFTER_MS): the Run a reader presses right after Stop gets the cores, not
-// the next standby's boot. Not longer: a reader who stops again soon wants that standby up.
-const AFTER_SWAP_MS = 300;
+// A second: a program's first second is when a reader waits for its output, not when she reaches
+// for Stop, and a boot beside it then only slows it (on two cores under load, by about as long as
+// the Run itself).
+const STANDBY_AFTER_MS = 1000;
+// After Stop ended a Run (a standby swapped in, or the interrupt honoured), the next standby waits
+// this long, and for a Run pressed meanwhile to end (or take STANDBY_AFTER_MS): the Run a reader
+// presses right after Stop gets the cores, not the next standby's boot. Not longer: a reader who
+// stops again soon wants that standby up.
+const AFTER_STOP_MS = 300;
 // Longest text a worker's message may put on the page (a boot failure, a fallback reason).
 const MAX_REASON = 300;
 const STATUSES = new Set(["ok", "error", "stopped"]);
@@ -320,7 +324,7 @@ class RunWorker extends PythonWorker {
     this.ranSinceBoot = false;
     this.touched = false; // whether the reader has used a Run cell in this tab (see keepStandby)
     this.standbyTimer = null;
-    this.swappedAt = -Infinity; // when Stop last swapped a standby in
+    this.stoppedAt = -Infinity; // when Stop last ended a Run (see AFTER_STOP_MS)
     this.isolated = globalThis.crossOriginIsolated === true && typeof SharedArrayBuffer === "function";
     // [0]: the signal Pyodide polls; [1]: set when Stop is pressed, so that a KeyboardInterrupt
     // the program raises itself is told apart from Stop.
@@ -387,7 +391,8 @@ class RunWorker extends PythonWorker {
    * uses a Run cell a second worker boots beside it, idle, and Stop (or Reset) swaps it in at
    * once instead of waiting for a boot. It boots while nothing runs, or beside a Run that has
    * already taken STANDBY_AFTER_MS (the kind a reader stops), never against a short Run's
-   * cores, nor in the AFTER_SWAP_MS after a swap, when the reader's next Run is likely. It boots
+   * cores, nor in the AFTER_STOP_MS after Stop ended a Run, when the reader's next Run is likely
+   * (a standby still booting when the interrupt ends a Run is dropped: see interrupted). It boots
    * from what the first worker restored (settings.prepared): no download or snapshot to read.
    * Isolated pages interrupt instead, and keep no standby.
    */
@@ -395,7 +400,7 @@ class RunWorker extends PythonWorker {
     clearTimeout(this.standbyTimer);
     if (this.isolated || !this.touched || this.standby || this.state !== "ready") return;
     const now = performance.now();
-    const wait = this.active ? STANDBY_AFTER_MS - (now - this.active.sentAt) : AFTER_SWAP_MS - (now - this.swappedAt);
+    const wait = this.active ? STANDBY_AFTER_MS - (now - this.active.sentAt) : AFTER_STOP_MS - (now - this.stoppedAt);
     if (wait > 0) {
       this.standbyTimer = setTimeout(() => this.keepStandby(), wait);
       return;
@@ -414,7 +419,7 @@ class RunWorker extends PythonWorker {
     if (!standby) return null;
     const failed = standby.broken || standby.inbox.some((data) => isObject(data) && data.type === "boot-failed");
     if (!failed) {
-      this.swappedAt = performance.now();
+      this.stoppedAt = performance.now();
       return standby;
     }
     standby.worker.terminate(); // a fresh boot says why, if it fails too
@@ -481,10 +486,23 @@ class RunWorker extends PythonWorker {
         restartedForMemory,
       };
       if (result.status === "error") result.traceback = typeof data.traceback === "string" ? data.traceback : "";
+      if (result.status === "stopped") this.interrupted();
       this.finish(job, result);
       if (restartedForMemory) this.restart();
       else this.next();
     }
+  }
+
+  /**
+   * A Run ended by the interrupt (Stop's, or one the program raised): a standby still booting
+   * would share the cores with the Run the reader presses next, so it is dropped, and the next one
+   * waits as after a swap (AFTER_STOP_MS). One already up stays: it costs nothing now.
+   */
+  interrupted() {
+    this.stoppedAt = performance.now();
+    if (!this.standby || this.standby.inbox.some((data) => isObject(data) && data.type === "booted")) return;
+    this.standby.worker.terminate();
+    this.standby = null;
   }
 
   /** `job` ended with `result`: forget it and tell its cell. */
