@@ -274,9 +274,7 @@ def test_without_isolation_a_standby_still_booting_when_stop_interrupts_is_dropp
     while not page.evaluate(f"{runtime}.bytecode)"):
         assert time.monotonic() < deadline, "the worker never wrote the package's .pyc"
         page.wait_for_timeout(200)
-    page.route(
-        "**/worker.mjs*", lambda route: route.fulfill(body="// never boots\n", content_type="text/javascript")
-    )
+    page.route("**/worker.mjs*", lambda route: route.fulfill(body="// never boots\n", content_type="text/javascript"))
     runner.locator("textarea").fill("print('spinning', flush=True)\nwhile True:\n    pass\n")
     runner.locator("[data-rf-action=run]").click()
     expect(runner.locator(".rf-output")).to_have_text("spinning\n", timeout=STEP_MS)
