@@ -110,7 +110,15 @@ def _scroll_through(page) -> None:
         ):
             break
         page.wait_for_timeout(500)
-    expect(pending).to_have_count(0, timeout=30_000)
+    try:
+        expect(pending).to_have_count(0, timeout=30_000)
+    except AssertionError:
+        # Name the charts, and whether Vega's libraries ever arrived, so that a failure says why.
+        waiting = page.evaluate(
+            "[[...document.querySelectorAll('.roofline-chart[data-state=\"pending\"]')].map((c) => c.dataset.figure),"
+            " typeof window.vegaEmbed === 'function']"
+        )
+        raise AssertionError(f"{page.url}: charts never drawn {waiting[0]}; vega-embed loaded: {waiting[1]}") from None
     expect(page.locator('[data-rf-watched="pending"]')).to_have_count(0, timeout=30_000)
     page.evaluate("window.scrollTo(0, 0)")
     page.wait_for_timeout(300)
