@@ -14,6 +14,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from chromium import CHROMIUM_PATH
+from support import BOOT_MS  # a calculator's chart waits for Python's first boot
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 playwright_sync = pytest.importorskip("playwright.sync_api")
@@ -96,7 +97,15 @@ def test_charts_follow_the_colour_scheme(browser, base):
     in_chromium(browser, base, body)
 
 
-def test_a_chart_switched_while_it_draws_ends_in_the_new_scheme(browser, base):
+@pytest.mark.parametrize(
+    "chart",
+    [
+        "#figure-roofline .roofline-chart",  # a figure (charts.js)
+        "form[data-rf-calc=decode_speed] [data-rf-draw=vega]",  # a calculator's output (runtime/vega.mjs)
+    ],
+    ids=["figure", "calculator"],
+)
+def test_a_chart_switched_while_it_draws_ends_in_the_new_scheme(browser, base, chart: str):
     """The redraw on a switch covers drawn charts only; one being drawn read the old colours when it
     started, so it must draw itself again. vega-embed is served with a wrapper that holds each
     drawing for a while after its colours were read, and the reader switches then."""
@@ -112,14 +121,14 @@ def test_a_chart_switched_while_it_draws_ends_in_the_new_scheme(browser, base):
     def body(visit):
         page = visit(color_scheme="light")
         page.route("**/vega-embed.min.js", held_back)
-        chart = page.locator("#figure-roofline .roofline-chart")
-        chart.scroll_into_view_if_needed()
-        page.wait_for_function("window.embedding === true", timeout=WAIT_MS)
+        drawn = page.locator(chart)
+        drawn.scroll_into_view_if_needed()
+        page.wait_for_function("window.embedding === true", timeout=BOOT_MS)
         page.locator("label.md-header__button[for^='__palette']:visible").click()
         expect(page.locator("body")).to_have_attribute("data-md-color-scheme", "slate")
-        expect(chart).to_have_attribute("data-scheme", "dark", timeout=WAIT_MS)
+        expect(drawn).to_have_attribute("data-scheme", "dark", timeout=WAIT_MS)
         dark_text = page.evaluate("getComputedStyle(document.body).getPropertyValue('--md-default-fg-color').trim()")
-        label = chart.locator(".role-axis-title text").first
+        label = drawn.locator(".role-axis-title text").first
         expect(label).to_have_attribute("fill", dark_text, timeout=WAIT_MS)
 
     in_chromium(browser, base, body)

@@ -53,11 +53,12 @@ async function render(element) {
     await charts.load();
     if (tickets.get(element) !== ticket) return; // a newer answer is on its way
     const fitted = { ...spec, width: "container", autosize: { type: "fit-x", contains: "padding" } };
+    const dark = charts.isDark(); // the colours are read now: the reader may switch while it draws
     const result = await window.vegaEmbed(element, fitted, {
       actions: false,
       renderer: "svg",
       config: charts.config(),
-      tooltip: { theme: charts.isDark() ? "dark" : "light" },
+      tooltip: { theme: dark ? "dark" : "light" },
     });
     if (tickets.get(element) !== ticket) {
       result.view.finalize(); // a newer draw has replaced this one on the page
@@ -67,9 +68,12 @@ async function render(element) {
     views.set(element, result.view);
     charts.showTooltipOnTap(result.view);
     element.dataset.state = "drawn";
-    element.dataset.scheme = charts.isDark() ? "dark" : "light"; // a redraw for a new scheme is done when this says so
+    element.dataset.scheme = dark ? "dark" : "light"; // a redraw for a new scheme is done when this says so
     // Vega's own SVG gets the spec's description as its accessible name.
     element.querySelector("svg")?.setAttribute("aria-label", spec.description ?? "");
+    // Switched while it was drawn (the redraw on a switch skips a chart not yet drawn): again, in
+    // the scheme the page now has.
+    if (charts.isDark() !== dark) render(element);
   } catch (error) {
     element.dataset.state = "failed";
     console.warn("calculator chart not drawn:", error);
