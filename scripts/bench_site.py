@@ -22,13 +22,10 @@ after scrolling to the bottom, which is when the charts fetch Vega and their spe
 
 from __future__ import annotations
 
-import functools
-import http.server
 import os
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections import Counter
 from pathlib import Path
@@ -103,23 +100,14 @@ def kind(url: str) -> str:
     return "other"
 
 
-def _serve(site: Path) -> tuple[http.server.ThreadingHTTPServer, str]:
-    from serve import IsolatedHandler, SiteServer
-
-    class Quiet(IsolatedHandler):
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = SiteServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(site)))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server, f"http://127.0.0.1:{server.server_address[1]}/"
-
-
 def bench_transfer(site: Path, quiet_ms: int = 3000) -> dict[str, Counter]:
     """Bytes the chapter transfers, by kind: before any interaction, and after scrolling to the end."""
     from playwright.sync_api import sync_playwright
 
-    server, origin = _serve(site)
+    import serve
+
+    server = serve.make_server(site, quiet=True)  # what `make serve` sends, without its log
+    origin = serve.serve_in_background(server)
     seen: list[tuple[str, int]] = []
     try:
         with sync_playwright() as playwright:

@@ -226,6 +226,18 @@ def test_a_rule_between_fields_greys_the_results_and_marks_both(browser, site) -
     recorded.close()
 
 
+#: The page's runtime object, for an expression to follow: f"{RUNTIME}.bytecode)".
+RUNTIME = "import('../../javascripts/runtime/runtime.mjs').then(({ runtime }) => runtime"
+
+
+def wait_for_pyc(page: object) -> None:
+    """Until the Runs' worker has written the package's .pyc (Stop interrupts only after that)."""
+    deadline = time.monotonic() + BOOT_MS / 1000
+    while not page.evaluate(f"{RUNTIME}.bytecode)"):
+        assert time.monotonic() < deadline, "the worker never wrote the package's .pyc"
+        page.wait_for_timeout(200)
+
+
 def test_without_isolation_stop_interrupts_the_run_and_python_stays_warm(browser, site) -> None:
     """Issue 23's Stop without isolation: no shared memory, yet Stop reaches the program (the page
     revokes the Run's blob: URL, which the worker reads while the Run lasts), and the same worker,
@@ -238,12 +250,8 @@ def test_without_isolation_stop_interrupts_the_run_and_python_stays_warm(browser
     runner = cell(page)
     expect(runner).to_have_attribute("data-state", "ready", timeout=BOOT_MS)
     assert page.evaluate("crossOriginIsolated") is False
-    runtime = "import('../../javascripts/runtime/runtime.mjs').then(({ runtime }) => runtime"
-    page.evaluate(f"{runtime}.keepStandby = () => {{}})")
-    deadline = time.monotonic() + BOOT_MS / 1000
-    while not page.evaluate(f"{runtime}.bytecode)"):
-        assert time.monotonic() < deadline, "the worker never wrote the package's .pyc"
-        page.wait_for_timeout(200)
+    page.evaluate(f"{RUNTIME}.keepStandby = () => {{}})")
+    wait_for_pyc(page)
     runner.locator("textarea").fill("print('spinning', flush=True)\nwhile True:\n    pass\n")
     runner.locator("[data-rf-action=run]").click()
     expect(runner.locator(".rf-output")).to_have_text("spinning\n", timeout=STEP_MS)
@@ -269,20 +277,16 @@ def test_without_isolation_a_standby_still_booting_when_stop_interrupts_is_dropp
     page.goto(site.plain + "chapters/prefill-vs-decode/")
     runner = cell(page)
     expect(runner).to_have_attribute("data-state", "ready", timeout=BOOT_MS)
-    runtime = "import('../../javascripts/runtime/runtime.mjs').then(({ runtime }) => runtime"
-    deadline = time.monotonic() + BOOT_MS / 1000
-    while not page.evaluate(f"{runtime}.bytecode)"):
-        assert time.monotonic() < deadline, "the worker never wrote the package's .pyc"
-        page.wait_for_timeout(200)
+    wait_for_pyc(page)
     page.route("**/worker.mjs*", lambda route: route.fulfill(body="// never boots\n", content_type="text/javascript"))
     runner.locator("textarea").fill("print('spinning', flush=True)\nwhile True:\n    pass\n")
     runner.locator("[data-rf-action=run]").click()
     expect(runner.locator(".rf-output")).to_have_text("spinning\n", timeout=STEP_MS)
-    assert page.evaluate(f"{runtime}.standby !== null && (window.firstStandby = runtime.standby) !== null)")
+    assert page.evaluate(f"{RUNTIME}.standby !== null && (window.firstStandby = runtime.standby) !== null)")
     runner.locator("[data-rf-action=stop]").click()
     expect(runner.locator(".rf-status")).to_have_text("Stopped.", timeout=STEP_MS)
     assert page.evaluate("document.documentElement.dataset.rfBoots") == "1"  # interrupted, not swapped
-    assert page.evaluate(f"{runtime}.standby !== window.firstStandby)"), "the booting standby was kept"
+    assert page.evaluate(f"{RUNTIME}.standby !== window.firstStandby)"), "the booting standby was kept"
     probe = start(page, "print(6 * 7)\n")
     expect(probe.locator(".rf-status")).to_contain_text("Finished in", timeout=STEP_MS)
     expect(probe.locator(".rf-output")).to_have_text("42\n")

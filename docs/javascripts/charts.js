@@ -8,8 +8,9 @@
  * when the reader switches between light and dark. Without JavaScript, or if
  * anything fails, the SVG stays.
  *
- * window.rooflineCharts shares the loader and the page's chart colours with the
- * calculators' Vega-Lite outputs (runtime/vega.mjs), so the libraries load once.
+ * window.rooflineCharts shares the loader and the drawing (embed: the page's colours, tap
+ * tooltips) with the calculators' Vega-Lite outputs (runtime/vega.mjs), so the libraries load
+ * once and both kinds of chart look and behave alike.
  */
 (() => {
   "use strict";
@@ -113,8 +114,25 @@
     });
   }
 
-  function isDark() {
-    return document.body.getAttribute("data-md-color-scheme") === "slate";
+  /* The page's colour scheme now: "dark" or "light". */
+  function scheme() {
+    return document.body.getAttribute("data-md-color-scheme") === "slate" ? "dark" : "light";
+  }
+
+  /* Draw `spec` into `target` with vega-embed in the page's colours, tapping showing tooltips.
+   * Resolves with the view and the scheme it was drawn in, read with the colours: the reader may
+   * switch while it draws, and then the caller draws again (the redraw on a switch skips a chart
+   * still being drawn). Figures and the calculators' charts (runtime/vega.mjs) both draw so. */
+  async function embed(target, spec) {
+    const drawnIn = scheme();
+    const { view } = await window.vegaEmbed(target, spec, {
+      actions: false,
+      renderer: "svg",
+      config: pageConfig(),
+      tooltip: { theme: drawnIn },
+    });
+    showTooltipOnTap(view);
+    return { view, scheme: drawnIn };
   }
 
   async function draw(chart) {
@@ -130,21 +148,12 @@
         chart.appendChild(target);
       }
       views.get(chart)?.finalize();
-      const dark = isDark(); // the colours are read now: the reader may switch while it draws
-      const result = await window.vegaEmbed(target, fitted(spec, chart.clientWidth || 640), {
-        actions: false,
-        renderer: "svg",
-        config: pageConfig(),
-        tooltip: { theme: dark ? "dark" : "light" },
-      });
-      views.set(chart, result.view);
-      showTooltipOnTap(result.view);
+      const drawn = await embed(target, fitted(spec, chart.clientWidth || 640));
+      views.set(chart, drawn.view);
       chart.dataset.state = "interactive";
       // Which scheme this drawing is in: a redraw for a new scheme is done when this says so.
-      chart.dataset.scheme = dark ? "dark" : "light";
-      // Switched while it was drawn (the redraw on a switch skips a chart not yet interactive):
-      // draw it again in the scheme the page now has.
-      if (isDark() !== dark) draw(chart);
+      chart.dataset.scheme = drawn.scheme;
+      if (drawn.scheme !== scheme()) draw(chart); // switched while it was drawn
     } catch (error) {
       chart.dataset.state = "static";
       console.warn("chart stays static:", error);
@@ -167,7 +176,7 @@
     charts.forEach((chart) => watcher.observe(chart));
   }
 
-  window.rooflineCharts = { load: loadLibraries, config: pageConfig, isDark, showTooltipOnTap };
+  window.rooflineCharts = { load: loadLibraries, embed, scheme };
 
   /* One observer for the whole visit: the body element survives instant navigation. */
   new MutationObserver(() => {

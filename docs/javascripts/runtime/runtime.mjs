@@ -493,6 +493,11 @@ class RunWorker extends PythonWorker {
     }
   }
 
+  /** Whether the standby has said it is booted (it waits, not yet adopted, with that in its inbox). */
+  standbyUp() {
+    return Boolean(this.standby?.inbox.some((data) => isObject(data) && data.type === "booted"));
+  }
+
   /**
    * A Run ended by the interrupt (Stop's, or one the program raised): a standby still booting
    * would share the cores with the Run the reader presses next, so it is dropped, and the next one
@@ -500,7 +505,7 @@ class RunWorker extends PythonWorker {
    */
   interrupted() {
     this.stoppedAt = performance.now();
-    if (!this.standby || this.standby.inbox.some((data) => isObject(data) && data.type === "booted")) return;
+    if (!this.standby || this.standbyUp()) return;
     this.standby.worker.terminate();
     this.standby = null;
   }
@@ -540,8 +545,7 @@ class RunWorker extends PythonWorker {
     // no request to wait for, and its Python holds the next Run's package copy ready), or when this
     // worker has not yet written the package's .pyc: the next Run here would compile the package
     // (seconds on a loaded machine), while the standby, booting already, brings a copy with it.
-    const standbyUp = this.standby?.inbox.some((data) => isObject(data) && data.type === "booted");
-    const swap = !this.interrupt && this.standby && (standbyUp || !this.bytecode);
+    const swap = !this.interrupt && this.standby && (this.standbyUp() || !this.bytecode);
     if (swap || this.state !== "ready" || !(this.interrupt || this.active.stopURL)) return this.restart();
     if (this.interrupt) {
       Atomics.store(this.stopFlag, 0, 1);

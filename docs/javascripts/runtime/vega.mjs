@@ -1,6 +1,6 @@
 // A calculator's `vega` output: the Vega-Lite spec its view answers (plain dicts, data
 // inline), drawn with the vega-embed the site serves, at the element's width and in the
-// page's colours. The libraries and the colours are charts.js's (window.rooflineCharts),
+// page's colours. The libraries and the drawing are charts.js's (window.rooflineCharts),
 // so Vega loads once per page however many charts and calculators it has.
 //
 // Like the page's figures, a chart is drawn only once it comes within a quarter screen of
@@ -53,27 +53,18 @@ async function render(element) {
     await charts.load();
     if (tickets.get(element) !== ticket) return; // a newer answer is on its way
     const fitted = { ...spec, width: "container", autosize: { type: "fit-x", contains: "padding" } };
-    const dark = charts.isDark(); // the colours are read now: the reader may switch while it draws
-    const result = await window.vegaEmbed(element, fitted, {
-      actions: false,
-      renderer: "svg",
-      config: charts.config(),
-      tooltip: { theme: dark ? "dark" : "light" },
-    });
+    const drawn = await charts.embed(element, fitted);
     if (tickets.get(element) !== ticket) {
-      result.view.finalize(); // a newer draw has replaced this one on the page
+      drawn.view.finalize(); // a newer draw has replaced this one on the page
       return;
     }
     views.get(element)?.finalize();
-    views.set(element, result.view);
-    charts.showTooltipOnTap(result.view);
+    views.set(element, drawn.view);
     element.dataset.state = "drawn";
-    element.dataset.scheme = dark ? "dark" : "light"; // a redraw for a new scheme is done when this says so
+    element.dataset.scheme = drawn.scheme; // a redraw for a new scheme is done when this says so
     // Vega's own SVG gets the spec's description as its accessible name.
     element.querySelector("svg")?.setAttribute("aria-label", spec.description ?? "");
-    // Switched while it was drawn (the redraw on a switch skips a chart not yet drawn): again, in
-    // the scheme the page now has.
-    if (charts.isDark() !== dark) render(element);
+    if (drawn.scheme !== charts.scheme()) render(element); // switched while it was drawn
   } catch (error) {
     element.dataset.state = "failed";
     console.warn("calculator chart not drawn:", error);
