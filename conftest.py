@@ -28,6 +28,9 @@ from typing import Any
 
 import pytest
 
+#: tests/hang_guard.py (tests/ is on pytest's pythonpath): a test that hangs is named and made to fail.
+pytest_plugins = ["hang_guard"]
+
 #: Seconds a test takes on a quiet machine, by kind, where the test does not say (``pytest.mark.cost``).
 COST_S = {"browser": 5.0, "node": 5.0, "slow": 1.5}
 #: ... and a test of none of those kinds.
@@ -150,12 +153,13 @@ def browser() -> Iterator[object]:
     machine). Tests share nothing through it: each opens its own context, with its own cache and
     storage, and closes it. Nothing else may start a sync Playwright in this thread meanwhile."""
     playwright_sync = pytest.importorskip("playwright.sync_api")
+    import support
     from chromium import CHROMIUM_PATH, launch
 
     if not CHROMIUM_PATH.exists():
         pytest.skip("Debian's chromium is not installed (.ci/run installs it)")
     with playwright_sync.sync_playwright() as playwright:
-        launched = launch(playwright)
+        launched = support.Relaunching(playwright, launch)  # again after the hang guard kills it
         yield launched
         launched.close()
 

@@ -21,7 +21,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -233,6 +233,22 @@ def assert_one_line_error(status: int, err: str, *fragments: str) -> None:
 
 BOOT_MS = 60_000  # the first Pyodide boot: about 3 s here, far more on a loaded machine
 STEP_MS = 20_000  # anything after boot (a restart included)
+
+
+class Relaunching:
+    """A Playwright browser (``conftest.browser``) launched again when it has died: the hang guard
+    (``hang_guard.py``) kills the Chromium a hung test waits on, and the tests after it should meet
+    a working one. Everything else is the browser's own."""
+
+    def __init__(self, playwright: Any, launch: Callable[[Any], Any]) -> None:
+        self._playwright = playwright
+        self._launch = launch
+        self._browser = launch(playwright)
+
+    def __getattr__(self, name: str) -> Any:
+        if not self._browser.is_connected():
+            self._browser = self._launch(self._playwright)
+        return getattr(self._browser, name)
 
 
 @dataclass
