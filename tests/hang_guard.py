@@ -5,7 +5,7 @@ A test that never returns holds its pytest-xdist worker, and the run never ends:
 setup, call and teardown together) that is still running after ``hang_guard_s`` seconds (an ini
 option; the default is far above the slowest test on a loaded machine):
 
-1. is named, with every thread's stack, on the worker's stderr, which the run prints;
+1. is named, with every thread's stack, on stderr (pytest captures it into the test's report);
 2. is made to fail, so that the run goes on and ends with the usual summary:
    - when the main thread waits on Playwright (a call with no timeout of its own, such as
      ``evaluate`` or ``close``), this process's Chromium is killed: the call raises "browser has
@@ -67,8 +67,8 @@ def _raise_hung(signum: int, frame: object) -> None:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
-    limit = float(item.config.getini("hang_guard_s") or DEFAULT_HANG_S)
     global _running
+    limit = float(item.config.getini("hang_guard_s") or DEFAULT_HANG_S)
     _running = item.nodeid
     guard = _Guard(item.nodeid, limit)
     guard.start()
