@@ -25,7 +25,9 @@ def run_pytest(tmp_path: Path, source: str, limit_s: int) -> subprocess.Complete
     path = os.pathsep.join(str(ROOT / folder) for folder in ("", "scripts", "tests"))
     command = [sys.executable, "-m", "pytest", "-p", "conftest", "-n", "2", "--dist", "loadgroup"]
     command += ["-o", f"hang_guard_s={limit_s}", "-p", "no:cacheprovider", "-q", str(tmp_path / "test_hangs.py")]
-    env = {**os.environ, "PYTHONPATH": path}
+    # Not this run's own settings (PYTEST_ADDOPTS, the xdist worker's PYTEST_XDIST_*): a run of its own.
+    env = {name: value for name, value in os.environ.items() if not name.startswith("PYTEST_")}
+    env["PYTHONPATH"] = path
     return subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=240, check=False)
 
 
