@@ -125,7 +125,7 @@ def test_a_slow_reader_gets_its_whole_answer_after_the_head_deadline(server) -> 
 
 @pytest.mark.slow  # waits out a 6 s timeout
 def test_many_stalled_connections_give_their_threads_back(site: Path) -> None:
-    # The listen backlog is 5: the rest of the 40 are accepted as the kernel retries their SYNs.
+    # All 40 wait in the listen queue (serve.SiteServer's, 1,024) until the accept loop takes them.
     server = serve.make_server(site, quiet=True, idle_timeout_s=6.0, head_deadline_s=6.0)
     serve.serve_in_background(server)
     try:
