@@ -43,14 +43,18 @@ serve: setup
 # One pytest worker a core, up to four (pytest-xdist); conftest.py keeps the tests that use the
 # built site or the browser on one worker, so the site is built once.
 WORKERS ?= $(shell $(PYTHON) -c "import os; print(min(4, os.cpu_count() or 1))")
+# --no-loadscope-reorder keeps conftest.py's longest-first order. --max-worker-restart 0: a worker
+# that dies (killed for memory, say) ends the run at once, naming its test; pytest-xdist 3.8 with
+# --dist loadgroup can hang for good when it replaces one (pytest-dev/pytest-xdist#1323).
+XDIST := -n $(WORKERS) --dist loadgroup --no-loadscope-reorder --max-worker-restart 0
 
 ## Run every test: unit, golden, property, CLI, site build, Node/Pyodide and browser.
 test: setup
-	$(PY) -m pytest -n $(WORKERS) --dist loadgroup --no-loadscope-reorder
+	$(PY) -m pytest $(XDIST)
 
 ## The author's loop (under a minute): every test but the site builds, subprocess runs, SVG re-renders, Pyodide and the browser.
 test-fast: setup
-	$(PY) -m pytest -n $(WORKERS) --dist loadgroup --no-loadscope-reorder -m "not slow and not browser and not node" -q
+	$(PY) -m pytest $(XDIST) -m "not slow and not browser and not node" -q
 
 ## Build the site into site/ without serving it.
 build: setup
