@@ -37,6 +37,16 @@ COST_S = {"browser": 5.0, "node": 5.0, "slow": 1.5}
 QUICK_S = 0.02
 
 
+def pytest_report_header(config: pytest.Config) -> str:
+    """The machine, at the top of the run's output, so that CI's log says what a failure ran on."""
+    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    try:
+        shared = f"{shutil.disk_usage('/dev/shm').total / 2**30:.1f} GiB"
+    except OSError:
+        shared = "none"
+    return f"machine: {os.cpu_count()} cores, {memory / 2**30:.0f} GiB memory, /dev/shm {shared}"
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Under pytest-xdist (``make test`` runs one worker a core, up to four), the longest work starts first.
 

@@ -6,10 +6,25 @@ install``: it downloads a browser, and these machines reach no such host.
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Any
 
 CHROMIUM_PATH = Path("/usr/bin/chromium")
+#: Below this much /dev/shm Chromium keeps its shared memory in /tmp instead.
+MIN_SHARED_MEMORY_BYTES = 1 << 30
+
+
+def small_shared_memory(path: str = "/dev/shm") -> bool:
+    """Whether ``path`` (where Chromium keeps the memory its processes share) is too small for it: a
+    container's default is 64 MB, and Chromium's renderers crash when it fills (a renderer that dies
+    while Playwright opens a page leaves that call waiting for good). Without it, not small."""
+    try:
+        return shutil.disk_usage(path).total < MIN_SHARED_MEMORY_BYTES
+    except OSError:
+        return False
+
+
 #: Headless-friendly flags; without the networking ones Chromium keeps calling home,
 #: and on this closed network those calls fail noisily.
 CHROMIUM_ARGS = (
@@ -19,6 +34,7 @@ CHROMIUM_ARGS = (
     "--disable-component-update",
     "--disable-sync",
     "--no-first-run",
+    *(("--disable-dev-shm-usage",) if small_shared_memory() else ()),
 )
 
 

@@ -41,3 +41,18 @@ def test_a_missing_node_tool_names_itself_and_make_setup(monkeypatch, tmp_path, 
     with pytest.raises(SystemExit) as stopped:
         bench_pages.report(tmp_path / "site", lighthouse_runs=lighthouse_runs, axe=axe)
     assert str(stopped.value) == "bench_pages: node_modules/gone/tool.js is missing; run `make setup` (npm ci)"
+
+
+def test_chromium_keeps_its_shared_memory_in_tmp_only_where_dev_shm_is_small(monkeypatch, tmp_path: Path) -> None:
+    """A container's /dev/shm is 64 MB by default, too small for Chromium's renderers; this machine's is not."""
+    sizes = {"/container/shm": 64 << 20, "/machine/shm": 24 << 30}
+    real = chromium.shutil.disk_usage
+    monkeypatch.setattr(
+        chromium.shutil,
+        "disk_usage",
+        lambda path: real(tmp_path)._replace(total=sizes[path]) if path in sizes else real(path),
+    )
+    assert chromium.small_shared_memory("/container/shm")
+    assert not chromium.small_shared_memory("/machine/shm")
+    assert not chromium.small_shared_memory(str(tmp_path / "absent"))  # no such folder: leave the flag out
+    assert ("--disable-dev-shm-usage" in chromium.CHROMIUM_ARGS) == chromium.small_shared_memory()
