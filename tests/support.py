@@ -236,9 +236,9 @@ STEP_MS = 20_000  # anything after boot (a restart included)
 
 
 class Relaunching:
-    """A Playwright browser (``conftest.browser``) launched again when it has died: the hang guard
-    (``hang_guard.py``) kills the Chromium a hung test waits on, and the tests after it should meet
-    a working one. Everything else is the browser's own."""
+    """A Playwright browser (``conftest.browser``) launched again when it has died (it crashed, or
+    the hang guard, ``hang_guard.py``, killed the Chromium a hung test waited on), so that one dead
+    browser fails one test, not every later test of its worker. Everything else is the browser's own."""
 
     def __init__(self, playwright: Any, launch: Callable[[Any], Any]) -> None:
         self._playwright = playwright
