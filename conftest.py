@@ -62,10 +62,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         return
     groups: dict[str, list[pytest.Item]] = {}
     for item in items:
-        key = _group_of(item)
-        if key != item.nodeid:
-            item.add_marker(pytest.mark.xdist_group(key))
-        groups.setdefault(key, []).append(item)
+        groups.setdefault(_group_of(item), []).append(item)
+    for key, group in groups.items():
+        if len(group) > 1:
+            for item in group:
+                _put_in_group(item, key)
     order = sorted(groups.values(), key=lambda group: -sum(map(_cost, group)))
     if order and _needs_the_site(order[0]):
         free = [group for group in order[1:] if not _needs_the_site(group)]
@@ -73,6 +74,21 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         ahead = free[: workers - 1]
         order = [order[0], *ahead, *(group for group in order[1:] if group not in ahead)]
     items[:] = [item for group in order for item in group]
+
+
+def _put_in_group(item: pytest.Item, key: str) -> None:
+    """Send ``item`` to the worker that runs group ``key``: ``--dist loadgroup`` keeps together the
+    tests whose ids end in the same ``@key``. pytest-xdist 3.8's ``xdist_group`` marker writes that
+    suffix to ``item._nodeid``, which pytest 9 no longer reads (it keeps the id in ``item._id``), so
+    the marker groups nothing there and each test of a module was scheduled alone (its module's page
+    booted once on each worker, or more). The suffix is written here, where this pytest reads it."""
+    suffixed = f"{item.nodeid}@{key}"
+    if hasattr(item, "_id"):
+        from _pytest.nodeid import NodeId  # pytest 9: the only way to give a collected item another id
+
+        item._id = NodeId.parse(suffixed)
+    else:
+        item._nodeid = suffixed
 
 
 def _group_of(item: pytest.Item) -> str:

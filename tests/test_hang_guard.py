@@ -5,31 +5,12 @@ limit of a few seconds, under pytest-xdist as ``make test`` runs it."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-import textwrap
 from pathlib import Path
 
 import pytest
 
 from chromium import CHROMIUM_PATH
-
-ROOT = Path(__file__).resolve().parent.parent
-
-
-def run_pytest(tmp_path: Path, source: str, limit_s: int) -> subprocess.CompletedProcess[str]:
-    """pytest, as ``make test`` runs it (two workers, loadgroup), on ``source`` as test_hangs.py,
-    with the hang guard's limit at ``limit_s``."""
-    (tmp_path / "test_hangs.py").write_text(textwrap.dedent(source), encoding="utf-8")
-    path = os.pathsep.join(str(ROOT / folder) for folder in ("", "scripts", "tests"))
-    command = [sys.executable, "-m", "pytest", "-p", "conftest", "-n", "2", "--dist", "loadgroup"]
-    command += ["-o", f"hang_guard_s={limit_s}", "-p", "no:cacheprovider", "-q", str(tmp_path / "test_hangs.py")]
-    # Not this run's own settings (PYTEST_ADDOPTS, the xdist worker's PYTEST_XDIST_*): a run of its own.
-    env = {name: value for name, value in os.environ.items() if not name.startswith("PYTEST_")}
-    env["PYTHONPATH"] = path
-    return subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=240, check=False)
-
+from support import run_pytest
 
 pytestmark = [pytest.mark.slow, pytest.mark.cost(15)]
 
@@ -47,14 +28,15 @@ def test_a_test_waiting_on_a_socket_fails_named_with_its_stack_and_the_run_goes_
         def test_after_it():
             assert True
         """,
-        limit_s=3,
+        "-o",
+        "hang_guard_s=3",
     )
     out = done.stdout + done.stderr
     assert done.returncode == 1, out
     assert "1 failed, 1 passed" in out, out
-    assert "hang guard: test_hangs.py::test_waits_forever is still running after 3 s" in out, out
-    assert 'test_hangs.py", line 6 in test_waits_forever' in out, out  # the stack, at the recv
-    assert "TestHung: test_hangs.py::test_waits_forever was still running" in out, out
+    assert "hang guard: test_it.py::test_waits_forever is still running after 3 s" in out, out
+    assert 'test_it.py", line 6 in test_waits_forever' in out, out  # the stack, at the recv
+    assert "TestHung: test_it.py::test_waits_forever was still running" in out, out
 
 
 @pytest.mark.browser
@@ -64,28 +46,25 @@ def test_a_test_waiting_on_the_browser_fails_and_the_next_gets_a_new_browser(tmp
     done = run_pytest(
         tmp_path,
         """
-        import pytest
-
-        @pytest.mark.xdist_group("browser")
         def test_the_browser_starts(browser):  # its launch, seconds on a loaded machine, is timed here
             browser.new_page().close()
 
-        @pytest.mark.xdist_group("browser")
         def test_waits_forever(browser):
             page = browser.new_page()
             page.evaluate("new Promise(() => {})")  # never settles; evaluate has no timeout
 
-        @pytest.mark.xdist_group("browser")
         def test_after_it(browser):
             page = browser.new_page()
             assert page.evaluate("6 * 7") == 42
             page.close()
         """,
-        limit_s=15,  # above a launch on a loaded machine: the one after the kill is timed too
+        "-o",
+        "hang_guard_s=15",  # above a launch on a loaded machine: the one after the kill is timed too
+        workers=1,  # the test after the hang meets the browser the guard killed
     )
     out = done.stdout + done.stderr
     assert done.returncode == 1, out
     assert "1 failed, 2 passed" in out, out
-    assert "hang guard: test_hangs.py::test_waits_forever is still running" in out, out
+    assert "hang guard: test_it.py::test_waits_forever is still running" in out, out
     assert "the main thread waits on Playwright; killed Chromium [" in out, out
     assert "closed" in out, out  # Playwright's error: the browser has been closed
