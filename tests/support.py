@@ -176,14 +176,19 @@ def mkdocs_build(
     return subprocess.run(command, cwd=root, env=env, capture_output=True, text=True, timeout=900, check=False)
 
 
-def run_pytest(tmp_path: Path, source: str, *options: str, workers: int = 2) -> subprocess.CompletedProcess[str]:
+def run_pytest(
+    tmp_path: Path, source: str | dict[str, str], *options: str, workers: int = 2
+) -> subprocess.CompletedProcess[str]:
     """pytest as ``make test`` runs it (``workers`` workers, ``--dist loadgroup``), with this
     repository's conftest.py as a plugin (its scheduling, its ``browser``, the hang guard), on
-    ``source`` written as ``tmp_path/test_it.py``; ``options`` are added to its command line. A run of
-    its own: none of this run's ``PYTEST_`` settings (``PYTEST_ADDOPTS``, an xdist worker's own)."""
-    (tmp_path / "test_it.py").write_text(textwrap.dedent(source), encoding="utf-8")
+    ``source`` written as ``tmp_path/test_it.py`` (or on several files: name -> source);
+    ``options`` are added to its command line. A run of its own: none of this run's ``PYTEST_``
+    settings (``PYTEST_ADDOPTS``, an xdist worker's own)."""
+    files = source if isinstance(source, dict) else {"test_it.py": source}
+    for name, text in files.items():
+        (tmp_path / name).write_text(textwrap.dedent(text), encoding="utf-8")
     command = [sys.executable, "-m", "pytest", "-p", "conftest", "-n", str(workers), "--dist", "loadgroup"]
-    command += ["--no-loadscope-reorder", "-p", "no:cacheprovider", "-q", *options, "test_it.py"]
+    command += ["--no-loadscope-reorder", "-p", "no:cacheprovider", "-q", *options, *files]
     env = {name: value for name, value in os.environ.items() if not name.startswith("PYTEST_")}
     env["PYTHONPATH"] = os.pathsep.join(str(ROOT / folder) for folder in ("", "scripts", "tests"))
     return subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=240, check=False)
