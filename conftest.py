@@ -53,10 +53,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     - Tests that share a module-scoped fixture (a page booted once for a module, a build) stay next
       to each other, in their order, so a worker that takes some of them sets that fixture up once.
       Each test is still handed out alone, so two workers share a long module's tests (its page then
-      boots once on each). Keeping a module on one worker was measured slower here: the whole suite
-      took 9 min 57 s and 10 min 16 s that way, 8 min 22 s to 8 min 33 s this way (2026-12-02, two
-      cores). pytest-xdist 3.8's ``xdist_group`` marker would not do it anyway under pytest 9: it
-      writes its group into ``item._nodeid``, which pytest 9 no longer reads.
+      boots once on each). Keeping a module on one worker was measured no faster here: the whole
+      suite took 542, 597 and 615 s that way, 502 to 682 s this way (2026-12-02, two cores, in the
+      same hours), so the order the suite has long run in stays. pytest-xdist 3.8's ``xdist_group``
+      marker would not keep them together anyway under pytest 9: it writes its group into
+      ``item._nodeid``, which pytest 9 no longer reads.
     - Groups run longest first, by their tests' costs (``cost`` marker, else ``COST_S`` by kind), so
       that no long test is left to run alone at the end. ``make test`` passes
       ``--no-loadscope-reorder``: xdist would otherwise reorder its work by size.
