@@ -40,8 +40,8 @@ node_modules/.installed: package.json package-lock.json
 serve: setup
 	$(PY) scripts/serve.py --build --watch
 
-# One pytest worker a core, up to four (pytest-xdist); conftest.py keeps the tests that use the
-# built site or the browser on one worker, so the site is built once.
+# One pytest worker a core, up to four (pytest-xdist); conftest.py hands the longest tests out
+# first, and the tests' site is built once, by the first worker that needs it.
 WORKERS ?= $(shell $(PYTHON) -c "import os; print(min(4, os.cpu_count() or 1))")
 # --no-loadscope-reorder keeps conftest.py's longest-first order. --max-worker-restart 0: a worker
 # that dies (killed for memory, say) ends the run at once, naming its test; pytest-xdist 3.8 with
