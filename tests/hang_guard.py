@@ -168,11 +168,12 @@ def _chromium_of_this_process() -> list[int]:
         except OSError:
             continue  # ended meanwhile
         # "pid (name) state ppid ...": the name may hold spaces and parentheses.
-        names[int(entry.name)] = stat[stat.index("(") + 1 : stat.rindex(")")]
-        if stat[stat.rindex(")") + 2 :].split()[0] == "Z":
+        name, _, rest = stat[stat.index("(") + 1 :].rpartition(")")
+        state, parent = rest.split()[:2]
+        names[int(entry.name)] = name
+        if state == "Z":
             continue  # a zombie: dead already, waiting for its parent to read its status
-        parent = int(stat[stat.rindex(")") + 2 :].split()[1])
-        children.setdefault(parent, []).append(int(entry.name))
+        children.setdefault(int(parent), []).append(int(entry.name))
     found, frontier = [], [os.getpid()]
     while frontier:
         for child in children.get(frontier.pop(), []):

@@ -188,7 +188,7 @@ def run_pytest(
     for name, text in files.items():
         (tmp_path / name).write_text(textwrap.dedent(text), encoding="utf-8")
     command = [sys.executable, "-m", "pytest", "-p", "conftest", "-n", str(workers), "--dist", "loadgroup"]
-    command += ["--no-loadscope-reorder", "-p", "no:cacheprovider", "-q", *options, *files]
+    command += ["--no-loadscope-reorder", "--max-worker-restart", "0", "-p", "no:cacheprovider", "-q", *options, *files]
     env = {name: value for name, value in os.environ.items() if not name.startswith("PYTEST_")}
     env["PYTHONPATH"] = os.pathsep.join(str(ROOT / folder) for folder in ("", "scripts", "tests"))
     return subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=240, check=False)
