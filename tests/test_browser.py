@@ -326,7 +326,9 @@ def url_query(params: dict[str, object], calculator: str = CALC) -> str:
 def wait_for(page: object, params: dict[str, object], timeout: int = STEP_MS) -> None:
     form = page.locator("[data-rf-calc]")
     expect(form).to_have_attribute("data-rf-rendered", urlencode(params), timeout=timeout)
-    expect(form).to_have_attribute("data-state", "ready")
+    # The build writes the defaults' answer into the page, so the line above can pass at once while
+    # the calculator is still "static" (it mounts when near the screen, after a navigation back too).
+    expect(form).to_have_attribute("data-state", "ready", timeout=timeout)
 
 
 def set_control(page: object, name: str, value: object) -> None:
@@ -571,7 +573,7 @@ def cell(page: object, index: int) -> object:
 def wait_for_calculator(page: object, name: str, params: dict[str, object]) -> object:
     form = page.locator(f"[data-rf-calc={name}]")
     expect(form).to_have_attribute("data-rf-rendered", urlencode(params), timeout=STEP_MS)
-    expect(form).to_have_attribute("data-state", "ready")
+    expect(form).to_have_attribute("data-state", "ready", timeout=STEP_MS)  # as in wait_for
     return form
 
 
@@ -820,7 +822,7 @@ def test_a_decimal_step_is_checked_in_the_page_as_in_python(browser, site) -> No
     params = {"model": "llama-3.1-8b", "context": 4096, "reached": 0.85}
     share.fill("0.85")
     expect(form).to_have_attribute("data-rf-rendered", support.rendered(params), timeout=BOOT_MS)
-    expect(form).to_have_attribute("data-state", "ready")
+    expect(form).to_have_attribute("data-state", "ready", timeout=STEP_MS)
     expected = support.view_in(site.root, example.slug, name, params)["read"]
     assert form.locator("[data-rf-out=read]").text_content() == expected
     for bad in ("0.83", "0.45", "1.05"):  # off the steps, below, above: the same words as Python's

@@ -315,8 +315,7 @@ def test_the_widgets_work_in_a_browser(slug: str, site, browser, cpython) -> Non
         index = max(i for i, one in enumerate(entry["answers"]) if "error" not in one)
         request, expected = entry["requests"][index], entry["answers"][index]
         support.set_inputs(form, request)
-        expect(form).to_have_attribute("data-rf-rendered", support.rendered(request), timeout=support.STEP_MS)
-        expect(form).to_have_attribute("data-state", "ready")
+        support.wait_for_render(form, request)
         for key, text in support.text_outputs(form).items():
             if key in expected:
                 assert text == str(expected[key]), (name, key)

@@ -122,8 +122,7 @@ def calculator_shows(page: object, users: int) -> None:
     params = dict(calculator_view.DEFAULTS, users=users)
     page.locator(f"#rf-{CALC}-users").fill(str(users))
     form = page.locator(f"[data-rf-calc={CALC}]")
-    expect(form).to_have_attribute("data-rf-rendered", support.rendered(params), timeout=STEP_MS)
-    expect(form).to_have_attribute("data-state", "ready")
+    support.wait_for_render(form, params)
     view = calculator_view.view(**params)
     shown = support.text_outputs(form)
     for name in ("per_user", "total", "verdict"):

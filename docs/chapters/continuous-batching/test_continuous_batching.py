@@ -562,7 +562,7 @@ def test_the_simulator_redraws_its_timeline_and_metrics_as_cpython_computes_them
         set_inputs(form, change)
         params.update(change)
         expect(form).to_have_attribute("data-rf-rendered", rendered(params), timeout=BOOT_MS)
-        expect(form).to_have_attribute("data-state", "ready")
+        expect(form).to_have_attribute("data-state", "ready", timeout=STEP_MS)
         assert serving_shown(form) == serving_expected(params), change
     # Static batches pad: the timeline shows padding bars, which continuous batching never draws.
     assert "padding" not in {kind for row in serving_shown(form)["timeline"] for kind, _ in row}
