@@ -103,8 +103,10 @@ class _Guard(threading.Thread):
         global _hung
         _hung = self.nodeid
         if _in_playwright():
-            killed = _kill_chromium()
-            _say(f"hang guard: the main thread waits on Playwright; killed Chromium {killed}\n")
+            # Said before the kill: the test may end as soon as Chromium dies, and with it the capture
+            # that puts this text in its report.
+            _say("hang guard: the main thread waits on Playwright; killing this process's Chromium\n")
+            _say(f"hang guard: killed Chromium {_kill_chromium()}\n")
             if self.done.wait(GRACE_S):
                 return
         # Raise where the main thread waits: once it is out of Playwright, or anyway after GRACE_S;

@@ -336,12 +336,31 @@ def set_inputs(form: Any, params: dict[str, Any]) -> None:
             control.fill(shown_number(value))
 
 
-def wait_for_render(form: Any, params: dict[str, Any]) -> None:
-    """Wait until a calculator ``form`` (a Playwright locator) shows its answer for ``params`` and is ready."""
+def wait_for_render(form: Any, params: dict[str, Any], timeout: int = STEP_MS) -> None:
+    """Wait until a calculator ``form`` (a Playwright locator) is set up and shows its answer for ``params``.
+
+    Its state is then "ready" (Python's answer), or "static" when ``params`` are its defaults and
+    nothing asked Python yet (a page shown afresh, or after Back): the build wrote that answer, and
+    it stays. The markup says "static" before the page's script runs, so set-up is checked on its
+    own mark (data-rf-mounted): input sent before it would be lost.
+    """
     from playwright.sync_api import expect  # only the browser tests call this
 
-    expect(form).to_have_attribute("data-rf-rendered", rendered(params), timeout=STEP_MS)
-    expect(form).to_have_attribute("data-state", "ready", timeout=STEP_MS)
+    expect(form).to_have_attribute("data-rf-rendered", rendered(params), timeout=timeout)
+    expect(form).to_have_attribute("data-rf-mounted", "", timeout=STEP_MS)
+    expect(form).to_have_attribute("data-state", re.compile(r"^(ready|static)$"), timeout=STEP_MS)
+
+
+def start_at_defaults(form: Any, defaults: dict[str, Any]) -> None:
+    """Put a calculator ``form`` back to its ``defaults`` and wait for their answer.
+
+    Tests that share one page (a module-scoped fixture) are handed out one at a time, to more
+    than one worker, so any of them may run first, after any other: each starts from a state it
+    sets, not from what another left. What the build writes before any input is checked on the
+    built page itself (tests/test_every_chapter.py).
+    """
+    set_inputs(form, defaults)
+    wait_for_render(form, defaults)
 
 
 def text_outputs(form: Any) -> dict[str, str]:

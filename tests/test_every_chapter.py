@@ -269,6 +269,32 @@ def test_the_built_chapter_letters_its_figures_and_each_has_alt_text(slug: str, 
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("slug", SITE_CHAPTERS)
+def test_every_built_calculator_shows_its_defaults_answer_before_python_starts(slug: str, site, cpython) -> None:
+    """What a reader sees before Python boots (or with scripts off): the build's answer at the defaults.
+
+    Checked here on the built page rather than first thing in a browser test: tests sharing one
+    browser page may run in any order, so none of them can count on seeing the page untouched.
+    """
+    soup = site.soup(f"chapters/{slug}/")
+    for name in find(site.docs, slug).calculators:
+        entry = cpython["calculators"][name]
+        defaults, answer = entry["requests"][0], entry["answers"][0]  # requests_at_bounds: the defaults first
+        form = soup.select_one(f"form[data-rf-calc={name}]")
+        assert form is not None, name
+        assert form["data-state"] == "static", name
+        for field, value in defaults.items():
+            control = form.select_one(f"[name={field}]")
+            chosen = control.select_one("option[selected]") if control.name == "select" else control
+            assert chosen["value"] == support.shown_number(value), (name, field)
+        outputs = {element["data-rf-out"]: element.get_text() for element in form.select("[data-rf-out]")}
+        compared = [key for key in outputs if key in answer]
+        assert compared, f"{name}: no text output of its view on the built page"
+        for key in compared:
+            assert outputs[key] == str(answer[key]), (name, key)
+
+
+@pytest.mark.slow
 @pytest.mark.node
 @pytest.mark.parametrize("slug", SITE_CHAPTERS)
 def test_every_calculator_and_program_gives_in_pyodide_what_cpython_gives(slug: str, site, cpython, pyodide) -> None:

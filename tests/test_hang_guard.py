@@ -66,5 +66,5 @@ def test_a_test_waiting_on_the_browser_fails_and_the_next_gets_a_new_browser(tmp
     assert done.returncode == 1, out
     assert "1 failed, 2 passed" in out, out
     assert "hang guard: test_it.py::test_waits_forever is still running" in out, out
-    assert "the main thread waits on Playwright; killed Chromium [" in out, out
+    assert "the main thread waits on Playwright; killing this process's Chromium" in out, out
     assert "closed" in out, out  # Playwright's error: the browser has been closed

@@ -35,7 +35,7 @@ from roofline.performance import tensor_parallel_degrees
 from roofline.serving import Lengths, blocks_for, kv_blocks_available
 from sitegen import widgets
 from sitegen.pages import find
-from support import BOOT_MS, STEP_MS, Recorded, node_test_report, rendered, set_inputs, text_outputs
+from support import BOOT_MS, STEP_MS, Recorded, node_test_report, rendered, set_inputs, text_outputs, wait_for_render
 
 FOLDER = find(Path(__file__).resolve().parents[2], "continuous-batching")
 ROOT = FOLDER.docs.parent
@@ -561,8 +561,7 @@ def test_the_simulator_redraws_its_timeline_and_metrics_as_cpython_computes_them
     for change in ({"rate": 30}, {"policy": "static"}, {"policy": "chunked", "prompt_high": 8192, "token_budget": 256}):
         set_inputs(form, change)
         params.update(change)
-        expect(form).to_have_attribute("data-rf-rendered", rendered(params), timeout=BOOT_MS)
-        expect(form).to_have_attribute("data-state", "ready", timeout=STEP_MS)
+        wait_for_render(form, params, timeout=BOOT_MS)
         assert serving_shown(form) == serving_expected(params), change
     # Static batches pad: the timeline shows padding bars, which continuous batching never draws.
     assert "padding" not in {kind for row in serving_shown(form)["timeline"] for kind, _ in row}
