@@ -6,7 +6,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 export NO_MKDOCS_2_WARNING := 1
 
-.PHONY: serve test test-fast build figures bench lint clean setup installs
+.PHONY: serve test test-fast test-stress new-chapter build figures bench lint clean setup installs
 
 # The Python packages and node_modules install side by side (each mostly waits on its registry);
 # a step whose stamp is newer than its inputs is skipped, so a second `make test` installs nothing.
@@ -36,9 +36,10 @@ node_modules/.installed: package.json package-lock.json
 	npm ci --prefer-offline --no-audit --no-fund
 	touch $@
 
-## Build the site and serve it on http://127.0.0.1:8000, rebuilding when sources change.
+## Build the site and serve it on http://127.0.0.1:$(PORT) (8000 unless PORT=... says), rebuilding when sources change.
+PORT ?= 8000
 serve: setup
-	$(PY) scripts/serve.py --build --watch
+	$(PY) scripts/serve.py --build --watch --port "$(PORT)"
 
 # One pytest worker a core, up to four (pytest-xdist); conftest.py hands the longest tests out
 # first, and the tests' site is built once, by the first worker that needs it.
@@ -52,9 +53,26 @@ XDIST := -n $(WORKERS) --dist loadgroup --no-loadscope-reorder --max-worker-rest
 test: setup
 	$(PY) -m pytest $(XDIST)
 
-## The author's loop (under a minute): every test but the site builds, subprocess runs, SVG re-renders, Pyodide and the browser.
+## The author's loop (under a minute): the linter, then every test but the site builds, subprocess runs, SVG
+## re-renders, Pyodide and the browser.
 test-fast: setup
+	$(PY) -m ruff check
+	$(PY) -m ruff format --check
 	$(PY) -m pytest $(XDIST) -m "not slow and not browser and not node" -q
+
+## The browser tests RUNS times in a row (3) beside BUSY processes that each spin a core (2): each
+## run's counts, time and load, and the flake rate (scripts/stress_tests.py).
+RUNS ?= 3
+BUSY ?= 2
+test-stress: setup
+	$(PY) scripts/stress_tests.py --runs "$(RUNS)" --busy "$(BUSY)" --workers "$(WORKERS)"
+
+## Write a chapter that passes every chapter test: make new-chapter SLUG=moe TITLE="Mixture of Experts"
+## (scripts/new_chapter.py reads SLUG, TITLE and the optional SHORT and MODULE from the environment,
+## so a title's quotes and apostrophes reach it as typed), then regenerate figures/.
+new-chapter: setup
+	$(PY) scripts/new_chapter.py
+	$(PY) scripts/build_figures.py
 
 ## Build the site into site/ without serving it.
 build: setup

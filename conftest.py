@@ -31,6 +31,10 @@ import pytest
 #: tests/hang_guard.py (tests/ is on pytest's pythonpath): a test that hangs is named and made to fail.
 pytest_plugins = ["hang_guard"]
 
+#: The most a test may spend building the tests' site or waiting for another worker's build: the
+#: build's own timeout (900 s, support.mkdocs_build) and the copy before it.
+SITE_BUILD_S = 1200.0
+
 #: Seconds a test takes on a quiet machine, by kind, where the test does not say (``pytest.mark.cost``).
 COST_S = {"browser": 5.0, "node": 5.0, "slow": 1.5}
 #: ... and a test of none of those kinds.
@@ -127,11 +131,14 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Site:
     """Built once for the whole run: under pytest-xdist the first worker that needs it builds it while
     any other waits, then each reads where it is. Its two servers are processes of their own that last
     as long as the run (a worker that finishes early must not take them down with it)."""
+    import hang_guard  # the plugin above, imported by pytest by now
     import support
 
     shared = support.run_folder(tmp_path_factory)
     record = shared / "tests-site.json"
-    with support.exclusive(shared / "tests-site.lock"):
+    # Building, or waiting for another worker's build, is not hanging: its time is not counted against
+    # this test (the build's own timeout, support.mkdocs_build's, bounds it), up to SITE_BUILD_S.
+    with hang_guard.extended(SITE_BUILD_S), support.exclusive(shared / "tests-site.lock"):
         if not record.exists():
             record.write_text(json.dumps(_build_the_tests_site(shared / "tests-site")), encoding="utf-8")
     built = json.loads(record.read_text(encoding="utf-8"))
@@ -171,6 +178,9 @@ def browser() -> Iterator[object]:
 
     if not CHROMIUM_PATH.exists():
         pytest.skip("Debian's chromium is not installed (.ci/run installs it)")
+    # An assertion with no timeout of its own waits as long as a step may on a loaded machine, not
+    # Playwright's 5 s (support.DEFAULT_MS); each context's actions likewise (support.Recorded.open).
+    playwright_sync.expect.set_options(timeout=support.DEFAULT_MS)
     with playwright_sync.sync_playwright() as playwright:
         launched = support.Relaunching(playwright, launch)  # again after the hang guard kills it
         yield launched

@@ -652,6 +652,20 @@ def prefill_pass(hardware: Hardware, workload: Workload) -> Pass:
     return _timed(hardware, weights + cache, flops, model, prompt, 1, workload.weight_precision, linear)
 
 
+def prefill_after_cached(hardware: Hardware, workload: Workload, cached: float) -> Pass:
+    """Prefill of the workload's prompt (P new tokens) after ``cached`` tokens already in the
+    cache, such as a shared prefix a prefix cache holds: the time to first token of what is left.
+
+    On ``IterationCosts.prefill``'s accounting (the serving simulator's): FLOPs = the layers for
+    P tokens + the output head once + attention over ``P * cached + P(P+1)/2`` token pairs;
+    bytes = the weights P tokens touch + KV bytes per token * ``(cached + P)`` (the cached part
+    read, the new part written). ``cached = 0`` gives ``prefill_pass``'s time.
+    """
+    if cached < 0:
+        raise SpecError(f"cached tokens must be 0 or more, got {cached}", field="cached")
+    return iteration_costs(hardware, workload).prefill(workload.prompt, cached)
+
+
 def crossover_batch(hardware: Hardware, workload: Workload) -> float | None:
     """The batch at which a decode step's compute time reaches its memory time, or None.
 
@@ -966,6 +980,21 @@ class IterationCosts:
             self.overhead_s + self.token_overhead_s * (decodes + prompts_finished),
             widen_s,
         )
+
+    def prefill(
+        self, tokens: int, cached: float = 0, *, decodes: int = 0, decode_context: float = 0, finishes: bool = True
+    ) -> Pass:
+        """``tokens`` new prompt tokens after ``cached`` of the same prompt already in the cache (a
+        prefix cache hit, or the chunks before this one), optionally beside ``decodes`` decoding users
+        whose contexts sum to ``decode_context``, as one iteration.
+
+        Token pairs = ``tokens * cached + tokens * (tokens + 1) / 2`` (each new token attends to every
+        cached one and, causally, to the new ones up to itself); the cached tokens' KV is read, not
+        written. ``finishes``: this chunk ends the prompt, so its last token runs the output head.
+        With ``cached = 0`` and no decodes it is ``prefill_pass`` for a prompt of ``tokens``.
+        """
+        pairs = tokens * cached + tokens * (tokens + 1) / 2
+        return self.iteration(decodes, decode_context, tokens, cached, pairs, 1 if finishes else 0)
 
     def swap_seconds(self, tokens: int) -> float:
         """Time to copy ``tokens`` tokens of KV cache one way over the host links:

@@ -42,6 +42,18 @@ class MathError(Exception):
     """A formula KaTeX cannot render, or KaTeX itself missing; the message is one line."""
 
 
+#: A comma between digits with three more after it: a thousands separator, as ``fmt`` writes
+#: numbers ("2,000"). TeX takes a bare comma for punctuation and puts a thin space after it
+#: ("2, 000"); braced, ``{,}``, it is an ordinary symbol with no space.
+_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
+
+
+def thousands_kept_together(tex: str) -> str:
+    """``tex`` with every thousands separator braced, so ``2,000`` renders as one number; a comma
+    in a list (``(1, 2)``, ``x_{1,2}``) is left as punctuation."""
+    return _THOUSANDS.sub("{,}", tex)
+
+
 def _key(tex: str, display: bool) -> str:
     return hashlib.sha256(f"{int(display)}:{tex}".encode()).hexdigest()[:24]
 
@@ -104,7 +116,9 @@ def render_page(page_html: str, renderer: MathRenderer) -> str:
         return page_html
     formulas = [
         (
-            html.unescape(m.group("inline") if m.group("inline") is not None else m.group("display")).strip(),
+            thousands_kept_together(
+                html.unescape(m.group("inline") if m.group("inline") is not None else m.group("display")).strip()
+            ),
             m.group("display") is not None,
         )
         for m in matches

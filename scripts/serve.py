@@ -387,11 +387,18 @@ def _exit_with(pid: int, poll_s: float = 1.0) -> None:
             pass
 
 
+def port_number(text: str) -> int:
+    """``--port``'s value: a whole number from 0 (any free port) to 65535."""
+    if not re.fullmatch(r"\d{1,5}", text) or int(text) > 65535:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port: give a whole number from 0 to 65535, e.g. PORT=8001")
+    return int(text)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--build", action="store_true", help="run mkdocs build first")
     parser.add_argument("--watch", action="store_true", help="rebuild when a source changes")
-    parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument("--port", type=port_number, default=8000, help="0 takes any free port (default 8000)")
     parser.add_argument("--directory", default=str(ROOT / "site"))
     parser.add_argument(
         "--no-isolation",
@@ -407,12 +414,21 @@ def main() -> None:
     )
     args = parser.parse_args()
     site_dir = Path(args.directory).resolve()
+    # The port is taken before the build, so a port in use is said at once, not after a build of minutes.
+    # The handler resolves paths under this name on each request, so a swapped-in rebuild is served at once.
+    try:
+        server = make_server(site_dir, args.port, isolated=not args.no_isolation, quiet=args.quiet)
+    except OSError as error:
+        parser.exit(
+            2,
+            f"serve.py: error: cannot serve on port {args.port}: {error.strerror or error}; "
+            f"choose another, e.g. make serve PORT={args.port + 1 if args.port else 8001}\n",
+        )
     if args.build:
         build_site(site_dir)
     if args.watch:
         threading.Thread(target=watch_and_rebuild, args=(site_dir,), name="rebuild", daemon=True).start()
-    # The handler resolves paths under this name on each request, so a swapped-in rebuild is served at once.
-    with make_server(site_dir, args.port, isolated=not args.no_isolation, quiet=args.quiet) as server:
+    with server:
         print(f"Serving {site_dir} on http://127.0.0.1:{server.server_port}/ (Ctrl-C stops)", flush=True)
         if args.exit_with:
             threading.Thread(target=_exit_with, args=(args.exit_with,), name="exit-with", daemon=True).start()

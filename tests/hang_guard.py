@@ -30,6 +30,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -64,6 +65,30 @@ _running: str | None = None
 _hung: str | None = None
 
 
+#: The guard of the test now running in this process (see ``extended``).
+_guard: _Guard | None = None
+
+
+@contextmanager
+def extended(seconds: float) -> Iterator[None]:
+    """Time spent in this block, up to ``seconds``, does not count against the test's limit.
+
+    For set-up whose length is another's doing: the tests' site, built once a run by whichever
+    worker comes first while the others wait on it (minutes on a loaded machine, and its build has
+    a timeout of its own). A test waiting on it has not hung; one whose block outlives ``seconds``
+    has, and is ended as any other."""
+    guard = _guard
+    if guard is None:
+        yield
+        return
+    remaining = guard.deadline - time.monotonic()
+    guard.deadline = time.monotonic() + seconds + remaining
+    try:
+        yield
+    finally:
+        guard.deadline = time.monotonic() + remaining
+
+
 def _raise_hung(signum: int, frame: object) -> None:
     if _running is not None and _running == _hung:
         raise TestHung(f"{_hung} was still running after the hang guard's limit (every thread's stack is on stderr)")
@@ -71,15 +96,15 @@ def _raise_hung(signum: int, frame: object) -> None:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
-    global _running
+    global _running, _guard
     limit = float(item.config.getini("hang_guard_s") or DEFAULT_HANG_S)
     _running = item.nodeid
-    guard = _Guard(item.nodeid, limit)
+    guard = _guard = _Guard(item.nodeid, limit)
     guard.start()
     try:
         return (yield)
     finally:
-        _running = None
+        _running = _guard = None
         guard.stop()
 
 
@@ -90,15 +115,19 @@ class _Guard(threading.Thread):
         super().__init__(name="hang-guard", daemon=True)
         self.nodeid = nodeid
         self.limit = limit
+        self.deadline = time.monotonic() + limit  # moved on by ``extended``
         self.done = threading.Event()
 
     def stop(self) -> None:
         self.done.set()
 
     def run(self) -> None:
-        if self.done.wait(self.limit):
-            return
-        _say(f"\nhang guard: {self.nodeid} is still running after {self.limit:.0f} s; every thread's stack:\n")
+        started = time.monotonic()
+        while (left := self.deadline - time.monotonic()) > 0:
+            if self.done.wait(left):
+                return
+        ran = time.monotonic() - started
+        _say(f"\nhang guard: {self.nodeid} is still running after {ran:.0f} s; every thread's stack:\n")
         faulthandler.dump_traceback(file=sys.__stderr__, all_threads=True)
         global _hung
         _hung = self.nodeid

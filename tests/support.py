@@ -176,6 +176,15 @@ def mkdocs_build(
     return subprocess.run(command, cwd=root, env=env, capture_output=True, text=True, timeout=900, check=False)
 
 
+def checkout_env(root: Path) -> dict[str, str]:
+    """The environment for a command run in the checkout at ``root`` (a test's copy): its package,
+    its scripts and its tests first on the path, and none of this run's ``PYTEST_`` settings."""
+    env = {name: value for name, value in os.environ.items() if not name.startswith("PYTEST_")}
+    env["PYTHONPATH"] = os.pathsep.join(str(root / folder) for folder in ("", "scripts", "tests"))
+    env["NO_MKDOCS_2_WARNING"] = "1"
+    return env
+
+
 def run_pytest(
     tmp_path: Path, source: str | dict[str, str], *options: str, workers: int = 2
 ) -> subprocess.CompletedProcess[str]:
@@ -249,8 +258,16 @@ def assert_one_line_error(status: int, err: str, *fragments: str) -> None:
 
 # ---- The browser ------------------------------------------------------------------------------------
 
-BOOT_MS = 60_000  # the first Pyodide boot: about 3 s here, far more on a loaded machine
-STEP_MS = 20_000  # anything after boot (a restart included)
+# How long a browser test waits for what a reader would see. Every wait is for a state (an
+# attribute, a text), never for a time, so these bounds cost nothing when the state comes: they
+# are how long a loaded machine may take before the test calls it a failure. With two cores spun
+# by other processes beside two workers (make test-stress), a boot took up to ~25 s and a step
+# (a restart, which is a boot, included) over 10 s; each bound is about three times that.
+BOOT_MS = 90_000  # a Pyodide boot: about 3 s on a quiet machine
+STEP_MS = 45_000  # anything after it: a Run, a calculator's answer, Stop, a restart
+#: Playwright's own default for an ``expect`` with no timeout (5 s) and for an action (30 s), raised
+#: for every browser test (conftest.browser): a click or an assertion waits as long as a step may.
+DEFAULT_MS = STEP_MS
 
 
 class Relaunching:
@@ -282,6 +299,7 @@ class Recorded:
     def open(cls, browser: Any, **options: Any) -> Recorded:
         """A new context of ``browser`` (``options`` as Playwright's new_context takes them), recorded."""
         recorded = cls(browser.new_context(**options))
+        recorded.context.set_default_timeout(DEFAULT_MS)
 
         def record(request: Any) -> None:
             recorded.urls.append(request.url)
@@ -346,7 +364,8 @@ def wait_for_render(form: Any, params: dict[str, Any], timeout: int = STEP_MS) -
     """
     from playwright.sync_api import expect  # only the browser tests call this
 
-    expect(form).to_have_attribute("data-rf-rendered", rendered(params), timeout=timeout)
+    # The first answer on a page may wait for the calculators' Python to boot: BOOT_MS, not STEP_MS.
+    expect(form).to_have_attribute("data-rf-rendered", rendered(params), timeout=max(timeout, BOOT_MS))
     expect(form).to_have_attribute("data-rf-mounted", "", timeout=STEP_MS)
     expect(form).to_have_attribute("data-state", re.compile(r"^(ready|static)$"), timeout=STEP_MS)
 

@@ -679,9 +679,11 @@ def start(page: object, code: str) -> object:
 def test_a_print_flood_keeps_the_page_responsive_and_stop_ends_it(chapter) -> None:
     """Goals: the main thread never stalls over 100 ms; Stop ends the program within 0.5 s.
 
-    Timing goals are benchmarks, not tests; these bounds only catch the old failure
-    (gaps of 7.8 s, Stop 8 s late) on a loaded machine, and the figures are printed. Both are 3 s:
-    with four workers on two cores a gap of 1.24 s was seen where the idle page's was 0.1 s.
+    Timing goals are benchmarks, not tests (the figures are printed); these bounds only catch the
+    old failure (gaps of 7.8 s, Stop 8 s late, where the idle page's gaps were 0.1 s). Each bound is
+    3 s or ten times the longest gap of the same page idle just before, whichever is more: the
+    machine's load, measured in the same run, not a guess at it (with four workers on two cores a
+    gap of 1.24 s was seen where the idle page's was 0.1 s; with two cores spun beside them, more).
     """
     page, _ = chapter
     boots = page.evaluate("document.documentElement.dataset.rfBoots")
@@ -707,7 +709,8 @@ def test_a_print_flood_keeps_the_page_responsive_and_stop_ends_it(chapter) -> No
         f"\nflood: longest main-thread gap {max(gaps):.0f} ms over {len(gaps)} beats of 10 ms"
         f" (idle page: {max(idle):.0f} ms over {len(idle)}); Stop took {stop_ms:.0f} ms"
     )
-    assert max(gaps) < 3000 and stop_ms < 3000
+    bound = max(3000, 10 * max(idle))
+    assert max(gaps) < bound and stop_ms < bound, (max(gaps), stop_ms, bound)
     expect(cell.locator(".rf-status")).to_have_text("Stopped.")
     text = cell.locator(".rf-output").text_content()
     assert "earlier lines" in text and "not shown" in text

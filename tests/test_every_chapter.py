@@ -33,6 +33,7 @@ from typing import Any
 
 import pytest
 
+import hang_guard
 import support
 from roofline import SpecError
 from roofline.forms import InputError, plain
@@ -91,10 +92,23 @@ def test_every_quoted_value_is_computed_and_every_computed_value_quoted(slug: st
 def test_every_chapter_has_one_interview_box_in_one_style(slug: str) -> None:
     """As the course's chapters do: the question, a weak answer and why it is weak, then a strong one."""
     source = (DOCS / "chapters" / slug / "index.md").read_text(encoding="utf-8")
-    assert source.count('!!! note "Interview signal"') == 1, slug
+    count = source.count('!!! note "Interview signal"')
+    assert count == 1, f"{slug}/index.md has {count} Interview-signal boxes, not one: {INTERVIEW_SHAPE}"
     box = source.split('!!! note "Interview signal"', 1)[1].split("\n## ", 1)[0]
-    assert "    **Weak:**" in box and "    **Strong:**" in box and box.index("**Weak:**") < box.index("**Strong:**")
-    assert "admonition" not in box and "!!! failure" not in box and "!!! success" not in box
+    assert "    **Weak:**" in box and "    **Strong:**" in box and box.index("**Weak:**") < box.index("**Strong:**"), (
+        f"{slug}/index.md: the Interview-signal box needs a weak answer, then a strong one: {INTERVIEW_SHAPE}"
+    )
+    assert "admonition" not in box and "!!! failure" not in box and "!!! success" not in box, (
+        f"{slug}/index.md: no admonition inside the Interview-signal box: {INTERVIEW_SHAPE}"
+    )
+
+
+#: The box's shape, as the README's worked example writes it.
+INTERVIEW_SHAPE = (
+    'write `!!! note "Interview signal"`, then, indented by four spaces, the question in bold, a paragraph '
+    "starting **Weak:** (an answer and why it falls short) and one starting **Strong:** (README, "
+    "'The rules a chapter meets')"
+)
 
 
 @pytest.mark.parametrize("slug", CHAPTERS)
@@ -164,8 +178,11 @@ def test_every_calculator_markup_carries_its_declaration(slug: str, name: str) -
 def test_every_program_runs_cleanly_in_cpython(slug: str, program: str) -> None:
     path = DOCS / "chapters" / slug / "programs" / program
     done = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, cwd=ROOT, check=False)
-    assert done.returncode == 0, done.stderr
-    assert done.stderr == "" and done.stdout.strip(), program
+    assert done.returncode == 0, f"{slug}/programs/{program} exited {done.returncode}:\n{done.stderr}"
+    assert done.stderr == "", (
+        f"{slug}/programs/{program} wrote to stderr (a Run cell shows it as an error):\n{done.stderr}"
+    )
+    assert done.stdout.strip(), f"{slug}/programs/{program} printed nothing: a Run cell shows what it prints"
 
 
 # ---- The tests' site: every chapter, the worked example included ------------------------------------
@@ -229,9 +246,11 @@ def pyodide(site, node, cpython, tmp_path_factory) -> dict[str, Any]:
     }
     (folder / "fixture.json").write_text(json.dumps(fixture), encoding="utf-8")
     script = ROOT / "tests" / "node" / "every_widget.mjs"
-    done = subprocess.run(
-        [node, str(script), str(folder / "fixture.json")], capture_output=True, text=True, timeout=600, check=False
-    )
+    # Every calculator request of the site in one Pyodide: minutes under load, bounded by its own timeout.
+    with hang_guard.extended(600):
+        done = subprocess.run(
+            [node, str(script), str(folder / "fixture.json")], capture_output=True, text=True, timeout=600, check=False
+        )
     assert done.returncode == 0, "\n".join(line[:300] for line in (done.stdout + done.stderr).splitlines()[-40:])
     return json.loads((folder / "answers.json").read_text(encoding="utf-8"))
 

@@ -68,3 +68,30 @@ def test_a_test_waiting_on_the_browser_fails_and_the_next_gets_a_new_browser(tmp
     assert "hang guard: test_it.py::test_waits_forever is still running" in out, out
     assert "the main thread waits on Playwright; killing this process's Chromium" in out, out
     assert "closed" in out, out  # Playwright's error: the browser has been closed
+
+
+def test_time_waiting_in_an_extended_block_is_not_counted_up_to_its_own_bound(tmp_path: Path) -> None:
+    """The tests' site is built by one worker while the others wait (``conftest.site``): minutes under
+    load, and not a hang. A block of ``hang_guard.extended`` is not counted, up to its own bound."""
+    done = run_pytest(
+        tmp_path,
+        """
+        import time
+
+        import hang_guard
+
+        def test_waits_for_a_build_longer_than_the_limit():
+            with hang_guard.extended(30):
+                time.sleep(4)
+            time.sleep(1)  # and the test still has the rest of its own limit afterwards
+
+        def test_an_extended_block_that_outlives_its_bound_is_a_hang():
+            with hang_guard.extended(2):
+                time.sleep(60)
+        """,
+        "-o",
+        "hang_guard_s=3",
+    )
+    out = done.stdout + done.stderr
+    assert "1 failed, 1 passed" in out, out
+    assert "test_an_extended_block_that_outlives_its_bound_is_a_hang is still running after 5 s" in out, out

@@ -52,11 +52,37 @@ def ask(name: str, request: dict, own: dict | None = None) -> dict:
 
 @pytest.mark.parametrize("name", sorted(CALCULATORS))
 def test_every_calculator_offers_your_gpu_and_your_model(name: str) -> None:
-    assert sorted(CALCULATORS[name].FORM.owns.values()) == ["gpu", "model"]
+    owns = sorted(CALCULATORS[name].FORM.owns.values())
+    missing = [kind for kind in ("gpu", "model") if kind not in owns]
+    assert not missing, (
+        f"calculator {name!r} has no {' and no '.join(f'Field.{kind}' for kind in missing)} field: add "
+        + " and ".join(WHAT_TO_ADD[kind] for kind in missing)
+        + " to its FORM's fields, and look the value up in FORM.specs() in the view"
+        + " (README, 'The rules a chapter meets')"
+    )
+    assert owns == ["gpu", "model"], f"calculator {name!r}: one Field.gpu and one Field.model, not {owns}"
+
+
+#: What a calculator without the reader's own GPU or model adds, as the README's worked example does.
+WHAT_TO_ADD = {
+    "gpu": 'Field.gpu("gpu", "GPU", SPECS, default="h100-sxm")',
+    "model": 'Field.model("model", "Model", SPECS, default="llama-3.1-8b")',
+}
+
+
+def offers_both_or_skip(name: str) -> None:
+    """A test of what the reader's own GPU and model change needs both fields: without them it is
+    skipped, naming the test that says what to add (rather than failing on a missing key)."""
+    if sorted(CALCULATORS[name].FORM.owns.values()) != ["gpu", "model"]:
+        pytest.skip(
+            f"calculator {name!r} lacks Field.gpu or Field.model: "
+            "see test_every_calculator_offers_your_gpu_and_your_model"
+        )
 
 
 @pytest.mark.parametrize("name", sorted(CALCULATORS))
 def test_a_pasted_config_and_gpu_file_change_every_calculator_s_numbers(name: str) -> None:
+    offers_both_or_skip(name)
     form = CALCULATORS[name].FORM
     before = ask(name, form.defaults)
     request, own = dict(form.defaults), {}
@@ -70,7 +96,10 @@ def test_a_pasted_config_and_gpu_file_change_every_calculator_s_numbers(name: st
         "model": {"id": MODEL_ID, "name": "Your model (Qwen3)"},
     }
     changed = [key for key in (output.name for output in form.outputs) if after[key] != before[key]]
-    assert len(changed) >= 3, changed
+    assert len(changed) >= 3, (
+        f"calculator {name!r}: only {changed or 'no output'} changed with the reader's GPU and model; "
+        "give it at least 3 outputs that depend on them (sizes on the model, times on both, shares of the GPU's memory)"
+    )
 
 
 @pytest.mark.parametrize(

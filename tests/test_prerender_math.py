@@ -44,3 +44,14 @@ def test_tex_katex_cannot_parse_fails_with_one_line_naming_it(tmp_path) -> None:
     message = str(raised.value)
     assert "\n" not in message
     assert message.startswith('KaTeX cannot render "\\\\frac{1}{"')
+
+
+def test_a_formatted_number_in_a_formula_renders_as_one_number(tmp_path) -> None:
+    """``{{ n.X }}`` puts numbers such as 2,000 into formulas: no thin space after their separators."""
+    page = '<p><span class="arithmatex">\\(2,000 \\times 1,048,576 + f(1,2)\\)</span></p>'
+    html = render_page(page, MathRenderer(tmp_path))
+    visual = html[html.index("<katex-visual") :]
+    # One separator in the first number and two in the second, each braced into an ordinary group
+    # and so never followed by the thin space TeX gives punctuation; the list's comma keeps its space.
+    assert visual.count('<span class="mord"><span class="mpunct">,</span></span>') == 3
+    assert visual.count('<span class="mpunct">,</span><span class="mspace"') == 1

@@ -59,3 +59,32 @@ def test_the_worked_example_is_built_into_the_tests_site(site) -> None:
     assert page.select_one("article table") is not None
     assert page.select_one("[data-rf-cell][data-rf-filename='cache_growth.py']") is not None
     assert page.select_one("form[data-rf-calc=cache_growth] input[name=reached][step='0.05']") is not None
+
+
+# ---- "The rules a chapter meets": every rule names a test that exists, and every chapter test is named ----
+
+RULES = re.compile(r"### The rules a chapter meets\n(?P<section>.*?)\n### ", re.DOTALL)
+NAMED_TEST = re.compile(r"`(?P<path>(?:tests|docs)/[\w/.-]+\.py)::(?P<test>test_\w+)`")
+
+
+def rules_table() -> list[tuple[str, str]]:
+    """Every (file, test) the README's table of chapter rules names."""
+    found = RULES.search(README.read_text(encoding="utf-8"))
+    assert found, "the README's 'Writing a chapter' has no '### The rules a chapter meets' section"
+    return [(match["path"], match["test"]) for match in NAMED_TEST.finditer(found["section"])]
+
+
+def test_every_rule_names_a_test_that_exists() -> None:
+    named = rules_table()
+    assert len(named) >= 15
+    for path, test in named:
+        source = (README.parent / path).read_text(encoding="utf-8")
+        assert re.search(rf"^def {test}\(", source, re.M), f"the README names {path}::{test}, which does not exist"
+
+
+def test_every_test_run_on_each_chapter_is_named_in_the_rules() -> None:
+    """A new check on every chapter (tests/test_every_chapter.py) must say, in the README, what an author writes."""
+    named = {test for path, test in rules_table() if path == "tests/test_every_chapter.py"}
+    source = (README.parent / "tests" / "test_every_chapter.py").read_text(encoding="utf-8")
+    defined = set(re.findall(r"^def (test_\w+)\(", source, re.M))
+    assert defined - named == set(), f"add these to the README's 'The rules a chapter meets': {sorted(defined - named)}"

@@ -152,7 +152,7 @@ def milliseconds(seconds: float) -> str:
 
 def prefill_s(costs: IterationCosts, prompt: int) -> float:
     """One whole prompt alone in an iteration: ``prompt`` new tokens, ``prompt(prompt+1)/2`` pairs."""
-    return costs.iteration(0, 0, prompt, 0, prompt * (prompt + 1) / 2, 1).seconds
+    return costs.prefill(prompt).seconds
 
 
 def decode_s(costs: IterationCosts, users: int, context: int) -> float:
@@ -162,17 +162,17 @@ def decode_s(costs: IterationCosts, users: int, context: int) -> float:
 
 def mixed_s(costs: IterationCosts, prompt: int) -> float:
     """The stall example's decodes and a whole ``prompt`` in one iteration, as continuous batching runs them."""
-    return costs.iteration(STALL_USERS, STALL_USERS * STALL_CONTEXT, prompt, 0, prompt * (prompt + 1) / 2, 1).seconds
+    return costs.prefill(prompt, decodes=STALL_USERS, decode_context=STALL_USERS * STALL_CONTEXT).seconds
 
 
 def chunk_alone_s(costs: IterationCosts, chunk: int) -> float:
     """A prompt's first ``chunk`` tokens in an iteration of their own (the prompt goes on)."""
-    return costs.iteration(0, 0, chunk, 0, chunk * (chunk + 1) / 2, 0).seconds
+    return costs.prefill(chunk, finishes=False).seconds
 
 
 def piggyback_s(costs: IterationCosts, chunk: int) -> float:
     """The stall example's decodes with a prompt's first ``chunk`` tokens riding in the same iteration."""
-    return costs.iteration(STALL_USERS, STALL_USERS * STALL_CONTEXT, chunk, 0, chunk * (chunk + 1) / 2, 0).seconds
+    return costs.prefill(chunk, decodes=STALL_USERS, decode_context=STALL_USERS * STALL_CONTEXT, finishes=False).seconds
 
 
 def chunk_iteration_s(costs: IterationCosts, budget: int) -> float:
@@ -180,8 +180,7 @@ def chunk_iteration_s(costs: IterationCosts, budget: int) -> float:
     the stall prompt's last chunk (``budget - users`` new tokens after all the others cached)."""
     chunk = budget - STALL_USERS
     cached = STALL_PROMPT - chunk
-    pairs = chunk * cached + chunk * (chunk + 1) / 2
-    return costs.iteration(STALL_USERS, STALL_USERS * STALL_CONTEXT, chunk, cached, pairs, 1).seconds
+    return costs.prefill(chunk, cached, decodes=STALL_USERS, decode_context=STALL_USERS * STALL_CONTEXT).seconds
 
 
 def budget_for(costs: IterationCosts, target_s: float, candidates: tuple[int, ...] | None = None) -> int | None:
