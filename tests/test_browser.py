@@ -821,7 +821,12 @@ def test_a_decimal_step_is_checked_in_the_page_as_in_python(browser, site) -> No
     form = page.locator(f"form[data-rf-calc={name}]")
     share = form.locator("input[name=reached]")
     assert share.get_attribute("step") == "0.05" and share.get_attribute("inputmode") == "decimal"
-    params = {"model": "llama-3.1-8b", "context": 4096, "reached": 0.85}
+    # The defaults, as the build wrote them (whatever fields the README's example has), with the share changed.
+    params = {
+        key: int(value) if value.isdigit() else value
+        for key, value in parse_qsl(form.get_attribute("data-rf-rendered"))
+    }
+    params["reached"] = 0.85
     share.fill("0.85")
     support.wait_for_render(form, params, timeout=BOOT_MS)
     expected = support.view_in(site.root, example.slug, name, params)["read"]
