@@ -22,6 +22,7 @@ import pytest
 
 from bench_pages import AXE, axe_violations, site_pages
 from chromium import CHROMIUM_PATH
+from support import STEP_MS
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 playwright_sync = pytest.importorskip("playwright.sync_api")
@@ -30,7 +31,7 @@ expect = playwright_sync.expect
 CHAPTER = "chapters/prefill-vs-decode/"
 PHONE = {"viewport": {"width": 390, "height": 844}, "has_touch": True, "is_mobile": True}
 DESKTOP = {"viewport": {"width": 1280, "height": 800}}
-BOOT_MS = 120_000  # Python's first boot on a loaded machine
+BOOT_MS = 120_000  # Python's first boot on a loaded machine, the page's other work beside it
 
 if not CHROMIUM_PATH.exists():
     pytest.skip("Debian's chromium is not installed (.ci/run installs it)", allow_module_level=True)
@@ -67,8 +68,8 @@ def _mounted_and_idle(page) -> None:
     if page.locator("[data-rf-calc]").count():
         expect(page.locator("html")).to_have_attribute("data-rf-calc-runtime", "ready", timeout=BOOT_MS)
         busy = page.locator("[data-rf-calc][data-state=computing], [data-rf-calc][data-state=waiting]")
-        expect(busy).to_have_count(0, timeout=30_000)
-    expect(page.locator('[data-rf-watched="pending"]')).to_have_count(0, timeout=30_000)
+        expect(busy).to_have_count(0, timeout=STEP_MS)
+    expect(page.locator('[data-rf-watched="pending"]')).to_have_count(0, timeout=STEP_MS)
 
 
 def _run_twice(page) -> None:
@@ -81,8 +82,8 @@ def _run_twice(page) -> None:
     for cell in page.locator("[data-rf-cell]").all():
         for _ in range(2):
             cell.locator("[data-rf-action=run]").press("Enter")
-            expect(cell).to_have_attribute("data-state", "ready", timeout=30_000)
-            expect(cell.locator(".rf-status")).to_contain_text("Finished in", timeout=30_000)
+            expect(cell).to_have_attribute("data-state", "ready", timeout=STEP_MS)
+            expect(cell.locator(".rf-status")).to_contain_text("Finished in", timeout=STEP_MS)
 
 
 def _scroll_through(page) -> None:
@@ -111,7 +112,7 @@ def _scroll_through(page) -> None:
             break
         page.wait_for_timeout(500)
     try:
-        expect(pending).to_have_count(0, timeout=30_000)
+        expect(pending).to_have_count(0, timeout=STEP_MS)
     except AssertionError:
         # Name the charts, and whether Vega's libraries ever arrived, so that a failure says why.
         waiting = page.evaluate(
@@ -119,7 +120,7 @@ def _scroll_through(page) -> None:
             " typeof window.vegaEmbed === 'function']"
         )
         raise AssertionError(f"{page.url}: charts never drawn {waiting[0]}; vega-embed loaded: {waiting[1]}") from None
-    expect(page.locator('[data-rf-watched="pending"]')).to_have_count(0, timeout=30_000)
+    expect(page.locator('[data-rf-watched="pending"]')).to_have_count(0, timeout=STEP_MS)
     page.evaluate("window.scrollTo(0, 0)")
     page.wait_for_timeout(300)
 
@@ -138,7 +139,7 @@ def _switch_scheme(page, palette: str) -> None:
         f'.roofline-chart[data-state="interactive"]:not([data-scheme="{scheme}"]),'
         f' [data-rf-draw="vega"][data-state="drawn"]:not([data-scheme="{scheme}"])'
     )
-    expect(stale).to_have_count(0, timeout=30_000)
+    expect(stale).to_have_count(0, timeout=STEP_MS)
 
 
 #: Each width loads every page in the scheme a reader's system prefers, then switches to the other
@@ -212,7 +213,7 @@ def test_a_tap_on_a_chart_mark_shows_its_tooltip(browser, served) -> None:
     page.goto(base + CHAPTER)
     chart = page.locator('.roofline-chart[data-figure="roofline"]')
     chart.scroll_into_view_if_needed()
-    expect(chart).to_have_attribute("data-state", "interactive", timeout=30_000)
+    expect(chart).to_have_attribute("data-state", "interactive", timeout=STEP_MS)
     # The dot for prefill, the one mark with that name: tap its centre.
     dot = chart.locator("svg g.mark-symbol.role-mark path").last
     box = dot.bounding_box()
