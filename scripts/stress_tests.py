@@ -107,10 +107,17 @@ def run_once(number: int, command: list[str], log: Path) -> Run:
     start_load = os.getloadavg()[0]
     started = time.monotonic()
     with log.open("w", encoding="utf-8") as out:
-        done = subprocess.run(command, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, check=False)
+        # A session of its own, so that a stress run stopped midway takes pytest, its workers, their
+        # servers and their Chromium with it (they would otherwise outlive it, each holding a core).
+        pytest = subprocess.Popen(command, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            returncode = pytest.wait()
+        finally:
+            if pytest.poll() is None:
+                os.killpg(pytest.pid, signal.SIGKILL)
     seconds = time.monotonic() - started
     counts, failed = parse(log.read_text(encoding="utf-8", errors="replace"))
-    return Run(number, done.returncode, seconds, (start_load, os.getloadavg()[0]), counts, failed)
+    return Run(number, returncode, seconds, (start_load, os.getloadavg()[0]), counts, failed)
 
 
 def report(runs: list[Run]) -> str:
@@ -139,6 +146,8 @@ def main(argv: list[str] | None = None) -> int:
     args.logs.mkdir(parents=True, exist_ok=True)
     command = pytest_command(args.workers, args.marker, args.pytest_args)
     print(f"{args.busy} busy processes beside {' '.join(command[1:])}", flush=True)
+    # SIGTERM (a stopped make, a killed job) ends the runs as Ctrl-C does: through the finally blocks.
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(143))
     spinners = start_spinners(args.busy, args.limit)
     runs: list[Run] = []
     try:

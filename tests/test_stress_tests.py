@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -75,3 +79,74 @@ def test_the_closing_line_is_read_with_and_without_q() -> None:
     }
     assert parse("FAILED tests/a.py::test_b - AssertionError\n1 failed in 1.00s\n")[1] == ["tests/a.py::test_b"]
     assert os.getloadavg()  # the report's load figures come from here
+
+
+def test_a_stress_run_stopped_midway_leaves_no_process_behind(tmp_path) -> None:
+    """``make test-stress`` stopped (Ctrl-C, a killed job): pytest, its workers and the spinners end too."""
+    (tmp_path / "test_slow.py").write_text("import time\n\ndef test_sleeps():\n    time.sleep(120)\n")
+    script = Path(__file__).resolve().parent.parent / "scripts" / "stress_tests.py"
+    command = [sys.executable, str(script), "--busy", "1", "--workers", "2", "--marker", ""]
+    command += ["--logs", str(tmp_path / "logs"), str(tmp_path)]
+    before = set(_spinners())
+    stress = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        _stop_midway(stress, tmp_path, before)
+    finally:
+        if stress.poll() is None:
+            stress.kill()
+
+
+def _stop_midway(stress: subprocess.Popen, tmp_path: Path, before: set[int]) -> None:
+    deadline = time.monotonic() + 60
+    while not (_sleepers(tmp_path) and len(_in_group(_sleepers(tmp_path)[0])) >= 3) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    (controller,) = _sleepers(tmp_path)
+    group = _in_group(controller)  # pytest and its xdist workers: a session of their own
+    assert len(group) >= 3, group
+    stress.send_signal(signal.SIGTERM)
+    stress.wait(timeout=30)
+    # Killed processes take a moment to be reaped, and a spinner looks for its parent five times a second.
+    deadline = time.monotonic() + 10
+    while (_alive(group) or set(_spinners()) - before) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _alive(group) == [] and set(_spinners()) - before == set(), stress.stdout.read()
+
+
+def _alive(pids: list[int]) -> list[int]:
+    """Those of ``pids`` still running (a zombie, killed and not yet reaped, is not)."""
+    alive = []
+    for pid in pids:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if state != "Z":
+            alive.append(pid)
+    return alive
+
+
+def _in_group(leader: int) -> list[int]:
+    """Every process in the process group ``leader`` leads."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if os.getpgid(int(entry.name)) == leader:
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
+def _sleepers(folder: Path) -> list[int]:
+    """The pytest processes whose command line names ``folder`` (the controller; its workers read theirs from stdin)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                command = (entry / "cmdline").read_bytes()
+            except OSError:
+                continue
+            if b"-m\x00pytest\x00" in command and str(folder).encode() in command:
+                found.append(int(entry.name))
+    return found
