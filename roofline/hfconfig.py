@@ -18,13 +18,13 @@ import json
 import math
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
 from .errors import SpecError, one_line, shown
 from .loader import MAX_FILE_BYTES, decode_spec_text, read_spec_bytes, suggested_id
-from .specs import NAME_LENGTH, SOURCE_LENGTH, MlaSpec, ModelSpec, MoeSpec
+from .specs import MAX_CONTEXT_TOKENS, NAME_LENGTH, SOURCE_LENGTH, MlaSpec, ModelSpec, MoeSpec
 
 #: Largest config read, in bytes (as a spec file): real ones are 1 to 30 kB, and
 #: a mistaken file (a 100 MB safetensors shard) is refused before it is parsed.
@@ -32,6 +32,22 @@ MAX_CONFIG_BYTES = MAX_FILE_BYTES
 #: transformers' names for the kinds of layer in ``layer_types``.
 _LAYER_TYPES = {"sliding_attention": "local", "full_attention": "global"}
 _REQUIRED = object()
+
+
+def _maxima() -> dict[str, int]:
+    """The largest value of each record field a config key may set (``layers``: 10,000,
+    ``moe.experts``: 100,000), from the records' own limits, so that a key is checked the
+    moment it is read: a count drives loops and lists (one entry a layer) before the
+    record exists, and 1e9 layers must be refused before a list of 1e9 entries is built."""
+    maxima = {"max_context": MAX_CONTEXT_TOKENS, "sliding_window": MAX_CONTEXT_TOKENS}
+    for prefix, record in (("", ModelSpec), ("moe.", MoeSpec), ("mla.", MlaSpec)):
+        for spec_field in fields(record):
+            if spec_field.metadata.get("kind") == "count" and spec_field.metadata.get("maximum") is not None:
+                maxima[prefix + spec_field.name] = spec_field.metadata["maximum"]
+    return maxima
+
+
+_MAXIMA = _maxima()
 _CONFIG_HINT = "give the model's config.json as Hugging Face publishes it"
 
 
@@ -89,6 +105,9 @@ class _Keys:
                 raise SpecError(f"must be a whole number, got {shown(value)}", field=key)
         if value < minimum:
             raise SpecError(f"must be at least {minimum}, got {shown(value)}", field=key)
+        maximum = _MAXIMA.get(field or "")
+        if maximum is not None and value > maximum:
+            raise SpecError(f"must be at most {maximum:,}, got {shown(value)} (roofline's {field})", field=key)
         if field:
             self.fields[field] = key
         return value
@@ -169,8 +188,14 @@ def _kinds_from_layer_types(keys: _Keys, layers: int) -> list[str] | None:
     types = keys._given("layer_types")
     if types is None:
         return None
-    if not isinstance(types, list) or len(types) != layers:
-        raise SpecError(f"must list one type per layer ({layers:,}), got {shown(types)}", field="layer_types")
+    if not isinstance(types, list):
+        raise SpecError(f"must be a list of one type per layer, got {shown(types)}", field="layer_types")
+    if len(types) != layers:  # checked before any entry is read: the list may be long
+        raise SpecError(
+            f"has {len(types):,} entries for {layers:,} layers (num_hidden_layers)",
+            field="layer_types",
+            hint="give one type per layer, as the model's config.json does",
+        )
     kinds = []
     for kind in types:
         if kind not in _LAYER_TYPES:
@@ -190,11 +215,24 @@ def _alternating(layers: int) -> list[str]:
 
 def _shortest_repeat(kinds: list[str]) -> tuple[str, ...]:
     """The shortest pattern that, repeated from the first layer and cut at the last,
-    gives ``kinds`` (the whole list when nothing shorter does)."""
-    for period in range(1, len(kinds) + 1):
-        if all(kinds[i] == kinds[i % period] for i in range(len(kinds))):
-            return tuple(kinds[:period])
-    return tuple(kinds)  # not reached: the whole list always repeats itself
+    gives ``kinds`` (the whole list when nothing shorter does).
+
+    That is the list's smallest period ``p`` (``kinds[i] == kinds[i - p]`` for every
+    ``i >= p``), which is ``n - b`` for ``b`` the length of the longest proper prefix
+    that is also a suffix. Knuth-Morris-Pratt's prefix function gives ``b`` in O(n)
+    comparisons, where trying every period costs O(n^2) on a list that differs only at
+    its end.
+    """
+    count = len(kinds)
+    if not count:
+        return ()
+    border = [0] * count  # border[i]: the longest proper border of kinds[: i + 1]
+    for i in range(1, count):
+        length = border[i - 1]
+        while length and kinds[i] != kinds[length]:
+            length = border[length - 1]
+        border[i] = length + 1 if kinds[i] == kinds[length] else length
+    return tuple(kinds[: count - border[-1]])
 
 
 def _windows(keys: _Keys, layers: int, kinds: list[str] | None, window_default: Any = _REQUIRED) -> dict[str, Any]:
@@ -343,6 +381,12 @@ def _gemma3_multimodal(keys: _Keys) -> dict[str, Any]:
     """Gemma3Config (4B and up): the text decoder's keys sit in text_config; the vision
     encoder (vision_config) is not counted."""
     text = keys._given("text_config")
+    if text is None:
+        raise SpecError(
+            "is missing" if "text_config" not in keys.config else "is null",
+            field="text_config",
+            hint=f"a {keys.family} config holds its text decoder's keys there; copy it from the model's config.json",
+        )
     if not isinstance(text, dict):
         raise SpecError(f"must be a table of the text decoder's keys, got {shown(text)}", field="text_config")
     outer_tied = keys._given("tie_word_embeddings")

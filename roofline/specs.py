@@ -601,12 +601,14 @@ class ModelSpec:
                 hint="copy sliding_window from the model's config.json",
             )
         _check_field("sliding_window", "count", self.sliding_window, 1, 100_000_000)  # tokens, as --context
+        if len(pattern) > self.layers:  # before any entry is read: a pasted pattern may be long
+            raise SpecError(
+                f"has {len(pattern):,} entries, more than the {self.layers:,} layers", field="layer_pattern"
+            )
         for kind in pattern:
             if kind not in LAYER_KINDS:
                 hint = did_you_mean(str(kind), LAYER_KINDS) or "use " + " or ".join(f'"{k}"' for k in LAYER_KINDS)
                 raise SpecError(f"unknown layer kind {shown(kind)}", field="layer_pattern", hint=hint)
-        if len(pattern) > self.layers:
-            raise SpecError(f"has {len(pattern)} entries, more than the {self.layers} layers", field="layer_pattern")
         if "local" not in pattern:
             raise SpecError(
                 "names no local layer, so the window would apply nowhere",
