@@ -14,7 +14,8 @@ config.json too, and ``--gpu`` the path of a GPU file (TOML or JSON): see
 ``ownspecs``. Nothing is fetched from the network.
 
 Exit status: 0 done; 1 the output could not be written (a full disk, a closed
-pipe), said in one line; 2 bad input; 130 interrupted (Ctrl-C), silently.
+pipe), said in one line; 2 bad input, or input that needs more memory than the
+process gets (MemoryError), said in one line; 130 interrupted (Ctrl-C), silently.
 Every number printed is finite, and ``--json`` is strict JSON (no NaN, no Infinity).
 """
 
@@ -1139,11 +1140,15 @@ def _stop_writing_stdout() -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status (see the module docstring)."""
+    command = ""
     try:
         args = build_parser().parse_args(argv)
+        command = f" {args.command}"
         status = _run(args)
         sys.stdout.flush()
         return status
+    except MemoryError:
+        pass  # said below: out of this clause, the traceback and the memory its frames hold are freed
     except KeyboardInterrupt:
         _stop_writing_stdout()
         return EXIT_INTERRUPTED
@@ -1155,6 +1160,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             sys.stderr.write(f"roofline: error: cannot write the output: {os.strerror(error.errno)}\n")
         _stop_writing_stdout()
         return EXIT_OUTPUT_FAILED
+    # Input within every documented range can still ask for more memory than this machine lends
+    # (a --model config, a long simulation under `ulimit -v`): bad input for this machine, one line.
+    sys.stderr.write(
+        f"roofline{command}: error: out of memory: this input needs more memory than this machine gives the"
+        " process (ask for less: fewer --requests or --models, shorter lengths, a smaller file)\n"
+    )
+    return EXIT_BAD_INPUT
 
 
 if __name__ == "__main__":

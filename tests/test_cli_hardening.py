@@ -399,6 +399,34 @@ def test_ctrl_c_exits_130_quietly(monkeypatch: pytest.MonkeyPatch, capsys: pytes
     assert capsys.readouterr() == ("", "")
 
 
+@pytest.mark.parametrize("argv", [["list", "gpus"], ["simulate", "--gpu", "h100-sxm", "--model", "llama-3.1-8b"]])
+def test_running_out_of_memory_is_one_line_and_exit_2(
+    argv: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A MemoryError anywhere (here a list of 2**60 entries, which Python refuses at once) is input
+    too large for this machine: one line naming the command, exit 2, no traceback."""
+
+    def exhausted(*_: object) -> None:
+        [0] * (1 << 60)  # the allocation is the point
+
+    monkeypatch.setattr(cli, "load_specs", exhausted)
+    status, out, err = run_cli(capsys, *argv)
+    assert_one_line_error(status, err, f"roofline {argv[0]}: error: out of memory: this input needs more memory")
+    assert "Traceback" not in err and out == ""
+
+
+@pytest.mark.slow
+def test_out_of_memory_in_a_real_process_is_one_line() -> None:
+    code = (
+        "import sys; from roofline import cli\n"
+        "cli.load_specs = lambda *a: bytearray(1 << 62)\n"
+        "sys.exit(cli.main(['estimate', '--gpu', 'h100-sxm', '--model', 'llama-3.1-8b']))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.startswith("roofline estimate: error: out of memory:") and done.stderr.count("\n") == 1
+
+
 @pytest.mark.slow
 def test_sigint_in_a_real_process_exits_130_without_traceback() -> None:
     """Ctrl-C in a real process. The child first puts Python's own SIGINT handler back: a shell
