@@ -109,6 +109,47 @@ def test_resolver_keeps_ids_and_adds_files() -> None:
     assert "qwen3-32b" not in specs.models  # the built-in set is not changed
 
 
+def test_a_file_never_replaces_the_entry_its_id_names(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Llama 3.1 70B's config in a folder called llama-3.2-1b derives the built-in 1B's id: the file's
+    entry gets its own id, so --draft llama-3.2-1b still drafts with the 1B (2.49×, not the 70B's 0.55×)."""
+    folder = tmp_path / "llama-3.2-1b"
+    folder.mkdir()
+    config_file(
+        folder,
+        {k: v for k, v in json.loads((FIXTURES / "llama-3.1-70b.json").read_text()).items() if k != "_name_or_path"},
+    )
+    argv = ["--gpu", "h100-sxm", "--model", str(folder / "config.json")]
+    status, out, err = run_cli(
+        capsys, "speculate", *argv, "--gpus", "4", "--gamma", "4", "--alpha", "0.7", "--draft", "llama-3.2-1b", "--json"
+    )
+    assert status == 0, err
+    assert json.loads(out)["speedup"] == pytest.approx(2.49, abs=0.005)
+    status, out, err = run_cli(capsys, "estimate", *argv, "--json")
+    assert status == 0, err
+    assert json.loads(out)["model"] == "llama-3.2-1b-file"
+    # A repo name that slugs to a built-in id, on every command that resolves --model.
+    named = config_file(tmp_path, llama(_name_or_path="meta-llama/Llama-3.1-70B"), "named.json")
+    specs, model_id = resolve_model(builtin_specs(), named)
+    assert model_id == "llama-3.1-70b-file"
+    assert specs.model("llama-3.1-70b") == builtin_specs().model("llama-3.1-70b")
+    assert specs.model(model_id).hidden_size == 4096
+
+
+def test_a_gpu_file_never_replaces_the_gpu_its_id_names(tmp_path: Path) -> None:
+    path = tmp_path / "h100-sxm.toml"
+    path.write_text(GPU_TOML.replace('name = "My accelerator"', 'name = "H100 SXM"'))
+    specs, gpu_id = resolve_gpu(builtin_specs(), str(path))
+    assert gpu_id == "h100-sxm-file" and specs.gpu("h100-sxm") == builtin_specs().gpu("h100-sxm")
+    path.write_text(json.dumps({**GPU_JSON, "id": "h100-sxm"}))
+    assert resolve_gpu(specs, str(path))[1] == "h100-sxm-file-2"
+
+
+def test_a_file_of_a_known_model_is_read_as_that_model() -> None:
+    """Equal in every field but name and source: the known entry, under its own id, unchanged."""
+    specs = builtin_specs()
+    assert resolve_model(specs, str(FIXTURES / "llama-3.1-8b.json")) == (specs, "llama-3.1-8b")
+
+
 def test_unknown_ids_still_get_did_you_mean(capsys: pytest.CaptureFixture[str]) -> None:
     status, _, err = run_cli(capsys, "estimate", "--gpu", "h100-sxm", "--model", "llama-3.1-8")
     assert_one_line_error(status, err, "--model: unknown model 'llama-3.1-8' (did you mean 'llama-3.1-8b'?)")
