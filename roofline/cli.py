@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import errno
+import functools
 import json
 import math
 import os
@@ -70,6 +71,12 @@ from .speculative import GAMMA_RANGE, speculate
 from .sweep import Table, decode_prefill_rows, decode_prefill_table
 
 EXIT_OUTPUT_FAILED = 1
+#: Weights' precision when neither --precision nor the model (a config's quantization) gives one.
+DEFAULT_PRECISION = "bf16"
+_PRECISION_HELP = (
+    "weight precision (default: the model's published format, as a config.json's quantization_config"
+    " states it, else bf16)"
+)
 EXIT_BAD_INPUT = 2
 #: `roofline table`'s defaults: 16, 8 and 4-bit weights and a 2,000-token prompt (the first chapter's choice too).
 TABLE_PRECISIONS = ("bf16", "fp8", "int4")
@@ -253,7 +260,7 @@ def build_parser() -> argparse.ArgumentParser:
     run = commands.add_parser("estimate", help="decode speed, prefill time and memory for one deployment")
     run.add_argument("--gpu", required=True, help=GPU_HELP)
     run.add_argument("--model", required=True, help=MODEL_HELP)
-    run.add_argument("--precision", type=_precision, default="bf16", help="weight precision (default bf16)")
+    run.add_argument("--precision", type=_precision, help=_PRECISION_HELP)
     run.add_argument(
         "--kv-precision",
         type=_kv_precision,
@@ -384,7 +391,7 @@ def _add_simulate_parser(commands: argparse._SubParsersAction) -> None:
         help=f"GPUs, {_span(GPUS_RANGE)}, splitting every layer and paying its all-reduces (default 1)",
     )
     _add_split_options(run)
-    run.add_argument("--precision", type=_precision, default="bf16", help="weight precision (default bf16)")
+    run.add_argument("--precision", type=_precision, help=_PRECISION_HELP)
     run.add_argument("--kv-precision", type=_kv_precision, default="bf16", help="KV-cache format (default bf16)")
     run.add_argument(
         "--compute-precision",
@@ -971,13 +978,22 @@ def _run_simulate_speculative(args: argparse.Namespace, specs: SpecSet, drafting
 
 def _resolve_choices(args: argparse.Namespace, specs: SpecSet) -> SpecSet:
     """The one place where ``--gpu`` and ``--model`` values become ids, for every command that
-    takes them: a path is read (a GPU file, a config.json) and its entry joins ``specs``."""
+    takes them: a path is read (a GPU file, a config.json) and its entry joins ``specs``.
+
+    A command's ``--precision``, when not given, is the model's published weight format
+    (``ModelSpec.weight_precision``: a config's quantization), else bf16. A given one wins, and
+    then a config's quantization is not read (nor refused); ``table`` names its precisions."""
     if getattr(args, "gpu", None) is not None:
         specs, args.gpu = _resolved("--gpu", resolve_gpu, specs, args.gpu)
+    given = getattr(args, "precision", None) is not None or args.command == "table"
+    resolve = functools.partial(resolve_model, read_weights=not given)
     if getattr(args, "model", None) is not None:
-        specs, args.model = _resolved("--model", resolve_model, specs, args.model)
+        specs, args.model = _resolved("--model", resolve, specs, args.model)
     for index, value in enumerate(getattr(args, "models", None) or ()):
-        specs, args.models[index] = _resolved("--model", resolve_model, specs, value)
+        specs, args.models[index] = _resolved("--model", resolve, specs, value)
+    if hasattr(args, "precision") and args.precision is None:
+        model = specs.models.get(args.model)
+        args.precision = (model.weight_precision if model is not None else None) or DEFAULT_PRECISION
     return specs
 
 
@@ -1031,7 +1047,7 @@ def _add_speculate_parser(commands: argparse._SubParsersAction) -> None:
     run.add_argument("--gpu", required=True, help=GPU_HELP)
     run.add_argument("--model", required=True, help=f"target {MODEL_HELP}")
     run.add_argument("--gpus", type=_whole_number(GPUS_RANGE), default=1, help=f"GPUs, {_span(GPUS_RANGE)} (default 1)")
-    run.add_argument("--precision", type=_precision, default="bf16", help="weight precision (default bf16)")
+    run.add_argument("--precision", type=_precision, help=_PRECISION_HELP)
     run.add_argument(
         "--gamma",
         type=_whole_number(GAMMA_RANGE),

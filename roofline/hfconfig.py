@@ -492,6 +492,95 @@ FAMILIES: dict[str, Family] = {
 }
 
 
+# -- The weights' format ----------------------------------------------------------------------------
+
+_PRECISION_HINT = "give the weights' format with --precision; `roofline list precisions` names them"
+#: torch_dtype (``dtype`` in newer configs) -> the precision of 16-bit checkpoints.
+_DTYPES = {"bfloat16": None, "float16": "fp16"}
+
+
+def _quantization_value(table: Mapping[str, Any], key: str, default: Any) -> Any:
+    value = table.get(key)
+    return default if value is None else value
+
+
+def _weight_format(keys: _Keys) -> str | None:
+    """The format the checkpoint stores its weights in, as the config publishes it; None: bf16.
+
+    ``quantization_config`` first, by ``quant_method``: ``fp8`` is per-tensor E4M3 (``fp8``) or,
+    with ``weight_block_size`` [128, 128], one scale per 128 x 128 block (``fp8-block``,
+    DeepSeek-V3); ``fbgemm_fp8`` per channel (``fp8``); ``awq`` with ``bits`` 4, ``group_size`` 128
+    and zero points (``int4-awq``); ``gptq`` with ``bits`` 4, ``group_size`` 128 and ``sym``
+    (``int4``); ``mxfp4`` (gpt-oss); ``modelopt`` with ``quant_algo`` FP8 or NVFP4. Any other
+    layout has no matching precision and is refused in one line naming the key and --precision.
+    Without one, ``torch_dtype``: float16 is fp16, bfloat16 bf16, and float32 16 bits as well, as
+    engines serve it (vLLM's ``dtype="auto"`` casts a float32 checkpoint to 16 bits).
+    """
+    table = keys._given("quantization_config")
+    if table is None:
+        key = "torch_dtype" if keys._given("torch_dtype") is not None else "dtype"
+        dtype = keys._given(key)
+        if dtype is None:
+            return None
+        if dtype == "float32":
+            keys.notes.append(f"{key} float32 read at 16 bits, as engines serve a float32 checkpoint")
+            return None
+        if dtype not in _DTYPES:
+            raise SpecError(
+                f"is {shown(dtype)}, a weight type roofline does not read (bfloat16, float16, float32)",
+                field=key,
+                hint=_PRECISION_HINT,
+            )
+        return _DTYPES[dtype]
+    if not isinstance(table, dict):
+        raise SpecError(
+            f"must be a table of the quantization's keys, got {shown(table)}",
+            field="quantization_config",
+            hint=_PRECISION_HINT,
+        )
+    method = table.get("quant_method")
+    precision = _quantized_format(table, method if isinstance(method, str) else None)
+    if precision is None:
+        layout = _layout(table)
+        raise SpecError(
+            f"quant_method {shown(method)}{f' ({layout})' if layout else ''} has no matching precision:"
+            " roofline reads fp8 (per tensor, or in 128 × 128 blocks), AWQ and symmetric GPTQ int4 in groups"
+            " of 128, MXFP4, and ModelOpt FP8 or NVFP4",
+            field="quantization_config",
+            hint=_PRECISION_HINT,
+        )
+    if method == "mxfp4" and table.get("modules_to_not_convert"):
+        keys.notes.append("mxfp4 weights throughout: the 16-bit modules_to_not_convert are counted at mxfp4 too")
+    keys.notes.append(f"weights {precision} (quantization_config)")
+    return precision
+
+
+def _layout(table: Mapping[str, Any]) -> str:
+    """The keys of a quantization_config that set its layout, for an error: ``bits 8, group_size 64``."""
+    keys = ("bits", "group_size", "sym", "zero_point", "weight_block_size", "quant_algo")
+    shown_keys = [f"{key} {shown(table[key])}" for key in keys if table.get(key) is not None]
+    return ", ".join(shown_keys)
+
+
+def _quantized_format(table: Mapping[str, Any], method: str | None) -> str | None:
+    """The precision of a ``quantization_config`` (see ``_weight_format``), None when none matches."""
+    if method == "fp8":
+        block = table.get("weight_block_size")
+        return "fp8" if block is None else "fp8-block" if block == [128, 128] else None
+    if method == "fbgemm_fp8":
+        return "fp8"
+    bits, group = _quantization_value(table, "bits", 4), _quantization_value(table, "group_size", 128)
+    if method == "awq" and (bits, group) == (4, 128) and _quantization_value(table, "zero_point", True) is True:
+        return "int4-awq"
+    if method == "gptq" and (bits, group) == (4, 128) and _quantization_value(table, "sym", True) is True:
+        return "int4"
+    if method == "mxfp4":
+        return "mxfp4"
+    if method == "modelopt":
+        return {"FP8": "fp8", "NVFP4": "nvfp4"}.get(str(table.get("quant_algo")).upper())
+    return None
+
+
 # -- Text to record -------------------------------------------------------------------------------
 
 
@@ -574,9 +663,12 @@ def model_from_config(
     model_id: str | None = None,
     name: str | None = None,
     source: str | None = None,
+    read_weights: bool = True,
 ) -> ModelSpec:
     """The ModelSpec of a decoded config; ``label`` names the file in errors and in the default source.
 
+    ``read_weights``: take the weights' format from the config (``_weight_format``); False when the
+    caller gives the format itself (``--precision``), so a layout roofline does not read is no error.
     Errors are one line naming the file and the config's key.
     """
     try:
@@ -587,6 +679,8 @@ def model_from_config(
             # The longest sequence the model serves (ModelSpec.max_context), where the config says.
             if keys._given("max_position_embeddings") is not None:
                 values["max_context"] = keys.whole("max_position_embeddings", field="max_context")
+            if read_weights:
+                values["weight_precision"] = _weight_format(keys)
             name = name if name is not None else default_name(config, label)
             notes = list(keys.notes)
             if keys.defaulted:
@@ -617,18 +711,25 @@ def parse_config(
     model_id: str | None = None,
     name: str | None = None,
     source: str | None = None,
+    read_weights: bool = True,
 ) -> ModelSpec:
     """The ModelSpec of a config.json's ``text`` (a pasted config, in the browser too)."""
-    return model_from_config(decode_json(text, label), label, model_id=model_id, name=name, source=source)
+    config = decode_json(text, label)
+    return model_from_config(config, label, model_id=model_id, name=name, source=source, read_weights=read_weights)
 
 
 def read_config(
-    path: str | Path, *, model_id: str | None = None, name: str | None = None, source: str | None = None
+    path: str | Path,
+    *,
+    model_id: str | None = None,
+    name: str | None = None,
+    source: str | None = None,
+    read_weights: bool = True,
 ) -> ModelSpec:
     """The ModelSpec of the config.json at ``path``; a file over ``MAX_CONFIG_BYTES`` is refused
     from its first megabyte, unread past it."""
-    label = str(path)
-    return parse_config(read_small_file(path, "config.json"), label, model_id=model_id, name=name, source=source)
+    text = read_small_file(path, "config.json")
+    return parse_config(text, str(path), model_id=model_id, name=name, source=source, read_weights=read_weights)
 
 
 def read_small_file(path: str | Path, what: str) -> str:

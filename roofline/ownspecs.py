@@ -108,14 +108,15 @@ def _with(specs: SpecSet, kind: str, entry: GpuSpec | ModelSpec, label: str) -> 
     return check_same_compute(specs.merged(added)), entry.id
 
 
-def resolve_model(specs: SpecSet, value: str) -> tuple[SpecSet, str]:
+def resolve_model(specs: SpecSet, value: str, *, read_weights: bool = True) -> tuple[SpecSet, str]:
     """``(specs, id)`` for a ``--model`` value: a known id as it is, a config.json's path (or the
     folder holding one, as a downloaded model is laid out) read and added. Anything else is
-    returned unchanged, for the caller's unknown-id error."""
+    returned unchanged, for the caller's unknown-id error. ``read_weights``: read the weights'
+    format from the config (False: the caller gives it, see ``hfconfig.model_from_config``)."""
     if value in specs.models or not looks_like_path(value):
         return specs, value
     inside = os.path.join(value, "config.json")
-    model = read_config(inside if os.path.isdir(value) and os.path.isfile(inside) else value)
+    model = read_config(inside if os.path.isdir(value) and os.path.isfile(inside) else value, read_weights=read_weights)
     return _with(specs, "model", model, value)
 
 
@@ -238,7 +239,9 @@ def own_entry(kind: str, entry_id: str, text: str) -> GpuSpec | ModelSpec:
         family = classes[0] if isinstance(classes, list) and classes and isinstance(classes[0], str) else ""
         # Without a name of its own, a pasted config is called by its family: "Your model (Qwen3)".
         name = f"Your model ({one_line(family.removesuffix('ForCausalLM'))[:40]})" if family else "Your model"
-        return model_from_config(config, label, model_id=entry_id, name=None if named else name)
+        # The calculators take the weights' format from their own precision field, as --precision
+        # given: a quantization_config roofline has no format for is no reason to refuse the paste.
+        return model_from_config(config, label, model_id=entry_id, name=None if named else name, read_weights=False)
     if text.lstrip().startswith("{"):
         # A pasted object may leave its name out, as the five typed numbers do not give one.
         table = decode_json(text, label, "GPU file", _GPU_HINT)

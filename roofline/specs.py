@@ -482,6 +482,10 @@ class ModelSpec:
     ``shares_target_embedding`` (the input embedding is the target's own table, frozen and
     not stored with the head). ``draft_for`` names the model an entry drafts for: it makes
     the entry draft-only (``SpecSet.drafts``), usable as a draft for that target and no other.
+
+    ``weight_precision`` is the format the published checkpoint stores its weights in (a
+    config.json's ``quantization_config`` or ``torch_dtype``: ``fp8-block`` for DeepSeek-V3),
+    the weight precision a command uses when none is given; None: bf16.
     """
 
     id: str = _text()
@@ -509,6 +513,7 @@ class ModelSpec:
     fusion_input_size: int = _count(minimum=0, maximum=10_000_000, default=0)
     shares_target_embedding: bool = _flag(default=False)
     draft_for: str | None = None
+    weight_precision: str | None = None
 
     def __post_init__(self) -> None:
         _validate(self)
@@ -518,6 +523,12 @@ class ModelSpec:
             for name in ("qkv_bias", "output_bias", "qk_norm"):
                 if getattr(self, name):
                     raise SpecError("does not apply to a model with [mla]", field=name, hint="remove this key")
+        if self.weight_precision is not None and self.weight_precision not in PRECISIONS:
+            raise SpecError(
+                f"unknown precision {shown(self.weight_precision)}",
+                field="weight_precision",
+                hint=did_you_mean(str(self.weight_precision), PRECISIONS) or "see `roofline list precisions`",
+            )
         if self.max_context is not None:  # optional; when given, tokens as --context takes them
             _check_field("max_context", "count", self.max_context, 1, MAX_CONTEXT_TOKENS)
         if self.mla is None:

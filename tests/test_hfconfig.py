@@ -304,7 +304,8 @@ def test_reimporting_a_built_in_config_reproduces_its_entry(builtin_id: str) -> 
     built_in = builtin_specs().model(builtin_id)
     imported = read_config(FIXTURES / f"{BUILTIN_CONFIGS[builtin_id]}.json", model_id=builtin_id, name=built_in.name)
     entry = parse_specs(model_entry_toml(imported), "imported.toml").model(builtin_id)
-    same = {"id": built_in.id, "name": built_in.name, "source": built_in.source}
+    # The weights' format is the checkpoint's (DeepSeek-V3's fp8 blocks), not the architecture's.
+    same = {"id": built_in.id, "name": built_in.name, "source": built_in.source, "weight_precision": None}
     assert dataclasses.replace(entry, **same) == built_in
     assert arch.total_parameters(entry) == arch.total_parameters(built_in)
     assert arch.kv_cache_bytes(entry, 100_000) == arch.kv_cache_bytes(built_in, 100_000)
@@ -439,3 +440,105 @@ def test_the_layer_pattern_takes_linear_comparisons() -> None:
     _Counted.comparisons = 0
     assert len(_shortest_repeat(kinds)) == layers
     assert _Counted.comparisons <= 3 * layers
+
+
+# -- The weights' format a config publishes -----------------------------------------------------
+
+#: quantization_config tables as published (each with the model whose config.json carries it).
+QUANTIZATIONS = {
+    # deepseek-ai/DeepSeek-V3, Qwen/Qwen3-8B-FP8: E4M3 with one scale per 128 x 128 block.
+    "fp8 blocks": (
+        {"activation_scheme": "dynamic", "fmt": "e4m3", "quant_method": "fp8", "weight_block_size": [128, 128]},
+        "fp8-block",
+    ),
+    # vLLM's fp8 checkpoints (per-tensor scales).
+    "fp8 per tensor": ({"activation_scheme": "static", "quant_method": "fp8"}, "fp8"),
+    # TheBloke/Llama-2-7B-AWQ.
+    "awq": ({"quant_method": "awq", "zero_point": True, "group_size": 128, "bits": 4, "version": "gemm"}, "int4-awq"),
+    # TheBloke/Llama-2-7B-GPTQ.
+    "gptq": (
+        {
+            "bits": 4,
+            "group_size": 128,
+            "damp_percent": 0.01,
+            "desc_act": False,
+            "sym": True,
+            "true_sequential": True,
+            "model_name_or_path": None,
+            "model_file_base_name": "model",
+            "quant_method": "gptq",
+        },
+        "int4",
+    ),
+    # openai/gpt-oss-20b.
+    "mxfp4": (
+        {
+            "modules_to_not_convert": ["model.layers.*.self_attn", "model.layers.*.mlp.router", "lm_head"],
+            "quant_method": "mxfp4",
+        },
+        "mxfp4",
+    ),
+    # nvidia/Llama-3.1-8B-Instruct-FP4 (ModelOpt).
+    "modelopt nvfp4": ({"quant_method": "modelopt", "quant_algo": "NVFP4", "group_size": 16}, "nvfp4"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(QUANTIZATIONS))
+def test_a_published_quantization_is_the_weights_precision(case: str) -> None:
+    table, precision = QUANTIZATIONS[case]
+    config = {**json.loads((FIXTURES / "llama-3.1-8b.json").read_text()), "quantization_config": table}
+    assert model_from_config(config, "config.json").weight_precision == precision
+
+
+def test_the_published_fixtures_carry_their_formats() -> None:
+    """DeepSeek-V3 is published in fp8 blocks (671 GB, not 1,342 GB of bf16), gpt-oss in MXFP4, Llama 2 in
+    float16; a float32 checkpoint (Gemma 2) is served at 16 bits; bfloat16 is the default."""
+    assert model("deepseek-v3").weight_precision == "fp8-block"
+    assert model("gpt-oss-20b").weight_precision == "mxfp4"
+    assert model("llama-2-13b").weight_precision == "fp16"
+    gemma = model("gemma-2-9b")
+    assert gemma.weight_precision is None and "torch_dtype float32 read at 16 bits" in gemma.source
+    assert model("llama-3.1-8b").weight_precision is None
+
+
+@pytest.mark.parametrize(
+    ("change", "fragment"),
+    [
+        (
+            {"quantization_config": {"quant_method": "gptq", "bits": 8, "group_size": 128}},
+            "field 'quantization_config': quant_method 'gptq' (bits 8, group_size 128) has no matching precision",
+        ),
+        (
+            {"quantization_config": {"quant_method": "awq", "bits": 4, "group_size": 64}},
+            "quant_method 'awq' (bits 4, group_size 64) has no matching precision",
+        ),
+        (
+            {"quantization_config": {"quant_method": "fp8", "weight_block_size": [64, 64]}},
+            "quant_method 'fp8' (weight_block_size an array) has no matching precision",
+        ),
+        (
+            {"quantization_config": {"quant_method": "bitsandbytes", "load_in_4bit": True}},
+            "quant_method 'bitsandbytes' has no matching precision",
+        ),
+        ({"quantization_config": {"quant_method": "compressed-tensors"}}, "quant_method 'compressed-tensors' has"),
+        ({"quantization_config": "fp8"}, "field 'quantization_config': must be a table"),
+        ({"torch_dtype": "int8"}, "field 'torch_dtype': is 'int8', a weight type roofline does not read"),
+        ({"torch_dtype": None, "dtype": "float8_e4m3fn"}, "field 'dtype': is 'float8_e4m3fn'"),
+    ],
+)
+def test_a_format_without_a_matching_precision_is_refused_naming_the_fix(change: dict, fragment: str) -> None:
+    config = {**json.loads((FIXTURES / "llama-3.1-8b.json").read_text()), **change}
+    with pytest.raises(SpecError, match=re.escape(fragment)) as raised:
+        model_from_config(config, "config.json")
+    assert "give the weights' format with --precision" in str(raised.value)
+    # A caller that gives the format itself (--precision) does not read the config's.
+    assert model_from_config(config, "config.json", read_weights=False).weight_precision is None
+
+
+def test_an_imported_entry_keeps_the_weights_format() -> None:
+    spec = model("deepseek-v3")
+    text = model_entry_toml(spec)
+    assert 'weight_precision = "fp8-block"' in text
+    assert parse_specs(text, "imported.toml").model(spec.id).weight_precision == "fp8-block"
+    with pytest.raises(SpecError, match=r"field 'weight_precision': unknown precision 'fp9' \(did you mean"):
+        parse_specs(text.replace('"fp8-block"', '"fp9"'), "imported.toml")

@@ -365,3 +365,45 @@ def test_a_downloaded_model_folder_is_read_through_its_config(
     empty.mkdir()
     status, _, err = run_cli(capsys, "estimate", "--gpu", "h100-sxm", "--model", str(empty))
     assert_one_line_error(status, err, f"--model: {empty}: is a directory, not a config.json")
+
+
+# -- The weights' format a config publishes ----------------------------------------------------------
+
+
+def test_a_quantized_config_is_read_at_its_published_format(capsys: pytest.CaptureFixture[str]) -> None:
+    """DeepSeek-V3's published config is fp8 in 128 × 128 blocks: 671 GB of weights, not 1,342 GB of bf16,
+    on every command that takes --precision; a --precision given wins."""
+    deepseek = str(FIXTURES / "deepseek-v3.json")
+    status, out, err = run_cli(capsys, "estimate", "--gpu", "h100-sxm", "--gpus", "8", "--model", deepseek)
+    assert status == 0, err
+    assert "  weights              671.2 GB (fp8-block)" in out.splitlines()
+    status, out, err = run_cli(
+        capsys, "estimate", "--gpu", "h100-sxm", "--gpus", "8", "--model", deepseek, "--precision", "bf16"
+    )
+    assert status == 0, err
+    assert "  weights              1,342.1 GB (bf16)" in out.splitlines()
+    status, out, err = run_cli(
+        capsys, "simulate", "--gpu", "h200", "--gpus", "8", "--model", deepseek, "--requests", "5", "--json"
+    )
+    assert status == 0, err
+    status, out, err = run_cli(capsys, "estimate", "--gpu", "h100-sxm", "--model", str(FIXTURES / "gpt-oss-20b.json"))
+    assert status == 0, err
+    assert "(mxfp4)" in out.splitlines()[1]
+
+
+def test_a_quantization_without_a_matching_precision_names_the_fix(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = config_file(tmp_path, llama(quantization_config={"quant_method": "bitsandbytes", "load_in_4bit": True}))
+    status, _, err = run_cli(capsys, "estimate", "--gpu", "h100-sxm", "--model", path)
+    assert_one_line_error(
+        status,
+        err,
+        f"--model: {path}: field 'quantization_config': quant_method 'bitsandbytes' has no matching precision",
+        "give the weights' format with --precision",
+    )
+    status, out, err = run_cli(capsys, "estimate", "--gpu", "h100-sxm", "--model", path, "--precision", "int4")
+    assert status == 0, err
+    assert "(int4)" in out.splitlines()[1]
+    status, out, err = run_cli(capsys, "table", "--format", "csv", "--model", path)  # names its own precisions
+    assert status == 0, err
