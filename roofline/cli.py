@@ -570,9 +570,9 @@ def _tensor_parallel_notes(hardware: Hardware, model) -> tuple[str | None, str |
     link = hardware.gpu.interconnect
     beyond = link is not None and gpus > link.domain_gpus
     return (
-        layout and f"--gpus {gpus}: {layout}; the figures split it evenly over {gpus} GPUs anyway",
+        layout and f"--gpus {gpus:,}: {layout}; the figures split it evenly over {gpus:,} GPUs anyway",
         beyond
-        and f"--gpus {gpus} is more than one {link.scale_up} domain of {link.domain_gpus}: every"
+        and f"--gpus {gpus:,} is more than one {link.scale_up} domain of {link.domain_gpus:,}: every"
         f" all-reduce crosses the scale-out network at {link.scale_out_bytes_per_s / 1e9:g} GB/s per GPU;"
         " engines split across nodes with --parallel tpxpp",
     )
@@ -583,7 +583,7 @@ def _spans_nodes_note(hardware: Hardware, split: Split, hops_across: int) -> str
     if split.gpus <= _domain(hardware):
         return None
     return (
-        f"{split.label} spans {math.ceil(split.gpus / _domain(hardware))} nodes: {hops_across}"
+        f"{split.label} spans {math.ceil(split.gpus / _domain(hardware)):,} nodes: {hops_across}"
         " of the hops between stages cross the scale-out network"
     )
 

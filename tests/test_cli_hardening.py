@@ -519,3 +519,48 @@ def test_a_callers_unknown_id_is_not_blamed_on_a_data_file() -> None:
     assert str(raised.value) == "unknown GPU 'h100' (did you mean 'h100-sxm'?)"
     located = roofline.load_specs().locate(raised.value)
     assert str(located) == "roofline/data/gpus.toml: [gpu.\"h100\"]: unknown GPU 'h100' (did you mean 'h100-sxm'?)"
+
+
+@pytest.mark.parametrize("name", ["=1+2", "@SUM(1+9)*cmd|x!A0", "+cmd", "-2+3"])
+def test_csv_never_writes_a_cell_a_spreadsheet_runs(
+    name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A model's name comes from its config.json: a cell that starts like a formula starts with ' instead."""
+    config = json.loads((ROOT / "tests" / "fixtures" / "hfconfig" / "llama-3.2-1b.json").read_text())
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({**config, "_name_or_path": name}))
+    status, out, err = run_cli(capsys, "table", "--format", "csv", "--model", str(path), "--precisions", "bf16")
+    assert status == 0, err
+    import csv
+
+    cells = [cell for row in csv.reader(out.splitlines()) for cell in row]
+    assert cells and not any(cell.startswith(("=", "@", "+", "-", "\t", "\r")) for cell in cells)
+    assert "'" + name in cells
+
+
+def test_a_gpu_count_is_written_with_thousands_separators(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, err = run_cli(capsys, "estimate", "--gpu", "h100-sxm", "--model", "llama-3.1-8b", "--gpus", "100000")
+    assert status == 0, err
+    assert out.startswith("Llama 3.1 8B on 100,000 × NVIDIA H100 SXM")
+    assert "--gpus 100,000 is more than one" in err
+    status, out, err = run_cli(
+        capsys, "simulate", "--gpu", "h100-sxm", "--model", "llama-3.1-8b", "--gpus", "10000", "--requests", "3"
+    )
+    assert status == 0, err
+    assert out.startswith("Llama 3.1 8B on 10,000 × NVIDIA H100 SXM")
+    status, out, err = run_cli(
+        capsys,
+        "speculate",
+        "--gpu",
+        "h100-sxm",
+        "--model",
+        "llama-3.1-8b",
+        "--gpus",
+        "1000",
+        "--gamma",
+        "2",
+        "--alpha",
+        "0.5",
+    )
+    assert status == 0, err
+    assert out.startswith("Llama 3.1 8B on 1,000 × NVIDIA H100 SXM")
