@@ -29,6 +29,7 @@ import math
 import os
 import re
 import sys
+import urllib.parse
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -42,9 +43,9 @@ from .errors import SHOWN_LENGTH, SpecError, did_you_mean, one_line, shortened, 
 from .estimate import estimate
 from .hfconfig import FAMILIES, read_config
 from .kvformats import KV_FORMAT_NAMES, KV_FORMATS
-from .loader import SpecSet, builtin_specs, check_same_compute, load_specs, read_spec_file
+from .loader import SpecSet, builtin_specs, check_id, check_same_compute, load_specs, read_spec_file
 from .measured import load_measurements
-from .ownspecs import model_entry_toml, resolve_gpu, resolve_model
+from .ownspecs import config_path, model_entry_toml, resolve_gpu, resolve_model
 from .parallelism import pipeline_bubble_fraction
 from .parsing import parse_real, parse_whole
 from .performance import DEFAULT_USABLE_FRACTION, Hardware, Workload, gpu_count_problem
@@ -66,6 +67,7 @@ from .serving import (
     simulate,
     simulate_expected,
 )
+from .specs import SOURCE_LENGTH
 from .specserving import Drafting, simulate_speculative
 from .speculative import GAMMA_RANGE, speculate
 from .sweep import Table, decode_prefill_rows, decode_prefill_table
@@ -1012,9 +1014,36 @@ def _resolved(
         raise located from None
 
 
+def _check_source(source: str) -> None:
+    """``--source`` is where the config comes from, an ``http://`` or ``https://`` URL: a
+    ``javascript:`` or ``file:`` one would be written into the entry and shown as a link."""
+    parts = urllib.parse.urlsplit(source) if source.isprintable() else None
+    if parts is None or parts.scheme.lower() not in ("http", "https") or not parts.netloc:
+        raise SpecError(
+            f"must be an http(s) URL, got {shown(source)}",
+            field="source",
+            hint="give the page the config comes from, e.g. https://huggingface.co/ORG/MODEL/blob/main/config.json",
+        )
+    if len(source) > SOURCE_LENGTH:
+        raise SpecError(
+            f"must be at most {SOURCE_LENGTH:,} characters, got {len(source):,}",
+            field="source",
+            hint="give the page's URL without its query",
+        )
+
+
 def _run_model_import(args: argparse.Namespace) -> str:
-    """A config.json as a checked ``[model."ID"]`` entry: printed, or written to a new file."""
-    model = read_config(args.config, model_id=args.id, name=args.name, source=args.source)
+    """A config.json (or the folder holding one, as ``--model`` takes it) as a checked ``[model."ID"]``
+    entry: printed, or written to a new file. A given ``--id`` must be an id (an empty one too), and
+    ``--source`` an http(s) URL within the source's length, each refused in one line otherwise."""
+    if args.id is not None:
+        try:
+            check_id(args.id)
+        except SpecError as error:
+            raise SpecError(f"--id: {error.message}", hint=error.hint) from None
+    if args.source is not None:
+        _check_source(args.source)
+    model = read_config(config_path(args.config), model_id=args.id, name=args.name, source=args.source)
     header = f"# Written by `roofline model import` from {one_line(args.config)}; add it to a file for --specs\n"
     header += "# or to roofline/data/models.toml. Check the values against the model card.\n"
     text = header + model_entry_toml(model)

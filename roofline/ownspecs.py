@@ -115,9 +115,15 @@ def resolve_model(specs: SpecSet, value: str, *, read_weights: bool = True) -> t
     format from the config (False: the caller gives it, see ``hfconfig.model_from_config``)."""
     if value in specs.models or not looks_like_path(value):
         return specs, value
-    inside = os.path.join(value, "config.json")
-    model = read_config(inside if os.path.isdir(value) and os.path.isfile(inside) else value, read_weights=read_weights)
+    model = read_config(config_path(value), read_weights=read_weights)
     return _with(specs, "model", model, value)
+
+
+def config_path(value: str) -> str:
+    """The config.json a ``--model`` value or ``model import`` names: the file itself, or the one in
+    the folder given (a downloaded model keeps config.json beside its weights)."""
+    inside = os.path.join(value, "config.json")
+    return inside if os.path.isdir(value) and os.path.isfile(inside) else value
 
 
 def resolve_gpu(specs: SpecSet, value: str) -> tuple[SpecSet, str]:

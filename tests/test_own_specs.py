@@ -407,3 +407,34 @@ def test_a_quantization_without_a_matching_precision_names_the_fix(
     assert "(int4)" in out.splitlines()[1]
     status, out, err = run_cli(capsys, "table", "--format", "csv", "--model", path)  # names its own precisions
     assert status == 0, err
+
+
+def test_import_takes_the_folder_that_model_takes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    folder = tmp_path / "Qwen3-32B"
+    folder.mkdir()
+    (folder / "config.json").write_text(QWEN3.read_text())
+    status, out, err = run_cli(capsys, "model", "import", str(folder))
+    assert status == 0, err
+    assert '[model."qwen3-32b"]' in out
+    status, _, err = run_cli(capsys, "model", "import", str(tmp_path))  # no config.json in it
+    assert_one_line_error(status, err, f"{tmp_path}: is a directory, not a config.json")
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "fragment"),
+    [
+        ("--source", "javascript:alert(1)", "field 'source': must be an http(s) URL, got 'javascript:alert(1)'"),
+        ("--source", "file:///etc/passwd", "must be an http(s) URL"),
+        ("--source", "https://", "must be an http(s) URL"),
+        ("--source", "data:text/html,<script>", "must be an http(s) URL"),
+        ("--source", "https://example.com/" + "a" * 5000, "must be at most 2,000 characters, got 5,020"),
+        ("--id", "", "--id: bad id"),
+        ("--id", "My Qwen", "--id: bad id"),
+    ],
+)
+def test_import_refuses_a_source_that_is_no_web_address_and_an_empty_id(
+    option: str, value: str, fragment: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status, out, err = run_cli(capsys, "model", "import", str(QWEN3), option, value)
+    assert_one_line_error(status, err, fragment)
+    assert out == ""
