@@ -234,9 +234,9 @@ def _add_split_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--microbatches",
         type=_whole_number(BATCH_RANGE),
-        default=1,
+        default=None,
         metavar="M",
-        help="groups of users in flight through a pipeline (default 1)",
+        help="groups of users in flight through a pipeline, --parallel pp or tpxpp only (default 1)",
     )
     parser.add_argument(
         "--allreduce-latency",
@@ -419,17 +419,17 @@ def _add_simulate_parser(commands: argparse._SubParsersAction) -> None:
     run.add_argument(
         "--admission",
         choices=ADMISSIONS,
-        default=defaults.admission,
+        default=None,
         help="KV memory: paged allocates 16-token blocks as tokens are written and preempts when none is"
         " free (vLLM); reserve holds prompt + true output length up front (the vLLM paper's Orca oracle)"
-        " (default %(default)s)",
+        f" (default {defaults.admission}; continuous and chunked only)",
     )
     run.add_argument(
         "--preemption",
         choices=PREEMPTIONS,
-        default=defaults.preemption,
+        default=None,
         help="paged only: recompute frees a preempted request's blocks and prefills its prompt and tokens"
-        " again; swap copies them to host memory and back over the GPU's host link (default %(default)s)",
+        f" again; swap copies them to host memory and back over the GPU's host link (default {defaults.preemption})",
     )
     run.add_argument(
         "--rate",
@@ -473,8 +473,9 @@ def _add_simulate_parser(commands: argparse._SubParsersAction) -> None:
     run.add_argument(
         "--token-budget",
         type=_whole_number(TOKEN_BUDGET_RANGE),
-        default=defaults.token_budget,
-        help="most tokens per iteration, vLLM's max_num_batched_tokens; chunked only (default %(default)s)",
+        default=None,
+        help="most tokens per iteration, vLLM's max_num_batched_tokens; chunked only"
+        f" (default {defaults.token_budget})",
     )
     run.add_argument(
         "--ttft-slo",
@@ -562,6 +563,43 @@ def _check_split_options(args: argparse.Namespace) -> None:
         )
     if args.parallel == "tp" and args.pp_stages is not None:
         raise SpecError("--pp-stages splits a pipeline", hint="add --parallel tpxpp (or pp), or leave it out")
+    if args.parallel == "tp" and args.microbatches is not None:
+        raise SpecError("--microbatches: groups of users go through a pipeline", hint=_PIPELINE_HINT)
+    if args.microbatches is None:
+        args.microbatches = 1
+    if getattr(args, "attention_dp", False) and args.gpus == 1:
+        raise SpecError(
+            "--attention-dp: one GPU has no attention to split", hint="add --gpus N (2 or more), or leave it out"
+        )
+
+
+#: What an option that only a pipeline uses says (as --pp-stages does).
+_PIPELINE_HINT = "add --parallel tpxpp (or pp), or leave it out"
+
+
+def _check_scheduler_options(args: argparse.Namespace) -> None:
+    """simulate's options that the chosen scheduler does not use, refused in one line as --pp-stages
+    without a pipeline is (never ignored); then the defaults of those left out."""
+    defaults = ServingConfig()
+    speculating = args.speculate_gamma is not None or args.speculate_alpha is not None
+    if args.token_budget is not None and args.policy != "chunked":
+        raise SpecError(
+            f"--token-budget: only chunked prefill has a token budget, got --policy {args.policy}",
+            hint="add --policy chunked, or leave it out",
+        )
+    reserved = "static batching" if args.policy == "static" else "speculation" if speculating else None
+    if args.admission is not None and reserved:
+        raise SpecError(
+            f"--admission: {reserved} always reserves each request's prompt and output", hint="leave it out"
+        )
+    if args.preemption is not None and (reserved or args.admission == "reserve"):
+        raise SpecError(
+            "--preemption: only paged admission preempts; reserved blocks are never taken back",
+            hint="leave it out" + ("" if reserved else ", or use --admission paged"),
+        )
+    args.token_budget = defaults.token_budget if args.token_budget is None else args.token_budget
+    args.admission = args.admission or defaults.admission
+    args.preemption = args.preemption or defaults.preemption
 
 
 def _tensor_parallel_notes(hardware: Hardware, model) -> tuple[str | None, str | None]:
@@ -855,6 +893,7 @@ def _run_simulate(args: argparse.Namespace, specs: SpecSet) -> str:
             hint="a closed loop of N clients sets its own arrivals; give one of the two",
         )
     _check_split_options(args)
+    _check_scheduler_options(args)
     drafting = _drafting(args, specs)
     if drafting is not None:
         if args.parallel != "tp":

@@ -564,3 +564,48 @@ def test_a_gpu_count_is_written_with_thousands_separators(capsys: pytest.Capture
     )
     assert status == 0, err
     assert out.startswith("Llama 3.1 8B on 1,000 × NVIDIA H100 SXM")
+
+
+SIMULATE = ["simulate", "--gpu", "h100-sxm", "--model", "llama-3.1-8b", "--requests", "5"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "fragment"),
+    [
+        ([*SIMULATE, "--token-budget", "100"], "--token-budget: only chunked prefill has a token budget"),
+        ([*SIMULATE, "--policy", "static", "--token-budget", "100"], "got --policy static"),
+        ([*SIMULATE, "--admission", "reserve", "--preemption", "swap"], "--preemption: only paged admission preempts"),
+        ([*SIMULATE, "--policy", "static", "--preemption", "recompute"], "--preemption: only paged admission"),
+        ([*SIMULATE, "--policy", "static", "--admission", "paged"], "--admission: static batching always reserves"),
+        (
+            [*SIMULATE, "--speculate-gamma", "2", "--speculate-alpha", "0.5", "--admission", "paged"],
+            "--admission: speculation always reserves",
+        ),
+        ([*SIMULATE, "--gpus", "2", "--microbatches", "4"], "--microbatches: groups of users go through a pipeline"),
+        ([*BASE, "--gpus", "2", "--microbatches", "4"], "--microbatches: groups of users go through a pipeline"),
+        ([*BASE, "--attention-dp"], "--attention-dp: one GPU has no attention to split"),
+    ],
+)
+def test_an_option_the_chosen_mode_does_not_use_is_refused_not_ignored(
+    argv: list[str], fragment: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """As --pp-stages without a pipeline is: one line naming the option, never a silent default."""
+    status, out, err = run_cli(capsys, *argv)
+    assert_one_line_error(status, err, fragment)
+    assert out == ""
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        ["--policy", "chunked", "--token-budget", "100"],
+        ["--preemption", "swap"],
+        ["--admission", "paged", "--preemption", "recompute"],
+        ["--gpus", "2", "--parallel", "pp", "--microbatches", "2"],
+    ],
+)
+def test_the_same_options_where_they_apply_still_run(extra: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    status, _, err = run_cli(capsys, *SIMULATE, *extra)
+    assert status == 0, err
+    status, _, err = run_cli(capsys, *BASE, "--gpus", "2", "--attention-dp")
+    assert status == 0, err
