@@ -165,6 +165,8 @@ def _gpu_from_toml(text: str, label: str) -> GpuSpec:
 
 def _gpu_from_table(table: Mapping[str, Any], label: str) -> GpuSpec:
     """The GPU of a flat table: a ``[gpu."ID"]`` entry's keys, ``id`` and ``source`` optional."""
+    if not table:
+        raise SpecError("is empty", hint=_GPU_HINT + ": name, memory_bytes, bandwidth_bytes_per_s, dense_flops_per_s")
     values = dict(table)
     gpu_id = values.pop("id", None)
     name = values.get("name")

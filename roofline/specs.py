@@ -81,6 +81,11 @@ def _plain(value: float | None) -> str:
 
 def _check_field(name: str, kind: str, value: Any, minimum: float = 1, maximum: float | None = None) -> None:
     """Raise SpecError (naming ``name``) unless ``value`` is a valid ``kind`` within [minimum, maximum]."""
+    if value is None:  # JSON's null: a value left empty, or a number past a float's range (1e400 reads as it)
+        wanted = {"count": "a whole number", "quantity": "a number", "text": "a text", "flag": "true or false"}
+        raise SpecError(
+            "is null", field=name, hint=f"give it {wanted.get(kind, 'a value')}, or leave out an optional key"
+        )
     if kind in ("count", "quantity"):
         if kind == "count" and (isinstance(value, bool) or not isinstance(value, int)):
             raise SpecError(f"must be a whole number, got {shown(value)}", field=name)

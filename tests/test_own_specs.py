@@ -438,3 +438,33 @@ def test_import_refuses_a_source_that_is_no_web_address_and_an_empty_id(
     status, out, err = run_cli(capsys, "model", "import", str(QWEN3), option, value)
     assert_one_line_error(status, err, fragment)
     assert out == ""
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "fragments"),
+    [
+        ("empty.toml", "", ("is empty", "name, memory_bytes, bandwidth_bytes_per_s, dense_flops_per_s")),
+        ("empty.json", "{}", ("is empty",)),
+        ("table.toml", "[1]\n", ("field '1': unknown key", "optional: memory_note")),
+        (
+            "extra.toml",
+            GPU_TOML.replace("[dense_flops_per_s]", "foo = 1\n[dense_flops_per_s]"),
+            ("field 'foo': unknown key", "optional: memory_note", "interconnect", "host_link_bytes_per_s"),
+        ),
+        (
+            "null.json",
+            json.dumps({**GPU_JSON, "memory_bytes": None}),
+            ("field 'memory_bytes': is null (give it a number",),
+        ),
+        ("text.json", json.dumps({**GPU_JSON, "name": None}), ("field 'name': is null (give it a text",)),
+    ],
+)
+def test_a_gpu_files_errors_name_the_file_and_field_and_the_fix(
+    name: str, text: str, fragments: tuple[str, ...], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Never 'got None', and an unknown key lists every key a GPU file may hold, the optional ones too."""
+    path = tmp_path / name
+    path.write_text(text)
+    status, _, err = run_cli(capsys, "estimate", "--gpu", str(path), "--model", "llama-3.1-8b")
+    assert_one_line_error(status, err, f"--gpu: {path}: ", *fragments)
+    assert "None" not in err
