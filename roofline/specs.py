@@ -490,7 +490,9 @@ class ModelSpec:
 
     ``weight_precision`` is the format the published checkpoint stores its weights in (a
     config.json's ``quantization_config`` or ``torch_dtype``: ``fp8-block`` for DeepSeek-V3),
-    the weight precision a command uses when none is given; None: bf16.
+    the weight precision a command uses when none is given; None: bf16. A spec file may set it
+    (``weight_precision = "fp8-block"``, as ``roofline model import`` writes it); the built-in
+    data files leave it out, so their headers, hashed by the calibration, stay as they are.
     """
 
     id: str = _text()
