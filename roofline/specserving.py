@@ -65,6 +65,10 @@ from .speculative import accepted_tokens, check_alpha, check_draft, check_gamma,
 
 #: A draft cost above this is a typo: a drafter ten times slower than the target never pays.
 MAX_DRAFT_COST = 10.0
+#: Most output tokens a speculative run may emit, ``requests * longest output``: its rounds are drawn
+#: one by one (a random run each), so its time grows with the tokens, about a second per 3 million;
+#: 1,000,000 requests of the default 256 tokens fit, 10,000 of 100,000 (an hour) are refused at once.
+MAX_SPECULATIVE_TOKENS = 300_000_000
 #: Iterations a run may take per request before it is stopped: each iteration emits at least one
 #: token of some running request, so a run can never need more than its outputs' total plus its prompts.
 _MAX_ITERATIONS_PER_REQUEST = 1_000_000
@@ -205,6 +209,14 @@ def simulate_speculative(
     ``draft_cost`` given (with one, the difference is stated in ``notes``).
     """
     model = workload.model
+    tokens = config.requests * config.output.high
+    if drafting is not None and tokens > MAX_SPECULATIVE_TOKENS:  # before anything is drawn
+        raise SpecError(
+            f"{config.requests:,} requests of up to {config.output.high:,} output tokens are {tokens:,} tokens,"
+            f" past the {MAX_SPECULATIVE_TOKENS:,} a speculative run draws round by round",
+            field="requests",
+            hint="fewer --requests or a shorter --output",
+        )
     if config.policy != "continuous":
         raise SpecError(
             f"speculation is simulated under continuous batching only, got {config.policy!r}",

@@ -239,3 +239,21 @@ def test_memory_does_not_grow_with_the_tokens_a_run_emits(monkeypatch: pytest.Mo
 
     short, long = _peak_bytes(served(2_000)), _peak_bytes(served(20_000))
     assert long - short < 400_000, f"{long - short:,} more bytes for 1.2 million more tokens"
+
+
+def test_a_run_past_the_tokens_a_speculative_run_may_draw_is_refused_before_any_draw(capsys, monkeypatch) -> None:
+    """10,000 requests of 100,000 tokens (each within its own range) would draw a billion tokens round by
+    round, about an hour: refused in one line before the traffic is drawn."""
+    import roofline.specserving
+
+    def never(*_: object) -> None:
+        raise AssertionError("the run started")
+
+    monkeypatch.setattr(roofline.specserving, "_SpeculativeRun", never)
+    status, out, err = run_cli(
+        capsys,
+        *("simulate", "--gpu", "h100-sxm", "--model", "llama-3.1-8b", "--requests", "10000", "--output", "100000"),
+        *("--speculate-gamma", "1", "--speculate-alpha", "0"),
+    )
+    assert_one_line_error(status, err, "--requests: 10,000 requests of up to 100,000 output tokens are 1,000,000,000")
+    assert out == ""
