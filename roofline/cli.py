@@ -14,7 +14,8 @@ config.json too, and ``--gpu`` the path of a GPU file (TOML or JSON): see
 ``ownspecs``. Nothing is fetched from the network.
 
 Exit status: 0 done; 1 the output could not be written (a full disk, a closed
-pipe), said in one line; 2 bad input; 130 interrupted (Ctrl-C), silently.
+pipe), said in one line; 2 bad input, or input that needs more memory than the
+process gets (MemoryError), said in one line; 130 interrupted (Ctrl-C), silently.
 Every number printed is finite, and ``--json`` is strict JSON (no NaN, no Infinity).
 """
 
@@ -22,11 +23,13 @@ from __future__ import annotations
 
 import argparse
 import errno
+import functools
 import json
 import math
 import os
 import re
 import sys
+import urllib.parse
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -40,9 +43,9 @@ from .errors import SHOWN_LENGTH, SpecError, did_you_mean, one_line, shortened, 
 from .estimate import estimate
 from .hfconfig import FAMILIES, read_config
 from .kvformats import KV_FORMAT_NAMES, KV_FORMATS
-from .loader import SpecSet, builtin_specs, check_same_compute, load_specs, read_spec_file
+from .loader import SpecSet, builtin_specs, check_id, check_same_compute, load_specs, read_spec_file
 from .measured import load_measurements
-from .ownspecs import model_entry_toml, resolve_gpu, resolve_model
+from .ownspecs import config_path, model_entry_toml, resolve_gpu, resolve_model
 from .parallelism import pipeline_bubble_fraction
 from .parsing import parse_real, parse_whole
 from .performance import DEFAULT_USABLE_FRACTION, Hardware, Workload, gpu_count_problem
@@ -64,11 +67,18 @@ from .serving import (
     simulate,
     simulate_expected,
 )
+from .specs import SOURCE_LENGTH
 from .specserving import Drafting, simulate_speculative
 from .speculative import GAMMA_RANGE, speculate
 from .sweep import Table, decode_prefill_rows, decode_prefill_table
 
 EXIT_OUTPUT_FAILED = 1
+#: Weights' precision when neither --precision nor the model (a config's quantization) gives one.
+DEFAULT_PRECISION = "bf16"
+_PRECISION_HELP = (
+    "weight precision (default: the model's published format, as a config.json's quantization_config"
+    " states it, else bf16)"
+)
 EXIT_BAD_INPUT = 2
 #: `roofline table`'s defaults: 16, 8 and 4-bit weights and a 2,000-token prompt (the first chapter's choice too).
 TABLE_PRECISIONS = ("bf16", "fp8", "int4")
@@ -224,9 +234,9 @@ def _add_split_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--microbatches",
         type=_whole_number(BATCH_RANGE),
-        default=1,
+        default=None,
         metavar="M",
-        help="groups of users in flight through a pipeline (default 1)",
+        help="groups of users in flight through a pipeline, --parallel pp or tpxpp only (default 1)",
     )
     parser.add_argument(
         "--allreduce-latency",
@@ -252,7 +262,7 @@ def build_parser() -> argparse.ArgumentParser:
     run = commands.add_parser("estimate", help="decode speed, prefill time and memory for one deployment")
     run.add_argument("--gpu", required=True, help=GPU_HELP)
     run.add_argument("--model", required=True, help=MODEL_HELP)
-    run.add_argument("--precision", type=_precision, default="bf16", help="weight precision (default bf16)")
+    run.add_argument("--precision", type=_precision, help=_PRECISION_HELP)
     run.add_argument(
         "--kv-precision",
         type=_kv_precision,
@@ -383,7 +393,7 @@ def _add_simulate_parser(commands: argparse._SubParsersAction) -> None:
         help=f"GPUs, {_span(GPUS_RANGE)}, splitting every layer and paying its all-reduces (default 1)",
     )
     _add_split_options(run)
-    run.add_argument("--precision", type=_precision, default="bf16", help="weight precision (default bf16)")
+    run.add_argument("--precision", type=_precision, help=_PRECISION_HELP)
     run.add_argument("--kv-precision", type=_kv_precision, default="bf16", help="KV-cache format (default bf16)")
     run.add_argument(
         "--compute-precision",
@@ -409,17 +419,17 @@ def _add_simulate_parser(commands: argparse._SubParsersAction) -> None:
     run.add_argument(
         "--admission",
         choices=ADMISSIONS,
-        default=defaults.admission,
+        default=None,
         help="KV memory: paged allocates 16-token blocks as tokens are written and preempts when none is"
         " free (vLLM); reserve holds prompt + true output length up front (the vLLM paper's Orca oracle)"
-        " (default %(default)s)",
+        f" (default {defaults.admission}; continuous and chunked only)",
     )
     run.add_argument(
         "--preemption",
         choices=PREEMPTIONS,
-        default=defaults.preemption,
+        default=None,
         help="paged only: recompute frees a preempted request's blocks and prefills its prompt and tokens"
-        " again; swap copies them to host memory and back over the GPU's host link (default %(default)s)",
+        f" again; swap copies them to host memory and back over the GPU's host link (default {defaults.preemption})",
     )
     run.add_argument(
         "--rate",
@@ -463,8 +473,9 @@ def _add_simulate_parser(commands: argparse._SubParsersAction) -> None:
     run.add_argument(
         "--token-budget",
         type=_whole_number(TOKEN_BUDGET_RANGE),
-        default=defaults.token_budget,
-        help="most tokens per iteration, vLLM's max_num_batched_tokens; chunked only (default %(default)s)",
+        default=None,
+        help="most tokens per iteration, vLLM's max_num_batched_tokens; chunked only"
+        f" (default {defaults.token_budget})",
     )
     run.add_argument(
         "--ttft-slo",
@@ -552,6 +563,43 @@ def _check_split_options(args: argparse.Namespace) -> None:
         )
     if args.parallel == "tp" and args.pp_stages is not None:
         raise SpecError("--pp-stages splits a pipeline", hint="add --parallel tpxpp (or pp), or leave it out")
+    if args.parallel == "tp" and args.microbatches is not None:
+        raise SpecError("--microbatches: groups of users go through a pipeline", hint=_PIPELINE_HINT)
+    if args.microbatches is None:
+        args.microbatches = 1
+    if getattr(args, "attention_dp", False) and args.gpus == 1:
+        raise SpecError(
+            "--attention-dp: one GPU has no attention to split", hint="add --gpus N (2 or more), or leave it out"
+        )
+
+
+#: What an option that only a pipeline uses says (as --pp-stages does).
+_PIPELINE_HINT = "add --parallel tpxpp (or pp), or leave it out"
+
+
+def _check_scheduler_options(args: argparse.Namespace) -> None:
+    """simulate's options that the chosen scheduler does not use, refused in one line as --pp-stages
+    without a pipeline is (never ignored); then the defaults of those left out."""
+    defaults = ServingConfig()
+    speculating = args.speculate_gamma is not None or args.speculate_alpha is not None
+    if args.token_budget is not None and args.policy != "chunked":
+        raise SpecError(
+            f"--token-budget: only chunked prefill has a token budget, got --policy {args.policy}",
+            hint="add --policy chunked, or leave it out",
+        )
+    reserved = "static batching" if args.policy == "static" else "speculation" if speculating else None
+    if args.admission is not None and reserved:
+        raise SpecError(
+            f"--admission: {reserved} always reserves each request's prompt and output", hint="leave it out"
+        )
+    if args.preemption is not None and (reserved or args.admission == "reserve"):
+        raise SpecError(
+            "--preemption: only paged admission preempts; reserved blocks are never taken back",
+            hint="leave it out" + ("" if reserved else ", or use --admission paged"),
+        )
+    args.token_budget = defaults.token_budget if args.token_budget is None else args.token_budget
+    args.admission = args.admission or defaults.admission
+    args.preemption = args.preemption or defaults.preemption
 
 
 def _tensor_parallel_notes(hardware: Hardware, model) -> tuple[str | None, str | None]:
@@ -562,9 +610,9 @@ def _tensor_parallel_notes(hardware: Hardware, model) -> tuple[str | None, str |
     link = hardware.gpu.interconnect
     beyond = link is not None and gpus > link.domain_gpus
     return (
-        layout and f"--gpus {gpus}: {layout}; the figures split it evenly over {gpus} GPUs anyway",
+        layout and f"--gpus {gpus:,}: {layout}; the figures split it evenly over {gpus:,} GPUs anyway",
         beyond
-        and f"--gpus {gpus} is more than one {link.scale_up} domain of {link.domain_gpus}: every"
+        and f"--gpus {gpus:,} is more than one {link.scale_up} domain of {link.domain_gpus:,}: every"
         f" all-reduce crosses the scale-out network at {link.scale_out_bytes_per_s / 1e9:g} GB/s per GPU;"
         " engines split across nodes with --parallel tpxpp",
     )
@@ -575,7 +623,7 @@ def _spans_nodes_note(hardware: Hardware, split: Split, hops_across: int) -> str
     if split.gpus <= _domain(hardware):
         return None
     return (
-        f"{split.label} spans {math.ceil(split.gpus / _domain(hardware))} nodes: {hops_across}"
+        f"{split.label} spans {math.ceil(split.gpus / _domain(hardware)):,} nodes: {hops_across}"
         " of the hops between stages cross the scale-out network"
     )
 
@@ -845,6 +893,7 @@ def _run_simulate(args: argparse.Namespace, specs: SpecSet) -> str:
             hint="a closed loop of N clients sets its own arrivals; give one of the two",
         )
     _check_split_options(args)
+    _check_scheduler_options(args)
     drafting = _drafting(args, specs)
     if drafting is not None:
         if args.parallel != "tp":
@@ -970,13 +1019,22 @@ def _run_simulate_speculative(args: argparse.Namespace, specs: SpecSet, drafting
 
 def _resolve_choices(args: argparse.Namespace, specs: SpecSet) -> SpecSet:
     """The one place where ``--gpu`` and ``--model`` values become ids, for every command that
-    takes them: a path is read (a GPU file, a config.json) and its entry joins ``specs``."""
+    takes them: a path is read (a GPU file, a config.json) and its entry joins ``specs``.
+
+    A command's ``--precision``, when not given, is the model's published weight format
+    (``ModelSpec.weight_precision``: a config's quantization), else bf16. A given one wins, and
+    then a config's quantization is not read (nor refused); ``table`` names its precisions."""
     if getattr(args, "gpu", None) is not None:
         specs, args.gpu = _resolved("--gpu", resolve_gpu, specs, args.gpu)
+    given = getattr(args, "precision", None) is not None or args.command == "table"
+    resolve = functools.partial(resolve_model, read_weights=not given)
     if getattr(args, "model", None) is not None:
-        specs, args.model = _resolved("--model", resolve_model, specs, args.model)
+        specs, args.model = _resolved("--model", resolve, specs, args.model)
     for index, value in enumerate(getattr(args, "models", None) or ()):
-        specs, args.models[index] = _resolved("--model", resolve_model, specs, value)
+        specs, args.models[index] = _resolved("--model", resolve, specs, value)
+    if hasattr(args, "precision") and args.precision is None:
+        model = specs.models.get(args.model)
+        args.precision = (model.weight_precision if model is not None else None) or DEFAULT_PRECISION
     return specs
 
 
@@ -995,9 +1053,36 @@ def _resolved(
         raise located from None
 
 
+def _check_source(source: str) -> None:
+    """``--source`` is where the config comes from, an ``http://`` or ``https://`` URL: a
+    ``javascript:`` or ``file:`` one would be written into the entry and shown as a link."""
+    parts = urllib.parse.urlsplit(source) if source.isprintable() else None
+    if parts is None or parts.scheme.lower() not in ("http", "https") or not parts.netloc:
+        raise SpecError(
+            f"must be an http(s) URL, got {shown(source)}",
+            field="source",
+            hint="give the page the config comes from, e.g. https://huggingface.co/ORG/MODEL/blob/main/config.json",
+        )
+    if len(source) > SOURCE_LENGTH:
+        raise SpecError(
+            f"must be at most {SOURCE_LENGTH:,} characters, got {len(source):,}",
+            field="source",
+            hint="give the page's URL without its query",
+        )
+
+
 def _run_model_import(args: argparse.Namespace) -> str:
-    """A config.json as a checked ``[model."ID"]`` entry: printed, or written to a new file."""
-    model = read_config(args.config, model_id=args.id, name=args.name, source=args.source)
+    """A config.json (or the folder holding one, as ``--model`` takes it) as a checked ``[model."ID"]``
+    entry: printed, or written to a new file. A given ``--id`` must be an id (an empty one too), and
+    ``--source`` an http(s) URL within the source's length, each refused in one line otherwise."""
+    if args.id is not None:
+        try:
+            check_id(args.id)
+        except SpecError as error:
+            raise SpecError(f"--id: {error.message}", hint=error.hint) from None
+    if args.source is not None:
+        _check_source(args.source)
+    model = read_config(config_path(args.config), model_id=args.id, name=args.name, source=args.source)
     header = f"# Written by `roofline model import` from {one_line(args.config)}; add it to a file for --specs\n"
     header += "# or to roofline/data/models.toml. Check the values against the model card.\n"
     text = header + model_entry_toml(model)
@@ -1030,7 +1115,7 @@ def _add_speculate_parser(commands: argparse._SubParsersAction) -> None:
     run.add_argument("--gpu", required=True, help=GPU_HELP)
     run.add_argument("--model", required=True, help=f"target {MODEL_HELP}")
     run.add_argument("--gpus", type=_whole_number(GPUS_RANGE), default=1, help=f"GPUs, {_span(GPUS_RANGE)} (default 1)")
-    run.add_argument("--precision", type=_precision, default="bf16", help="weight precision (default bf16)")
+    run.add_argument("--precision", type=_precision, help=_PRECISION_HELP)
     run.add_argument(
         "--gamma",
         type=_whole_number(GAMMA_RANGE),
@@ -1139,11 +1224,15 @@ def _stop_writing_stdout() -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status (see the module docstring)."""
+    command = ""
     try:
         args = build_parser().parse_args(argv)
+        command = f" {args.command}"
         status = _run(args)
         sys.stdout.flush()
         return status
+    except MemoryError:
+        pass  # said below: out of this clause, the traceback and the memory its frames hold are freed
     except KeyboardInterrupt:
         _stop_writing_stdout()
         return EXIT_INTERRUPTED
@@ -1155,6 +1244,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             sys.stderr.write(f"roofline: error: cannot write the output: {os.strerror(error.errno)}\n")
         _stop_writing_stdout()
         return EXIT_OUTPUT_FAILED
+    # Input within every documented range can still ask for more memory than this machine lends
+    # (a --model config, a long simulation under `ulimit -v`): bad input for this machine, one line.
+    sys.stderr.write(
+        f"roofline{command}: error: out of memory: this input needs more memory than this machine gives the"
+        " process (ask for less: fewer --requests or --models, shorter lengths, a smaller file)\n"
+    )
+    return EXIT_BAD_INPUT
 
 
 if __name__ == "__main__":

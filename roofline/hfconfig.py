@@ -18,13 +18,13 @@ import json
 import math
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
 from .errors import SpecError, one_line, shown
 from .loader import MAX_FILE_BYTES, decode_spec_text, read_spec_bytes, suggested_id
-from .specs import NAME_LENGTH, SOURCE_LENGTH, MlaSpec, ModelSpec, MoeSpec
+from .specs import MAX_CONTEXT_TOKENS, NAME_LENGTH, SOURCE_LENGTH, MlaSpec, ModelSpec, MoeSpec
 
 #: Largest config read, in bytes (as a spec file): real ones are 1 to 30 kB, and
 #: a mistaken file (a 100 MB safetensors shard) is refused before it is parsed.
@@ -32,6 +32,22 @@ MAX_CONFIG_BYTES = MAX_FILE_BYTES
 #: transformers' names for the kinds of layer in ``layer_types``.
 _LAYER_TYPES = {"sliding_attention": "local", "full_attention": "global"}
 _REQUIRED = object()
+
+
+def _maxima() -> dict[str, int]:
+    """The largest value of each record field a config key may set (``layers``: 10,000,
+    ``moe.experts``: 100,000), from the records' own limits, so that a key is checked the
+    moment it is read: a count drives loops and lists (one entry a layer) before the
+    record exists, and 1e9 layers must be refused before a list of 1e9 entries is built."""
+    maxima = {"max_context": MAX_CONTEXT_TOKENS, "sliding_window": MAX_CONTEXT_TOKENS}
+    for prefix, record in (("", ModelSpec), ("moe.", MoeSpec), ("mla.", MlaSpec)):
+        for spec_field in fields(record):
+            if spec_field.metadata.get("kind") == "count" and spec_field.metadata.get("maximum") is not None:
+                maxima[prefix + spec_field.name] = spec_field.metadata["maximum"]
+    return maxima
+
+
+_MAXIMA = _maxima()
 _CONFIG_HINT = "give the model's config.json as Hugging Face publishes it"
 
 
@@ -89,6 +105,9 @@ class _Keys:
                 raise SpecError(f"must be a whole number, got {shown(value)}", field=key)
         if value < minimum:
             raise SpecError(f"must be at least {minimum}, got {shown(value)}", field=key)
+        maximum = _MAXIMA.get(field or "")
+        if maximum is not None and value > maximum:
+            raise SpecError(f"must be at most {maximum:,}, got {shown(value)} (roofline's {field})", field=key)
         if field:
             self.fields[field] = key
         return value
@@ -169,8 +188,14 @@ def _kinds_from_layer_types(keys: _Keys, layers: int) -> list[str] | None:
     types = keys._given("layer_types")
     if types is None:
         return None
-    if not isinstance(types, list) or len(types) != layers:
-        raise SpecError(f"must list one type per layer ({layers:,}), got {shown(types)}", field="layer_types")
+    if not isinstance(types, list):
+        raise SpecError(f"must be a list of one type per layer, got {shown(types)}", field="layer_types")
+    if len(types) != layers:  # checked before any entry is read: the list may be long
+        raise SpecError(
+            f"has {len(types):,} entries for {layers:,} layers (num_hidden_layers)",
+            field="layer_types",
+            hint="give one type per layer, as the model's config.json does",
+        )
     kinds = []
     for kind in types:
         if kind not in _LAYER_TYPES:
@@ -190,11 +215,24 @@ def _alternating(layers: int) -> list[str]:
 
 def _shortest_repeat(kinds: list[str]) -> tuple[str, ...]:
     """The shortest pattern that, repeated from the first layer and cut at the last,
-    gives ``kinds`` (the whole list when nothing shorter does)."""
-    for period in range(1, len(kinds) + 1):
-        if all(kinds[i] == kinds[i % period] for i in range(len(kinds))):
-            return tuple(kinds[:period])
-    return tuple(kinds)  # not reached: the whole list always repeats itself
+    gives ``kinds`` (the whole list when nothing shorter does).
+
+    That is the list's smallest period ``p`` (``kinds[i] == kinds[i - p]`` for every
+    ``i >= p``), which is ``n - b`` for ``b`` the length of the longest proper prefix
+    that is also a suffix. Knuth-Morris-Pratt's prefix function gives ``b`` in O(n)
+    comparisons, where trying every period costs O(n^2) on a list that differs only at
+    its end.
+    """
+    count = len(kinds)
+    if not count:
+        return ()
+    border = [0] * count  # border[i]: the longest proper border of kinds[: i + 1]
+    for i in range(1, count):
+        length = border[i - 1]
+        while length and kinds[i] != kinds[length]:
+            length = border[length - 1]
+        border[i] = length + 1 if kinds[i] == kinds[length] else length
+    return tuple(kinds[: count - border[-1]])
 
 
 def _windows(keys: _Keys, layers: int, kinds: list[str] | None, window_default: Any = _REQUIRED) -> dict[str, Any]:
@@ -343,6 +381,12 @@ def _gemma3_multimodal(keys: _Keys) -> dict[str, Any]:
     """Gemma3Config (4B and up): the text decoder's keys sit in text_config; the vision
     encoder (vision_config) is not counted."""
     text = keys._given("text_config")
+    if text is None:
+        raise SpecError(
+            "is missing" if "text_config" not in keys.config else "is null",
+            field="text_config",
+            hint=f"a {keys.family} config holds its text decoder's keys there; copy it from the model's config.json",
+        )
     if not isinstance(text, dict):
         raise SpecError(f"must be a table of the text decoder's keys, got {shown(text)}", field="text_config")
     outer_tied = keys._given("tie_word_embeddings")
@@ -448,6 +492,95 @@ FAMILIES: dict[str, Family] = {
 }
 
 
+# -- The weights' format ----------------------------------------------------------------------------
+
+_PRECISION_HINT = "give the weights' format with --precision; `roofline list precisions` names them"
+#: torch_dtype (``dtype`` in newer configs) -> the precision of 16-bit checkpoints.
+_DTYPES = {"bfloat16": None, "float16": "fp16"}
+
+
+def _quantization_value(table: Mapping[str, Any], key: str, default: Any) -> Any:
+    value = table.get(key)
+    return default if value is None else value
+
+
+def _weight_format(keys: _Keys) -> str | None:
+    """The format the checkpoint stores its weights in, as the config publishes it; None: bf16.
+
+    ``quantization_config`` first, by ``quant_method``: ``fp8`` is per-tensor E4M3 (``fp8``) or,
+    with ``weight_block_size`` [128, 128], one scale per 128 x 128 block (``fp8-block``,
+    DeepSeek-V3); ``fbgemm_fp8`` per channel (``fp8``); ``awq`` with ``bits`` 4, ``group_size`` 128
+    and zero points (``int4-awq``); ``gptq`` with ``bits`` 4, ``group_size`` 128 and ``sym``
+    (``int4``); ``mxfp4`` (gpt-oss); ``modelopt`` with ``quant_algo`` FP8 or NVFP4. Any other
+    layout has no matching precision and is refused in one line naming the key and --precision.
+    Without one, ``torch_dtype``: float16 is fp16, bfloat16 bf16, and float32 16 bits as well, as
+    engines serve it (vLLM's ``dtype="auto"`` casts a float32 checkpoint to 16 bits).
+    """
+    table = keys._given("quantization_config")
+    if table is None:
+        key = "torch_dtype" if keys._given("torch_dtype") is not None else "dtype"
+        dtype = keys._given(key)
+        if dtype is None:
+            return None
+        if dtype == "float32":
+            keys.notes.append(f"{key} float32 read at 16 bits, as engines serve a float32 checkpoint")
+            return None
+        if dtype not in _DTYPES:
+            raise SpecError(
+                f"is {shown(dtype)}, a weight type roofline does not read (bfloat16, float16, float32)",
+                field=key,
+                hint=_PRECISION_HINT,
+            )
+        return _DTYPES[dtype]
+    if not isinstance(table, dict):
+        raise SpecError(
+            f"must be a table of the quantization's keys, got {shown(table)}",
+            field="quantization_config",
+            hint=_PRECISION_HINT,
+        )
+    method = table.get("quant_method")
+    precision = _quantized_format(table, method if isinstance(method, str) else None)
+    if precision is None:
+        layout = _layout(table)
+        raise SpecError(
+            f"quant_method {shown(method)}{f' ({layout})' if layout else ''} has no matching precision:"
+            " roofline reads fp8 (per tensor, or in 128 × 128 blocks), AWQ and symmetric GPTQ int4 in groups"
+            " of 128, MXFP4, and ModelOpt FP8 or NVFP4",
+            field="quantization_config",
+            hint=_PRECISION_HINT,
+        )
+    if method == "mxfp4" and table.get("modules_to_not_convert"):
+        keys.notes.append("mxfp4 weights throughout: the 16-bit modules_to_not_convert are counted at mxfp4 too")
+    keys.notes.append(f"weights {precision} (quantization_config)")
+    return precision
+
+
+def _layout(table: Mapping[str, Any]) -> str:
+    """The keys of a quantization_config that set its layout, for an error: ``bits 8, group_size 64``."""
+    keys = ("bits", "group_size", "sym", "zero_point", "weight_block_size", "quant_algo")
+    shown_keys = [f"{key} {shown(table[key])}" for key in keys if table.get(key) is not None]
+    return ", ".join(shown_keys)
+
+
+def _quantized_format(table: Mapping[str, Any], method: str | None) -> str | None:
+    """The precision of a ``quantization_config`` (see ``_weight_format``), None when none matches."""
+    if method == "fp8":
+        block = table.get("weight_block_size")
+        return "fp8" if block is None else "fp8-block" if block == [128, 128] else None
+    if method == "fbgemm_fp8":
+        return "fp8"
+    bits, group = _quantization_value(table, "bits", 4), _quantization_value(table, "group_size", 128)
+    if method == "awq" and (bits, group) == (4, 128) and _quantization_value(table, "zero_point", True) is True:
+        return "int4-awq"
+    if method == "gptq" and (bits, group) == (4, 128) and _quantization_value(table, "sym", True) is True:
+        return "int4"
+    if method == "mxfp4":
+        return "mxfp4"
+    if method == "modelopt":
+        return {"FP8": "fp8", "NVFP4": "nvfp4"}.get(str(table.get("quant_algo")).upper())
+    return None
+
+
 # -- Text to record -------------------------------------------------------------------------------
 
 
@@ -530,9 +663,12 @@ def model_from_config(
     model_id: str | None = None,
     name: str | None = None,
     source: str | None = None,
+    read_weights: bool = True,
 ) -> ModelSpec:
     """The ModelSpec of a decoded config; ``label`` names the file in errors and in the default source.
 
+    ``read_weights``: take the weights' format from the config (``_weight_format``); False when the
+    caller gives the format itself (``--precision``), so a layout roofline does not read is no error.
     Errors are one line naming the file and the config's key.
     """
     try:
@@ -543,6 +679,8 @@ def model_from_config(
             # The longest sequence the model serves (ModelSpec.max_context), where the config says.
             if keys._given("max_position_embeddings") is not None:
                 values["max_context"] = keys.whole("max_position_embeddings", field="max_context")
+            if read_weights:
+                values["weight_precision"] = _weight_format(keys)
             name = name if name is not None else default_name(config, label)
             notes = list(keys.notes)
             if keys.defaulted:
@@ -573,18 +711,25 @@ def parse_config(
     model_id: str | None = None,
     name: str | None = None,
     source: str | None = None,
+    read_weights: bool = True,
 ) -> ModelSpec:
     """The ModelSpec of a config.json's ``text`` (a pasted config, in the browser too)."""
-    return model_from_config(decode_json(text, label), label, model_id=model_id, name=name, source=source)
+    config = decode_json(text, label)
+    return model_from_config(config, label, model_id=model_id, name=name, source=source, read_weights=read_weights)
 
 
 def read_config(
-    path: str | Path, *, model_id: str | None = None, name: str | None = None, source: str | None = None
+    path: str | Path,
+    *,
+    model_id: str | None = None,
+    name: str | None = None,
+    source: str | None = None,
+    read_weights: bool = True,
 ) -> ModelSpec:
     """The ModelSpec of the config.json at ``path``; a file over ``MAX_CONFIG_BYTES`` is refused
     from its first megabyte, unread past it."""
-    label = str(path)
-    return parse_config(read_small_file(path, "config.json"), label, model_id=model_id, name=name, source=source)
+    text = read_small_file(path, "config.json")
+    return parse_config(text, str(path), model_id=model_id, name=name, source=source, read_weights=read_weights)
 
 
 def read_small_file(path: str | Path, what: str) -> str:

@@ -52,7 +52,7 @@ _WINDOW_KEYS = ("sliding_window", "layer_pattern")
 _LAYER_EXTRAS = ("qkv_bias", "output_bias", "qk_norm", "norms_per_layer")
 #: Widths a draft head changes, and the target it drafts for (see ModelSpec).
 _DRAFT_KEYS = ("head_vocab_size", "attention_input_size", "fusion_input_size", "shares_target_embedding", "draft_for")
-_MODEL_OPTIONAL = (*_WINDOW_KEYS, *_LAYER_EXTRAS, "max_context", *_DRAFT_KEYS)
+_MODEL_OPTIONAL = (*_WINDOW_KEYS, *_LAYER_EXTRAS, "max_context", *_DRAFT_KEYS, "weight_precision")
 _MOE_OPTIONAL = ("router_bias", "expert_bias")
 _GPU_KEYS = _keys(GpuSpec, leave_out=_GPU_OPTIONAL)
 _MODEL_KEYS = _keys(ModelSpec, leave_out=("moe", "mla", *_MODEL_OPTIONAL))
@@ -143,16 +143,16 @@ class SpecSet:
 
 def _require_keys(table: Mapping[str, Any], allowed: tuple[str, ...], *, optional: tuple[str, ...] = ()) -> None:
     """Raise on the first unknown key (with the close match) or missing key."""
+    listed = "allowed: " + ", ".join(allowed) + ("; optional: " + ", ".join(optional) if optional else "")
     for key in table:
         if key not in allowed and key not in optional:
-            if isinstance(table[key], dict):
-                hint = 'quote an id that has a dot in it: [model."llama-3.1-8b"]'
-            else:
-                hint = did_you_mean(key, (*allowed, *optional)) or "allowed: " + ", ".join(allowed)
+            hint = did_you_mean(key, (*allowed, *optional)) or listed
+            if isinstance(table[key], dict):  # a table: often an id's dot read as nesting
+                hint = f'quote an id that has a dot in it: [model."llama-3.1-8b"]; {hint}'
             raise SpecError("unknown key", field=key, hint=hint)
     for key in allowed:
         if key not in table:
-            raise SpecError("is missing", field=key)
+            raise SpecError("is missing", field=key, hint="an entry states " + ", ".join(allowed))
 
 
 def _subtable(table: Mapping[str, Any], key: str) -> Mapping[str, Any]:

@@ -430,7 +430,7 @@ def max_output_throughput(hardware: Hardware, workload: Workload, input_tokens: 
     copies = kv_copies(engine, model)
     users = math.floor(fit.pool_bytes / (copies * mean_context * workload.kv_bytes_per_token))
     if users < 1:
-        raise SpecError(f"{model.id} leaves no room for a cache on {hardware.count} {hardware.gpu.id}")
+        raise SpecError(f"{model.id} leaves no room for a cache on {hardware.count:,} {hardware.gpu.id}")
     cached = Workload(model, workload.weight_precision, workload.kv_precision, context=math.ceil(mean_context))
     memory_bound = users / decode_pass(hardware, cached, users).seconds
     return min(math_bound, memory_bound)
@@ -459,7 +459,7 @@ def split_speedup(measurement: Measurement, specs: SpecSet, costs: CostModel = C
         room = Workload(model, m.weight_precision, m.kv_precision, 1, m.mean_context)
         held = [memory_per_gpu(hardware, room, split).max_batch for split in splits]
         if any(users == 0 for users in held):
-            raise SpecError(f"{model.id} leaves no room for a cache on {m.gpus} {m.gpu} split this way")
+            raise SpecError(f"{model.id} leaves no room for a cache on {m.gpus:,} {m.gpu} split this way")
         batch = min((users for users in held if users is not None), default=1)
     work = Workload(model, m.weight_precision, m.kv_precision, batch, m.mean_context)
     results = [deploy(hardware, work, split) for split in splits]

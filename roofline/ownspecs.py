@@ -5,7 +5,8 @@ One resolver for every command that takes them: a value that is a known id
 file, or looks like a path (it has a ``/`` or ends in ``.json`` or ``.toml``),
 is read from disk: for ``--model`` a Hugging Face ``config.json`` (see
 ``hfconfig``), for ``--gpu`` a small GPU file. The entry read joins the spec
-set under its own id, so everything downstream works by id as before. Nothing
+set under its own id, so everything downstream works by id as before; an id
+another entry has is never taken over (``_unshadowed``). Nothing
 is fetched from the network.
 
 A GPU file holds the keys of one ``[gpu."ID"]`` entry of ``data/gpus.toml``,
@@ -64,33 +65,72 @@ def looks_like_path(value: str) -> bool:
     return "/" in value or "\\" in value or value.lower().endswith(_PATH_ENDINGS) or os.path.exists(value)
 
 
-def _with(specs: SpecSet, kind: str, entry: GpuSpec | ModelSpec, label: str) -> SpecSet:
-    """``specs`` with ``entry`` added (replacing an entry with its id), its origin the file."""
+#: What a file's entry gets after its id when the id is another entry's: ``llama-3.2-1b-file``.
+_OWN_SUFFIX = "-file"
+
+
+def _unshadowed(taken: Mapping[str, GpuSpec | ModelSpec], entry: GpuSpec | ModelSpec) -> GpuSpec | ModelSpec | None:
+    """``entry`` under an id no other entry has; None when the entry of its id is the same GPU or
+    model (equal in every field but id, name and source), so the file adds nothing.
+
+    A file's id comes from its name (``_name_or_path``, the folder), so Llama 3.1 70B's config in a
+    folder called ``llama-3.2-1b`` derives a built-in's id: replacing that entry would change every
+    later use of the id (``--draft llama-3.2-1b`` would draft with the 70B). The file's entry gets
+    ``-file`` after its id instead (``-file-2`` and on, should that be taken), cut to the id's 64
+    characters.
+    """
+    existing = taken.get(entry.id)
+    if existing is None:
+        return entry
+    if replace(existing, id=entry.id, name=entry.name, source=entry.source) == entry:
+        return None
+    for number in range(1, len(taken) + 2):
+        suffix = _OWN_SUFFIX if number == 1 else f"{_OWN_SUFFIX}-{number}"
+        candidate = entry.id[: 64 - len(suffix)] + suffix
+        if candidate not in taken:
+            return replace(entry, id=candidate)
+    raise AssertionError("unreachable: more candidates than taken ids")  # pragma: no cover
+
+
+def _with(specs: SpecSet, kind: str, entry: GpuSpec | ModelSpec, label: str) -> tuple[SpecSet, str]:
+    """``specs`` with ``entry`` added under an id no other entry has (``_unshadowed``), its origin
+    the file; and the id that names it."""
+    taken = dict(specs.gpus) if kind == "gpu" else {**specs.drafts, **specs.models}
+    unshadowed = _unshadowed(taken, entry)
+    if unshadowed is None:
+        return specs, entry.id
+    entry = unshadowed
     added = SpecSet(
         gpus=MappingProxyType({entry.id: entry} if kind == "gpu" else {}),
         models=MappingProxyType({entry.id: entry} if kind == "model" else {}),
         origins=MappingProxyType({entry_label(kind, entry.id): label}),
     )
-    return check_same_compute(specs.merged(added))
+    return check_same_compute(specs.merged(added)), entry.id
 
 
-def resolve_model(specs: SpecSet, value: str) -> tuple[SpecSet, str]:
+def resolve_model(specs: SpecSet, value: str, *, read_weights: bool = True) -> tuple[SpecSet, str]:
     """``(specs, id)`` for a ``--model`` value: a known id as it is, a config.json's path (or the
     folder holding one, as a downloaded model is laid out) read and added. Anything else is
-    returned unchanged, for the caller's unknown-id error."""
+    returned unchanged, for the caller's unknown-id error. ``read_weights``: read the weights'
+    format from the config (False: the caller gives it, see ``hfconfig.model_from_config``)."""
     if value in specs.models or not looks_like_path(value):
         return specs, value
+    model = read_config(config_path(value), read_weights=read_weights)
+    return _with(specs, "model", model, value)
+
+
+def config_path(value: str) -> str:
+    """The config.json a ``--model`` value or ``model import`` names: the file itself, or the one in
+    the folder given (a downloaded model keeps config.json beside its weights)."""
     inside = os.path.join(value, "config.json")
-    model = read_config(inside if os.path.isdir(value) and os.path.isfile(inside) else value)
-    return _with(specs, "model", model, value), model.id
+    return inside if os.path.isdir(value) and os.path.isfile(inside) else value
 
 
 def resolve_gpu(specs: SpecSet, value: str) -> tuple[SpecSet, str]:
     """``(specs, id)`` for a ``--gpu`` value: a known id as it is, a GPU file read and added."""
     if value in specs.gpus or not looks_like_path(value):
         return specs, value
-    gpu = read_gpu_file(value)
-    return _with(specs, "gpu", gpu, value), gpu.id
+    return _with(specs, "gpu", read_gpu_file(value), value)
 
 
 # -- GPU files ----------------------------------------------------------------------------------
@@ -125,6 +165,8 @@ def _gpu_from_toml(text: str, label: str) -> GpuSpec:
 
 def _gpu_from_table(table: Mapping[str, Any], label: str) -> GpuSpec:
     """The GPU of a flat table: a ``[gpu."ID"]`` entry's keys, ``id`` and ``source`` optional."""
+    if not table:
+        raise SpecError("is empty", hint=_GPU_HINT + ": name, memory_bytes, bandwidth_bytes_per_s, dense_flops_per_s")
     values = dict(table)
     gpu_id = values.pop("id", None)
     name = values.get("name")
@@ -205,7 +247,9 @@ def own_entry(kind: str, entry_id: str, text: str) -> GpuSpec | ModelSpec:
         family = classes[0] if isinstance(classes, list) and classes and isinstance(classes[0], str) else ""
         # Without a name of its own, a pasted config is called by its family: "Your model (Qwen3)".
         name = f"Your model ({one_line(family.removesuffix('ForCausalLM'))[:40]})" if family else "Your model"
-        return model_from_config(config, label, model_id=entry_id, name=None if named else name)
+        # The calculators take the weights' format from their own precision field, as --precision
+        # given: a quantization_config roofline has no format for is no reason to refuse the paste.
+        return model_from_config(config, label, model_id=entry_id, name=None if named else name, read_weights=False)
     if text.lstrip().startswith("{"):
         # A pasted object may leave its name out, as the five typed numbers do not give one.
         table = decode_json(text, label, "GPU file", _GPU_HINT)

@@ -2,6 +2,7 @@
 
 - ASCII digits only: ``int()`` and ``float()`` also take ``"١٢"`` (Arabic-Indic) and
   ``"１０"`` (full-width), which no reader means as a number here.
+- No sign but a number's own ``-``: ``+1`` and ``-0`` are refused.
 - ``_`` or ``,`` may group digits, one at a time and only between two digits:
   ``1_000`` and ``1,000``, never ``,,1,,`` or ``1__0``.
 - A real number may have a fraction and an exponent (``2.5``, ``1e-6``); ``inf`` and
@@ -22,10 +23,18 @@ from .errors import SpecError, shown
 #: Digits in groups: "_" or "," one at a time, only between two digits (a page's number fields
 #: take the same rule: docs/javascripts/runtime/checks.mjs).
 DIGIT_GROUPS = r"[0-9]+(?:[_,][0-9]+)*"
-WHOLE = re.compile(rf"[+-]?{DIGIT_GROUPS}")
+#: A leading "-" is the only sign (a number's own, as the page's fields take it); "+1" is refused.
+WHOLE = re.compile(rf"-?{DIGIT_GROUPS}")
 REAL = re.compile(
-    rf"[+-]?(?:(?:{DIGIT_GROUPS}(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|inf|infinity|nan)", re.IGNORECASE
+    rf"-?(?:(?:{DIGIT_GROUPS}(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|inf|infinity|nan)", re.IGNORECASE
 )
+
+
+def _signed_zero(text: str, value: float) -> SpecError | None:
+    """The error for "-0" (or "-0.0"): a sign on zero is a typo, not a value anyone means."""
+    if value == 0 and text.strip().startswith("-"):
+        return SpecError(f"must be written without a sign, got {shown(text.strip())}")
+    return None
 
 
 def _plain(text: str) -> str:
@@ -43,6 +52,9 @@ def parse_whole(text: str, bounds: tuple[int, int]) -> int:
             raise SpecError(f"must be at least {minimum:,}, got a {len(digits) - 1:,}-digit negative number")
         raise SpecError(f"must be at most {maximum:,}, got a {len(digits.lstrip('+')):,}-digit number")
     value = int(digits)
+    signed = _signed_zero(text, value)
+    if signed:
+        raise signed
     if value < minimum:
         raise SpecError(f"must be at least {minimum:,}, got {value:,}")
     if value > maximum:
@@ -56,6 +68,9 @@ def parse_real(text: str, bounds: tuple[float, float]) -> float:
     if not isinstance(text, str) or not REAL.fullmatch(text.strip()):
         raise SpecError(f"must be a number, got {shown(text)}")
     value = float(_plain(text))  # a long run of digits is fine here: float() has no digit limit
+    signed = _signed_zero(text, value)
+    if signed:
+        raise signed
     if not (math.isfinite(value) and low <= value <= high):
         raise SpecError(f"must be between {low:g} and {high:g}, got {shown(text.strip())}")
     return value

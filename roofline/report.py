@@ -172,7 +172,7 @@ def text_report(estimate: Estimate) -> str:
     """A heading naming model, GPUs and precisions, then one labelled line per figure."""
     hardware, workload = estimate.hardware, estimate.workload
     heading = (
-        f"{workload.model.name} on {hardware.count} × {hardware.gpu.name}"
+        f"{workload.model.name} on {hardware.count:,} × {hardware.gpu.name}"
         f" ({fmt.gigabytes(hardware.gpu.memory_bytes, 0)}), {hardware.compute_precision} math;"
         f" {workload.batch:,} user{'s' if workload.batch != 1 else ''},"
         f" {workload.context:,} tokens of context"
@@ -209,8 +209,8 @@ def _memory(result: SimulationResult) -> str:
 def _split_gpus(hardware: Hardware, split: Split) -> str:
     """``8 × H200 as PP8 (8 stages of 1 GPU)``."""
     return (
-        f"{split.gpus} × {hardware.gpu.name} as {split.label}"
-        f" ({split.pp} stages of {split.tp} GPU{'s' if split.tp > 1 else ''})"
+        f"{split.gpus:,} × {hardware.gpu.name} as {split.label}"
+        f" ({split.pp:,} stages of {split.tp:,} GPU{'s' if split.tp > 1 else ''})"
     )
 
 
@@ -227,7 +227,7 @@ def simulation_report(
     throughput and mean times after them, each with its band. A ``split`` with pipeline stages
     is named after the GPUs."""
     config = result.config
-    gpus = f"{hardware.count} × {hardware.gpu.name}"
+    gpus = f"{hardware.count:,} × {hardware.gpu.name}"
     if split is not None:
         batches = split.microbatches
         gpus = f"{_split_gpus(hardware, split)} in {batches} micro-batch{'es' if batches != 1 else ''}"
@@ -338,7 +338,7 @@ def speculation_report(result: Speculation) -> str:
         else f"α = {result.alpha:.3g}, solved from a measured speedup of {result.measured_speedup:g}×"
     )
     heading = (
-        f"{workload.model.name} on {hardware.count} × {hardware.gpu.name}, {workload.weight_precision} weights;"
+        f"{workload.model.name} on {hardware.count:,} × {hardware.gpu.name}, {workload.weight_precision} weights;"
         f" {fmt.users(round_.batch)} user{'s' if round_.batch != 1 else ''},"
         f" {workload.context:,} tokens of context\n"
         f"speculation: γ = {round_.gamma} draft tokens per round, {alpha}; draft: {drafter}"

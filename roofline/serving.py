@@ -124,7 +124,7 @@ import math
 import random
 from array import array
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
@@ -643,7 +643,12 @@ class _Gaps:
     """Every gap between consecutive tokens of every request, held as runs: ``mult`` requests
     each waited ``first + slope * i`` for every i in [start, stop). Every decoding request takes
     part in every iteration, so one run of iterations is one such run of gaps; a run of
-    10,000 steps for 64 requests costs one entry, not 640,000."""
+    10,000 steps for 64 requests costs one entry, not 640,000.
+
+    The runs live in typed arrays and every statistic reads them as a stream: none is turned
+    into a list of tuples (at 4 runs a request, a million requests would hold 4 million tuples,
+    about 1 GB). A run of one gap (one iteration's: most runs, and every run of the speculative
+    simulator) is kept as its value and count, 16 bytes; a longer run takes 40."""
 
     def __init__(self) -> None:
         self.first = array("d")
@@ -651,38 +656,108 @@ class _Gaps:
         self.start = array("q")
         self.stop = array("q")
         self.mult = array("q")
+        #: Runs of one gap: ``mult`` requests each waited ``value`` once.
+        self.value = array("d")
+        self.times = array("q")
 
     def add(self, first: float, slope: float, start: int, stop: int, mult: int) -> None:
-        if mult > 0 and stop > start:
-            self.first.append(first)
-            self.slope.append(slope)
-            self.start.append(start)
-            self.stop.append(stop)
-            self.mult.append(mult)
+        if mult <= 0 or stop <= start:
+            return
+        if stop - start == 1:
+            self.value.append(first + slope * start)
+            self.times.append(mult)
+            return
+        self.first.append(first)
+        self.slope.append(slope)
+        self.start.append(start)
+        self.stop.append(stop)
+        self.mult.append(mult)
+
+    def __len__(self) -> int:
+        return len(self.first) + len(self.value)
+
+    def stream(self) -> Iterator[Run]:
+        """The runs one at a time, as ``(first, slope, start, stop, mult)``, those of one gap last."""
+        yield from zip(self.first, self.slope, self.start, self.stop, self.mult, strict=True)
+        for value, mult in zip(self.value, self.times, strict=True):
+            yield value, 0.0, 0, 1, mult
 
     def count(self) -> int:
-        return sum(mult * (stop - start) for start, stop, mult in zip(self.start, self.stop, self.mult, strict=True))
+        return sum(self.times) + sum(
+            mult * (stop - start) for start, stop, mult in zip(self.start, self.stop, self.mult, strict=True)
+        )
 
-    def runs(self) -> list[tuple[float, float, int, int, int]]:
-        return list(zip(self.first, self.slope, self.start, self.stop, self.mult, strict=True))
+    def runs(self) -> list[Run]:
+        return list(self.stream())
 
     def mean(self) -> float | None:
         """Sum of every gap / their count."""
-        runs = self.runs()
-        count = sum(mult * (stop - start) for _, _, start, stop, mult in runs)
+        count = self.count()
         if not count:
             return None
-        total = math.fsum(mult * _piece_seconds(first, slope, start, stop) for first, slope, start, stop, mult in runs)
+        total = math.fsum(
+            mult * _piece_seconds(first, slope, start, stop) for first, slope, start, stop, mult in self.stream()
+        )
         return total / count
 
     def percentiles(self) -> dict[int, float | None]:
         """The nearest-rank percentiles of every gap (``PERCENTILES``), each an actual gap."""
-        runs = self.runs()
-        count = sum(mult * (stop - start) for _, _, start, stop, mult in runs)
+        count = self.count()
         if not count:
             return dict.fromkeys(PERCENTILES)
         ranks = [max(1, math.ceil(p / 100 * count)) for p in PERCENTILES]
-        return dict(zip(PERCENTILES, _select_ranks(runs, ranks), strict=True))
+        if len(self) <= _LISTED_RUNS:
+            return dict(zip(PERCENTILES, _select_ranks(self.runs(), ranks), strict=True))
+        return dict(zip(PERCENTILES, [_bracketed(self, rank, count) for rank in ranks], strict=True))
+
+
+#: Most runs whose ranks are found from a list of them (``_select_ranks``); past it, one rank at a
+#: time from a bracket of the sorted sample, reading the arrays as a stream (``_bracketed``).
+_LISTED_RUNS = 100_000
+#: Runs sampled to bracket a rank, and the share of every gap each bracket holds at first.
+_SAMPLE_RUNS, _BRACKET_SHARE = 20_000, 0.01
+
+
+def _bracketed(gaps: _Gaps, rank: int, total: int) -> float:
+    """The ``rank``-th smallest of ``total`` gaps (1-based), with memory bounded by a bracket.
+
+    A sample of evenly spaced runs and every heavy one, weighted by their gaps at their middle gap and sorted,
+    gives the values ``low`` and ``high`` between which the sample puts the ranks ``rank -
+    share * total`` to ``rank + share * total``. One pass over the arrays counts exactly the
+    gaps below ``low`` and keeps the parts of runs between ``low`` and ``high`` (as clipped
+    runs: ``_count_at_most``); when the rank falls among those, ``_select_ranks`` finds it
+    there, exactly. Otherwise the sample misled and the share doubles, up to the whole range.
+    """
+    stride = max(1, len(gaps) // _SAMPLE_RUNS)
+    heavy = total / _SAMPLE_RUNS
+    sample = sorted(
+        # Every stride-th run stands for the stride runs around it; a run heavier than that share
+        # (the zero gaps after a speculative round's first token) stands for itself, always.
+        (first + slope * ((start + stop - 1) // 2), held if held >= heavy else held * stride)
+        for number, (first, slope, start, stop, mult) in enumerate(gaps.stream())
+        if (held := mult * (stop - start)) >= heavy or number % stride == 0
+    )
+    weight = sum(count for _, count in sample)
+    share = _BRACKET_SHARE
+    while True:
+        low_share, high_share = rank / total - share, rank / total + share
+        low = -math.inf if low_share <= 0 else _value_at(sample, low_share * weight)
+        high = math.inf if high_share >= 1 else _value_at(sample, high_share * weight)
+        below, inside = 0, []
+        for first, slope, start, stop, mult in gaps.stream():
+            least, most = first + slope * start, first + slope * (stop - 1)
+            if most < low:
+                below += mult * (stop - start)
+            elif least <= high:
+                under = 0 if least >= low else _count_at_most(first, slope, start, stop, low, strict=True)
+                upto = stop - start if most <= high else _count_at_most(first, slope, start, stop, high, strict=False)
+                below += mult * under
+                if under < upto:
+                    inside.append((first, slope, start + under, start + upto, mult))
+        held = sum(mult * (stop - start) for _, _, start, stop, mult in inside)
+        if below < rank <= below + held:
+            return _select_ranks(inside, [rank - below])[0]
+        share *= 4
 
 
 #: Fewest distinct gaps worth narrowing first: below this they are listed and sorted.
@@ -880,7 +955,7 @@ class _Run:
         self.swap = config.preemption == "swap"
         rng = random.Random(config.seed)
         count = config.requests
-        arrival, prompt, output = [0.0] * count, [0] * count, [0] * count
+        arrival, prompt, output = array("d", bytes(8 * count)), [0] * count, [0] * count
         clock = 0.0
         for index in range(count):  # fixed draw order: gap, prompt, output
             gap = -math.log(1.0 - rng.random())
@@ -890,16 +965,14 @@ class _Run:
             prompt[index] = config.prompt.draw(rng)
             output[index] = config.output.draw(rng)
         if request_overhead_s:
-            arrival = [sent + request_overhead_s for sent in arrival]
+            arrival = array("d", (sent + request_overhead_s for sent in arrival))
         self.arrival, self.prompt, self.output = arrival, prompt, output
         #: Requests sent so far: all of them in an open loop; in a closed loop the clients' first
         #: ones, and one more each time a request ends (its arrival set then).
         self.issued = count if config.concurrency is None else min(config.concurrency, count)
         #: KV blocks a reserving scheduler holds for each request: its whole prompt plus output.
         self.blocks = [blocks_for(p + o) for p, o in zip(prompt, output, strict=True)]
-        self.admitted: list[float | None] = [None] * count
-        self.first: list[float | None] = [None] * count
-        self.finish: list[float | None] = [None] * count
+        self.admitted, self.first, self.finish = unset_times(count), unset_times(count), unset_times(count)
         self.generated = [0] * count  # tokens each request has produced
         self.rejected = 0
         self.next_arrival = 0
@@ -1212,7 +1285,7 @@ class _Run:
             queue.popleft()
             self.free_blocks -= cost
             running[index] = None
-            if self.admitted[index] is None:
+            if math.isnan(self.admitted[index]):
                 self.admitted[index] = self.now
             resume = self.resume.get(index)
             if resume is None:
@@ -1306,7 +1379,7 @@ class _Run:
         config = self.config
         longest = blocks_for(config.prompt.high + config.output.high - 1)
         holds = self.capacity // longest
-        done = sum(1 for finish in self.finish if finish is not None)
+        done = sum(1 for finish in self.finish if not math.isnan(finish))
         return SpecError(
             f"the KV cache thrashes: {self.preemptions:,} preemptions by the time {done:,} of"
             f" {config.requests:,} requests had finished, past the simulator's bound of"
@@ -1463,11 +1536,22 @@ class _Run:
         )
 
 
-def sent_times(run: Any) -> list[float]:
+def unset_times(count: int) -> array:
+    """``count`` times not yet reached (a request's admission, first token, finish), as NaN in a
+    typed array: 8 bytes a request, where a list of floats takes 32 (a million requests keep four)."""
+    return array("d", [math.nan]) * count
+
+
+def _time(value: float) -> float | None:
+    """A time of ``unset_times`` as a trace gives it: None when never reached."""
+    return None if math.isnan(value) else value
+
+
+def sent_times(run: Any) -> Sequence[float]:
     """When each request of a finished run was sent: its arrival at the scheduler less the run's
     request overhead (``CostModel.request_overhead_s``); the arrivals themselves without one."""
     overhead = run.overhead
-    return [arrival - overhead for arrival in run.arrival] if overhead else run.arrival
+    return array("d", (arrival - overhead for arrival in run.arrival)) if overhead else run.arrival
 
 
 def request_traces(run: Any, preemptions: Sequence[int] | None = None) -> tuple[RequestTrace, ...]:
@@ -1480,9 +1564,9 @@ def request_traces(run: Any, preemptions: Sequence[int] | None = None) -> tuple[
             prompt=run.prompt[index],
             output=run.output[index],
             arrival_s=run.arrival[index],
-            admitted_s=run.admitted[index],
-            first_token_s=run.first[index],
-            finish_s=run.finish[index],
+            admitted_s=_time(run.admitted[index]),
+            first_token_s=_time(run.first[index]),
+            finish_s=_time(run.finish[index]),
             spans=tuple((kind, start, end, count) for kind, start, end, count in run.spans[index]),
             **({} if preemptions is None else {"preemptions": preemptions[index]}),
         )
@@ -1492,27 +1576,28 @@ def request_traces(run: Any, preemptions: Sequence[int] | None = None) -> tuple[
 
 def request_figures(
     config: ServingConfig,
-    arrival: list[float],
-    admitted: list[float | None],
-    first: list[float | None],
-    finish: list[float | None],
-    output: list[int],
+    arrival: Sequence[float],
+    admitted: Sequence[float],
+    first: Sequence[float],
+    finish: Sequence[float],
+    output: Sequence[int],
 ) -> dict[str, Any]:
     """The per-request metrics of a run (see the module docstring), as ``SimulationResult``'s fields:
     over the requests that finished, TTFT, TPOT, latency and their percentiles and means, the queue
     wait, latency per output token, output tokens, the run's duration and goodput's count."""
-    ttfts, tpots, latencies, waits, per_token = [], [], [], [], []
+    # Typed arrays, 8 bytes a request (a list of floats takes 32); each is sorted on its own below.
+    ttfts, tpots, latencies, waits, per_token = (array("d") for _ in range(5))
     duration = 0.0
     output_tokens = good = 0
     for index in range(config.requests):
         done, start = finish[index], first[index]
-        if done is None or start is None:
+        if math.isnan(done) or math.isnan(start):  # unset_times: not finished
             continue
         ttft, latency = start - arrival[index], done - arrival[index]
         ttfts.append(ttft)
         latencies.append(latency)
         per_token.append(latency / output[index])
-        waits.append((admitted[index] or 0.0) - arrival[index])
+        waits.append((0.0 if math.isnan(admitted[index]) else admitted[index]) - arrival[index])
         output_tokens += output[index]
         duration = max(duration, done)
         tpot = (done - start) / (output[index] - 1) if output[index] > 1 else None
@@ -1521,21 +1606,23 @@ def request_figures(
         if ttft <= config.ttft_slo_s and (tpot is None or tpot <= config.tpot_slo_s):
             good += 1
 
-    def mean(values: list[float]) -> float | None:
+    def mean(values: Sequence[float]) -> float | None:
         return math.fsum(values) / len(values) if values else None
 
+    def ranked(values: Sequence[float]) -> dict[int, float | None]:
+        ordered = sorted(values)  # one list at a time, dropped once its percentiles are read
+        return {p: percentile(ordered, p) for p in PERCENTILES}
+
     latency_sum, completed = math.fsum(latencies), len(latencies)
-    figures = {"ttft_mean_s": mean(ttfts), "tpot_mean_s": mean(tpots)}
-    for values in (ttfts, tpots, latencies):
-        values.sort()
     return {
-        **figures,
+        "ttft_mean_s": mean(ttfts),
+        "tpot_mean_s": mean(tpots),
         "completed": completed,
         "duration_s": float(duration),
         "output_tokens": output_tokens,
-        "ttft_s": {p: percentile(ttfts, p) for p in PERCENTILES},
-        "tpot_s": {p: percentile(tpots, p) for p in PERCENTILES},
-        "latency_s": {p: percentile(latencies, p) for p in PERCENTILES},
+        "ttft_s": ranked(ttfts),
+        "tpot_s": ranked(tpots),
+        "latency_s": ranked(latencies),
         "latency_mean_s": latency_sum / completed if completed else None,
         "queue_wait_mean_s": mean(waits),
         "good": good,

@@ -81,6 +81,11 @@ def _plain(value: float | None) -> str:
 
 def _check_field(name: str, kind: str, value: Any, minimum: float = 1, maximum: float | None = None) -> None:
     """Raise SpecError (naming ``name``) unless ``value`` is a valid ``kind`` within [minimum, maximum]."""
+    if value is None:  # JSON's null: a value left empty, or a number past a float's range (1e400 reads as it)
+        wanted = {"count": "a whole number", "quantity": "a number", "text": "a text", "flag": "true or false"}
+        raise SpecError(
+            "is null", field=name, hint=f"give it {wanted.get(kind, 'a value')}, or leave out an optional key"
+        )
     if kind in ("count", "quantity"):
         if kind == "count" and (isinstance(value, bool) or not isinstance(value, int)):
             raise SpecError(f"must be a whole number, got {shown(value)}", field=name)
@@ -482,6 +487,12 @@ class ModelSpec:
     ``shares_target_embedding`` (the input embedding is the target's own table, frozen and
     not stored with the head). ``draft_for`` names the model an entry drafts for: it makes
     the entry draft-only (``SpecSet.drafts``), usable as a draft for that target and no other.
+
+    ``weight_precision`` is the format the published checkpoint stores its weights in (a
+    config.json's ``quantization_config`` or ``torch_dtype``: ``fp8-block`` for DeepSeek-V3),
+    the weight precision a command uses when none is given; None: bf16. A spec file may set it
+    (``weight_precision = "fp8-block"``, as ``roofline model import`` writes it); the built-in
+    data files leave it out, so their headers, hashed by the calibration, stay as they are.
     """
 
     id: str = _text()
@@ -509,6 +520,7 @@ class ModelSpec:
     fusion_input_size: int = _count(minimum=0, maximum=10_000_000, default=0)
     shares_target_embedding: bool = _flag(default=False)
     draft_for: str | None = None
+    weight_precision: str | None = None
 
     def __post_init__(self) -> None:
         _validate(self)
@@ -518,6 +530,12 @@ class ModelSpec:
             for name in ("qkv_bias", "output_bias", "qk_norm"):
                 if getattr(self, name):
                     raise SpecError("does not apply to a model with [mla]", field=name, hint="remove this key")
+        if self.weight_precision is not None and self.weight_precision not in PRECISIONS:
+            raise SpecError(
+                f"unknown precision {shown(self.weight_precision)}",
+                field="weight_precision",
+                hint=did_you_mean(str(self.weight_precision), PRECISIONS) or "see `roofline list precisions`",
+            )
         if self.max_context is not None:  # optional; when given, tokens as --context takes them
             _check_field("max_context", "count", self.max_context, 1, MAX_CONTEXT_TOKENS)
         if self.mla is None:
@@ -601,12 +619,14 @@ class ModelSpec:
                 hint="copy sliding_window from the model's config.json",
             )
         _check_field("sliding_window", "count", self.sliding_window, 1, 100_000_000)  # tokens, as --context
+        if len(pattern) > self.layers:  # before any entry is read: a pasted pattern may be long
+            raise SpecError(
+                f"has {len(pattern):,} entries, more than the {self.layers:,} layers", field="layer_pattern"
+            )
         for kind in pattern:
             if kind not in LAYER_KINDS:
                 hint = did_you_mean(str(kind), LAYER_KINDS) or "use " + " or ".join(f'"{k}"' for k in LAYER_KINDS)
                 raise SpecError(f"unknown layer kind {shown(kind)}", field="layer_pattern", hint=hint)
-        if len(pattern) > self.layers:
-            raise SpecError(f"has {len(pattern)} entries, more than the {self.layers} layers", field="layer_pattern")
         if "local" not in pattern:
             raise SpecError(
                 "names no local layer, so the window would apply nowhere",

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import math
 import random
+from array import array
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -48,22 +49,26 @@ from .errors import SpecError
 from .performance import Hardware, IterationCosts, Pass, Workload, iteration_costs
 from .serving import (
     LINE_PROBE,
-    PERCENTILES,
     ServingConfig,
     SimulationResult,
+    _Gaps,
     blocks_for,
     iteration_line,
     kv_blocks_available,
-    percentile,
     request_figures,
     request_traces,
     sent_times,
+    unset_times,
 )
 from .specs import ModelSpec
 from .speculative import accepted_tokens, check_alpha, check_draft, check_gamma, tokens_per_step, without_fusion
 
 #: A draft cost above this is a typo: a drafter ten times slower than the target never pays.
 MAX_DRAFT_COST = 10.0
+#: Most output tokens a speculative run may emit, ``requests * longest output``: its rounds are drawn
+#: one by one (a random run each), so its time grows with the tokens, about a second per 3 million;
+#: 1,000,000 requests of the default 256 tokens fit, 10,000 of 100,000 (an hour) are refused at once.
+MAX_SPECULATIVE_TOKENS = 300_000_000
 #: Iterations a run may take per request before it is stopped: each iteration emits at least one
 #: token of some running request, so a run can never need more than its outputs' total plus its prompts.
 _MAX_ITERATIONS_PER_REQUEST = 1_000_000
@@ -204,6 +209,14 @@ def simulate_speculative(
     ``draft_cost`` given (with one, the difference is stated in ``notes``).
     """
     model = workload.model
+    tokens = config.requests * config.output.high
+    if drafting is not None and tokens > MAX_SPECULATIVE_TOKENS:  # before anything is drawn
+        raise SpecError(
+            f"{config.requests:,} requests of up to {config.output.high:,} output tokens are {tokens:,} tokens,"
+            f" past the {MAX_SPECULATIVE_TOKENS:,} a speculative run draws round by round",
+            field="requests",
+            hint="fewer --requests or a shorter --output",
+        )
     if config.policy != "continuous":
         raise SpecError(
             f"speculation is simulated under continuous batching only, got {config.policy!r}",
@@ -255,7 +268,7 @@ class _SpeculativeRun:
         # The traffic, drawn exactly as serving._Run draws it (gap, prompt, output per request).
         self.rng = rng = random.Random(config.seed)
         count = config.requests
-        self.arrival, self.prompt, self.output = [0.0] * count, [0] * count, [0] * count
+        self.arrival, self.prompt, self.output = array("d", bytes(8 * count)), [0] * count, [0] * count
         clock = 0.0
         for index in range(count):
             gap = -math.log(1.0 - rng.random())
@@ -265,13 +278,11 @@ class _SpeculativeRun:
             self.prompt[index] = config.prompt.draw(rng)
             self.output[index] = config.output.draw(rng)
         if request_overhead_s:
-            self.arrival = [sent + request_overhead_s for sent in self.arrival]
+            self.arrival = array("d", (sent + request_overhead_s for sent in self.arrival))
         self.issued = count if config.concurrency is None else min(config.concurrency, count)
-        self.admitted: list[float | None] = [None] * count
-        self.first: list[float | None] = [None] * count
-        self.finish: list[float | None] = [None] * count
+        self.admitted, self.first, self.finish = unset_times(count), unset_times(count), unset_times(count)
         self.generated = [0] * count
-        self.last_token = [0.0] * count
+        self.last_token = array("d", bytes(8 * count))
         self.free_blocks = capacity
         self.queue: list[int] = []
         self.head = 0  # the queue's first waiting entry (a list read from the front)
@@ -283,7 +294,10 @@ class _SpeculativeRun:
         #: Tokens cached by the running requests past their prefill: the next round's total context.
         self.context = 0
         self.iterations = self.rounds = self.drawn = self.emitted = 0
-        self.gaps: list[float] = []
+        #: Every gap as runs of equal gaps (``serving._Gaps``): a round's tokens arrive together, so an
+        #: iteration adds one run for its decoders' gaps and a count of zero gaps, never one entry a token.
+        self.gaps = _Gaps()
+        self.zero_gaps = 0
         self.traced = min(config.trace_requests, count)
         self.spans: list[list[list]] = [[] for _ in range(self.traced)]
 
@@ -414,21 +428,28 @@ class _SpeculativeRun:
         output, generated, last_token, gaps = self.output, self.generated, self.last_token, self.gaps
         alpha, gamma = (0.0, 0) if drafting is None else (drafting.alpha, drafting.gamma)
         drawn_total = emitted_total = 0
+        # Every decoder's last token came at this iteration's start (running requests take part in
+        # every iteration, back to back), so their first gaps are one run of ``now - start``; a
+        # request whose last token came at another time gets its own.
+        together = 0
         for index in decoders:
             drawn = 1 if drafting is None else accepted_tokens(rng, alpha, gamma) + 1
             left = output[index] - generated[index]
             emitted = drawn if drawn < left else left
             drawn_total += drawn
             emitted_total += emitted
-            gaps.append(now - last_token[index])
-            if emitted > 1:
-                gaps.extend([0.0] * (emitted - 1))
+            if last_token[index] == start:
+                together += 1
+            else:  # pragma: no cover - not reached while iterations run back to back
+                gaps.add(now - last_token[index], 0.0, 0, 1, 1)
             last_token[index] = now
             generated[index] += emitted
             if index < traced:
                 self.span(index, "decode", start, now)
             if emitted == left:
                 self.complete(index)
+        gaps.add(now - start, 0.0, 0, 1, together)
+        self.zero_gaps += emitted_total - len(decoders)  # a round's tokens after its first: gaps of 0
         self.rounds += len(decoders)
         self.drawn += drawn_total
         self.emitted += emitted_total
@@ -438,7 +459,9 @@ class _SpeculativeRun:
 
     def result(self) -> SimulationResult:
         config = self.config
-        gaps = sorted(self.gaps)
+        gaps = self.gaps
+        gaps.add(0.0, 0.0, 0, 1, self.zero_gaps)
+        self.zero_gaps = 0  # counted once, should the result be asked for again
         trace = request_traces(self)
         return SimulationResult(
             config=config,
@@ -448,10 +471,10 @@ class _SpeculativeRun:
             iterations=self.iterations,
             kv_blocks=self.capacity,
             trace=trace,
-            itl_s={p: percentile(gaps, p) for p in PERCENTILES},
-            itl_mean_s=math.fsum(gaps) / len(gaps) if gaps else None,
+            itl_s=gaps.percentiles(),
+            itl_mean_s=gaps.mean(),
             batch_seconds=self.batch_seconds,
-            itl_count=len(gaps),
+            itl_count=gaps.count(),
             **request_figures(config, sent_times(self), self.admitted, self.first, self.finish, self.output),
         )
 

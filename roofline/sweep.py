@@ -37,11 +37,12 @@ class Table:
         return "\n".join(lines) + "\n"
 
     def csv(self) -> str:
-        """Comma-separated values with a header line."""
+        """Comma-separated values with a header line; a text cell a spreadsheet would run as a
+        formula (``=``, ``@``, ``+``, ``-``, a tab or a carriage return first) starts with ``'``."""
         out = io.StringIO()
         writer = csv.writer(out, lineterminator="\n")
-        writer.writerow(self.header)
-        writer.writerows(self.rows)
+        writer.writerow([_inert(cell) for cell in self.header])
+        writer.writerows([_inert(cell) for cell in row] for row in self.rows)
         return out.getvalue()
 
     def text(self) -> str:
@@ -60,6 +61,16 @@ class Table:
 
 def _cell(text: str) -> str:
     return text.replace("\\", "\\\\").replace("|", "\\|")
+
+
+#: What makes Excel, LibreOffice and Google Sheets read a cell as a formula (OWASP's CSV injection list).
+_FORMULA_STARTS = ("=", "@", "+", "-", "\t", "\r")
+
+
+def _inert(cell: str) -> str:
+    """``cell`` as a spreadsheet shows it and never runs: a leading ``'`` before a formula's first
+    character (a model's name from a config.json, ``@SUM(1+9)*cmd|x!A0``); numbers stay numbers."""
+    return "'" + cell if cell.startswith(_FORMULA_STARTS) and not _looks_numeric(cell) else cell
 
 
 def _looks_numeric(cell: str) -> bool:

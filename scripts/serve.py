@@ -37,6 +37,7 @@ import os
 import re
 import shutil
 import socket
+import stat
 import subprocess
 import sys
 import threading
@@ -117,6 +118,26 @@ class HeadDeadlines:
 
 
 @functools.lru_cache(maxsize=256)
+def accepts_gzip(header: str) -> bool:
+    """Whether an ``Accept-Encoding`` header admits gzip (RFC 9110, 12.5.3): a ``gzip`` entry with a
+    weight above 0, or without one a ``*`` above 0; ``gzip;q=0`` refuses it, as ``*;q=0`` does."""
+    weights: dict[str, float] = {}
+    for entry in header.split(","):
+        coding, *parameters = (part.strip() for part in entry.split(";"))
+        weight = 1.0
+        for parameter in parameters:
+            name, _, value = parameter.partition("=")
+            if name.strip().lower() == "q":
+                try:
+                    weight = float(value)
+                except ValueError:
+                    weight = 0.0  # a weight that is not a number accepts nothing
+        if coding:
+            weights[coding.lower()] = weight
+    weight = weights.get("gzip", weights.get("x-gzip", weights.get("*", 0.0)))
+    return weight > 0
+
+
 def _gzipped(path: str, mtime_ns: int, size: int) -> bytes:
     """``path`` gzipped; keyed by modification time and size, so a rebuilt file is compressed again."""
     return gzip.compress(Path(path).read_bytes(), compresslevel=6, mtime=0)
@@ -161,7 +182,24 @@ class IsolatedHandler(http.server.SimpleHTTPRequestHandler):
         self._status = 0
         self._gzip_body: bytes | None = None
         self._content_type = ""
+        if not self._regular_or_absent(self.translate_path(self.path)):
+            self.send_error(HTTPStatus.NOT_FOUND, "File not found")
+            return None
         return super().send_head()
+
+    @staticmethod
+    def _regular_or_absent(path: str) -> bool:
+        """Whether what the parent would open for ``path`` (a folder's index.html or index.htm) is a
+        regular file, or nothing (the parent's own 404). ``stat`` never blocks where ``open`` does:
+        opening a FIFO waits for a writer, which no socket timeout covers, so a named pipe in the
+        site folder would hold a thread for good; a device could stream without end."""
+        if os.path.isdir(path):
+            indexes = [os.path.join(path, name) for name in ("index.html", "index.htm")]
+            path = next((index for index in indexes if os.path.lexists(index)), "")
+        try:
+            return stat.S_ISREG(os.stat(path).st_mode)
+        except (OSError, ValueError):
+            return True  # absent (or unreadable): the parent answers it as before
 
     def send_response(self, code: int, message: str | None = None) -> None:
         self._status = code
@@ -181,7 +219,7 @@ class IsolatedHandler(http.server.SimpleHTTPRequestHandler):
             return True
         if getattr(self, "_status", 0) != 200 or not COMPRESSIBLE.match(getattr(self, "_content_type", "")):
             return False
-        if "gzip" not in self.headers.get("Accept-Encoding", ""):
+        if not accepts_gzip(self.headers.get("Accept-Encoding", "")):
             return False
         path = Path(self.translate_path(self.path))
         if path.is_dir():

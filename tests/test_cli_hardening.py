@@ -399,6 +399,34 @@ def test_ctrl_c_exits_130_quietly(monkeypatch: pytest.MonkeyPatch, capsys: pytes
     assert capsys.readouterr() == ("", "")
 
 
+@pytest.mark.parametrize("argv", [["list", "gpus"], ["simulate", "--gpu", "h100-sxm", "--model", "llama-3.1-8b"]])
+def test_running_out_of_memory_is_one_line_and_exit_2(
+    argv: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A MemoryError anywhere (here a list of 2**60 entries, which Python refuses at once) is input
+    too large for this machine: one line naming the command, exit 2, no traceback."""
+
+    def exhausted(*_: object) -> None:
+        [0] * (1 << 60)  # the allocation is the point
+
+    monkeypatch.setattr(cli, "load_specs", exhausted)
+    status, out, err = run_cli(capsys, *argv)
+    assert_one_line_error(status, err, f"roofline {argv[0]}: error: out of memory: this input needs more memory")
+    assert "Traceback" not in err and out == ""
+
+
+@pytest.mark.slow
+def test_out_of_memory_in_a_real_process_is_one_line() -> None:
+    code = (
+        "import sys; from roofline import cli\n"
+        "cli.load_specs = lambda *a: bytearray(1 << 62)\n"
+        "sys.exit(cli.main(['estimate', '--gpu', 'h100-sxm', '--model', 'llama-3.1-8b']))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.startswith("roofline estimate: error: out of memory:") and done.stderr.count("\n") == 1
+
+
 @pytest.mark.slow
 def test_sigint_in_a_real_process_exits_130_without_traceback() -> None:
     """Ctrl-C in a real process. The child first puts Python's own SIGINT handler back: a shell
@@ -491,3 +519,93 @@ def test_a_callers_unknown_id_is_not_blamed_on_a_data_file() -> None:
     assert str(raised.value) == "unknown GPU 'h100' (did you mean 'h100-sxm'?)"
     located = roofline.load_specs().locate(raised.value)
     assert str(located) == "roofline/data/gpus.toml: [gpu.\"h100\"]: unknown GPU 'h100' (did you mean 'h100-sxm'?)"
+
+
+@pytest.mark.parametrize("name", ["=1+2", "@SUM(1+9)*cmd|x!A0", "+cmd", "-2+3"])
+def test_csv_never_writes_a_cell_a_spreadsheet_runs(
+    name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A model's name comes from its config.json: a cell that starts like a formula starts with ' instead."""
+    config = json.loads((ROOT / "tests" / "fixtures" / "hfconfig" / "llama-3.2-1b.json").read_text())
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({**config, "_name_or_path": name}))
+    status, out, err = run_cli(capsys, "table", "--format", "csv", "--model", str(path), "--precisions", "bf16")
+    assert status == 0, err
+    import csv
+
+    cells = [cell for row in csv.reader(out.splitlines()) for cell in row]
+    assert cells and not any(cell.startswith(("=", "@", "+", "-", "\t", "\r")) for cell in cells)
+    assert "'" + name in cells
+
+
+def test_a_gpu_count_is_written_with_thousands_separators(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, err = run_cli(capsys, "estimate", "--gpu", "h100-sxm", "--model", "llama-3.1-8b", "--gpus", "100000")
+    assert status == 0, err
+    assert out.startswith("Llama 3.1 8B on 100,000 × NVIDIA H100 SXM")
+    assert "--gpus 100,000 is more than one" in err
+    status, out, err = run_cli(
+        capsys, "simulate", "--gpu", "h100-sxm", "--model", "llama-3.1-8b", "--gpus", "10000", "--requests", "3"
+    )
+    assert status == 0, err
+    assert out.startswith("Llama 3.1 8B on 10,000 × NVIDIA H100 SXM")
+    status, out, err = run_cli(
+        capsys,
+        "speculate",
+        "--gpu",
+        "h100-sxm",
+        "--model",
+        "llama-3.1-8b",
+        "--gpus",
+        "1000",
+        "--gamma",
+        "2",
+        "--alpha",
+        "0.5",
+    )
+    assert status == 0, err
+    assert out.startswith("Llama 3.1 8B on 1,000 × NVIDIA H100 SXM")
+
+
+SIMULATE = ["simulate", "--gpu", "h100-sxm", "--model", "llama-3.1-8b", "--requests", "5"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "fragment"),
+    [
+        ([*SIMULATE, "--token-budget", "100"], "--token-budget: only chunked prefill has a token budget"),
+        ([*SIMULATE, "--policy", "static", "--token-budget", "100"], "got --policy static"),
+        ([*SIMULATE, "--admission", "reserve", "--preemption", "swap"], "--preemption: only paged admission preempts"),
+        ([*SIMULATE, "--policy", "static", "--preemption", "recompute"], "--preemption: only paged admission"),
+        ([*SIMULATE, "--policy", "static", "--admission", "paged"], "--admission: static batching always reserves"),
+        (
+            [*SIMULATE, "--speculate-gamma", "2", "--speculate-alpha", "0.5", "--admission", "paged"],
+            "--admission: speculation always reserves",
+        ),
+        ([*SIMULATE, "--gpus", "2", "--microbatches", "4"], "--microbatches: groups of users go through a pipeline"),
+        ([*BASE, "--gpus", "2", "--microbatches", "4"], "--microbatches: groups of users go through a pipeline"),
+        ([*BASE, "--attention-dp"], "--attention-dp: one GPU has no attention to split"),
+    ],
+)
+def test_an_option_the_chosen_mode_does_not_use_is_refused_not_ignored(
+    argv: list[str], fragment: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """As --pp-stages without a pipeline is: one line naming the option, never a silent default."""
+    status, out, err = run_cli(capsys, *argv)
+    assert_one_line_error(status, err, fragment)
+    assert out == ""
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        ["--policy", "chunked", "--token-budget", "100"],
+        ["--preemption", "swap"],
+        ["--admission", "paged", "--preemption", "recompute"],
+        ["--gpus", "2", "--parallel", "pp", "--microbatches", "2"],
+    ],
+)
+def test_the_same_options_where_they_apply_still_run(extra: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    status, _, err = run_cli(capsys, *SIMULATE, *extra)
+    assert status == 0, err
+    status, _, err = run_cli(capsys, *BASE, "--gpus", "2", "--attention-dp")
+    assert status == 0, err

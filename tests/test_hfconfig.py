@@ -11,13 +11,16 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
+from roofline import SpecError, builtin_specs
 from roofline import architecture as arch
-from roofline import builtin_specs
-from roofline.hfconfig import FAMILIES, parse_config, read_config
+from roofline.hfconfig import FAMILIES, _shortest_repeat, model_from_config, parse_config, read_config
 from roofline.loader import parse_specs
 from roofline.ownspecs import model_entry_toml
 
@@ -301,7 +304,8 @@ def test_reimporting_a_built_in_config_reproduces_its_entry(builtin_id: str) -> 
     built_in = builtin_specs().model(builtin_id)
     imported = read_config(FIXTURES / f"{BUILTIN_CONFIGS[builtin_id]}.json", model_id=builtin_id, name=built_in.name)
     entry = parse_specs(model_entry_toml(imported), "imported.toml").model(builtin_id)
-    same = {"id": built_in.id, "name": built_in.name, "source": built_in.source}
+    # The weights' format is the checkpoint's (DeepSeek-V3's fp8 blocks), not the architecture's.
+    same = {"id": built_in.id, "name": built_in.name, "source": built_in.source, "weight_precision": None}
     assert dataclasses.replace(entry, **same) == built_in
     assert arch.total_parameters(entry) == arch.total_parameters(built_in)
     assert arch.kv_cache_bytes(entry, 100_000) == arch.kv_cache_bytes(built_in, 100_000)
@@ -319,3 +323,222 @@ def test_a_pasted_config_reads_as_the_file_does() -> None:
     pasted = parse_config(text, "pasted", model_id="mine", name="Mine", source="pasted")
     from_file = read_config(FIXTURES / "qwen3-30b-a3b.json", model_id="mine", name="Mine", source="pasted")
     assert pasted == from_file
+
+
+# -- Limits before work: a count is checked before it drives a loop or a list ---------------------
+
+
+def _layer_count_set(config: dict, layers: int) -> dict:
+    """``config`` with ``layers`` layers, where its family reads them (Gemma 3's text_config)."""
+    changed = json.loads(json.dumps(config))
+    table = changed.get("text_config", changed)
+    table["num_hidden_layers"] = layers
+    table.pop("layer_types", None)
+    return changed
+
+
+class _StepLimit:
+    """A tracer that fails a call once the reader has run ``limit`` lines of hfconfig.py: a loop over
+    the layers runs a line a layer, so a bound on lines is a bound on work, with no clock."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit, self.lines = limit, 0
+
+    def __call__(self, frame, event, arg):
+        if not frame.f_code.co_filename.endswith("hfconfig.py"):
+            return None
+        if event == "line":
+            self.lines += 1
+            if self.lines > self.limit:
+                raise RuntimeError(f"the reader ran past {self.limit:,} lines")
+        return self
+
+
+@pytest.mark.parametrize("fixture", sorted(CONFIGS))
+def test_a_huge_layer_count_is_refused_before_any_work_per_layer(fixture: str) -> None:
+    """10 million layers, 1,000 times the limit: refused in one line, having run a few hundred lines of the
+    reader and allocated under a megabyte (a list of one kind a layer would be 80 MB, a loop a line a layer)."""
+    import sys
+    import tracemalloc
+
+    config = _layer_count_set(json.loads((FIXTURES / f"{fixture}.json").read_text()), 10**7)
+    limit = _StepLimit(2_000)
+    tracemalloc.start()
+    sys.settrace(limit)
+    try:
+        with pytest.raises(SpecError, match=r"num_hidden_layers': must be at most 10,000, got 10000000"):
+            model_from_config(config, f"{fixture}.json")
+    finally:
+        sys.settrace(None)
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+    assert peak < 1_000_000, f"{peak:,} bytes allocated before the refusal"
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "fragment"),
+    [
+        ("num_local_experts", 10**9, "field 'num_local_experts': must be at most 100,000, got 1000000000"),
+        ("num_experts_per_tok", 10**9, "field 'num_experts_per_tok': must be at most 100,000, got 1000000000"),
+        ("sliding_window", 10**12, "field 'sliding_window': must be at most 100,000,000"),
+        ("max_position_embeddings", 10**12, "field 'max_position_embeddings': must be at most 100,000,000"),
+        ("layer_types", ["sliding_attention"] * 50_000, "field 'layer_types': has 50,000 entries for 24 layers"),
+        ("layer_types", "sliding_attention", "field 'layer_types': must be a list of one type per layer"),
+    ],
+)
+def test_counts_and_lists_are_checked_as_they_are_read(key: str, value: object, fragment: str) -> None:
+    """Every count a config gives is held to its record field's limit when read, and a list's length
+    to the layer count before any entry is read."""
+    config = json.loads((FIXTURES / "gpt-oss-20b.json").read_text())
+    config[key] = value
+    with pytest.raises(SpecError, match=re.escape(fragment)):
+        model_from_config(config, "gpt-oss-20b.json")
+
+
+def test_a_multimodal_config_without_its_text_config_says_so() -> None:
+    config = json.loads((FIXTURES / "gemma-3-27b-it.json").read_text())
+    del config["text_config"]
+    with pytest.raises(SpecError, match=r"field 'text_config': is missing \(a Gemma3"):
+        model_from_config(config, "gemma-3-27b-it.json")
+
+
+def _brute_force_repeat(kinds: list[str]) -> tuple[str, ...]:
+    for period in range(1, len(kinds) + 1):
+        if all(kinds[i] == kinds[i % period] for i in range(len(kinds))):
+            return tuple(kinds[:period])
+    return tuple(kinds)
+
+
+@given(st.lists(st.sampled_from(["local", "global"]), max_size=60))
+def test_the_layer_pattern_is_the_lists_shortest_repeat(kinds: list[str]) -> None:
+    pattern = _shortest_repeat(kinds)
+    assert pattern == _brute_force_repeat(kinds)
+    assert [pattern[i % len(pattern)] for i in range(len(kinds))] == kinds
+
+
+class _Counted(str):
+    """A layer kind that counts the comparisons made with it."""
+
+    comparisons = 0
+
+    def __eq__(self, other: object) -> bool:
+        _Counted.comparisons += 1
+        return str.__eq__(self, other)
+
+    def __ne__(self, other: object) -> bool:
+        _Counted.comparisons += 1
+        return str.__ne__(self, other)
+
+    __hash__ = str.__hash__
+
+
+def test_the_layer_pattern_takes_linear_comparisons() -> None:
+    """The worst list for trying every period, every layer local but the last: at most 3 comparisons
+    a layer (Knuth-Morris-Pratt's bound is 2n), where trying every period makes about n^2 / 2."""
+    layers = 3_000
+    kinds = [_Counted("local")] * (layers - 1) + [_Counted("global")]
+    _Counted.comparisons = 0
+    assert len(_shortest_repeat(kinds)) == layers
+    assert _Counted.comparisons <= 3 * layers
+
+
+# -- The weights' format a config publishes -----------------------------------------------------
+
+#: quantization_config tables as published (each with the model whose config.json carries it).
+QUANTIZATIONS = {
+    # deepseek-ai/DeepSeek-V3, Qwen/Qwen3-8B-FP8: E4M3 with one scale per 128 x 128 block.
+    "fp8 blocks": (
+        {"activation_scheme": "dynamic", "fmt": "e4m3", "quant_method": "fp8", "weight_block_size": [128, 128]},
+        "fp8-block",
+    ),
+    # vLLM's fp8 checkpoints (per-tensor scales).
+    "fp8 per tensor": ({"activation_scheme": "static", "quant_method": "fp8"}, "fp8"),
+    # TheBloke/Llama-2-7B-AWQ.
+    "awq": ({"quant_method": "awq", "zero_point": True, "group_size": 128, "bits": 4, "version": "gemm"}, "int4-awq"),
+    # TheBloke/Llama-2-7B-GPTQ.
+    "gptq": (
+        {
+            "bits": 4,
+            "group_size": 128,
+            "damp_percent": 0.01,
+            "desc_act": False,
+            "sym": True,
+            "true_sequential": True,
+            "model_name_or_path": None,
+            "model_file_base_name": "model",
+            "quant_method": "gptq",
+        },
+        "int4",
+    ),
+    # openai/gpt-oss-20b.
+    "mxfp4": (
+        {
+            "modules_to_not_convert": ["model.layers.*.self_attn", "model.layers.*.mlp.router", "lm_head"],
+            "quant_method": "mxfp4",
+        },
+        "mxfp4",
+    ),
+    # nvidia/Llama-3.1-8B-Instruct-FP4 (ModelOpt).
+    "modelopt nvfp4": ({"quant_method": "modelopt", "quant_algo": "NVFP4", "group_size": 16}, "nvfp4"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(QUANTIZATIONS))
+def test_a_published_quantization_is_the_weights_precision(case: str) -> None:
+    table, precision = QUANTIZATIONS[case]
+    config = {**json.loads((FIXTURES / "llama-3.1-8b.json").read_text()), "quantization_config": table}
+    assert model_from_config(config, "config.json").weight_precision == precision
+
+
+def test_the_published_fixtures_carry_their_formats() -> None:
+    """DeepSeek-V3 is published in fp8 blocks (671 GB, not 1,342 GB of bf16), gpt-oss in MXFP4, Llama 2 in
+    float16; a float32 checkpoint (Gemma 2) is served at 16 bits; bfloat16 is the default."""
+    assert model("deepseek-v3").weight_precision == "fp8-block"
+    assert model("gpt-oss-20b").weight_precision == "mxfp4"
+    assert model("llama-2-13b").weight_precision == "fp16"
+    gemma = model("gemma-2-9b")
+    assert gemma.weight_precision is None and "torch_dtype float32 read at 16 bits" in gemma.source
+    assert model("llama-3.1-8b").weight_precision is None
+
+
+@pytest.mark.parametrize(
+    ("change", "fragment"),
+    [
+        (
+            {"quantization_config": {"quant_method": "gptq", "bits": 8, "group_size": 128}},
+            "field 'quantization_config': quant_method 'gptq' (bits 8, group_size 128) has no matching precision",
+        ),
+        (
+            {"quantization_config": {"quant_method": "awq", "bits": 4, "group_size": 64}},
+            "quant_method 'awq' (bits 4, group_size 64) has no matching precision",
+        ),
+        (
+            {"quantization_config": {"quant_method": "fp8", "weight_block_size": [64, 64]}},
+            "quant_method 'fp8' (weight_block_size an array) has no matching precision",
+        ),
+        (
+            {"quantization_config": {"quant_method": "bitsandbytes", "load_in_4bit": True}},
+            "quant_method 'bitsandbytes' has no matching precision",
+        ),
+        ({"quantization_config": {"quant_method": "compressed-tensors"}}, "quant_method 'compressed-tensors' has"),
+        ({"quantization_config": "fp8"}, "field 'quantization_config': must be a table"),
+        ({"torch_dtype": "int8"}, "field 'torch_dtype': is 'int8', a weight type roofline does not read"),
+        ({"torch_dtype": None, "dtype": "float8_e4m3fn"}, "field 'dtype': is 'float8_e4m3fn'"),
+    ],
+)
+def test_a_format_without_a_matching_precision_is_refused_naming_the_fix(change: dict, fragment: str) -> None:
+    config = {**json.loads((FIXTURES / "llama-3.1-8b.json").read_text()), **change}
+    with pytest.raises(SpecError, match=re.escape(fragment)) as raised:
+        model_from_config(config, "config.json")
+    assert "give the weights' format with --precision" in str(raised.value)
+    # A caller that gives the format itself (--precision) does not read the config's.
+    assert model_from_config(config, "config.json", read_weights=False).weight_precision is None
+
+
+def test_an_imported_entry_keeps_the_weights_format() -> None:
+    spec = model("deepseek-v3")
+    text = model_entry_toml(spec)
+    assert 'weight_precision = "fp8-block"' in text
+    assert parse_specs(text, "imported.toml").model(spec.id).weight_precision == "fp8-block"
+    with pytest.raises(SpecError, match=r"field 'weight_precision': unknown precision 'fp9' \(did you mean"):
+        parse_specs(text.replace('"fp8-block"', '"fp9"'), "imported.toml")

@@ -109,6 +109,47 @@ def test_resolver_keeps_ids_and_adds_files() -> None:
     assert "qwen3-32b" not in specs.models  # the built-in set is not changed
 
 
+def test_a_file_never_replaces_the_entry_its_id_names(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Llama 3.1 70B's config in a folder called llama-3.2-1b derives the built-in 1B's id: the file's
+    entry gets its own id, so --draft llama-3.2-1b still drafts with the 1B (2.49×, not the 70B's 0.55×)."""
+    folder = tmp_path / "llama-3.2-1b"
+    folder.mkdir()
+    config_file(
+        folder,
+        {k: v for k, v in json.loads((FIXTURES / "llama-3.1-70b.json").read_text()).items() if k != "_name_or_path"},
+    )
+    argv = ["--gpu", "h100-sxm", "--model", str(folder / "config.json")]
+    status, out, err = run_cli(
+        capsys, "speculate", *argv, "--gpus", "4", "--gamma", "4", "--alpha", "0.7", "--draft", "llama-3.2-1b", "--json"
+    )
+    assert status == 0, err
+    assert json.loads(out)["speedup"] == pytest.approx(2.49, abs=0.005)
+    status, out, err = run_cli(capsys, "estimate", *argv, "--json")
+    assert status == 0, err
+    assert json.loads(out)["model"] == "llama-3.2-1b-file"
+    # A repo name that slugs to a built-in id, on every command that resolves --model.
+    named = config_file(tmp_path, llama(_name_or_path="meta-llama/Llama-3.1-70B"), "named.json")
+    specs, model_id = resolve_model(builtin_specs(), named)
+    assert model_id == "llama-3.1-70b-file"
+    assert specs.model("llama-3.1-70b") == builtin_specs().model("llama-3.1-70b")
+    assert specs.model(model_id).hidden_size == 4096
+
+
+def test_a_gpu_file_never_replaces_the_gpu_its_id_names(tmp_path: Path) -> None:
+    path = tmp_path / "h100-sxm.toml"
+    path.write_text(GPU_TOML.replace('name = "My accelerator"', 'name = "H100 SXM"'))
+    specs, gpu_id = resolve_gpu(builtin_specs(), str(path))
+    assert gpu_id == "h100-sxm-file" and specs.gpu("h100-sxm") == builtin_specs().gpu("h100-sxm")
+    path.write_text(json.dumps({**GPU_JSON, "id": "h100-sxm"}))
+    assert resolve_gpu(specs, str(path))[1] == "h100-sxm-file-2"
+
+
+def test_a_file_of_a_known_model_is_read_as_that_model() -> None:
+    """Equal in every field but name and source: the known entry, under its own id, unchanged."""
+    specs = builtin_specs()
+    assert resolve_model(specs, str(FIXTURES / "llama-3.1-8b.json")) == (specs, "llama-3.1-8b")
+
+
 def test_unknown_ids_still_get_did_you_mean(capsys: pytest.CaptureFixture[str]) -> None:
     status, _, err = run_cli(capsys, "estimate", "--gpu", "h100-sxm", "--model", "llama-3.1-8")
     assert_one_line_error(status, err, "--model: unknown model 'llama-3.1-8' (did you mean 'llama-3.1-8b'?)")
@@ -324,3 +365,106 @@ def test_a_downloaded_model_folder_is_read_through_its_config(
     empty.mkdir()
     status, _, err = run_cli(capsys, "estimate", "--gpu", "h100-sxm", "--model", str(empty))
     assert_one_line_error(status, err, f"--model: {empty}: is a directory, not a config.json")
+
+
+# -- The weights' format a config publishes ----------------------------------------------------------
+
+
+def test_a_quantized_config_is_read_at_its_published_format(capsys: pytest.CaptureFixture[str]) -> None:
+    """DeepSeek-V3's published config is fp8 in 128 × 128 blocks: 671 GB of weights, not 1,342 GB of bf16,
+    on every command that takes --precision; a --precision given wins."""
+    deepseek = str(FIXTURES / "deepseek-v3.json")
+    status, out, err = run_cli(capsys, "estimate", "--gpu", "h100-sxm", "--gpus", "8", "--model", deepseek)
+    assert status == 0, err
+    assert "  weights              671.2 GB (fp8-block)" in out.splitlines()
+    status, out, err = run_cli(
+        capsys, "estimate", "--gpu", "h100-sxm", "--gpus", "8", "--model", deepseek, "--precision", "bf16"
+    )
+    assert status == 0, err
+    assert "  weights              1,342.1 GB (bf16)" in out.splitlines()
+    status, out, err = run_cli(
+        capsys, "simulate", "--gpu", "h200", "--gpus", "8", "--model", deepseek, "--requests", "5", "--json"
+    )
+    assert status == 0, err
+    status, out, err = run_cli(capsys, "estimate", "--gpu", "h100-sxm", "--model", str(FIXTURES / "gpt-oss-20b.json"))
+    assert status == 0, err
+    assert "(mxfp4)" in out.splitlines()[1]
+
+
+def test_a_quantization_without_a_matching_precision_names_the_fix(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = config_file(tmp_path, llama(quantization_config={"quant_method": "bitsandbytes", "load_in_4bit": True}))
+    status, _, err = run_cli(capsys, "estimate", "--gpu", "h100-sxm", "--model", path)
+    assert_one_line_error(
+        status,
+        err,
+        f"--model: {path}: field 'quantization_config': quant_method 'bitsandbytes' has no matching precision",
+        "give the weights' format with --precision",
+    )
+    status, out, err = run_cli(capsys, "estimate", "--gpu", "h100-sxm", "--model", path, "--precision", "int4")
+    assert status == 0, err
+    assert "(int4)" in out.splitlines()[1]
+    status, out, err = run_cli(capsys, "table", "--format", "csv", "--model", path)  # names its own precisions
+    assert status == 0, err
+
+
+def test_import_takes_the_folder_that_model_takes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    folder = tmp_path / "Qwen3-32B"
+    folder.mkdir()
+    (folder / "config.json").write_text(QWEN3.read_text())
+    status, out, err = run_cli(capsys, "model", "import", str(folder))
+    assert status == 0, err
+    assert '[model."qwen3-32b"]' in out
+    status, _, err = run_cli(capsys, "model", "import", str(tmp_path))  # no config.json in it
+    assert_one_line_error(status, err, f"{tmp_path}: is a directory, not a config.json")
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "fragment"),
+    [
+        ("--source", "javascript:alert(1)", "field 'source': must be an http(s) URL, got 'javascript:alert(1)'"),
+        ("--source", "file:///etc/passwd", "must be an http(s) URL"),
+        ("--source", "https://", "must be an http(s) URL"),
+        ("--source", "data:text/html,<script>", "must be an http(s) URL"),
+        ("--source", "https://example.com/" + "a" * 5000, "must be at most 2,000 characters, got 5,020"),
+        ("--id", "", "--id: bad id"),
+        ("--id", "My Qwen", "--id: bad id"),
+    ],
+)
+def test_import_refuses_a_source_that_is_no_web_address_and_an_empty_id(
+    option: str, value: str, fragment: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status, out, err = run_cli(capsys, "model", "import", str(QWEN3), option, value)
+    assert_one_line_error(status, err, fragment)
+    assert out == ""
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "fragments"),
+    [
+        ("empty.toml", "", ("is empty", "name, memory_bytes, bandwidth_bytes_per_s, dense_flops_per_s")),
+        ("empty.json", "{}", ("is empty",)),
+        ("table.toml", "[1]\n", ("field '1': unknown key", "optional: memory_note")),
+        (
+            "extra.toml",
+            GPU_TOML.replace("[dense_flops_per_s]", "foo = 1\n[dense_flops_per_s]"),
+            ("field 'foo': unknown key", "optional: memory_note", "interconnect", "host_link_bytes_per_s"),
+        ),
+        (
+            "null.json",
+            json.dumps({**GPU_JSON, "memory_bytes": None}),
+            ("field 'memory_bytes': is null (give it a number",),
+        ),
+        ("text.json", json.dumps({**GPU_JSON, "name": None}), ("field 'name': is null (give it a text",)),
+    ],
+)
+def test_a_gpu_files_errors_name_the_file_and_field_and_the_fix(
+    name: str, text: str, fragments: tuple[str, ...], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Never 'got None', and an unknown key lists every key a GPU file may hold, the optional ones too."""
+    path = tmp_path / name
+    path.write_text(text)
+    status, _, err = run_cli(capsys, "estimate", "--gpu", str(path), "--model", "llama-3.1-8b")
+    assert_one_line_error(status, err, f"--gpu: {path}: ", *fragments)
+    assert "None" not in err

@@ -186,3 +186,52 @@ def test_a_burst_of_connections_waits_in_the_queue_while_the_server_is_busy(site
             client.close()
         server.shutdown()
         server.server_close()
+
+
+@pytest.mark.parametrize("name", ["fifo.html", "docs/fifo", "pipe/index.html"])
+def test_a_named_pipe_in_the_site_is_not_found_without_blocking(site: Path, server, name: str) -> None:
+    """Opening a FIFO waits for a writer, and no socket timeout covers open(): the server checks that
+    what it would serve is a regular file first, a folder's index.html included."""
+    import os
+
+    (site / name).parent.mkdir(exist_ok=True)
+    os.mkfifo(site / name)
+    path = "/" + name.removesuffix("index.html")
+    start = time.monotonic()
+    for method in ("GET", "HEAD"):
+        status, _ = request(server.server_port, path, method)
+        assert status == 404, (path, method, status)
+    assert time.monotonic() - start < 5
+    assert request(server.server_port, "/docs/")[0] == 200  # regular files are served as before
+
+
+def gzip_answer(port: int, accept: str) -> str | None:
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    connection.request("GET", "/big.js", headers={"Accept-Encoding": accept})
+    response = connection.getresponse()
+    response.read()
+    return response.getheader("Content-Encoding")
+
+
+@pytest.mark.parametrize(
+    ("accept", "gzipped"),
+    [
+        ("gzip", True),
+        ("gzip, deflate, br", True),
+        ("gzip;q=0.5, identity", True),
+        ("*", True),
+        ("gzip;q=0, identity", False),
+        ("gzip; q=0.0", False),
+        ("GZIP;Q=0", False),
+        ("*;q=0", False),
+        ("*, gzip;q=0", False),
+        ("identity", False),
+        ("", False),
+        ("gzip;q=x", False),
+    ],
+)
+def test_gzip_is_sent_only_where_accept_encoding_weighs_it_above_zero(
+    site: Path, server, accept: str, gzipped: bool
+) -> None:
+    (site / "big.js").write_text("let x = 1;\n" * 2000)
+    assert (gzip_answer(server.server_port, accept) == "gzip") == gzipped

@@ -831,6 +831,35 @@ def test_gap_percentiles_are_the_nearest_rank_of_every_gap(runs: list, shares: l
     assert [serving._select(runs, rank) for rank in ranks] == expected
 
 
+@QUICK
+@given(
+    runs=st.lists(RUN, min_size=1, max_size=300),
+    heavy=st.sampled_from((0, 1, 10_000)),
+    shares=st.lists(st.floats(0, 1), min_size=1, max_size=4),
+)
+def test_gap_percentiles_read_as_a_stream_are_the_nearest_rank_of_every_gap(
+    runs: list, heavy: int, shares: list[float]
+) -> None:
+    """Past ``_LISTED_RUNS`` runs each rank is found in a bracket from a sample, reading the arrays as a
+    stream (a million requests' runs are never a list): the same gaps as sorting every one, a heavy run
+    of one value (a speculative run's zero gaps) included."""
+    gaps = serving._Gaps()
+    for run in runs:
+        gaps.add(*run)
+    gaps.add(0.0, 0.0, 0, 1, heavy)
+    every = sorted(
+        value
+        for first, slope, start, stop, mult in gaps.stream()
+        for value in [first + slope * step for step in range(start, stop)] * mult
+    )
+    ranks = [max(1, math.ceil(share * len(every))) for share in shares]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(serving, "_SAMPLE_RUNS", 7)
+        patch.setattr(serving, "_BRACKET_SHARE", 0.001)
+        assert [serving._bracketed(gaps, rank, len(every)) for rank in ranks] == [every[r - 1] for r in ranks]
+        assert gaps.count() == len(every)
+
+
 # -- no input inside the documented ranges runs away ----------------------------------------------
 
 #: Traffic that once ran for hours: chunked prefill of long prompts through a small budget (the

@@ -208,3 +208,52 @@ def test_each_bad_speculation_option_is_one_line(capsys, extra: tuple[str, ...],
     status, out, err = run_cli(capsys, *BASE, *extra)
     assert out == ""
     assert_one_line_error(status, err, *fragments)
+
+
+def _peak_bytes(run: object) -> int:
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        run()
+    finally:
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+    return peak
+
+
+def test_memory_does_not_grow_with_the_tokens_a_run_emits(monkeypatch: pytest.MonkeyPatch) -> None:
+    """64 requests in one batch, each round emitting about 7 tokens a request: ten times the output is ten
+    times the tokens (1.2 million more) and the rounds, but the run keeps one 16-byte entry an iteration
+    for the gaps, not one a token or a round, so its peak grows by about 120 kB (a list of the gaps grew by
+    over 9 MB). The percentiles are read as a million-request run reads them, streaming the arrays."""
+    import roofline.serving
+
+    monkeypatch.setattr(roofline.serving, "_LISTED_RUNS", 1_000)
+    monkeypatch.setattr(roofline.serving, "_SAMPLE_RUNS", 200)
+    drafting = Drafting(8, 0.95, draft_cost=0.0)
+
+    def served(output: int):
+        traffic = config(math.inf, requests=64, prompt=Lengths(128, 128), output=Lengths(output, output))
+        return lambda: simulate_speculative(H100, TARGET, replace(traffic, max_batch=64), drafting)
+
+    short, long = _peak_bytes(served(2_000)), _peak_bytes(served(20_000))
+    assert long - short < 400_000, f"{long - short:,} more bytes for 1.2 million more tokens"
+
+
+def test_a_run_past_the_tokens_a_speculative_run_may_draw_is_refused_before_any_draw(capsys, monkeypatch) -> None:
+    """10,000 requests of 100,000 tokens (each within its own range) would draw a billion tokens round by
+    round, about an hour: refused in one line before the traffic is drawn."""
+    import roofline.specserving
+
+    def never(*_: object) -> None:
+        raise AssertionError("the run started")
+
+    monkeypatch.setattr(roofline.specserving, "_SpeculativeRun", never)
+    status, out, err = run_cli(
+        capsys,
+        *("simulate", "--gpu", "h100-sxm", "--model", "llama-3.1-8b", "--requests", "10000", "--output", "100000"),
+        *("--speculate-gamma", "1", "--speculate-alpha", "0"),
+    )
+    assert_one_line_error(status, err, "--requests: 10,000 requests of up to 100,000 output tokens are 1,000,000,000")
+    assert out == ""

@@ -65,6 +65,18 @@ def assert_refused(status: int, err: str, *said: str) -> None:
         ([*SIMULATE, "--prompt", "１２:２０"], "--prompt: must be a whole number"),
         ([*SIMULATE, "--seed", "1_"], "--seed: must be a whole number"),
         ([*SIMULATE, "--max-batch", "-7"], "--max-batch: must be at least 1"),
+        # A sign other than a number's own "-" is refused, as "-0" is: the page's fields take neither.
+        ([*ESTIMATE, "--batch", "+12"], "--batch: must be a whole number, got '+12'"),
+        ([*ESTIMATE, "--gpus", "+1"], "--gpus: must be a whole number, got '+1'"),
+        ([*ESTIMATE, "--usable-fraction", "+0.5"], "--usable-fraction: must be a number, got '+0.5'"),
+        ([*SIMULATE, "--rate", "+inf"], "--rate: must be a number"),
+        ([*SIMULATE, "--prompt", "+5:+10"], "--prompt: must be a whole number"),
+        ([*ESTIMATE, "--context", "-0"], "--context: must be written without a sign, got '-0'"),
+        ([*SIMULATE, "--seed", "-0"], "--seed: must be written without a sign"),
+        (
+            [*ESTIMATE, "--allreduce-latency", "-0.0", "--gpus", "2"],
+            "--allreduce-latency: must be written without a sign",
+        ),
     ],
 )
 def test_one_number_rule_for_every_option(capsys, argv: list[str], said: str) -> None:
@@ -73,7 +85,7 @@ def test_one_number_rule_for_every_option(capsys, argv: list[str], said: str) ->
 
 @pytest.mark.parametrize(
     ("option", "text", "value"),
-    [("--batch", "1,000", "1,000 users"), ("--batch", "1_000", "1,000 users"), ("--batch", " +12 ", "12 users")],
+    [("--batch", "1,000", "1,000 users"), ("--batch", "1_000", "1,000 users"), ("--batch", " 12 ", "12 users")],
 )
 def test_grouped_ascii_digits_are_accepted(capsys, option: str, text: str, value: str) -> None:
     status, out, err = run(capsys, *ESTIMATE, option, text)
