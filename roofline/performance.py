@@ -229,6 +229,7 @@ class Hardware:
 
     def __post_init__(self) -> None:
         _at_least("gpus", self.count, 1)
+        require_links(self.gpu, self.count)
         workspace = self.workspace_bytes
         if isinstance(workspace, bool) or not isinstance(workspace, (int, float)) or not 0 <= workspace < 1e13:
             raise SpecError(f"must be 0 or more bytes, below 1e13, got {workspace!r}", field="workspace_bytes")
@@ -364,6 +365,21 @@ class Hardware:
             return 0.0
         g = self.count
         return self.allreduce_latency + 2.0 * (g - 1) / g * message_bytes / link
+
+
+def require_links(gpu: GpuSpec, gpus: int) -> None:
+    """SpecError, in one line, when ``gpus`` GPUs (more than one) of a chip without an
+    ``interconnect`` in its spec would have to talk: every multi-GPU figure charges the
+    all-reduces and hops over those links, and a spec that names none has nothing to charge
+    them at, so the run is refused rather than given free links. Every built-in chip has one;
+    a GPU file of one's own may leave it out and run on one GPU."""
+    if gpus > 1 and gpu.interconnect is None:
+        raise SpecError(
+            f"{gpu.id} has no interconnect in its spec, so {gpus:,} GPUs' all-reduces cannot be charged",
+            field="interconnect",
+            hint=f'add a [gpu."{gpu.id}".interconnect] table as roofline/data/gpus.toml\'s header describes'
+            " (a PCIe Gen4 x16 card sends 32e9 bytes/s each way), or run it on one GPU",
+        )
 
 
 def sixteen_bit_math(gpu: GpuSpec) -> str:

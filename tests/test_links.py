@@ -1,0 +1,126 @@
+"""Issue 35, links: every built-in GPU has cited links, a multi-GPU run is charged for them or
+refused without them, a malformed links table is refused in one line, every report names the
+links, and a pipeline's JSON carries the keys a tensor-parallel script reads."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import pytest
+
+from roofline import SpecError, builtin_specs
+from roofline.deployment import deploy, split_for
+from roofline.performance import Hardware, Workload
+from support import GOOD_GPU, assert_one_line_error, run_cli, write
+
+SPECS = builtin_specs()
+
+#: A links table for GOOD_GPU's "my-gpu", as a PCIe Gen4 x16 card has it.
+LINKS = """
+[gpu."my-gpu".interconnect]
+scale_up = "PCIe Gen4 x16"
+domain_gpus = 8
+link_bytes_per_s = 32e9
+scale_out_bytes_per_s = 32e9
+allreduce_latency_s = { nccl = { ring_gpus = 8, ring_s = 40e-6 } }
+source = "https://example.com/my-gpu-links"
+"""
+
+
+def estimate_json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict:
+    status, out, err = run_cli(capsys, "estimate", *argv, "--json")
+    assert status == 0, err
+    return json.loads(out)
+
+
+@pytest.mark.parametrize("gpu_id", sorted(SPECS.gpus))
+def test_every_builtin_gpu_has_cited_links(gpu_id: str) -> None:
+    link = SPECS.gpu(gpu_id).interconnect
+    assert link is not None, f"{gpu_id} has no interconnect"
+    assert "http" in link.source and link.scale_up
+    # One direction: a PCIe Gen4 x16 card's "64 GB/s bidirectional" is 32e9 here.
+    if "PCIe Gen4 x16" in link.scale_up:
+        assert link.link_bytes_per_s == 32e9
+        assert "peer to peer" in link.scale_up  # P2P or through host memory, said either way
+
+
+def test_l40s_at_two_gpus_pays_a_pcie_all_reduce(capsys: pytest.CaptureFixture[str]) -> None:
+    """The issue's goal: the L40S's all-reduces were free; now each one crosses PCIe Gen4 x16."""
+    args = ("--gpu", "l40s", "--model", "llama-3.1-8b", "--gpus", "2", "--batch", "64")
+    figures = estimate_json(capsys, *args)
+    assert figures["communication_s"] > 0 and figures["allreduces_per_step"] == 64
+    one = estimate_json(capsys, "--gpu", "l40s", "--model", "llama-3.1-8b", "--batch", "64")
+    assert figures["decode_step_s"] > one["decode_step_s"] / 2 + figures["communication_s"] * 0.99
+    status, out, _ = run_cli(capsys, "estimate", *args)
+    assert status == 0
+    assert "ceiling's links      64 all-reduces a pass" in out and "/ 32 GB/s over PCIe Gen4 x16" in out
+
+
+def test_l40s_tp8_is_charged_more_talk_than_tp4(capsys: pytest.CaptureFixture[str]) -> None:
+    """The issue's ranking: on PCIe, 8 GPUs talk more per step than 4 (a longer ring)."""
+    base = ("--gpu", "l40s", "--model", "llama-3.1-70b", "--precision", "fp8", "--batch", "64")
+    four = estimate_json(capsys, *base, "--gpus", "4")
+    eight = estimate_json(capsys, *base, "--gpus", "8")
+    assert eight["communication_s"] > four["communication_s"] > 0
+
+
+@pytest.mark.parametrize("gpu_id", sorted(SPECS.gpus))
+def test_every_report_names_its_links_on_one_gpu_too(gpu_id: str, capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, err = run_cli(capsys, "estimate", "--gpu", gpu_id, "--model", "llama-3.1-8b", "--precision", "int8")
+    assert status == 0, err
+    link = SPECS.gpu(gpu_id).interconnect
+    assert f"ceiling's links      one GPU: no all-reduces; its links: {link.scale_up}," in out
+
+
+def test_a_pipeline_report_names_its_links(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ("--gpu", "l40s", "--model", "llama-3.1-8b", "--gpus", "2", "--batch", "64", "--parallel", "pp")
+    status, out, err = run_cli(capsys, "estimate", *argv)
+    assert status == 0, err
+    assert "ceiling's links              PCIe Gen4 x16, peer to peer (no NVLink), 32 GB/s each way" in out
+    assert "each hop" in out
+
+
+# -- A GPU of one's own without links: refused for more than one GPU, in one line -----------------
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [(), ("--parallel", "pp"), ("--parallel", "tpxpp", "--gpus", "4", "--pp-stages", "2")],
+    ids=["tp", "pp", "tpxpp"],
+)
+@pytest.mark.parametrize("how", ["--specs", "--gpu"])
+def test_more_than_one_gpu_without_links_is_refused(
+    how: str, extra: tuple[str, ...], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write(tmp_path, GOOD_GPU)
+    gpu = ("--specs", path, "--gpu", "my-gpu") if how == "--specs" else ("--gpu", path)
+    status, out, err = run_cli(capsys, "estimate", *gpu, "--model", "llama-3.1-8b", "--gpus", "2", *extra)
+    assert_one_line_error(
+        status,
+        err,
+        "roofline estimate: error:",
+        "field 'interconnect'",
+        "my-gpu has no interconnect in its spec",
+        'add a [gpu."my-gpu".interconnect] table',
+        "or run it on one GPU",
+    )
+    assert out == ""
+
+
+def test_one_gpu_without_links_still_runs_and_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, err = run_cli(capsys, "estimate", "--gpu", write(tmp_path, GOOD_GPU), "--model", "llama-3.1-8b")
+    assert status == 0, err
+    assert "ceiling's links      one GPU: no all-reduces; no interconnect in its spec, so one GPU only" in out
+
+
+def test_the_calculators_refuse_alike() -> None:
+    """The calculators build the same Hardware and call the same deploy: both refuse."""
+    unlinked = dataclasses.replace(SPECS.gpu("h100-sxm"), interconnect=None)
+    with pytest.raises(SpecError, match="no interconnect in its spec, so 2 GPUs' all-reduces cannot be charged"):
+        Hardware(unlinked, 2)
+    workload = Workload(SPECS.model("llama-3.1-8b"))
+    with pytest.raises(SpecError, match="no interconnect in its spec, so 4 GPUs"):
+        deploy(Hardware(unlinked, 1), workload, split_for("pp", 4, None, 1))
+    assert Hardware(unlinked, 1).allreduce_latency == 0.0  # one GPU: nothing to charge
