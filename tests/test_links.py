@@ -124,3 +124,61 @@ def test_the_calculators_refuse_alike() -> None:
     with pytest.raises(SpecError, match="no interconnect in its spec, so 4 GPUs"):
         deploy(Hardware(unlinked, 1), workload, split_for("pp", 4, None, 1))
     assert Hardware(unlinked, 1).allreduce_latency == 0.0  # one GPU: nothing to charge
+
+
+# -- A malformed links table: one line naming the file, the entry and the field, and the fix ------
+
+BAD_LINKS = {
+    "missing field": (
+        LINKS.replace("link_bytes_per_s = 32e9\n", ""),
+        ["field 'interconnect.link_bytes_per_s'", "is missing", "for example link_bytes_per_s = 32e9"],
+    ),
+    "negative": (
+        LINKS.replace("link_bytes_per_s = 32e9", "link_bytes_per_s = -32e9"),
+        ["field 'interconnect.link_bytes_per_s'", "must be positive", "one direction, in bytes per second"],
+    ),
+    "string": (
+        LINKS.replace("link_bytes_per_s = 32e9", 'link_bytes_per_s = "32 GB/s"'),
+        ["field 'interconnect.link_bytes_per_s'", "must be a number, got '32 GB/s'", "link_bytes_per_s = 32e9"],
+    ),
+    "domain as text": (
+        LINKS.replace("domain_gpus = 8", 'domain_gpus = "eight"'),
+        ["field 'interconnect.domain_gpus'", "for example domain_gpus = 8"],
+    ),
+    "unknown key": (
+        LINKS.replace("domain_gpus = 8", "domain_gpus = 8\nlanes = 16"),
+        ["field 'interconnect.lanes'", "unknown key", "allowed: scale_up, domain_gpus", "lanes go in scale_up's"],
+    ),
+    "empty latencies": (
+        LINKS.replace("{ nccl = { ring_gpus = 8, ring_s = 40e-6 } }", "{}"),
+        ["field 'interconnect.allreduce_latency_s'", "got an empty table", "ring_gpus = 8"],
+    ),
+    "wrong table type": (
+        "",  # the links given as text on the entry itself
+        ["field 'interconnect'", "must be a table", 'write it as a table, [gpu."my-gpu".interconnect]'],
+    ),
+}
+
+
+def _bad_links_file(case: str) -> str:
+    text, _ = BAD_LINKS[case]
+    if case == "wrong table type":
+        return GOOD_GPU.replace('source = "', 'interconnect = "PCIe Gen4 x16"\nsource = "', 1)
+    return GOOD_GPU + text
+
+
+@pytest.mark.parametrize("case", list(BAD_LINKS))
+@pytest.mark.parametrize("how", ["--specs", "--gpu", "validate"])
+def test_a_malformed_links_table_is_one_line_naming_file_entry_field(
+    case: str, how: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write(tmp_path, _bad_links_file(case))
+    if how == "validate":
+        argv: tuple[str, ...] = ("validate", path)
+    elif how == "--specs":
+        argv = ("estimate", "--specs", path, "--gpu", "my-gpu", "--model", "llama-3.1-8b")
+    else:
+        argv = ("estimate", "--gpu", path, "--model", "llama-3.1-8b")
+    status, out, err = run_cli(capsys, *argv)
+    assert_one_line_error(status, err, path, '[gpu."my-gpu"]', *BAD_LINKS[case][1])
+    assert out == ""
