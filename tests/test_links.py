@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from roofline import SpecError, builtin_specs
+from roofline.cli import TP_ONLY_KEYS
 from roofline.deployment import deploy, split_for
 from roofline.performance import Hardware, Workload
 from support import GOOD_GPU, assert_one_line_error, run_cli, write
@@ -182,3 +183,31 @@ def test_a_malformed_links_table_is_one_line_naming_file_entry_field(
     status, out, err = run_cli(capsys, *argv)
     assert_one_line_error(status, err, path, '[gpu."my-gpu"]', *BAD_LINKS[case][1])
     assert out == ""
+
+
+# -- One JSON schema across layouts ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("costs", ["ceiling", "expected"])
+def test_every_layout_carries_the_tensor_parallel_keys(costs: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """A script written for ``--parallel tp --json`` reads pp and tpxpp: every key tp has, but
+    for the documented totals and comparisons (TP_ONLY_KEYS), is in every layout, and the
+    expected block's decode_step_s too."""
+    base = ("--gpu", "h100-sxm", "--model", "llama-3.1-70b", "--gpus", "4", "--batch", "16", "--costs", costs)
+    layouts = {
+        "tp": estimate_json(capsys, *base),
+        "pp": estimate_json(capsys, *base, "--parallel", "pp"),
+        "tpxpp": estimate_json(capsys, *base, "--parallel", "tpxpp", "--pp-stages", "2"),
+    }
+    common = set(layouts["tp"]) - TP_ONLY_KEYS
+    assert TP_ONLY_KEYS <= set(layouts["tp"])  # the list names real keys
+    for name, figures in layouts.items():
+        assert common <= set(figures), f"{name} lacks {sorted(common - set(figures))}"
+        # decode_step_s means the same in every layout: the seconds between one user's tokens.
+        assert figures["decode_step_s"] == pytest.approx(1 / figures["decode_tokens_per_s_per_user"])
+        if costs == "expected":
+            assert "decode_step_s" in figures["expected"]
+    pipeline = layouts["pp"]
+    assert pipeline["decode_step_s"] == pipeline["decode_interval_s"]
+    assert pipeline["allreduce_latency_s"] == 0.0 and layouts["tpxpp"]["allreduce_latency_s"] > 0
+    assert pipeline["weights_bytes"] == layouts["tp"]["weights_bytes"]
