@@ -866,9 +866,17 @@ def _run_table(args: argparse.Namespace, specs: SpecSet) -> str:
     models = list(dict.fromkeys(args.models)) if args.models else None  # a repeated --model gives one row
     for model_id in models or ():
         _check_id("--model", specs.model, model_id)
-    rows = decode_prefill_rows(specs, args.gpu, models, precisions=args.precisions, prompt=args.prompt)
+    rows = list(decode_prefill_rows(specs, args.gpu, models, precisions=args.precisions, prompt=args.prompt))
     shown_models = models if models is not None else list(specs.models)
-    _warn("table", (specs.model(model_id).past_max_context(args.prompt, "--prompt") for model_id in shown_models))
+    left_out = len(shown_models) * len(args.precisions) - len(rows)
+    unlinked = left_out and (
+        f"{left_out:,} model and format pair{'s' if left_out != 1 else ''} left out: each needs more than one"
+        f" {args.gpu}, which has no interconnect in its spec to charge the all-reduces at"
+    )
+    _warn(
+        "table",
+        (*(specs.model(model_id).past_max_context(args.prompt, "--prompt") for model_id in shown_models), unlinked),
+    )
     table = decode_prefill_table(rows)
     return {"markdown": table.markdown, "csv": table.csv, "text": table.text}[args.format]()
 

@@ -25,6 +25,7 @@ from .performance import (
     kv_copies,
     memory_use,
     prefill_pass,
+    require_links,
     resolved,
 )
 from .precisions import DEFAULT_COMPUTE_PRECISION, number_format
@@ -347,5 +348,6 @@ def estimate(
         allreduce_latency_s,
         allreduce_preset=allreduce_preset,
     )
+    require_links(hardware.gpu, gpus)  # refused before anything is worked out, whatever the layout
     workload = Workload(specs.model(model), precision, kv_precision, batch, context, prompt, shared_prefix)
     return evaluate(hardware, workload, calibration)

@@ -229,7 +229,6 @@ class Hardware:
 
     def __post_init__(self) -> None:
         _at_least("gpus", self.count, 1)
-        require_links(self.gpu, self.count)
         workspace = self.workspace_bytes
         if isinstance(workspace, bool) or not isinstance(workspace, (int, float)) or not 0 <= workspace < 1e13:
             raise SpecError(f"must be 0 or more bytes, below 1e13, got {workspace!r}", field="workspace_bytes")
@@ -320,7 +319,9 @@ class Hardware:
         """Seconds of fixed latency per all-reduce over these ``count`` GPUs: this hardware's
         fixed override, else its named preset at ``count``, else the cost model's fitted
         latency at ``count``, else the smallest preset of the GPU's interconnect at
-        ``count`` (0 without one). Every preset grows with the count (``AllReduceLatency``)."""
+        ``count`` (0 on one GPU without one; SpecError on more, ``require_links``). Every preset
+        grows with the count (``AllReduceLatency``)."""
+        require_links(self.gpu, self.count)
         if self.allreduce_latency_s is not None:
             return self.allreduce_latency_s
         link = self.gpu.interconnect
@@ -349,8 +350,10 @@ class Hardware:
     def link_bytes_per_s(self) -> float | None:
         """One GPU's bandwidth to the others, one direction: the scale-up link within a domain,
         the scale-out network past it, times the cost model's link share; None for one GPU or
-        a spec without an interconnect."""
+        a spec without an interconnect (SpecError on more GPUs, ``require_links``: a size in GPUs
+        is computed without links, a time over them is not)."""
         link = self.gpu.interconnect
+        require_links(self.gpu, self.count)
         if self.count == 1 or link is None:
             return None
         nameplate = link.link_bytes_per_s if self.count <= link.domain_gpus else link.scale_out_bytes_per_s

@@ -13,7 +13,7 @@ import pytest
 from roofline import SpecError, builtin_specs
 from roofline.cli import TP_ONLY_KEYS
 from roofline.deployment import deploy, split_for
-from roofline.performance import Hardware, Workload
+from roofline.performance import Hardware, Workload, decode_step, gpus_to_fit
 from support import GOOD_GPU, assert_one_line_error, run_cli, write
 
 SPECS = builtin_specs()
@@ -110,6 +110,15 @@ def test_more_than_one_gpu_without_links_is_refused(
     assert out == ""
 
 
+def test_a_table_leaves_out_what_needs_links_it_lacks(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The table puts each model on the GPUs it needs: a chip without links gets the models one
+    of it holds, and a warning counts the pairs left out."""
+    path = write(tmp_path, GOOD_GPU)
+    status, out, err = run_cli(capsys, "table", "--gpu", "my-gpu", "--specs", path, "--format", "csv")
+    assert status == 0 and "Llama 3.1 8B" in out and "Llama 3.1 405B" not in out
+    assert "left out: each needs more than one my-gpu, which has no interconnect in its spec" in err
+
+
 def test_one_gpu_without_links_still_runs_and_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     status, out, err = run_cli(capsys, "estimate", "--gpu", write(tmp_path, GOOD_GPU), "--model", "llama-3.1-8b")
     assert status == 0, err
@@ -119,9 +128,10 @@ def test_one_gpu_without_links_still_runs_and_says_so(tmp_path: Path, capsys: py
 def test_the_calculators_refuse_alike() -> None:
     """The calculators build the same Hardware and call the same deploy: both refuse."""
     unlinked = dataclasses.replace(SPECS.gpu("h100-sxm"), interconnect=None)
-    with pytest.raises(SpecError, match="no interconnect in its spec, so 2 GPUs' all-reduces cannot be charged"):
-        Hardware(unlinked, 2)
     workload = Workload(SPECS.model("llama-3.1-8b"))
+    with pytest.raises(SpecError, match="no interconnect in its spec, so 2 GPUs' all-reduces cannot be charged"):
+        decode_step(Hardware(unlinked, 2), workload)
+    assert gpus_to_fit(Hardware(unlinked), Workload(SPECS.model("llama-3.1-405b"))) > 1  # sizes need no links
     with pytest.raises(SpecError, match="no interconnect in its spec, so 4 GPUs"):
         deploy(Hardware(unlinked, 1), workload, split_for("pp", 4, None, 1))
     assert Hardware(unlinked, 1).allreduce_latency == 0.0  # one GPU: nothing to charge
