@@ -41,6 +41,7 @@ from .calibration import COSTS, cost_model, load_calibration
 from .deployment import PARALLEL, Split, best_tp_degree, deploy, deployment_dict, hops_across_nodes, split_for
 from .errors import SHOWN_LENGTH, SpecError, did_you_mean, one_line, shortened, shown
 from .estimate import estimate
+from .explain import math_choice
 from .hfconfig import FAMILIES, read_config
 from .kvformats import KV_FORMAT_NAMES, KV_FORMATS
 from .loader import SpecSet, builtin_specs, check_id, check_same_compute, load_specs, read_spec_file
@@ -48,8 +49,9 @@ from .measured import load_measurements
 from .ownspecs import config_path, model_entry_toml, resolve_gpu, resolve_model
 from .parallelism import pipeline_bubble_fraction
 from .parsing import parse_real, parse_whole
-from .performance import DEFAULT_USABLE_FRACTION, Hardware, Workload, gpu_count_problem
-from .precisions import AUTO, DEFAULT_COMPUTE_PRECISION, FORMATS, PRECISIONS
+from .performance import DEFAULT_USABLE_FRACTION, Hardware, Workload, gpu_count_problem, kv_copies
+from .precisions import AUTO, DEFAULT_COMPUTE_PRECISION, FORMATS, PRECISIONS, number_format
+from .quantization import critical_batch_for
 from .report import deployment_report, simulation_report, speculation_lines, speculation_report, text_report
 from .serving import (
     ADMISSIONS,
@@ -704,7 +706,7 @@ def _run_split(args: argparse.Namespace, specs: SpecSet) -> str:
             expected = deploy(fitted, workload, split)
     except SpecError as error:
         raise _precision_hint(error) from None
-    figures = deployment_dict(hardware, workload, result)
+    figures = {**deployment_dict(hardware, workload, result), **_tp_keys_for_split(hardware, workload, result)}
     figures["costs"] = args.costs
     if expected is not None:
         banded = {
@@ -714,6 +716,7 @@ def _run_split(args: argparse.Namespace, specs: SpecSet) -> str:
             "tpot_mean_s": expected.step.interval_s,
         }
         figures["expected"] = {
+            "decode_step_s": expected.step.interval_s,
             "decode_latency_s": expected.step.latency_s,
             "decode_interval_s": expected.step.interval_s,
             "decode_tokens_per_s_per_user": expected.step.tokens_per_s_per_user,
@@ -736,6 +739,64 @@ def _run_split(args: argparse.Namespace, specs: SpecSet) -> str:
     if args.json:
         return json.dumps({**figures, "warnings": warnings}, indent=2, allow_nan=False) + "\n"
     return deployment_report(hardware, workload, result, expected)
+
+
+#: Keys of ``estimate --json`` (tensor parallelism) that a pipeline's JSON leaves out: totals over
+#: every GPU that differ stage by stage (a pipeline gives the busiest stage's per GPU instead:
+#: weights_bytes_per_gpu, kv_bytes_per_gpu, kv_pool_bytes_per_gpu), and the comparisons with the
+#: rule of thumb and the crossovers, which are worked out for one tensor-parallel group.
+TP_ONLY_KEYS = frozenset(
+    {
+        "memory_used_bytes",
+        "memory_usable_bytes",
+        "kv_pool_bytes",
+        "kv_bytes",
+        "crossover_batch",
+        "simple_crossover_batch",
+        "kv_slope_s_per_token",
+        "rule_of_thumb",
+        "decode_vs_rule",
+        "prefill_vs_rule",
+        "prefill_bound",
+        "accounting",
+    }
+)
+
+
+def _tp_keys_for_split(hardware: Hardware, workload: Workload, result) -> dict[str, object]:
+    """The keys ``estimate --json`` has for tensor parallelism, with their meaning on a pipeline,
+    so that a script written for one layout reads the other (``TP_ONLY_KEYS`` are left out).
+    ``decode_step_s`` is the seconds between one user's tokens (``decode_interval_s``), so
+    ``1 / decode_step_s`` is tokens/s per user in every layout; ``decode_memory_s`` and
+    ``decode_compute_s`` sum one micro-batch's pass over the stages."""
+    split, step = result.split, result.step
+    stage_group = replace(hardware, count=split.tp)
+    model = workload.model
+    memory_s = sum(stage.memory_s for stage in step.stages)
+    compute_s = sum(stage.compute_s for stage in step.stages)
+    return {
+        "compute_precision": hardware.compute_precision,
+        "math": math_choice(stage_group, workload),
+        "weight_bits_per_weight": number_format(workload.weight_precision).bits_per_weight,
+        "shared_prefix": workload.shared_prefix,
+        "total_parameters": arch.total_parameters(model),
+        "active_parameters": arch.active_parameters(model),
+        "weights_bytes": arch.weight_bytes(model, workload.weight_precision),
+        "kv_bytes_per_token": workload.kv_bytes_per_token,
+        "kv_bytes_per_user": workload.kv_bytes_per_user,
+        "kv_bytes_shared": workload.kv_bytes_shared,
+        "memory_addressable_bytes": split.gpus * hardware.gpu.addressable_bytes,
+        "workspace_bytes": split.gpus * hardware.workspace_bytes,
+        "usable_fraction": hardware.usable_fraction,
+        "attention_dp": hardware.attention_dp,
+        "kv_copies": kv_copies(stage_group, model),
+        "decode_step_s": step.interval_s,
+        "decode_memory_s": memory_s,
+        "decode_compute_s": compute_s,
+        "decode_bound": "memory" if memory_s >= compute_s else "compute",
+        "allreduce_latency_s": stage_group.allreduce_latency if split.tp > 1 else 0.0,
+        "critical_batch": critical_batch_for(stage_group, workload.weight_precision),
+    }
 
 
 def _domain(hardware: Hardware) -> int:
@@ -853,9 +914,17 @@ def _run_table(args: argparse.Namespace, specs: SpecSet) -> str:
     models = list(dict.fromkeys(args.models)) if args.models else None  # a repeated --model gives one row
     for model_id in models or ():
         _check_id("--model", specs.model, model_id)
-    rows = decode_prefill_rows(specs, args.gpu, models, precisions=args.precisions, prompt=args.prompt)
+    rows = list(decode_prefill_rows(specs, args.gpu, models, precisions=args.precisions, prompt=args.prompt))
     shown_models = models if models is not None else list(specs.models)
-    _warn("table", (specs.model(model_id).past_max_context(args.prompt, "--prompt") for model_id in shown_models))
+    left_out = len(shown_models) * len(args.precisions) - len(rows)
+    unlinked = left_out and (
+        f"{left_out:,} model and format pair{'s' if left_out != 1 else ''} left out: each needs more than one"
+        f" {args.gpu}, which has no interconnect in its spec to charge the all-reduces at"
+    )
+    _warn(
+        "table",
+        (*(specs.model(model_id).past_max_context(args.prompt, "--prompt") for model_id in shown_models), unlinked),
+    )
     table = decode_prefill_table(rows)
     return {"markdown": table.markdown, "csv": table.csv, "text": table.text}[args.format]()
 

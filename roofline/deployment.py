@@ -55,6 +55,7 @@ from .performance import (
     kv_copies,
     memory_use,
     prefill_pass,
+    require_links,
     resolved,
 )
 from .precisions import bytes_per_value
@@ -551,7 +552,9 @@ class Deployment:
 
 
 def deploy(hardware: Hardware, workload: Workload, split: Split) -> Deployment:
-    """``workload`` on ``split`` of ``hardware.gpu`` (``hardware.count`` is ignored)."""
+    """``workload`` on ``split`` of ``hardware.gpu`` (``hardware.count`` is ignored); refused,
+    as every multi-GPU figure is, for a chip without an interconnect (``require_links``)."""
+    require_links(hardware.gpu, split.gpus)
     return Deployment(
         split=split,
         step=pipeline_decode(hardware, workload, split),

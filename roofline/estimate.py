@@ -25,6 +25,7 @@ from .performance import (
     kv_copies,
     memory_use,
     prefill_pass,
+    require_links,
     resolved,
 )
 from .precisions import DEFAULT_COMPUTE_PRECISION, number_format
@@ -273,13 +274,16 @@ def ceiling_accounting(hardware: Hardware, workload: Workload) -> dict[str, str]
         kv = f"each KV head is held on {copies:g} GPUs ({count:,} GPUs, {model.kv_heads:,} KV heads)"
     else:
         kv = "one copy of each cached token"
-    link = gpu.interconnect
+    link = gpu.interconnect  # none only on one GPU: Hardware refuses more without links
     if count == 1:
-        communication = "one GPU: no all-reduces"
+        communication = "one GPU: no all-reduces" + (
+            "; no interconnect in its spec, so one GPU only"
+            if link is None
+            else f"; its links: {link.scale_up}, {fmt.gigabytes(link.link_bytes_per_s, 0)}/s each way,"
+            f" {link.domain_gpus:,} GPUs a domain"
+        )
     elif hardware.attention_dp:
         communication = "data-parallel attention: no all-reduce; the experts' all-to-all overlaps the math"
-    elif link is None:
-        communication = f"not counted: {gpu.id} has no interconnect in its spec (ideal tensor parallelism)"
     else:
         wire = link.link_bytes_per_s if count <= link.domain_gpus else link.scale_out_bytes_per_s
         fabric = link.scale_up if count <= link.domain_gpus else "the scale-out network"
@@ -344,5 +348,6 @@ def estimate(
         allreduce_latency_s,
         allreduce_preset=allreduce_preset,
     )
+    require_links(hardware.gpu, gpus)  # refused before anything is worked out, whatever the layout
     workload = Workload(specs.model(model), precision, kv_precision, batch, context, prompt, shared_prefix)
     return evaluate(hardware, workload, calibration)

@@ -178,13 +178,47 @@ def _gpu(entry_id: str, table: Mapping[str, Any]) -> GpuSpec:
     values = dict(table)
     values["dense_flops_per_s"] = _subtable(table, "dense_flops_per_s")
     if "interconnect" in table:
-        values["interconnect"] = _nested(InterconnectSpec, table, "interconnect", _INTERCONNECT_KEYS)
+        try:
+            values["interconnect"] = _nested(InterconnectSpec, table, "interconnect", _INTERCONNECT_KEYS)
+        except SpecError as error:
+            raise _interconnect_hint(error, entry_id) from None
     if "same_compute_as" in table:
         try:
             check_id(table["same_compute_as"])
         except SpecError as error:
             raise SpecError(error.message, field="same_compute_as", hint=error.hint) from None
     return GpuSpec(id=entry_id, **values)
+
+
+#: What each interconnect field holds, with an example: the fix a bad or missing one is told.
+_INTERCONNECT_HINTS = {
+    "scale_up": 'the fabric\'s name, one line of text, for example scale_up = "PCIe Gen4 x16"',
+    "domain_gpus": "a whole number of GPUs that share the fabric, 1 to 100,000, for example domain_gpus = 8",
+    "link_bytes_per_s": "what one GPU sends, one direction, in bytes per second from 1e8 to 1e14,"
+    " for example link_bytes_per_s = 32e9 (PCIe Gen4 x16; datasheets print 64 GB/s, both directions added)",
+    "scale_out_bytes_per_s": "one GPU's share of the network between domains, one direction, in bytes per second"
+    " from 1e8 to 1e14, for example scale_out_bytes_per_s = 50e9 (a 400 Gb/s NIC)",
+    "allreduce_latency_s": "for example allreduce_latency_s = { nccl = { ring_gpus = 8, ring_s = 19.19e-6 } }",
+    "source": 'where the figures come from, one line, for example source = "https://..."',
+}
+
+
+def _interconnect_hint(error: SpecError, entry_id: str) -> SpecError:
+    """``error`` from an ``[interconnect]`` table, with the fix for its field when it names none
+    of its own (a misspelling keeps its 'did you mean'); an unknown key is told where a PCIe
+    card's generation and lanes go, the details a links table has no key for."""
+    parts = (error.field or "").split(".")
+    if parts[0] != "interconnect":
+        return error
+    if error.message == "unknown key" and len(parts) == 2 and (error.hint or "").startswith("allowed:"):
+        hint = f"{error.hint}; a PCIe card's generation and lanes go in scale_up's text: scale_up = \"PCIe Gen4 x16\""
+        return SpecError(error.message, file=error.file, entry=error.entry, field=error.field, hint=hint)
+    if error.hint:
+        return error
+    hint = _INTERCONNECT_HINTS.get(parts[1]) if len(parts) > 1 else None
+    if hint is None:
+        hint = f'write it as a table, [gpu."{entry_id}".interconnect], with ' + ", ".join(_INTERCONNECT_KEYS)
+    return SpecError(error.message, file=error.file, entry=error.entry, field=error.field, hint=hint)
 
 
 def check_same_compute(specs: SpecSet) -> SpecSet:

@@ -319,7 +319,9 @@ class Hardware:
         """Seconds of fixed latency per all-reduce over these ``count`` GPUs: this hardware's
         fixed override, else its named preset at ``count``, else the cost model's fitted
         latency at ``count``, else the smallest preset of the GPU's interconnect at
-        ``count`` (0 without one). Every preset grows with the count (``AllReduceLatency``)."""
+        ``count`` (0 on one GPU without one; SpecError on more, ``require_links``). Every preset
+        grows with the count (``AllReduceLatency``)."""
+        require_links(self.gpu, self.count)
         if self.allreduce_latency_s is not None:
             return self.allreduce_latency_s
         link = self.gpu.interconnect
@@ -348,8 +350,10 @@ class Hardware:
     def link_bytes_per_s(self) -> float | None:
         """One GPU's bandwidth to the others, one direction: the scale-up link within a domain,
         the scale-out network past it, times the cost model's link share; None for one GPU or
-        a spec without an interconnect."""
+        a spec without an interconnect (SpecError on more GPUs, ``require_links``: a size in GPUs
+        is computed without links, a time over them is not)."""
         link = self.gpu.interconnect
+        require_links(self.gpu, self.count)
         if self.count == 1 or link is None:
             return None
         nameplate = link.link_bytes_per_s if self.count <= link.domain_gpus else link.scale_out_bytes_per_s
@@ -364,6 +368,21 @@ class Hardware:
             return 0.0
         g = self.count
         return self.allreduce_latency + 2.0 * (g - 1) / g * message_bytes / link
+
+
+def require_links(gpu: GpuSpec, gpus: int) -> None:
+    """SpecError, in one line, when ``gpus`` GPUs (more than one) of a chip without an
+    ``interconnect`` in its spec would have to talk: every multi-GPU figure charges the
+    all-reduces and hops over those links, and a spec that names none has nothing to charge
+    them at, so the run is refused rather than given free links. Every built-in chip has one;
+    a GPU file of one's own may leave it out and run on one GPU."""
+    if gpus > 1 and gpu.interconnect is None:
+        raise SpecError(
+            f"{gpu.id} has no interconnect in its spec, so {gpus:,} GPUs' all-reduces cannot be charged",
+            field="interconnect",
+            hint=f'add a [gpu."{gpu.id}".interconnect] table as roofline/data/gpus.toml\'s header describes'
+            " (a PCIe Gen4 x16 card sends 32e9 bytes/s each way), or run it on one GPU",
+        )
 
 
 def sixteen_bit_math(gpu: GpuSpec) -> str:

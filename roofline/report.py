@@ -427,6 +427,19 @@ def _hops(count: int) -> str:
     return f"{count} hop" if count == 1 else f"{count} hops"
 
 
+def _split_links(hardware: Hardware, step) -> str:
+    """The links a split talks over, as the tensor-parallel report's ``ceiling's links`` line names
+    them: the fabric, one direction of it, the domain, and what each hop between stages costs."""
+    link = hardware.gpu.interconnect
+    if link is None:  # one GPU only: deploy refuses more without links
+        return "none in its spec: one GPU only"
+    hop = f"; each hop {fmt.microseconds(step.hop_s)}" if step.split.pp > 1 else ""
+    return (
+        f"{link.scale_up}, {fmt.gigabytes(link.link_bytes_per_s, 0)}/s each way,"
+        f" {link.domain_gpus:,} GPUs a domain{hop}"
+    )
+
+
 def deployment_report(
     hardware: Hardware, workload: Workload, result: Deployment, expected: Deployment | None = None
 ) -> str:
@@ -453,6 +466,7 @@ def deployment_report(
             f"{fmt.milliseconds(step.communication_s)}, {result.communication_share:.0%} of it"
             + (f"; {_hops(step.hops_across)} cross nodes" if step.hops_across else ""),
         ),
+        ("ceiling's links", _split_links(hardware, step)),
         ("prefill", fmt.milliseconds(result.prefill_s) if workload.prompt else "no prompt"),
         (
             "memory per GPU",

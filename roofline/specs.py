@@ -273,8 +273,9 @@ class InterconnectSpec:
         _validate(self)
         latencies = self.allreduce_latency_s
         if not isinstance(latencies, Mapping) or not latencies:
+            got = "an empty table" if isinstance(latencies, Mapping) else shown(latencies)
             raise SpecError(
-                f"must be a table of named latencies, got {shown(latencies)}",
+                f"must be a table of named latencies, got {got}",
                 field="allreduce_latency_s",
                 hint="for example allreduce_latency_s = { nccl = { ring_gpus = 8, ring_s = 19.19e-6 } }",
             )
@@ -330,8 +331,8 @@ class GpuSpec:
     host_link_bytes_per_s: float | None = None
     #: Where the host-link figure comes from; required with it.
     host_link_source: str | None = None
-    #: The links to other GPUs, or None: then a multi-GPU estimate counts no communication
-    #: and says so.
+    #: The links to other GPUs, or None: then the chip runs on one GPU only (a multi-GPU
+    #: estimate is refused, ``performance.require_links``). Every built-in chip has one.
     interconnect: InterconnectSpec | None = None
     #: The id of a chip whose tensor cores this one has (the same die at the same clocks, with
     #: other memory: the H200 is the H100's GH100 with HBM3e), or None. Expected mode gives it

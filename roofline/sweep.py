@@ -95,13 +95,17 @@ def decode_prefill_rows(
 ) -> Iterator[DecodePrefillRow]:
     """Each model (all of ``specs``' if ``model_ids`` is None) × weight precision on the fewest
     ``gpu_id`` GPUs that hold its weights, with decode for one user and prefill of a
-    ``prompt``-token prompt."""
+    ``prompt``-token prompt. A pair that needs more than one GPU of a chip without an
+    interconnect in its spec is left out (``performance.require_links``): nothing could charge
+    its all-reduces; ``needs_links`` counts them."""
     gpu = specs.gpu(gpu_id)
     models = [specs.model(model_id) for model_id in model_ids] if model_ids else list(specs.models.values())
     for model in models:
         for precision in precisions:
             workload = Workload(model, weight_precision=precision, prompt=prompt)
             count = gpus_to_fit(Hardware(gpu), workload)
+            if count > 1 and gpu.interconnect is None:
+                continue
             yield DecodePrefillRow(evaluate(Hardware(gpu, count), workload), count)
 
 

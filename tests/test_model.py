@@ -349,8 +349,9 @@ def test_all_reduce_latency_grows_with_the_gpu_count_as_each_preset_was_measured
     assert [a100.latency("nccl", g) for g in (2, 3, 8)] == pytest.approx([10e-6, 13.76e-6, 33.7e-6])
     with pytest.raises(SpecError, match=r"unknown all-reduce latency preset 'ncl'.*did you mean 'nccl'"):
         Hardware(H100, 8, allreduce_preset="ncl")
-    with pytest.raises(SpecError, match="no interconnect"):
-        Hardware(SPECS.gpu("mi300x"), 8, allreduce_preset="nccl")
+    unlinked = dataclasses.replace(SPECS.gpu("mi300x"), interconnect=None)
+    with pytest.raises(SpecError, match="no interconnect in its spec, so no all-reduce presets"):
+        Hardware(unlinked, 1, allreduce_preset="nccl")
 
 
 def test_a_batch_1_decode_on_h100s_is_fastest_below_8_gpus_with_nccl() -> None:
@@ -368,7 +369,8 @@ def test_past_the_nvlink_domain_the_all_reduce_crosses_the_scale_out_network() -
     sixteen = Hardware(H100, 16)
     assert sixteen.link_bytes_per_s == 50e9
     assert Hardware(H100, 8).link_bytes_per_s == 450e9
-    assert Hardware(SPECS.gpu("mi300x"), 8).link_bytes_per_s is None  # no interconnect spec: not counted
+    assert Hardware(SPECS.gpu("mi300x"), 8).link_bytes_per_s == 448e9  # 7 Infinity Fabric links
+    assert Hardware(SPECS.gpu("l40s"), 8).link_bytes_per_s == 32e9  # PCIe Gen4 x16, one direction
 
 
 # -- Small per-layer weights some architectures add (issue 24) ------------------------------------
