@@ -142,7 +142,7 @@ def test_the_calculators_refuse_alike() -> None:
 BAD_LINKS = {
     "missing field": (
         LINKS.replace("link_bytes_per_s = 32e9\n", ""),
-        ["field 'interconnect.link_bytes_per_s'", "is missing", "for example link_bytes_per_s = 32e9"],
+        ["field 'interconnect.link_bytes_per_s'", "is missing", "(an entry states scale_up, domain_gpus"],
     ),
     "negative": (
         LINKS.replace("link_bytes_per_s = 32e9", "link_bytes_per_s = -32e9"),
