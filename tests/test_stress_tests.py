@@ -29,18 +29,22 @@ def test_fails_the_first_time_only():
 """
 
 
-def _spinners() -> list[int]:
-    """Processes running the script's spinner (its code is on their command line)."""
+def _processes(keep) -> list[int]:
+    """The pids of /proc whose command line (NUL-separated bytes) and pid ``keep(command, pid)`` accepts."""
     found = []
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
-                command = (entry / "cmdline").read_bytes()
-            except OSError:
+                if keep((entry / "cmdline").read_bytes(), int(entry.name)):
+                    found.append(int(entry.name))
+            except OSError:  # gone meanwhile
                 continue
-            if b"parent, deadline = int(sys.argv[1])" in command:
-                found.append(int(entry.name))
     return found
+
+
+def _spinners() -> list[int]:
+    """Processes running the script's spinner (its code is on their command line)."""
+    return _processes(lambda command, pid: b"parent, deadline = int(sys.argv[1])" in command)
 
 
 def test_it_reports_each_run_and_the_flake_rate_and_stops_its_spinners(tmp_path, capsys) -> None:
@@ -127,26 +131,9 @@ def _alive(pids: list[int]) -> list[int]:
 
 def _in_group(leader: int) -> list[int]:
     """Every process in the process group ``leader`` leads."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                if os.getpgid(int(entry.name)) == leader:
-                    found.append(int(entry.name))
-            except OSError:
-                continue
-    return found
+    return _processes(lambda command, pid: os.getpgid(pid) == leader)
 
 
 def _sleepers(folder: Path) -> list[int]:
     """The pytest processes whose command line names ``folder`` (the controller; its workers read theirs from stdin)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                command = (entry / "cmdline").read_bytes()
-            except OSError:
-                continue
-            if b"-m\x00pytest\x00" in command and str(folder).encode() in command:
-                found.append(int(entry.name))
-    return found
+    return _processes(lambda command, pid: b"-m\x00pytest\x00" in command and str(folder).encode() in command)
