@@ -20,7 +20,7 @@ import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { gunzipSync, gzipSync } from "node:zlib";
 import { after, before, describe, test } from "node:test";
-import { bootPython, readSnapshot } from "../../docs/javascripts/runtime/boot.mjs";
+import { bootPython, MODULE_DIR, readSnapshot } from "../../docs/javascripts/runtime/boot.mjs";
 import {
   decodeSnapshot,
   readContainer,
@@ -188,6 +188,28 @@ test("a restored Python holds the first Run's package copy, the rest frozen out 
     "import gc, sys, roofline_cell\nseen = {id(o) for o in gc.get_objects()}\n" +
     "(id(roofline_cell._spare) in seen, id(sys.modules['roofline'].__dict__) in seen, gc.get_freeze_count() > 0)";
   assert.deepEqual(pyodide.runPython(collectable).toJs(), [true, false, true]);
+});
+
+test("a snapshot taken after Python's heap outgrew pyodide.asm.wasm's initial memory restores", async () => {
+  // Pyodide copies a snapshot over a fresh instance's memory as it is; the page grows that
+  // memory first (boot.mjs withMemory). The build's own snapshot may or may not have outgrown
+  // it, so this one is made to: 48 MB held by Python, past the wasm's 30 MiB.
+  const { loadPyodide, version } = await import(pathToFileURL(`${fixture.pyodide}/pyodide.mjs`).href);
+  const maker = await loadPyodide({ indexURL: `${fixture.pyodide}/`, _makeSnapshot: true, stdout: () => {}, stderr: () => {} });
+  const initial = maker._module.HEAP8.length;
+  // The page's helper modules live in MODULE_DIR, on sys.path as make_snapshot.mjs leaves it.
+  maker.runPython(`import sys\nsys.path.insert(0, ${JSON.stringify(MODULE_DIR)})\nheld = bytearray(b'roofline' * 6_000_000)`);
+  const raw = maker.makeMemorySnapshot();
+  assert.ok(raw.length > initial + 40e6, `the snapshot holds ${raw.length} bytes, the fresh memory ${initial}`);
+  const sealed = await sealedSnapshot(raw, { pyodide: version, wheel: "test", modules: [] });
+  const path = join(mkdtempSync(join(tmpdir(), "roofline-snapshot-")), "grown.snapshot.gz");
+  writeFileSync(path, gzipSync(sealed));
+  const { pyodide, timings } = await boot(path);
+  assert.equal(timings.snapshot, true, JSON.stringify(timings));
+  assert.equal(pyodide.runPython("bytes(held[-8:]).decode(), len(held)").toJs().join(" "), "roofline 48000000");
+  const { answer, output } = runProgram(pyodide);
+  assert.deepEqual(answer, { status: "ok" });
+  assert.equal(output, fixture.program.output);
 });
 
 test("two restores of one snapshot draw different random numbers", async () => {

@@ -202,9 +202,10 @@ async function checkedCopy(found, digest) {
  * is downloaded and compiled once. fetch and instantiateStreaming are the worker's own
  * (or, under Node, unused by Pyodide), and both are put back when `load` settles.
  */
-async function whileLoading(load, { runtimeBase, wasmURL, compiled }) {
+async function whileLoading(load, { runtimeBase, wasmURL, compiled, memoryBytes = null }) {
   const realFetch = globalThis.fetch;
   const realInstantiate = WebAssembly.instantiateStreaming;
+  const realInstantiateBytes = WebAssembly.instantiate;
   let reportMissing;
   const missing = new Promise((_, reject) => (reportMissing = reject));
   const checked = async (input, init) => {
@@ -219,19 +220,50 @@ async function whileLoading(load, { runtimeBase, wasmURL, compiled }) {
   globalThis.fetch = (input, init) =>
     compiled && urlOf(input) === wasmURL ? Promise.resolve(standIn) : checked(input, init);
   WebAssembly.instantiateStreaming = async (source, imports) => {
-    if ((await source) !== standIn) return realInstantiate(source, imports);
+    if ((await source) !== standIn) return withMemory(await realInstantiate(source, imports), memoryBytes);
     // Pyodide only logs a failed instantiation and waits forever: if the shared
     // download or its compilation failed, fetch and compile the file the usual way.
     const module = await compiled.catch(() => null);
-    if (!module) return realInstantiate(checked(wasmURL), imports);
-    return { module, instance: await WebAssembly.instantiate(module, imports) };
+    if (!module) return withMemory(await realInstantiate(checked(wasmURL), imports), memoryBytes);
+    return withMemory({ module, instance: await realInstantiateBytes(module, imports) }, memoryBytes);
   };
+  // Pyodide under Node (and a browser whose streaming compile failed) instantiates from bytes.
+  WebAssembly.instantiate = async (...args) => withMemory(await realInstantiateBytes(...args), memoryBytes);
   try {
     return await Promise.race([load(), missing]);
   } finally {
     globalThis.fetch = realFetch;
     WebAssembly.instantiateStreaming = realInstantiate;
+    WebAssembly.instantiate = realInstantiateBytes;
   }
+}
+
+/**
+ * The bytes of wasm memory a raw Pyodide snapshot holds: the snapshot is a header (its second
+ * 32-bit word says where the header ends), then the memory.
+ */
+function snapshotMemoryBytes(raw) {
+  return raw.length - new DataView(raw.buffer, raw.byteOffset, 8).getUint32(4, true);
+}
+
+/**
+ * `result` (what WebAssembly.instantiate gives: an instance, or {module, instance}) with the
+ * memory it exports grown to hold `memoryBytes` (a promise of a count, or null: left alone).
+ *
+ * Pyodide 314.0.7 restores a snapshot by copying it over the new instance's memory as it is, and
+ * that memory starts at the size pyodide.asm.wasm declares (30 MiB): a snapshot taken after
+ * Python's heap grew past it ("offset is out of bounds") would never restore. Growing it here,
+ * before Emscripten makes its views of the memory, lets any snapshot restore. Instances with
+ * no memory of their own (dynamic libraries share the main one) are left alone.
+ */
+async function withMemory(result, memoryBytes) {
+  const instance = result instanceof WebAssembly.Instance ? result : result?.instance;
+  const memory = instance?.exports?.memory;
+  const wanted = memoryBytes ? await memoryBytes : 0;
+  if (memory instanceof WebAssembly.Memory && wanted > memory.buffer.byteLength) {
+    memory.grow(Math.ceil((wanted - memory.buffer.byteLength) / 65536));
+  }
+  return result;
 }
 
 /**
@@ -347,7 +379,8 @@ export async function bootPython({
       Promise.all([snapshot, wasm.compiled?.catch(() => null)])
         .then(() => onRestoring?.())
         .catch(() => {});
-      pyodide = await whileLoading(() => loadPyodide({ ...options, _loadSnapshot: snapshot }), watch);
+      const memoryBytes = snapshot.then(snapshotMemoryBytes, () => 0); // a failed read fails the restore below
+      pyodide = await whileLoading(() => loadPyodide({ ...options, _loadSnapshot: snapshot }), { ...watch, memoryBytes });
       timings.snapshot = true;
     } catch (error) {
       // A missing runtime file fails the plain boot as well; say that, not "no snapshot".
