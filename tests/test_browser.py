@@ -184,6 +184,34 @@ def test_stop_restarts_python_without_isolation(browser, site) -> None:
     recorded.close()
 
 
+@pytest.mark.parametrize("served", ["isolated", "plain"])
+def test_stop_and_reset_after_a_restart_leave_a_python_that_runs(browser, site, served) -> None:
+    """A program that ignores the interrupt (a sleep inside C) is ended by replacing the worker; the
+    new worker, and the one after Reset, must run the next program. On an isolated page the new
+    worker once shared the old one's buffer, SIGINT still in it, so every later Run said "Running…"
+    for good."""
+    base = getattr(site, served)
+    recorded = _context(browser)
+    page = recorded.page()
+    page.goto(base + CHAPTER)
+    assert page.evaluate("crossOriginIsolated") is (served == "isolated")
+    cell = page.locator("[data-rf-cell]")
+    expect(cell).to_have_attribute("data-state", "ready", timeout=BOOT_MS)
+    for _ in range(2):  # the second Stop restarts the worker that the first one started
+        boots = int(page.evaluate("document.documentElement.dataset.rfBoots"))
+        cell.locator("textarea").fill("import time\nprint('asleep', flush=True)\ntime.sleep(60)\n")
+        cell.locator("[data-rf-action=run]").click()
+        expect(cell.locator(".rf-output")).to_have_text("asleep\n", timeout=STEP_MS)
+        cell.locator("[data-rf-action=stop]").click()
+        expect(cell.locator(".rf-status")).to_contain_text("Stopped", timeout=STEP_MS)
+        expect(page.locator("html")).to_have_attribute("data-rf-boots", str(boots + 1), timeout=STEP_MS)
+        assert run(page, "print(6 * 7)\n") == "42\n"
+    cell.locator("[data-rf-action=reset]").click()  # once something ran, Reset starts a fresh Python
+    assert run(page, "print(6 * 7)\n") == "42\n"
+    recorded.assert_only(base)
+    recorded.close()
+
+
 def boot_timings(page: object) -> dict:
     """How the page's Python started (runtime.mjs keeps the worker's boot report)."""
     return page.evaluate("import('../../javascripts/runtime/runtime.mjs').then((m) => m.runtime.timings)")

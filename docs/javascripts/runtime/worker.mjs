@@ -139,7 +139,7 @@ async function drain() {
   if (draining) return;
   draining = true;
   try {
-    await booting;
+    await booting.catch(() => {}); // a failed boot said so ("boot-failed"); each task checks for Python
     while (waiting.reader.length || waiting.background.length) {
       // Before background work, let the page's messages in (a Run pressed while the last task
       // ran): awaiting a task only waits for microtasks, and messages are tasks of their own.
@@ -435,9 +435,16 @@ booting = Promise.resolve()
       send({ type: "booted", timings });
       if (role !== "run") return;
       // The package's .pyc, one file a task, so that the copy after the first Run (or a Stop) reads them.
-      for (const source of packageSources()) schedule(() => writeBytecode(source), { background: true });
-      schedule(() => send({ type: "bytecode" }), { background: true });
-      prepareWhenIdle();
+      // Listed in a task too: whatever goes wrong there (an interrupt, say) must not leave `booting`
+      // rejected once the page has been told "booted", or no task would ever run.
+      schedule(() => {
+        try {
+          for (const source of packageSources()) schedule(() => writeBytecode(source), { background: true });
+          schedule(() => send({ type: "bytecode" }), { background: true });
+        } finally {
+          prepareWhenIdle();
+        }
+      }, { background: true });
     },
     (error) => send({ type: "boot-failed", message: String((error && error.message) || error) }),
   );
