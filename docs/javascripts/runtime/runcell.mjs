@@ -262,7 +262,9 @@ class RunCell {
     const memory = result.restartedForMemory
       ? ` It left Python holding ${Math.round(result.memoryGrowth / 2 ** 20).toLocaleString("en-US")} MB more` +
         " than it started with, so a fresh Python replaces it."
-      : "";
+      : result.diedInRun
+        ? " Python itself failed running it (Pyodide cannot go on after that), so a fresh Python replaces it."
+        : "";
     const notice = runtime.notice ? ` ${runtime.notice}` : "";
     if (result.status === "ok") this.setStatus(`Finished in ${took}.${memory}${notice}`);
     else if (result.status === "error") {

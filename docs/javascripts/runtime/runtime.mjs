@@ -493,16 +493,19 @@ class RunWorker extends PythonWorker {
     } else if (data.type === "done") {
       const memoryGrowth = isCount(data.memoryGrowth) ? data.memoryGrowth : 0;
       const restartedForMemory = memoryGrowth > MEMORY_HEADROOM_BYTES;
+      // A Pyodide that died answers nothing again: replaced as a worker that kept gigabytes is.
+      const diedInRun = data.fatal === true;
       const result = {
         status: STATUSES.has(data.status) ? data.status : "error",
         ms: isCount(data.ms) ? data.ms : 0,
         memoryGrowth,
         restartedForMemory,
+        diedInRun,
       };
       if (result.status === "error") result.traceback = typeof data.traceback === "string" ? data.traceback : "";
       if (result.status === "stopped") this.interrupted();
       this.finish(job, result);
-      if (restartedForMemory) this.restart();
+      if (restartedForMemory || diedInRun) this.restart();
       else this.next();
     }
   }
@@ -693,6 +696,10 @@ class CalcWorker extends PythonWorker {
     }
     this.pending.delete(data.id);
     job.resolve(isObject(answer) ? { ...answer, ms: isCount(data.ms) ? data.ms : 0 } : { error: "the answer was not a view" });
+    // Pyodide died computing it (in a view, or reading a reader's text): every later answer of
+    // this worker would fail, on this page and on the next chapters, so a new one boots now
+    // (it reads the page's calculators again, and whatever else waits).
+    if (data.fatal === true) this.restart();
   }
 }
 
