@@ -142,6 +142,49 @@ def test_the_editor_works_from_the_keyboard(chapter) -> None:
     assert not textarea.evaluate("element => element === document.activeElement")
 
 
+KEY_COST = """() => new Promise((resolve) => {
+  const textarea = document.querySelector("[data-rf-cell] textarea");
+  textarea.focus();
+  const started = performance.now();
+  document.execCommand("insertText", false, "z");
+  requestAnimationFrame(() => setTimeout(() => resolve(performance.now() - started), 0));
+})"""
+
+
+def test_a_long_program_is_edited_plainly_and_one_too_long_is_refused(chapter) -> None:
+    """Every keystroke laid out the highlighted copy of the whole text again: 8.2 s a keystroke with
+    a million blank lines. Past 2,000 lines the editor is the bare textarea, scrolling; past 10,000
+    lines (where Chrome's textarea alone costs seconds a keystroke) an edit is refused in one line."""
+    page, _ = chapter
+    cell = page.locator("[data-rf-cell]")
+    editor = cell.locator(".rf-editor")
+    textarea = cell.locator("textarea")
+    # Set as a paste sets it: Playwright's fill types the text through Chrome's editing, which
+    # takes a minute for 5,000 lines with or without the highlighting.
+    textarea.evaluate(
+        """(box, text) => {
+          box.value = text;
+          box.dispatchEvent(new InputEvent("input", { bubbles: true, inputType: "insertFromPaste" }));
+        }""",
+        "x = 1\n" * 5000,
+    )
+    expect(editor).to_have_class(re.compile(r"\brf-editor--plain\b"))
+    assert editor.locator(".rf-editor__highlight").evaluate("layer => layer.childNodes.length") == 0
+    textarea.evaluate("box => box.setSelectionRange(0, 0)")
+    costs = [page.evaluate(KEY_COST) for _ in range(3)]
+    print(f"\n5,000 lines: {', '.join(f'{cost:.0f}' for cost in costs)} ms a keystroke")
+    assert textarea.input_value() == "zzz" + "x = 1\n" * 5000
+    # A million blank lines pasted: refused, the program as it was, the reason in the status line.
+    textarea.evaluate("box => box.setSelectionRange(box.value.length, box.value.length)")
+    page.keyboard.insert_text("\n" * 1_000_000)
+    expect(cell.locator(".rf-status")).to_contain_text("at most 10,000 lines")
+    assert textarea.input_value() == "zzz" + "x = 1\n" * 5000
+    # Back under the size: highlighted again, and it still runs.
+    assert run(page, "print(6 * 7)\n") == "42\n"
+    expect(editor).not_to_have_class(re.compile(r"\brf-editor--plain\b"))
+    assert editor.locator(".rf-editor__highlight").text_content().startswith("print(6 * 7)")
+
+
 def stop_a_runaway_loop(page: object) -> None:
     """Start a loop that never ends after printing; check the print streamed; press Stop."""
     cell = page.locator("[data-rf-cell]")

@@ -45,7 +45,10 @@ class RunCell {
       stop: root.querySelector("[data-rf-action=stop]"),
       reset: root.querySelector("[data-rf-action=reset]"),
     };
-    this.editor = createEditor(root.querySelector("textarea"), { onRun: () => this.run() });
+    this.editor = createEditor(root.querySelector("textarea"), {
+      onRun: () => this.run(),
+      onRefused: (message) => this.running || this.setStatus(message),
+    });
     this.running = false;
     this.clearOutput();
     this.buttons.run.addEventListener("click", () => this.run());
