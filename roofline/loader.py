@@ -296,7 +296,8 @@ def suggested_id(entry_id: str) -> str:
 
 def _decode_toml(text: str, label: str) -> dict[str, Any]:
     if nesting_depth(text, toml=True) > MAX_NESTING:
-        raise too_deep(label, "spec file")
+        # Spec files and measurements both come here: the line names neither.
+        raise SpecError(f"nested more than {MAX_NESTING} deep (arrays or inline tables inside each other)", file=label)
     try:
         return tomllib.loads(text)
     except RecursionError:
