@@ -582,3 +582,41 @@ def test_the_interview_answer_is_the_packages(ctx) -> None:
     }
     assert values["iv_prefill_bf16_ms"] == values["iv_prefill_int4_ms"] == f"{prefill['bf16'] * 1e3:,.1f}"
     assert values["iv_prefill_fp8_ms"] == f"{prefill['fp8'] * 1e3:,.1f}"
+
+
+def self_check_answers(values) -> list[str]:
+    """The self-check's answers as the page words them, the package's values filled in."""
+    section = PAGE.read_text().split("## Self-check", 1)[1].split("\n## ", 1)[0]
+    filled = re.sub(r"\{\{ n\.(\w+) \}\}", lambda match: values[match.group(1)], section)
+    return [" ".join(answer.split()) for answer in filled.split('??? question "')[1:]]
+
+
+def test_a_self_check_that_asks_for_the_ceiling_bolds_the_ceiling(values):
+    """Question 1 asks for the decode ceiling: the bold answer is the ceiling, the rule's figure beside it."""
+    small = load_specs().model(SMALL_MODEL)
+    result = estimate(chapter_module.QUIZ_GPU, small.id)
+    first = self_check_answers(values)[0]
+    assert "decode ceiling" in first.split('"', 1)[0]
+    assert re.findall(r"\*\*([^*]+)\*\*", first)[0] == f"{fmt.rate(result.decode_tokens_per_s_per_user)} tokens/s"
+    assert f"so {fmt.rate(result.rule.decode_tokens_per_s_per_user)} tokens/s" in first
+
+
+def test_a_self_check_weight_is_the_tables_weight(values):
+    """Question 4's 4-bit weights are the figure the chapter's tables print (block scales in), the rule's beside it."""
+    specs = load_specs()
+    large = chapter_module.focus_of(load_context(ROOT)).large
+    int4 = estimate(CHAPTER_GPU, large.id, precision="int4", specs=specs)
+    fourth = self_check_answers(values)[3]
+    assert f"The weights become {fmt.gigabytes(int4.memory.weights_bytes)}" in fourth
+    assert f"say {fmt.gigabytes(roofline.rule.rule_weight_bytes(int4.workload))}" in fourth
+    assert f"rises to **{fmt.rate(int4.decode_tokens_per_s_per_user)} tokens/s**" in fourth
+
+
+def test_the_4_bit_crossover_is_the_quantization_chapters_with_the_rules_beside(values):
+    """Chapter 1's rule (exactly 4 bits a weight) and chapter 4's figure (block scales counted) both
+    appear here, and the AWQ figure is the one chapter 4 prints."""
+    quantization = find(ROOT, "quantization").module().build(load_context(ROOT)).values
+    h100 = Hardware(load_specs().gpu(CHAPTER_GPU))
+    assert values["crossover_int4_weights"] == fmt.users(simple_crossover_batch(h100, "int4"))
+    assert values["crossover_int4_awq"] == quantization["cb_h100_int4_awq"]
+    assert values["crossover_int4_scaled"] != values["crossover_int4_weights"]
