@@ -601,10 +601,10 @@ def test_a_self_check_that_asks_for_the_ceiling_bolds_the_ceiling(values):
     assert f"so {fmt.rate(result.rule.decode_tokens_per_s_per_user)} tokens/s" in first
 
 
-def test_a_self_check_weight_is_the_tables_weight(values):
+def test_a_self_check_weight_is_the_tables_weight(values, ctx):
     """Question 4's 4-bit weights are the figure the chapter's tables print (block scales in), the rule's beside it."""
     specs = load_specs()
-    large = chapter_module.focus_of(load_context(ROOT)).large
+    large = chapter_module.focus_of(ctx).large
     int4 = estimate(CHAPTER_GPU, large.id, precision="int4", specs=specs)
     fourth = self_check_answers(values)[3]
     assert f"The weights become {fmt.gigabytes(int4.memory.weights_bytes)}" in fourth
@@ -612,10 +612,10 @@ def test_a_self_check_weight_is_the_tables_weight(values):
     assert f"rises to **{fmt.rate(int4.decode_tokens_per_s_per_user)} tokens/s**" in fourth
 
 
-def test_the_4_bit_crossover_is_the_quantization_chapters_with_the_rules_beside(values):
+def test_the_4_bit_crossover_is_the_quantization_chapters_with_the_rules_beside(values, ctx):
     """Chapter 1's rule (exactly 4 bits a weight) and chapter 4's figure (block scales counted) both
     appear here, and the AWQ figure is the one chapter 4 prints."""
-    quantization = find(ROOT, "quantization").module().build(load_context(ROOT)).values
+    quantization = find(ROOT, "quantization").module().build(ctx).values
     h100 = Hardware(load_specs().gpu(CHAPTER_GPU))
     assert values["crossover_int4_weights"] == fmt.users(simple_crossover_batch(h100, "int4"))
     assert values["crossover_int4_awq"] == quantization["cb_h100_int4_awq"]
