@@ -89,7 +89,7 @@ TREE_BATCH = 32
 #: Acceptance and sampling: a five-token vocabulary, the target's and the draft's logits at one
 #: position (the chapter's own illustration, not a model's), and the temperatures compared.
 SAMPLE_TARGET = (5.0, 2.5, 1.0, 0.0, 0.0)
-SAMPLE_DRAFT = (4.0, 1.0, 3.0, 0.5, 0.0)
+SAMPLE_DRAFT = (4.0, 1.0, 3.0, 0.5, 0.5)
 #: A position where the two models rank different tokens first.
 SAMPLE_DISAGREE_TARGET = (2.0, 2.2, 0.5, 0.0, -1.0)
 SAMPLE_DISAGREE_DRAFT = (2.4, 1.6, 0.5, 0.2, -1.0)
@@ -579,6 +579,10 @@ def build(ctx: Context) -> PageContent:
     put("tree_wide_even_head", fmt.users(widest.even_head))
     put("tree_wide_batch_speedup", times(widest.speedup_batch))
     put("tree_chain_batch_speedup", times(chain.speedup_batch))
+    # The τ the widest tree would need to break even where the chain does (τ_chain · N_tree / N_chain),
+    # beside the most any round of its depth can yield.
+    put("tree_needed_tau", f"{tau * widest.shape.verified / chain.shape.verified:.0f}")
+    put("tree_wide_most", str(widest.shape.most_tokens))
     content.table("spec-trees", tree_table(trees, tau, head.name))
 
     # Choosing γ.

@@ -414,10 +414,25 @@ def test_round_costs_quoted_as_tau_over_speedup_reproduce(page_text, values) -> 
         flat,
     )
     assert k2 and _reproduces(k2.group(3), float(k2.group(1)) / float(k2.group(2)))
+    # Spec-Bench: "accepts τ tokens per step yet runs S× faster: each round cost C", and self-check 3.
+    bench = re.search(
+        r"EAGLE-3 accepts ([\d.]+) tokens per step yet runs ([\d.]+)× faster: each round cost ([\d.]+) plain steps\."
+        r" Prompt lookup accepts only ([\d.]+) and runs ([\d.]+)× faster, but a round costs ([\d.]+)",
+        flat,
+    )
+    assert bench
+    assert _reproduces(bench.group(3), float(bench.group(1)) / float(bench.group(2)))
+    assert _reproduces(bench.group(6), float(bench.group(4)) / float(bench.group(5)))
+    q3 = re.search(
+        r"accepts ([\d.]+) tokens per step and runs ([\d.]+)× faster\. What did a round cost\?.*?"
+        r"τ ÷ speedup = \*\*([\d.]+) plain steps",
+        flat,
+    )
+    assert q3 and _reproduces(q3.group(3), float(q3.group(1)) / float(q3.group(2)))
     # The sampling example: the overlap's terms add up to α, which is 1 − TV.
     overlap = re.search(r"Their overlap is ((?:[\d.]+ \+ )+[\d.]+) = \*\*([\d.]+)\*\*, which is 1 − ([\d.]+)\.", flat)
     assert overlap
-    assert abs(sum(float(t) for t in overlap.group(1).split(" + ")) - float(overlap.group(2))) <= 0.003
+    assert _reproduces(overlap.group(2), sum(float(t) for t in overlap.group(1).split(" + ")))
     assert _reproduces(overlap.group(2), 1 - float(overlap.group(3)))
 
 
@@ -500,3 +515,11 @@ def test_the_sampling_example_shows_the_output_is_p_and_acceptance_falls_with_te
     # "not a law": far past served temperatures α climbs back toward 1.
     assert number(values["sample_alpha_hot"]) > agree[-1]
     assert values["sample_p"] == ", ".join(f"{v:.3f}" for v in softmax(chapter.SAMPLE_TARGET, 1.0))
+
+
+def test_the_widest_tree_cannot_accept_enough_to_break_even_with_the_chain(values) -> None:
+    """ "to break even as late as the chain it would have to accept N_tree ÷ N_chain times as much …
+    where a tree of its depth yields at most depth + 1"."""
+    needed = number(values["tau"]) * int(values["tree_wide_tokens"]) / int(values["tree_chain_tokens"])
+    assert values["tree_needed_tau"] == f"{needed:.0f}"
+    assert needed > int(values["tree_wide_most"]) == int(values["tree_wide_depth"]) + 1
