@@ -116,14 +116,14 @@ class Plain:
 
 def published() -> tuple[dict[str, Plain], dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
     """The plain runs, keyed by the speculative row they go with, vLLM's figures under load, and
-    gains measured at a batch of several users."""
+    gains measured at a batch of several users (``batch``, and an engine's MTP gains, ``mtp``)."""
     document = tomllib.loads(PUBLISHED.read_text(encoding="utf-8"))
     plain = {
         speculative: Plain(key, speculative, float(entry["value"]), entry["source"], entry["section"])
         for key, entry in document["plain"].items()
         for speculative in entry["speculative"]
     }
-    return plain, document["load"], document["batch"]
+    return plain, document["load"], {**document["batch"], **document["mtp"]}
 
 
 @dataclass(frozen=True)
@@ -368,6 +368,12 @@ def build(ctx: Context) -> PageContent:
     put("mtp_tau_high", f"{mtp_high.tokens_per_step:.2f}")
     put("mtp_cost_low", f"{mtp_low.cost_per_round:.2f}")
     put("mtp_cost_high", f"{mtp_high.cost_per_round:.2f}")
+    sglang_mtp = batch_gains["sglang-deepseek-v3-h200"]
+    mtp_gains = sorted((int(batch), float(gain)) for batch, gain in sglang_mtp["gains"].items())
+    put("mtp_sglang_first", f"{mtp_gains[0][1]:g}×")
+    put("mtp_sglang_first_batch", f"{mtp_gains[0][0]:,}")
+    put("mtp_sglang_last", f"{mtp_gains[-1][1]:g}×")
+    put("mtp_sglang_last_batch", f"{mtp_gains[-1][0]:,}")
     put("head_drafting_ratio", f"{drafted.draft_step_s / headed.draft_step_s:.1f}")
     put("head_speedup", times(headed.speedup(ALPHA)))
 

@@ -523,3 +523,11 @@ def test_the_widest_tree_cannot_accept_enough_to_break_even_with_the_chain(value
     needed = number(values["tau"]) * int(values["tree_wide_tokens"]) / int(values["tree_chain_tokens"])
     assert values["tree_needed_tau"] == f"{needed:.0f}"
     assert needed > int(values["tree_wide_most"]) == int(values["tree_wide_depth"]) + 1
+
+
+def test_sglangs_mtp_gains_fade_with_the_batch_as_published(values) -> None:
+    entry = tomllib.loads(chapter.PUBLISHED.read_text(encoding="utf-8"))["mtp"]["sglang-deepseek-v3-h200"]
+    assert entry["gains"] == {"1": 1.8, "32": 1.5}
+    assert "fa5d4572dff6cf3be94b3f794c30a1166838934d" in entry["source"]
+    assert (values["mtp_sglang_first"], values["mtp_sglang_last"]) == ("1.8×", "1.5×")
+    assert number(values["mtp_sglang_last"]) < number(values["mtp_sglang_first"])  # "it fades with load"
