@@ -330,7 +330,7 @@ class Hardware:
         fitted = self.costs.allreduce_latency(self.count)
         if fitted is not None:
             return fitted
-        return 0.0 if link is None else link.best_allreduce(self.count).at(self.count)
+        return 0.0 if link is None else link.ceiling_latency(self.count)
 
     @property
     def allreduce_latency_basis(self) -> str:
@@ -344,7 +344,7 @@ class Hardware:
             return f"the preset asked for, {link.preset(self.allreduce_preset).basis(self.count)}"
         if self.costs.allreduce_latency_s is not None:
             return "fitted"
-        return "none" if link is None else f"the smallest preset, {link.best_allreduce(self.count).basis(self.count)}"
+        return "none" if link is None else f"the smallest measured, {link.ceiling_basis(self.count)}"
 
     @cached_property  # asked for by every pass; the record is frozen
     def link_bytes_per_s(self) -> float | None:
