@@ -24,11 +24,11 @@ from roofline.measured import Measurement, compare, load_measurements
 from roofline.parallelism import (
     crossover,
     latency_optimal_degree,
+    pipeline_bubble_fraction,
     ring_allreduce_latency_s,
     ring_step_for_base_s,
-    tp_pp_splits,
-    pipeline_bubble_fraction,
     stage_layers,
+    tp_pp_splits,
     usable_tp_degrees,
 )
 from roofline.performance import allreduce_bytes, allreduces_per_pass, kv_copies
@@ -61,6 +61,8 @@ LATENCY_GPUS = (2, 4, 8)
 #: gpt-fast's sweep: its GPU, model and the TP degrees it ran.
 GF_GPU, GF_MODEL, GF_DEGREES = "a100-80gb", "llama-3.1-8b", (1, 2, 4, 8)
 GF_PREFIX = "gptfast-llama-3.1-8b-bf16-"
+#: The links table's columns, less its last (the all-reduces a step, counted per model).
+LINK_COLUMNS = ["Link", "GB/s each way", "Algorithm: bytes a GPU moves", "Latency on 8", "One all-reduce"]
 #: Pipeline pictures: stages and micro-batches.
 PP_STAGES = 4
 PP_MICRO = (1, 4, 32)
@@ -82,9 +84,7 @@ class Cited:
 #: NCCL's cost model prices a ring all-reduce on NVLink with the LL protocol at baseLat 3.6 us plus
 #: hwLat 0.47 us a step (src/graph/tuning.cc at commit 01afd20): the base its own authors assume.
 NCCL_TUNING_BASE_S = 3.6e-6
-NCCL_TUNING_SOURCE = (
-    "https://github.com/NVIDIA/nccl/blob/01afd20a77b5804e0ecf1042509dd9d20ebf9e93/src/graph/tuning.cc"
-)
+NCCL_TUNING_SOURCE = "https://github.com/NVIDIA/nccl/blob/01afd20a77b5804e0ecf1042509dd9d20ebf9e93/src/graph/tuning.cc"
 
 CITED = {
     # Llama 2 7B chat on two V100s with NVLink: 29 tokens/s on one GPU, 17 with tensor parallelism.
@@ -509,7 +509,7 @@ def build(ctx: Context) -> PageContent:
     content.table(
         "links",
         markdown_table(
-            ("Link", "GB/s each way", "Algorithm: bytes a GPU moves", "Latency on 8", "One all-reduce", f"{count} a step"),
+            (*LINK_COLUMNS, f"{count} a step"),
             link_table,
             right={1, 4, 5},
         ),

@@ -197,7 +197,8 @@ def test_the_capacity_claim_says_tp_alone_and_what_pipelines_need(values) -> Non
     work = Workload(cap, chapter.CAP_PRECISION, chapter.CAP_PRECISION, 1, 1)
     mixed = Split(int(values["cap_mixed_tp"]), int(values["cap_mixed_pp"]))
     assert deploy(Hardware(gpu, int(values["cap_mixed_gpus"])), work, mixed).fits
-    assert not deploy(Hardware(gpu, int(values["cap_pp_gpus"]) - 1), work, Split(1, int(values["cap_pp_gpus"]) - 1)).fits
+    fewer = int(values["cap_pp_gpus"]) - 1
+    assert not deploy(Hardware(gpu, fewer), work, Split(1, fewer)).fits
     page = (FOLDER.folder / "index.md").read_text(encoding="utf-8")
     assert "under tensor parallelism alone the model needs **{{ n.cap_min_gpus }}" in page
 
