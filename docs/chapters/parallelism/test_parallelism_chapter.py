@@ -410,3 +410,17 @@ def test_the_calculators_pipeline_and_best_split() -> None:
 def test_the_run_cell_finds_eight_gpus_fastest_under_nccls_fitted_ring() -> None:
     out = subprocess.run([sys.executable, str(PROGRAM)], capture_output=True, text=True, check=True).stdout
     assert "fastest here: 8 GPUs" in out  # NCCL's fitted base makes eight the faster (issue 35)
+
+
+def test_one_70b_fp8_deployment_gives_one_user_count_in_both_chapters(values) -> None:
+    """Issue 35 (M2): the quantization chapter's and this chapter's 70B in fp8 on one H100 at 8,192
+    tokens are the same deployment, so their page generators give the same user count, and both
+    pages print the KV cache's precision beside it (an fp8 cache silently doubled it before)."""
+    quantization = find(ROOT, "quantization")
+    other = quantization.module().build(load_context(ROOT)).values
+    assert other["cap_context"] == values["room_context"] and other["cap_kv_precision"] == values["kv_precision"]
+    assert other["cap_h100_fp8"] == values["room_users_1"]
+    text = (quantization.folder / "index.md").read_text(encoding="utf-8")
+    assert "and a {{ n.cap_kv_precision }} cache {{ n.cap_h100_fp8 }} users fit" in text
+    ours = (FOLDER.folder / "index.md").read_text(encoding="utf-8")
+    assert "With its KV cache in {{ n.kv_precision }},\nthat leaves room for **{{ n.room_users_1 }} users**" in ours
