@@ -328,19 +328,16 @@ def build(ctx: Context) -> PageContent:
         return decode_step(Hardware(gpu, g, allreduce_preset=NCCL), best_work).seconds
 
     ring = {g: ring_step(g) for g in best_degrees}
-    ring_best = min(ring, key=ring.get)
     put("best_model_name", escape.text(best_model.name))
     put("best_layers", str(best_model.layers))
     put("best_hop_us", f"{hop * 1e6:.2f}")
     put("best_base_us", f"{ring_preset.base_s * 1e6:.2f}")
     put("best_tw_ms", fmt.milliseconds(one_gpu.seconds))
     put("best_gstar", f"{gstar:.1f}")
-    put("best_ring_degree", str(ring_best))
-    put("best_ring_tps", fmt.rate(1 / ring[ring_best]))
     put("best_ring_tps4", fmt.rate(1 / ring[4]))
     put("best_ring_tps8", fmt.rate(1 / ring[8]))
     put("best_ring_gap", percent(abs(ring[4] / ring[8] - 1)))
-    for g in (2, 4, 8):
+    for g in (2, 4):
         put(f"nccl_{g}_us", us(link.latency(NCCL, g)))
 
     # The sensitivity: the 19.19 us measured on eight split into a base and 2(G - 1) steps of
@@ -388,14 +385,11 @@ def build(ctx: Context) -> PageContent:
         f" ({tie * 1e6:.1f} µs), NCCL's own cost-model base ({tuning_base * 1e6:.1f} µs) and the base fitted"
         f" to the A100 ring ({ring_preset.base_s * 1e6:.2f} µs).",
     )
+    put("q3_hops4", str(2 * (4 - 1)))
+    put("q3_a4", us(link.latency(NCCL, 4)))
+    put("q3_zero_a4", us(ring_allreduce_latency_s(0.0, ring_step_for_base_s(measured8, 8, 0.0), 4)))
     for g in (4, 8):
-        put(f"q3_hops{g}", str(2 * (g - 1)))
-        step = decode_step(Hardware(gpu, g, allreduce_preset=NCCL), best_work)
-        put(f"q3_w{g}", fmt.milliseconds(max(step.memory_s, step.compute_s)))
-        put(f"q3_a{g}", us(link.latency(NCCL, g)))
-        put(f"q3_c{g}", fmt.milliseconds(step.communication_s))
-        put(f"q3_t{g}", fmt.milliseconds(step.seconds))
-        put(f"q3_zero_a{g}", us(ring_allreduce_latency_s(0.0, ring_step_for_base_s(measured8, 8, 0.0), g)))
+        put(f"q3_t{g}", fmt.milliseconds(decode_step(Hardware(gpu, g, allreduce_preset=NCCL), best_work).seconds))
     put("best_ceiling_degree", str(best_tp_degree(Hardware(gpu, 8), best_work)))
     put("best_nccl_degree", str(best_tp_degree(Hardware(gpu, 8, allreduce_preset=NCCL), best_work)))
     put("best_fixed_degree", str(best_tp_degree(Hardware(gpu, 8, allreduce_latency_s=nccl), best_work)))
