@@ -69,6 +69,15 @@ PP_MICRO = (1, 4, 32)
 #: NVIDIA's comparison: 405B in fp8 on 8 H200s, TP8 against PP8.
 NV_GPU, NV_MODEL, NV_GPUS, NV_MICRO, NV_CONTEXT = "h200", "llama-3.1-405b", 8, 8, 1024
 NV_BATCHES = (1, 4, 16, 64, 256, 512, 1024, 2048)
+#: Interview depth: ways to use eight GPUs for the running model, (label, GPUs a replica, split, replicas).
+LAYOUTS = (
+    ("1 × TP8", 8, Split(8, 1), 1),
+    ("2 × TP4 replicas", 4, Split(4, 1), 2),
+    ("4 × TP2 replicas", 2, Split(2, 1), 4),
+    ("TP4 × PP2", 8, Split(4, 2, 2), 1),
+    ("PP8", 8, Split(1, 8, 8), 1),
+)
+LAYOUT_CONTEXT = 4096
 #: Self-check 4: a pipeline of the running model on H100s.
 Q4_STAGES, Q4_MICRO, Q4_CONTEXT = 4, 4, 1024
 
@@ -96,6 +105,17 @@ CITED = {
 #: one-shot kernel on H100s (sglang PR 2904), at these GPU counts.
 RING_GPU, ONESHOT_GPU, ONESHOT = "a100-80gb", "h100-sxm", "custom_oneshot"
 QUOTED_GPUS = (2, 8)
+
+
+def _largest(fits) -> int:
+    """The largest batch for which ``fits(batch)`` holds (doubling, then halving the gap); 0 if none."""
+    low, high = 0, 1
+    while fits(high):
+        low, high = high, high * 2
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (middle, high) if fits(middle) else (low, middle)
+    return low
 
 
 def run_label(m: Measurement, specs) -> str:
@@ -664,6 +684,48 @@ def build(ctx: Context) -> PageContent:
     put("stack_worst_rest", percent(worst["rest"] / total))
     put("stack_worst_comm", percent(worst["all-reduces"] / total))
     put("stack_runs", str(len(stack_rows)))
+
+    # Interview depth: eight GPUs as one TP8 group, data-parallel replicas of smaller groups, or a
+    # pipeline, for the running model at LAYOUT_CONTEXT tokens: each layout filled to the most users
+    # its memory holds (every replica alike), and one user's speed.
+    layout_rows, totals, singles = [], {}, {}
+    for name, gpus, split, replicas in LAYOUTS:
+        hw = Hardware(gpu, gpus)
+
+        def fits(batch: int, hw=hw, split=split) -> bool:
+            work = Workload(model, PRECISION, KV_PRECISION, batch, LAYOUT_CONTEXT)
+            return deploy(hw, work, split).fits
+
+        most = _largest(fits)
+        full = deploy(hw, Workload(model, PRECISION, KV_PRECISION, most, LAYOUT_CONTEXT), split)
+        one = deploy(hw, Workload(model, PRECISION, KV_PRECISION, 1, LAYOUT_CONTEXT), split)
+        totals[name] = replicas * full.step.tokens_per_s_total
+        singles[name] = one.step.tokens_per_s_per_user
+        layout_rows.append(
+            (
+                name,
+                f"{replicas * most:,}",
+                fmt.rate(full.step.tokens_per_s_per_user),
+                fmt.rate(totals[name]),
+                fmt.rate(singles[name]),
+            )
+        )
+    content.table(
+        "par-layouts",
+        markdown_table(
+            ("Eight GPUs as", "Users that fit", "tokens/s per user, full", "tokens/s, all users", "tokens/s, one user"),
+            layout_rows,
+            right={1, 2, 3, 4},
+        ),
+    )
+    ranked_total = sorted(totals, key=totals.get, reverse=True)
+    put("layout_context", f"{LAYOUT_CONTEXT:,}")
+    put("layout_best_total", ranked_total[0])
+    put("layout_second_total", ranked_total[1])
+    put("layout_total_gap", f"{totals[ranked_total[0]] / totals[ranked_total[1]] - 1:.1%}")
+    put("layout_best_single", max(singles, key=singles.get))
+    put("layout_worst_total", ranked_total[-1])
+    put("layout_worst_share", percent(totals[ranked_total[-1]] / totals[ranked_total[0]]))
 
     # Self-check 4: a pipeline of the running model, one user.
     q4_hw = Hardware(gpu, Q4_STAGES)

@@ -424,3 +424,23 @@ def test_one_70b_fp8_deployment_gives_one_user_count_in_both_chapters(values) ->
     assert "and a {{ n.cap_kv_precision }} cache {{ n.cap_h100_fp8 }} users fit" in text
     ours = (FOLDER.folder / "index.md").read_text(encoding="utf-8")
     assert "With its KV cache in {{ n.kv_precision }},\nthat leaves room for **{{ n.room_users_1 }} users**" in ours
+
+
+def test_eight_gpus_as_one_group_replicas_or_a_pipeline(content, values) -> None:
+    """The interview table: each layout's users and tokens/s are the package's, and the sentence's
+    ranking holds on them (TP vs PP vs data-parallel replicas for a throughput target)."""
+    gpu, model = SPECS.gpu(chapter.GPU), SPECS.model(chapter.MODEL)
+    rows = {
+        line.split(" | ")[0].strip("| "): line.split(" | ") for line in content.tables["par-layouts"].splitlines()[2:]
+    }
+    totals = {}
+    for name, gpus, split, replicas in chapter.LAYOUTS:
+        users = int(rows[name][1].replace(",", "")) // replicas
+        work = Workload(model, chapter.PRECISION, chapter.KV_PRECISION, users, chapter.LAYOUT_CONTEXT)
+        full = deploy(Hardware(gpu, gpus), work, split)
+        assert full.fits and not deploy(Hardware(gpu, gpus), replace(work, batch=users + 1), split).fits
+        totals[name] = replicas * full.step.tokens_per_s_total
+        assert rows[name][3] == fmt.rate(totals[name])
+    assert values["layout_best_total"] == max(totals, key=totals.get)
+    assert values["layout_worst_total"] == min(totals, key=totals.get)
+    assert values["layout_best_single"] == "1 × TP8"
