@@ -435,4 +435,3 @@ def test_the_gpt_fast_fit_is_an_artefact_when_eta_is_fixed(values) -> None:
     assert float(values["gf_efficiency"]) > 1.0
     assert values["gf_eta_fixed"] == f"{load_calibration().bandwidth_efficiency:.2f}"
     assert float(values["gf_int4_predicted_ms"]) < 0.85 * float(values["gf_int4_measured_ms"])
-
