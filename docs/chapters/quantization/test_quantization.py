@@ -110,6 +110,18 @@ def test_int4_prefill_is_no_faster_than_bf16_and_fp8_halves_it(values) -> None:
     assert values["prefill_int4_awq_ms"] == values["prefill_bf16_ms"]
     assert values["q_prefill_int4_awq_ms"] == values["q_prefill_bf16_ms"]
     assert float(values["prefill_fp8_ms"]) == pytest.approx(float(values["prefill_bf16_ms"]) / 2, rel=0.02)
+    # L3: attention over a bf16 cache at the bf16 peak, the rest at fp8: 15.2 and 32.5 ms, not 14.6 and 30.3.
+    h100 = SPECS.gpu("h100-sxm")
+    model = SPECS.model(chapter.SMALL_MODEL)
+    for prompt, key in (
+        (chapter.PREFILL_PROMPT, "prefill_fp8_att16_ms"),
+        (chapter.QUIZ_PROMPT, "q_prefill_fp8_att16_ms"),
+    ):
+        attention = q.arch.prefill_attention_flops(model, prompt)
+        rest = q.arch.prefill_flops(model, prompt) - attention
+        seconds = rest / h100.peak_flops_per_s("fp8") + attention / h100.peak_flops_per_s("bf16")
+        assert values[key] == f"{seconds * 1e3:.1f}"
+    assert (values["prefill_fp8_att16_ms"], values["q_prefill_fp8_att16_ms"]) == ("15.2", "32.5")
     # The widening path is slower than the 16-bit pass it ends in.
     assert float(values["switch_prefill_ms"]) > float(values["prefill_bf16_ms"])
     # Only a prompt below the critical batch gains.
