@@ -447,3 +447,14 @@ def test_the_gpt_fast_fit_is_an_artefact_when_eta_is_fixed(values) -> None:
     assert float(values["gf_efficiency"]) > 1.0
     assert values["gf_eta_fixed"] == f"{load_calibration().bandwidth_efficiency:.2f}"
     assert float(values["gf_int4_predicted_ms"]) < 0.85 * float(values["gf_int4_measured_ms"])
+
+
+def test_the_calculator_charges_delta_only_where_it_was_measured() -> None:
+    """H2: the which-format calculator's expected range carries δ on the A100 (legacy awq_gemm) and
+    says, on an H100, that it charges none and why."""
+    delta = f"δ = {load_calibration().dequant_overhead:.2f}"
+    a100 = calculator.view(**dict(calculator.DEFAULTS, gpu="a100-80gb"))["explain"]
+    assert f"{delta}, vLLM's legacy awq_gemm on this GPU" in a100
+    h100 = calculator.view(**dict(calculator.DEFAULTS, gpu="h100-sxm"))["explain"]
+    assert "a weight-only format pays no dequantization there" in h100
+    assert f"{delta} was measured on vLLM's legacy awq_gemm on an A100 only" in h100
