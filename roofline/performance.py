@@ -22,9 +22,10 @@ whole by every GPU unless attention is data-parallel (``kv_copies``).
 
 The math precision follows the weights unless the caller fixes it
 (``math_precision``): fp8 weights on a GPU with fp8 math run W8A8 at the fp8
-peak, as TensorRT-LLM and vLLM serve fp8 on Hopper; nvfp4 and mxfp4 weights on
-a GPU with fp4 math run at the fp4 peak; every other format, int8 and int4
-included, is weight-only and multiplies at 16 bits.
+peak, as TensorRT-LLM and vLLM serve fp8 on Hopper; nvfp4 weights on a GPU with
+fp4 math run at the fp4 peak; every other format, int8, int4 and mxfp4 (whose
+served checkpoints keep bf16 activations) included, is weight-only and
+multiplies at 16 bits.
 """
 
 from __future__ import annotations
@@ -406,7 +407,7 @@ def math_precision(gpu: GpuSpec, weight_precision: str) -> str:
     """The math an engine uses for ``weight_precision`` on ``gpu`` (what ``"auto"`` picks).
 
     A format that declares a native math (``precisions.native_math``: fp8 and fp8-block
-    -> fp8, W8A8; int8-sq -> int8, SmoothQuant's W8A8; nvfp4, mxfp4 and fp4 -> fp4, W4A4
+    -> fp8, W8A8; int8-sq -> int8, SmoothQuant's W8A8; nvfp4 and fp4 -> fp4, W4A4
     on Blackwell's fp4 tensor cores, as TensorRT-LLM serves NVFP4; fp32 -> fp32) gets it
     on a GPU whose spec lists that peak. Everything else runs at the 16-bit math:
     weight-only formats are widened to 16 bits in the kernel, and a format whose math

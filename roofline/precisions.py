@@ -296,11 +296,13 @@ FORMATS: dict[str, NumberFormat] = {
             "mxfp4",
             4,
             ScaleLayout(32, 8, shape="32 along the input dimension"),
-            "E2M1 values in blocks of 32, one E8M0 (8-bit power of two) scale per block: 4 + 8/32 = 4.25 bits",
-            "https://www.opencompute.org/documents/ocp-microscaling-formats-mx-v1-0-spec-final-pdf",
-            math="W4A4",
-            native_math="fp4",
-            **_FP4_GPUS,
+            "E2M1 values in blocks of 32, one E8M0 (8-bit power of two) scale per block: 4 + 8/32 = 4.25 bits;"
+            " the checkpoints served in this format (gpt-oss) keep bf16 activations, so it runs W4A16 by default"
+            " (--compute-precision fp8 or fp4 for a checkpoint whose activations are MXFP8 or MXFP4)",
+            "https://www.opencompute.org/documents/ocp-microscaling-formats-mx-v1-0-spec-final-pdf; vLLM"
+            " get_mxfp4_backend picks FlashInfer MXFP4 x BF16 on SM 10.0 unless VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8"
+            " is set: https://github.com/vllm-project/vllm/blob/afdb4a4ff429377d0fcfac3752e814ffc36ea41d/vllm/"
+            "model_executor/layers/quantization/mxfp4.py",
         ),
         NumberFormat(
             "fp4",
@@ -373,7 +375,7 @@ def value_bytes(precision: str) -> float:
 def native_math(precision: str) -> str | None:
     """The math precision ``precision`` multiplies in on a GPU that has it, or None for 16-bit.
 
-    fp8 and fp8-block -> fp8 (W8A8), int8-sq -> int8, nvfp4, mxfp4 and fp4 -> fp4 (W4A4),
+    fp8 and fp8-block -> fp8 (W8A8), int8-sq -> int8, nvfp4 and fp4 -> fp4 (W4A4),
     fp32 -> fp32; every weight-only and 16-bit format -> None. On a GPU without that
     math the format is run weight-only at 16 bits (see ``roofline.quantization.math_for``).
     """
