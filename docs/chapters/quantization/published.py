@@ -11,7 +11,10 @@ from dataclasses import dataclass
 
 TRT_BLOG = "https://github.com/NVIDIA/TensorRT-LLM/blob/main/docs/source/blogs/quantization-in-TRT-LLM.md"
 VLLM_FP8_KV = "https://github.com/vllm-project/vllm-project.github.io/blob/main/_posts/2026-04-22-fp8-kvcache.md"
-VLLM_AWQ = "https://github.com/vllm-project/vllm/blob/main/vllm/model_executor/layers/quantization/awq.py"
+VLLM_AWQ = (
+    "https://github.com/vllm-project/vllm/blob/92d756e9ccd74c7772d5d9936ac5631b811a961f/vllm/model_executor/layers/"
+    "quantization/awq.py"
+)
 AUTOAWQ_GEMM = "https://github.com/casper-hansen/AutoAWQ/blob/main/awq/modules/linear/gemm.py"
 
 
