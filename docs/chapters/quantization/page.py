@@ -373,6 +373,11 @@ def build(ctx: Context) -> PageContent:
     put("vllm_load_kv_gb", f"{held / 1e9:.0f}")
     put("vllm_load_pool_gb", f"{pool / 1e9:.1f}")
     put("vllm_load_pool_share", f"{held / pool:.0%}")
+    low_batch, high_batch = published.TRT_FP8_KV_BATCH
+    put("trt_kv_batch", f"{low_batch}–{high_batch}")
+    put("trt_kv_gain", f"{published.TRT_FP8_KV_GAIN:g}")
+    for label, score in published.VLLM_NIAH_128K.items():
+        put("niah_" + label.replace(" ", "_"), f"{score:.0%}")
     itl16, itl8 = published.VLLM_LOAD_ITL_S
     put("vllm_load_itl_bf16_ms", f"{itl16 * 1e3:.2f}")
     put("vllm_load_itl_fp8_ms", f"{itl8 * 1e3:.2f}")

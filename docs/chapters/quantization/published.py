@@ -79,7 +79,6 @@ VLLM_LOAD_ITL_S = (15.18e-3, 12.93e-3)
 #: models like GPT-J which further brings about 1.5x performance benefit" (read at 65b31db).
 TRT_FP8_KV_BATCH = (2, 3)
 TRT_FP8_KV_GAIN = 1.5
-TRT_BLOG_PINNED = (
-    "https://github.com/NVIDIA/TensorRT-LLM/blob/65b31db1b401d3752b8ebe7c29093cbfb6af04b7/docs/source/blogs/"
-    "quantization-in-TRT-LLM.md"
-)
+#: The vLLM fp8-cache post's 128k needle-in-a-haystack scores on Hopper: bf16, fp8 before and after
+#: the two-level accumulation fix (flash-attention#104).
+VLLM_NIAH_128K = {"bf16": 0.91, "fp8 before": 0.13, "fp8 after": 0.89}
