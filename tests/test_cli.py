@@ -100,7 +100,9 @@ def test_table_markdown_has_every_model_and_precision(capsys: pytest.CaptureFixt
     assert lines[0] == "| Model | Weights | Size | GPUs | Decode tok/s | Prefill ms (2,000 tok) |"
     assert len(lines) == 2 + len(builtin_specs().models) * 3
     assert "| Llama 3.1 8B | bf16 | 16.1 GB | 1 | 223 | 29.3 |" in lines
-    assert "| Llama 3.1 8B | fp8 | 8.0 GB | 1 | 446 | 14.6 |" in lines
+    # fp8 checkpoints keep the head and the embedding (525M weights each) at 16 bits (issue 35, M3):
+    # 6.98e9 + 2 x 1.05e9 bytes = 9.1 GB, and 223 x 16.1 / 8.6 = 417 tokens/s, not 446.
+    assert "| Llama 3.1 8B | fp8 | 9.1 GB | 1 | 417 | 14.6 |" in lines
     # Two GPUs pay 160 all-reduces a pass; sixteen cross the scale-out network (8 share NVLink).
     assert "| Llama 3.1 70B | bf16 | 141.1 GB | 2 | 47 | 153.3 |" in lines
     assert "| Llama 3.1 405B | bf16 | 811.7 GB | 16 | 59 | 723.3 |" in lines
