@@ -99,6 +99,8 @@ CITED = {
     # Llama 2 7B chat on two V100s with NVLink: 29 tokens/s on one GPU, 17 with tensor parallelism.
     "v100_one": Cited(29, "https://github.com/pytorch-labs/gpt-fast/issues/111"),
     "v100_two": Cited(17, "https://github.com/pytorch-labs/gpt-fast/issues/111"),
+    # The same issue's Nsight trace: each all-reduce averaged 500 us.
+    "v100_allreduce_us": Cited(500, "https://github.com/pytorch-labs/gpt-fast/issues/111"),
 }
 #: The all-reduce latencies the prose quotes are the specs' presets (``gpus.toml``, each with its
 #: source), not copies: NCCL's ring as measured on a DGX A100 (nccl-tests issue 123) and SGLang's
@@ -331,6 +333,11 @@ def build(ctx: Context) -> PageContent:
     for g in QUOTED_GPUS:
         put(f"ring_{g}_us", us(ring_link.latency(NCCL, g)))
         put(f"oneshot_{g}_us", us(oneshot_link.latency(ONESHOT, g)))
+    # The V100 anecdote's 500 us all-reduce against NCCL's ring measured on two A100s: an
+    # anomalous system, not what talking costs (audit L13).
+    v100_allreduce_s = CITED["v100_allreduce_us"].value * 1e-6
+    put("v100_allreduce_us", us(v100_allreduce_s))
+    put("v100_vs_ring", f"{v100_allreduce_s / ring_link.latency(NCCL, 2):,.0f}")
 
     # Where TP stops scaling: T(G) = T_w / G + 2L * alpha(G), alpha(G) = base + 2 (G - 1) * step, the
     # package's NCCL preset (roofline.specs.AllReduceLatency, NCCL's own cost-model shape). The constant

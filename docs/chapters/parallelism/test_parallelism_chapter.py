@@ -78,6 +78,16 @@ def test_gpt_fast_sweep_is_ranked_in_the_measured_order_and_scales_less_than_the
     assert measured[8] / ceiling[8] < measured[1] / ceiling[1]
 
 
+def test_the_v100_anecdote_is_called_an_outlier_by_its_all_reduce_time(values) -> None:
+    """Audit L13: gpt-fast#111's 500 us all-reduce is many times NCCL's measured 2-GPU ring, so the
+    page says the system was anomalous instead of letting the anecdote stand for what links cost."""
+    ring_two_s = SPECS.gpu(chapter.RING_GPU).interconnect.latency("nccl", 2)
+    assert values["v100_allreduce_us"] == "500"
+    assert values["v100_vs_ring"] == f"{500e-6 / ring_two_s:,.0f}" == "50"
+    text = (FOLDER.folder / "index.md").read_text()
+    assert "That pair is an outlier, not the rule" in text and "{{ n.v100_vs_ring }} times" in text
+
+
 def test_the_heads_not_the_bytes_set_the_fewest_gpus(values) -> None:
     """'10 GPUs would hold the bytes, but ... needs 16': the first is smaller."""
     assert int(values["cap_bytes_gpus"]) < int(values["cap_min_gpus"])
