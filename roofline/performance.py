@@ -352,7 +352,13 @@ class Hardware:
             return f"the preset asked for, {link.preset(self.allreduce_preset).basis(self.count)}"
         if self.costs.allreduce_latency_s is not None:
             return "fitted"
-        return "none" if link is None else f"the smallest measured, {link.ceiling_basis(self.count)}"
+        if link is None:
+            return "none"
+        # The ceiling takes the smallest measured latency; where nothing was measured at or below
+        # this count it can only take a fit, and must not call that "measured".
+        if link.best_allreduce(self.count).floor(self.count) is None:
+            return link.ceiling_basis(self.count)
+        return f"the smallest measured, {link.ceiling_basis(self.count)}"
 
     @cached_property  # asked for by every pass; the record is frozen
     def link_bytes_per_s(self) -> float | None:

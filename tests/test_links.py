@@ -73,6 +73,10 @@ def test_l40s_at_two_gpus_pays_a_pcie_all_reduce(capsys: pytest.CaptureFixture[s
     status, out, _ = run_cli(capsys, "estimate", *args)
     assert status == 0
     assert "ceiling's links      64 all-reduces a pass" in out and "/ 32 GB/s over PCIe Gen4 x16" in out
+    # Nothing was measured on fewer than 8 L40S-class cards: the report says the latency is a fit,
+    # never that it is "the smallest measured".
+    assert "fitted: 5.56 µs + 2.46 µs x 2 steps" in out and "(nothing measured at or below 2 GPUs)" in out
+    assert "the smallest measured" not in out
 
 
 def test_l40s_tp8_is_charged_more_talk_than_tp4(capsys: pytest.CaptureFixture[str]) -> None:
