@@ -44,6 +44,7 @@ from .estimate import estimate
 from .explain import math_choice
 from .hfconfig import FAMILIES, read_config
 from .kvformats import KV_FORMAT_NAMES, KV_FORMATS
+from .load_bounds import bounds_report
 from .loader import SpecSet, builtin_specs, check_id, check_same_compute, load_specs, read_spec_file
 from .measured import load_measurements
 from .ownspecs import config_path, model_entry_toml, resolve_gpu, resolve_model
@@ -1000,6 +1001,9 @@ def _run_simulate(args: argparse.Namespace, specs: SpecSet) -> str:
     if expected is not None and calibration is not None:
         expected_figures = expected.to_dict()
         figures.update(costs="expected", expected=expected_figures, band=calibration.bands(expected_figures))
+    # The simulated times under load are one scheduler's; the bounds beside them are any scheduler's best.
+    bounds = bounds_report(hardware, workload, config.prompt.low, split)
+    figures["best_case"] = bounds
     _check_finite(figures)
     longest = config.prompt.high + config.output.high
     model = workload.model
@@ -1011,7 +1015,7 @@ def _run_simulate(args: argparse.Namespace, specs: SpecSet) -> str:
     warnings = _warn("simulate", (model.past_max_context(longest, "a request (prompt plus output)"), *notes))
     if args.json:
         return json.dumps({**figures, "warnings": warnings}, indent=2, allow_nan=False) + "\n"
-    return simulation_report(result, hardware, workload, expected, calibration, split)
+    return simulation_report(result, hardware, workload, expected, calibration, split, bounds)
 
 
 def _simulate_hardware(args: argparse.Namespace, specs: SpecSet, count: int) -> Hardware:

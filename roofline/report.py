@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import Any
 
 from . import formatting as fmt
 from .calibration import Calibration
@@ -221,8 +222,11 @@ def simulation_report(
     expected: SimulationResult | None = None,
     calibration: Calibration | None = None,
     split: Split | None = None,
+    bounds: dict[str, Any] | None = None,
 ) -> str:
     """What ``roofline simulate`` prints: the setup, then one labelled line per metric; with
+    ``bounds`` (``load_bounds.bounds_report``), the best-case TTFT and ITL any scheduler could reach,
+    and a line saying the simulated times under load depend on the scheduler; with
     ``expected`` (the same run at ``calibration``'s costs, ``serving.simulate_expected``), its
     throughput and mean times after them, each with its band. A ``split`` with pipeline stages
     is named after the GPUs."""
@@ -297,12 +301,24 @@ def simulation_report(
             f" {result.duration_s:,.1f} s ({result.iterations:,} iterations)",
         ),
     ]
+    if bounds is not None:
+        rows.extend(_bound_rows(bounds))
     if expected is not None and calibration is not None:
         rows.append(("ceiling's costs", "the figures above: the datasheet's bandwidth and dense peak, nothing added"))
         engine = resolved(hardware, workload)
         rows.extend(_expected_simulation_rows(expected, calibration, engine, workload.weight_precision))
     width = max(len(label) for label, _ in rows)
     return "\n".join([heading, *(f"  {label:<{width}}  {value}" for label, value in rows)]) + "\n"
+
+
+def _bound_rows(bounds: dict[str, Any]) -> list[tuple[str, str]]:
+    """The best-case bounds on the times (``load_bounds``), each with the accounting it uses."""
+    accounting = bounds["accounting"]
+    return [
+        ("times under load", bounds["times_under_load"]),
+        ("TTFT bound", f"≥ {fmt.duration(bounds['ttft_mean_s'])} ({accounting['ttft']})"),
+        ("ITL/TPOT bound", f"≥ {fmt.duration(bounds['itl_mean_s'])} ({accounting['itl']})"),
+    ]
 
 
 def _expected_simulation_rows(
