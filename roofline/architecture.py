@@ -18,7 +18,7 @@ from __future__ import annotations
 import functools
 
 from .kvformats import kv_bytes_per_value
-from .precisions import bytes_per_value
+from .precisions import bytes_per_value, embedding_bytes_per_value, head_bytes_per_value
 from .specs import ModelSpec
 
 
@@ -197,9 +197,57 @@ def _read_terms(model: ModelSpec) -> tuple[int, int, int, int, int, int]:
     return shared, row, model.vocab_size, model.moe.experts, model.moe.experts_per_token, block
 
 
+def _table_parameters(model: ModelSpec) -> tuple[int, int]:
+    """``(head, lookup-only table)`` parameters the model stores: a tied table counts as the head
+    (it is multiplied), and a draft head that reads its target's table stores none."""
+    return output_head_parameters(model), lookup_only_parameters(model)
+
+
 def weight_bytes(model: ModelSpec, precision: str) -> float:
-    """Bytes of all weights stored at ``precision``: ``total parameters * bytes per value``."""
-    return total_parameters(model) * bytes_per_value(precision)
+    """Bytes of all weights of a checkpoint quantized to ``precision``:
+    ``(total - head - table) * b_w + head * b_head + table * b_embedding``.
+
+    Quantizers leave the output head and the input embedding at 16 bits (vLLM FP8, AWQ, GPTQ;
+    ``precisions.head_bytes_per_value``), so at fp8 Llama 3.1 70B is 70.6e9 - 2.1e9 weights at
+    1 byte plus 2.1e9 at 2, not 70.6 GB; at bf16 every term is 2 bytes.
+    """
+    head, table = _table_parameters(model)
+    blocks = total_parameters(model) - head - table
+    return (
+        blocks * bytes_per_value(precision)
+        + head * head_bytes_per_value(precision)
+        + table * embedding_bytes_per_value(precision)
+    )
+
+
+def quantized_parameters_read(model: ModelSpec, tokens: float, precision: str) -> float:
+    """Parameters of a pass over ``tokens`` tokens stored at ``precision`` itself: ``parameters_read``
+    less the output head and the embedding rows when the checkpoint keeps them wider (what a
+    widening kernel has to widen)."""
+    read = parameters_read(model, tokens)
+    if head_bytes_per_value(precision) != bytes_per_value(precision):
+        read -= output_head_parameters(model)
+    if embedding_bytes_per_value(precision) != bytes_per_value(precision):
+        read -= min(tokens, model.vocab_size) * copied_row_width(model)
+    return read
+
+
+def weights_read_bytes(model: ModelSpec, tokens: float, precision: str) -> float:
+    """Weight bytes a pass over ``tokens`` tokens reads from a checkpoint quantized to ``precision``:
+    ``(parameters_read - head - rows) * b_w + head * b_head + rows * b_embedding``, with
+    ``rows = min(tokens, V) * d`` embedding values copied (0 for a tied table, read as the head).
+
+    Llama 3.1 8B at fp8, one token: 7.0e9 block weights at 1 byte and the 525M-weight head at 2,
+    8.0 GB, so fp8's batch-1 ceiling is 16.1 / 8.0 = 1.87x bf16's, not 2x.
+    """
+    head = output_head_parameters(model)
+    rows = min(tokens, model.vocab_size) * copied_row_width(model)
+    blocks = parameters_read(model, tokens) - head - rows
+    return (
+        blocks * bytes_per_value(precision)
+        + head * head_bytes_per_value(precision)
+        + rows * embedding_bytes_per_value(precision)
+    )
 
 
 def kv_cache_bytes_per_token(model: ModelSpec, precision: str = "bf16") -> float:

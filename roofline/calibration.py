@@ -26,15 +26,24 @@ prediction. Its parameters live in ``data/calibration.toml``, written by
 - ``dequant_overhead`` δ and ``dequant_switch_tokens`` T_s: what a weight-only format
   (W4A16 int4 AWQ/GPTQ, int8 weight-only, fp8 without fp8 math) pays to widen its weights
   (``performance.CostModel``): below T_s tokens in a pass the fused kernel's linear math
-  takes ``(1 + δ)`` times as long; from T_s on the weights are widened first,
+  takes ``(1 + δ)`` times as long (charged per quantized weight per 16-token tile,
+  ``performance.tiled_dequant_flops``); from T_s on the weights are widened first,
   ``weights * (b_w + 2) / bandwidth``, then multiplied at 16 bits. δ is fitted, after the
   rest and with the rest held, on vLLM PR #2566's runs of its fused AWQ kernel at every
   size (``data/dequant-measurements.csv``; the same PR's runs that switch are held out);
   T_s is vLLM's AWQ switch, 256 tokens, read in its source, not fitted.
 
+δ and T_s describe one kernel on one chip: the legacy ``awq_gemm`` on an A100 80GB, which vLLM
+runs only when a user forces ``--quantization awq``; from vLLM 0.5 an AWQ checkpoint on SM 7.5 or
+newer runs ``awq_marlin`` and GPTQ W4A16 on Hopper runs Machete
+(``docs/chapters/quantization/kernels.toml``). ``cost_model`` therefore charges them only on the
+GPUs in ``DEQUANT_MEASURED_ON`` and charges no dequantization elsewhere, a stated gap rather than
+a transplanted constant.
+
 A pass then takes ``max(bytes / (e_bw * bandwidth), FLOPs / (e_c * peak)) + layers *
 overhead + tokens sampled * token overhead + 2L * (latency(G) + 2 (G-1)/G * message /
-(e_link * link))``, with the matmuls' FLOPs times ``(1 + δ)`` in a fused weight-only pass. The file also holds the band:
+(e_link * link))``, with each quantized weight's widening, δ times one 16-token tile's multiply-adds of it, added
+once per tile in a fused weight-only pass. The file also holds the band:
 for each kind of figure, the 10th and 90th percentiles of measured ÷ expected over the fit's rows,
 each predicted by the fit without its benchmark run (cross-validated: a benchmark's TTFT, ITL and
 throughput rows are left out together), so an expected value ``x`` comes with ``[p10 * x, p90 * x]``.
@@ -68,6 +77,10 @@ REFIT = "refit it with `python scripts/fit_expected.py`, or use --costs ceiling"
 COSTS = ("ceiling", "expected")
 #: The figures a band is given for, as JSON names them.
 BAND_METRICS = ("throughput_tokens_per_s", "ttft_mean_s", "itl_mean_s", "tpot_mean_s")
+
+#: The GPUs δ and the switch were measured on: vLLM PR #2566's runs of the legacy ``awq_gemm``
+#: kernel, one A100 80GB (``data/dequant-measurements.csv``).
+DEQUANT_MEASURED_ON = frozenset({"a100-80gb"})
 
 
 @dataclass(frozen=True)
@@ -104,9 +117,20 @@ class Calibration:
         shared = self.compute_efficiency.get(gpu.compute_efficiency_id, {})
         return {**shared, **self.compute_efficiency.get(gpu.id, {})}
 
+    def dequant_measured_on(self, gpu: GpuSpec | str) -> bool:
+        """Whether δ and the switch describe ``gpu``: only the chip vLLM PR #2566 ran its legacy
+        ``awq_gemm`` kernel on (``DEQUANT_MEASURED_ON``), or a spec naming that die as
+        ``same_compute_as``."""
+        if isinstance(gpu, str):
+            return gpu in DEQUANT_MEASURED_ON
+        return gpu.id in DEQUANT_MEASURED_ON or gpu.compute_efficiency_id in DEQUANT_MEASURED_ON
+
     def cost_model(self, gpu: GpuSpec | str) -> CostModel:
         """The expected costs on ``gpu`` (a spec, or a built-in chip's id): its fitted compute
-        shares (``compute_shares``), the shared rest."""
+        shares (``compute_shares``), the shared rest. δ and the switch only on the chip they were
+        measured on (``dequant_measured_on``): elsewhere vLLM runs W4A16 through Marlin or Machete,
+        whose cost nobody here has measured, so the expected pass charges no dequantization."""
+        measured = self.dequant_measured_on(gpu)
         return CostModel(
             name="expected",
             bandwidth_efficiency=self.bandwidth_efficiency,
@@ -118,8 +142,8 @@ class Calibration:
             request_overhead_s=self.request_overhead_s,
             allreduce_latency_s=self.allreduce_latency_s,
             allreduce_hop_s=self.allreduce_hop_s,
-            dequant_overhead=self.dequant_overhead,
-            dequant_switch_tokens=self.dequant_switch_tokens,
+            dequant_overhead=self.dequant_overhead if measured else 0.0,
+            dequant_switch_tokens=self.dequant_switch_tokens if measured else None,
         )
 
     def band_for(self, metric: str, expected: float) -> tuple[float, float]:

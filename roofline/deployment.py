@@ -58,7 +58,7 @@ from .performance import (
     require_links,
     resolved,
 )
-from .precisions import bytes_per_value
+from .precisions import bytes_per_value, embedding_bytes_per_value, head_bytes_per_value
 
 #: The ways to split, as the CLI and the calculator name them.
 PARALLEL = ("tp", "pp", "tpxpp")
@@ -145,7 +145,7 @@ def hops_across_nodes(hardware: Hardware, split: Split) -> int:
 
 
 #: A hop is one GPU sending to the next: it pays the fixed latency ``Hardware.allreduce_latency``
-#: charges two GPUs (the same rule: fixed, preset, fitted, else the smallest preset at two),
+#: charges two GPUs (the same rule: fixed, preset, fitted, else the smallest measured at two),
 #: since that latency grows with the GPU count and a send involves two GPUs however many
 #: each stage holds (charging the stage's own count would make a one-GPU stage's hop free).
 #: No send latency is measured in the specs; a ring all-reduce on two GPUs is two steps
@@ -177,7 +177,12 @@ def _ends(model, weight_precision: str, tokens: float, sampled: float) -> tuple[
     size = bytes_per_value(weight_precision)
     rows = min(tokens, model.vocab_size) * arch.copied_row_width(model)
     head = arch.output_head_parameters(model)
-    return rows * size, (head + model.hidden_size) * size, 2.0 * head * sampled
+    # A quantized checkpoint keeps the head and the embedding at 16 bits (precisions.NumberFormat.head).
+    return (
+        rows * embedding_bytes_per_value(weight_precision),
+        head * head_bytes_per_value(weight_precision) + model.hidden_size * size,
+        2.0 * head * sampled,
+    )
 
 
 def split_stages(
@@ -476,13 +481,18 @@ def memory_per_gpu(hardware: Hardware, workload: Workload, split: Split) -> Memo
     tp = split.tp
     one = replace(hardware, count=1)
     copies = kv_copies(group(hardware, split), model)
-    size = bytes_per_value(workload.weight_precision)
     total = arch.weight_bytes(model, workload.weight_precision)
     # The table the first stage holds: the tied one (also the head), else the lookup-only one
     # (none for a draft head that reads its target's).
     table = model.vocab_size * model.hidden_size if model.tied_embeddings else arch.lookup_only_parameters(model)
-    embedding = table * size
-    head = 0.0 if model.tied_embeddings else arch.output_head_parameters(model) * size
+    embedding = table * (head_bytes_per_value if model.tied_embeddings else embedding_bytes_per_value)(
+        workload.weight_precision
+    )
+    head = (
+        0.0
+        if model.tied_embeddings
+        else arch.output_head_parameters(model) * head_bytes_per_value(workload.weight_precision)
+    )
     if split.pp == 1:
         whole = memory_use(group(hardware, split), workload)
         return MemoryUse(

@@ -325,8 +325,8 @@ def estimate(
     """Estimate by ids, as the CLI and the calculator ask: ``estimate("h100-sxm", "llama-3.1-8b")``.
 
     ``compute_precision="auto"`` (the default) lets the weights pick the math: fp8 runs
-    W8A8 on a GPU with fp8 math, nvfp4 and mxfp4 run fp4 math where the GPU has it, every
-    other format multiplies at 16 bits.
+    W8A8 on a GPU with fp8 math, nvfp4 runs fp4 math where the GPU has it, every other
+    format (mxfp4 included: its served checkpoints keep bf16 activations) multiplies at 16 bits.
 
     ``costs="expected"`` adds the calibrated prediction and its band beside the ceiling
     (``calibration`` defaults to the built-in file). ``specs`` defaults to the built-in

@@ -25,7 +25,7 @@ from .performance import (
     prefill_pass,
     resolved,
 )
-from .precisions import AUTO, number_format
+from .precisions import AUTO, embedding_bytes_per_value, head_bytes_per_value, number_format
 from .rule import rule_prefill_seconds, rule_weight_bytes
 from .specs import ModelSpec
 
@@ -42,7 +42,8 @@ def decode_steps(hardware: Hardware, workload: Workload) -> tuple[Step, ...]:
     """From the rule's decode speed per user (weights only) to the ceiling's, cause by cause.
 
     Bytes per step, in order: every weight at its nominal width (the rule);
-    block scales; one embedding row per user instead of the untied table; only
+    block scales; the output head and embedding a quantized checkpoint keeps at 16 bits; one
+    embedding row per user instead of the untied table; only
     the experts the batch touches; the users' KV cache (with its copies over the
     GPUs). Then, if the math takes longer than the reads, the compute time; then
     the all-reduces of several GPUs. Speed per user = bandwidth / bytes.
@@ -61,13 +62,19 @@ def decode_steps(hardware: Hardware, workload: Workload) -> tuple[Step, ...]:
                 bandwidth / weights,
             )
         )
+    head_size = head_bytes_per_value(fmt_.name)
+    table_size = embedding_bytes_per_value(fmt_.name)
+    if head_size != fmt_.bytes_per_weight or table_size != fmt_.bytes_per_weight:
+        weights = arch.weight_bytes(model, fmt_.name)
+        kept = "the output head and the embedding" if head_size != fmt_.bytes_per_weight else "the embedding"
+        steps.append(Step(f"{fmt_.name} checkpoints keep {kept} at 16 bits, so", bandwidth / weights))
     if not model.tied_embeddings:
         lookup = arch.lookup_only_parameters(model)
-        weights += (min(users, model.vocab_size) * model.hidden_size - lookup) * fmt_.bytes_per_weight
+        weights += (min(users, model.vocab_size) * model.hidden_size - lookup) * table_size
         rows = "one row" if users == 1 else f"{users:,} rows"
         steps.append(Step(f"an engine reads {rows} of the embedding, not the whole table, so", bandwidth / weights))
     if model.moe is not None:
-        weights = arch.parameters_read(model, users) * fmt_.bytes_per_weight
+        weights = arch.weights_read_bytes(model, users, fmt_.name)
         touched = arch.expected_distinct_experts(model.moe.experts, model.moe.experts_per_token, users)
         steps.append(
             Step(

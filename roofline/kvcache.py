@@ -22,7 +22,6 @@ from . import architecture as arch
 from .errors import SpecError
 from .kvformats import kv_bytes_per_value
 from .performance import Hardware, Workload, crossover_batch, memory_use, prefill_pass
-from .precisions import bytes_per_value
 from .specs import ModelSpec
 
 AttentionKind = Literal["MHA", "GQA", "MQA", "MLA"]
@@ -116,7 +115,7 @@ def weights_read_bytes(workload: Workload, batch: float | None = None) -> float:
     """Weight bytes one decode step reads for ``batch`` users (default: the workload's):
     every weight of a dense model; for a mixture of experts, the experts the batch touches."""
     users = workload.batch if batch is None else batch
-    return arch.parameters_read(workload.model, users) * bytes_per_value(workload.weight_precision)
+    return arch.weights_read_bytes(workload.model, users, workload.weight_precision)
 
 
 def kv_equals_weights_context(workload: Workload) -> float | None:

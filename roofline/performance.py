@@ -22,9 +22,10 @@ whole by every GPU unless attention is data-parallel (``kv_copies``).
 
 The math precision follows the weights unless the caller fixes it
 (``math_precision``): fp8 weights on a GPU with fp8 math run W8A8 at the fp8
-peak, as TensorRT-LLM and vLLM serve fp8 on Hopper; nvfp4 and mxfp4 weights on
-a GPU with fp4 math run at the fp4 peak; every other format, int8 and int4
-included, is weight-only and multiplies at 16 bits.
+peak, as TensorRT-LLM and vLLM serve fp8 on Hopper; nvfp4 weights on a GPU with
+fp4 math run at the fp4 peak; every other format, int8, int4 and mxfp4 (whose
+served checkpoints keep bf16 activations) included, is weight-only and
+multiplies at 16 bits.
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ from .precisions import (
     SIXTEEN_BIT,
     bytes_per_value,
     check_precision,
+    embedding_bytes_per_value,
     native_math,
     number_format,
 )
@@ -100,9 +102,13 @@ class CostModel:
     Dequantization, for a pass whose weights are narrower than its math (``dequantizes``:
     W4A16 int4 AWQ/GPTQ, int8 weight-only, fp8 on a GPU without fp8 math):
 
-    - ``dequant_overhead`` δ: a fused kernel widens each weight on the CUDA cores inside the
-      GEMM's main loop, which costs δ times the weight's multiply-add, so the linear layers'
-      math takes ``(1 + δ) * linear FLOPs / peak`` (attention's does not change);
+    - ``dequant_overhead`` δ: a fused tiled kernel widens each quantized weight on the CUDA
+      cores once per tile of ``DEQUANT_TILE_TOKENS`` tokens (vLLM's ``awq_gemm``,
+      ``gemm_forward_4bit_cuda_m16nXk32``, runs one block per 16 rows of activations), which
+      costs δ times that tile's multiply-adds of the weight, so the math takes
+      ``(FLOPs + δ * 2 * W_q * 16 * ceil(T / 16)) / peak``, with ``W_q`` the quantized weights
+      the pass multiplies (not the 16-bit head) and ``T`` its tokens: a pass of fewer than 16
+      tokens pays a whole tile, and from 16 on it is ``(1 + δ)`` times the quantized layers' math;
     - ``dequant_switch_tokens`` T_s: from T_s tokens in a pass on, the engine widens every
       weight it reads to the math's width first, ``weights * (b_w + b_math) / bandwidth``,
       then runs a plain pass at that width with no δ (vLLM's AWQ from 256 tokens, AutoAWQ's
@@ -212,7 +218,7 @@ class Hardware:
     split by users instead of held whole by every GPU. ``allreduce_latency_s`` fixes the
     latency of one all-reduce whatever the GPU count, and ``allreduce_preset`` names one
     of the GPU's measured presets (``"nccl"``); either overrides ``costs`` and the
-    ceiling's choice of the smallest preset.
+    ceiling's choice of the smallest measured latency.
 
     ``compute_precision`` may be ``"auto"``: every pass then picks its math from the
     workload's weights (``math_precision``)."""
@@ -318,9 +324,11 @@ class Hardware:
     def allreduce_latency(self) -> float:
         """Seconds of fixed latency per all-reduce over these ``count`` GPUs: this hardware's
         fixed override, else its named preset at ``count``, else the cost model's fitted
-        latency at ``count``, else the smallest preset of the GPU's interconnect at
-        ``count`` (0 on one GPU without one; SpecError on more, ``require_links``). Every preset
-        grows with the count (``AllReduceLatency``)."""
+        latency at ``count``, else the smallest latency *measured* at ``count`` among the GPU's
+        interconnect presets (``InterconnectSpec.ceiling_latency``: never a fit's extrapolation
+        where any preset was measured at or below ``count``; 0 on one GPU without one; SpecError
+        on more, ``require_links``). A named preset pays its measurement at ``count``, else its
+        fit, ``base + step x steps(algorithm, G)`` (``AllReduceLatency``)."""
         require_links(self.gpu, self.count)
         if self.allreduce_latency_s is not None:
             return self.allreduce_latency_s
@@ -330,7 +338,7 @@ class Hardware:
         fitted = self.costs.allreduce_latency(self.count)
         if fitted is not None:
             return fitted
-        return 0.0 if link is None else link.best_allreduce(self.count).at(self.count)
+        return 0.0 if link is None else link.ceiling_latency(self.count)
 
     @property
     def allreduce_latency_basis(self) -> str:
@@ -344,7 +352,7 @@ class Hardware:
             return f"the preset asked for, {link.preset(self.allreduce_preset).basis(self.count)}"
         if self.costs.allreduce_latency_s is not None:
             return "fitted"
-        return "none" if link is None else f"the smallest preset, {link.best_allreduce(self.count).basis(self.count)}"
+        return "none" if link is None else f"the smallest measured, {link.ceiling_basis(self.count)}"
 
     @cached_property  # asked for by every pass; the record is frozen
     def link_bytes_per_s(self) -> float | None:
@@ -401,7 +409,7 @@ def math_precision(gpu: GpuSpec, weight_precision: str) -> str:
     """The math an engine uses for ``weight_precision`` on ``gpu`` (what ``"auto"`` picks).
 
     A format that declares a native math (``precisions.native_math``: fp8 and fp8-block
-    -> fp8, W8A8; int8-sq -> int8, SmoothQuant's W8A8; nvfp4, mxfp4 and fp4 -> fp4, W4A4
+    -> fp8, W8A8; int8-sq -> int8, SmoothQuant's W8A8; nvfp4 and fp4 -> fp4, W4A4
     on Blackwell's fp4 tensor cores, as TensorRT-LLM serves NVFP4; fp32 -> fp32) gets it
     on a GPU whose spec lists that peak. Everything else runs at the 16-bit math:
     weight-only formats are widened to 16 bits in the kernel, and a format whose math
@@ -557,11 +565,35 @@ def communication_s(hardware: Hardware, model: ModelSpec, tokens: float) -> floa
     return count * hardware.allreduce_s(allreduce_bytes(model, tokens)) if count and tokens else 0.0
 
 
-def widened_parameters(model: ModelSpec, tokens: float) -> float:
+def widened_parameters(model: ModelSpec, tokens: float, weight_precision: str) -> float:
     """Weights a widening kernel widens for a pass over ``tokens`` tokens: those the pass reads
-    and multiplies, ``parameters_read`` less the untied embedding rows it only copies."""
-    copied = min(tokens, model.vocab_size) * arch.copied_row_width(model)
-    return arch.parameters_read(model, tokens) - copied
+    and multiplies at the quantized width, ``parameters_read`` less the untied embedding rows it
+    only copies and a head the checkpoint keeps at 16 bits (``arch.quantized_parameters_read``)."""
+    read = arch.quantized_parameters_read(model, tokens, weight_precision)
+    if embedding_bytes_per_value(weight_precision) == bytes_per_value(weight_precision):
+        read -= min(tokens, model.vocab_size) * arch.copied_row_width(model)
+    return read
+
+
+#: Tokens one tile of a fused dequantizing GEMM covers: each quantized weight is widened once
+#: per tile. vLLM's legacy AWQ kernel, ``gemm_forward_4bit_cuda_m16nXk32``
+#: (csrc/quantization/awq/gemm_kernels.cu at 2cc1023), launches one block per 16 rows of the
+#: activations, ``(M + 16 - 1) / 16``, and each block dequantizes its own copy of the weights.
+DEQUANT_TILE_TOKENS = 16
+
+
+def tiled_dequant_flops(overhead: float, quantized_weights: float, tokens: float) -> float:
+    """FLOP-equivalents a fused kernel spends widening weights: ``δ * 2 * W_q * M * ceil(T / M)``.
+
+    Each of the ``W_q`` quantized weights is widened once per tile of ``M`` =
+    ``DEQUANT_TILE_TOKENS`` tokens, at δ times the tile's multiply-adds of it (``2 M`` FLOPs). A
+    1-token decode pays a whole tile; 4,096 tokens pay ``δ * 2 * W_q * 4,096``, the per-FLOP
+    charge. 0 tokens pay nothing.
+    """
+    if tokens <= 0:
+        return 0.0
+    tiles = math.ceil(tokens / DEQUANT_TILE_TOKENS)
+    return overhead * 2.0 * quantized_weights * DEQUANT_TILE_TOKENS * tiles
 
 
 def _timed(
@@ -578,20 +610,21 @@ def _timed(
     (``timed``), its all-reduces, and the cost model's overheads (none when there are no tokens).
 
     For a pass that dequantizes (``dequantizes``; ``linear_flops`` of its FLOPs are the
-    matmuls'), the cost model's dequantization: below its switch the matmuls' math time grows
-    by ``δ * linear FLOPs / peak``; from it on, the weights it multiplies are widened first
+    matmuls'), the cost model's dequantization: below its switch the math time grows by
+    ``tiled_dequant_flops / peak`` (each quantized weight widened once per 16-token tile); from it
+    on, the weights it multiplies are widened first
     (``widened_parameters * (b_w + b_math) / bandwidth``) and then read at the math's width."""
     costs = hardware.costs
     widen_s = dequant_flops = 0.0
     if weight_precision is not None and costs.dequantizes and dequantizes(hardware, weight_precision):
         narrow, wide = bytes_per_value(weight_precision), bytes_per_value(hardware.compute_precision)
         switch = costs.dequant_switch_tokens
+        widened = widened_parameters(model, tokens, weight_precision)
         if switch is not None and tokens >= switch:
-            widened = widened_parameters(model, tokens)
             bytes_moved += widened * (wide - narrow)
             widen_s = widened * (narrow + wide) / hardware.effective_bandwidth_bytes_per_s
         else:
-            dequant_flops = costs.dequant_overhead * linear_flops
+            dequant_flops = tiled_dequant_flops(costs.dequant_overhead, widened, tokens)
     kernel = timed(hardware, bytes_moved, flops)
     if dequant_flops:
         # The pass's FLOPs stay the model's; only the time the math takes grows.
@@ -624,7 +657,7 @@ def decode_pass(hardware: Hardware, workload: Workload, batch: float) -> Pass:
     crossover can be solved, and checked, on a continuous batch axis."""
     hardware = resolved(hardware, workload)
     model = workload.model
-    weights = arch.parameters_read(model, batch) * bytes_per_value(workload.weight_precision)
+    weights = arch.weights_read_bytes(model, batch, workload.weight_precision)
     cache = kv_copies(hardware, model) * workload.kv_bytes_for(batch)
     flops = batch * arch.decode_flops_per_token(model, workload.context)
     linear = batch * 2.0 * arch.multiplied_parameters(model)
@@ -664,7 +697,7 @@ def prefill_pass(hardware: Hardware, workload: Workload) -> Pass:
         return Pass(0.0, 0.0, 0.0, 0.0)
     hardware = resolved(hardware, workload)
     model = workload.model
-    weights = arch.parameters_read(model, prompt) * bytes_per_value(workload.weight_precision)
+    weights = arch.weights_read_bytes(model, prompt, workload.weight_precision)
     cache = kv_copies(hardware, model) * arch.kv_cache_bytes(model, prompt, workload.kv_precision)
     flops = arch.prefill_flops(model, prompt)
     linear = flops - arch.prefill_attention_flops(model, prompt)
@@ -698,7 +731,7 @@ def crossover_batch(hardware: Hardware, workload: Workload) -> float | None:
     """
     hardware = resolved(hardware, workload)
     model = workload.model
-    weight_size = bytes_per_value(workload.weight_precision)
+    precision = workload.weight_precision
     bandwidth = hardware.effective_bandwidth_bytes_per_s
     copies = kv_copies(hardware, model)
     per_user_compute = arch.decode_flops_per_token(model, workload.context) / hardware.effective_peak_flops_per_s
@@ -710,8 +743,8 @@ def crossover_batch(hardware: Hardware, workload: Workload) -> float | None:
     if model.moe is None:
         # Weights read (and a shared prefix) are the same at every batch but for the untied
         # embedding's rows, one per user up to V: (W0 + shared)/BW + B*(row + cache) = B*compute.
-        fixed_s = (arch.parameters_read(model, 0) * weight_size + copies * workload.kv_bytes_shared) / bandwidth
-        row_s = arch.copied_row_width(model) * weight_size / bandwidth
+        fixed_s = (arch.weights_read_bytes(model, 0, precision) + copies * workload.kv_bytes_shared) / bandwidth
+        row_s = arch.copied_row_width(model) * embedding_bytes_per_value(precision) / bandwidth
         if per_user_cache + row_s < per_user_compute:
             batch = fixed_s / (per_user_compute - per_user_cache - row_s)
             if batch <= model.vocab_size:
@@ -730,13 +763,13 @@ def _solve_crossover(hardware: Hardware, workload: Workload) -> float:
     model = workload.model
     bandwidth = hardware.effective_bandwidth_bytes_per_s
     copies = kv_copies(hardware, model)
-    weight_size_s = bytes_per_value(workload.weight_precision) / bandwidth
+    precision = workload.weight_precision
     shared_s = copies * workload.kv_bytes_shared / bandwidth
     cache_s = copies * workload.kv_bytes_private / bandwidth
     compute_s = arch.decode_flops_per_token(model, workload.context) / hardware.effective_peak_flops_per_s
 
     def gap(batch: float) -> tuple[float, float]:
-        memory_s = arch.parameters_read(model, batch) * weight_size_s + shared_s + batch * cache_s
+        memory_s = arch.weights_read_bytes(model, batch, precision) / bandwidth + shared_s + batch * cache_s
         return batch * compute_s - memory_s, memory_s
 
     low, high = 0.0, 1.0
@@ -912,8 +945,9 @@ class IterationCosts:
     for speed must add all three.
 
     A weight-only format under a cost model that charges dequantization (``CostModel``):
-    below ``dequant_switch_tokens`` tokens the layers' and head's math time is ``(1 + δ)``
-    times theirs; from it on the weights are widened first (``dequantize_s``, a fixed time
+    below ``dequant_switch_tokens`` tokens the math time grows by ``tiled_dequant_flops`` over
+    the peak (each quantized weight widened once per 16-token tile); from it on the weights are
+    widened first (``dequantize_s``, a fixed time
     for a given number of tokens) and read at ``widened_bytes_per_value``.
     """
 
@@ -943,6 +977,9 @@ class IterationCosts:
     dequant_overhead: float = 0.0
     dequant_switch_tokens: int | None = None
     widened_bytes_per_value: float = 0.0
+    #: The weights' format: the blocks are read at ``weight_bytes_per_value``, the output head
+    #: and the embedding rows at the widths its checkpoints keep them (``arch.weights_read_bytes``).
+    weight_precision: str = "bf16"
 
     @property
     def fixed_s(self) -> float:
@@ -956,7 +993,7 @@ class IterationCosts:
 
     def weights_bytes(self, tokens: float) -> float:
         """Weight bytes a pass over ``tokens`` tokens reads (every weight if dense)."""
-        return arch.parameters_read(self.model, tokens) * self.weight_bytes_per_value
+        return arch.weights_read_bytes(self.model, tokens, self.weight_precision)
 
     def iteration(
         self,
@@ -983,13 +1020,13 @@ class IterationCosts:
         math_flops, widen_s = flops, 0.0
         if self.widened_bytes_per_value:
             switch = self.dequant_switch_tokens
+            read = widened_parameters(self.model, tokens, self.weight_precision)
             if switch is not None and tokens >= switch:
-                read = widened_parameters(self.model, tokens)
                 bytes_moved += read * (self.widened_bytes_per_value - self.weight_bytes_per_value)
                 widened = self.weight_bytes_per_value + self.widened_bytes_per_value
                 widen_s = read * widened / self.bandwidth_bytes_per_s
             else:
-                math_flops += self.dequant_overhead * linear
+                math_flops += tiled_dequant_flops(self.dequant_overhead, read, tokens)
         return Pass(
             bytes_moved,
             flops,
@@ -1047,6 +1084,7 @@ def iteration_costs(hardware: Hardware, workload: Workload) -> IterationCosts:
     return IterationCosts(
         model=model,
         weight_bytes_per_value=bytes_per_value(workload.weight_precision),
+        weight_precision=workload.weight_precision,
         kv_bytes_per_token=kv_copies(hardware, model) * workload.kv_bytes_per_token,
         layer_flops_per_token=2.0 * arch.multiplied_parameters(model) - head,
         head_flops_per_token=head,

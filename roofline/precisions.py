@@ -109,6 +109,19 @@ class NumberFormat:
     native_source: str = ""
     #: Its scales and zero points, when they are counted in ``bits_per_weight``.
     scales: ScaleLayout | None = None
+    #: The precision a checkpoint in this format stores its output head at, and its input
+    #: embedding table: None for the format's own. Quantizers leave both at 16 bits unless
+    #: they say otherwise (vLLM FP8 "all Linear modules (except for the final lm_head)"; AWQ
+    #: and GPTQ quantize the linear layers inside the decoder blocks only); gpt-fast's
+    #: handlers quantize every ``nn.Linear``, the head included, and no embedding.
+    head: str | None = "bf16"
+    embedding: str | None = "bf16"
+    #: Where ``head`` and ``embedding`` are stated.
+    tables_source: str = (
+        "vLLM FP8 W8A8 docs: all Linear modules except the final lm_head,"
+        " https://docs.vllm.ai/en/latest/features/quantization/fp8.html; llm-awq real_quantize_model_weight"
+        " walks get_blocks(model) only"
+    )
 
     def __post_init__(self) -> None:
         if self.scales is not None and self.bits_per_weight != effective_bits(self.value_bits, self.scales):
@@ -154,6 +167,15 @@ _INT8_GPUS = dict(
     "source/blogs/quantization-in-TRT-LLM.md",
 )
 
+#: gpt-fast's weight-only handlers replace every ``torch.nn.Linear`` (the output head, ``output``,
+#: included) and leave ``nn.Embedding`` alone.
+_GPT_FAST_TABLES = dict(
+    head=None,
+    tables_source="gpt-fast quantize.py, WeightOnlyInt8QuantHandler.create_quantized_state_dict: every"
+    " torch.nn.Linear in named_modules(), the output head included; the embedding is an nn.Embedding, left"
+    " in bf16: https://github.com/pytorch-labs/gpt-fast/blob/main/quantize.py",
+)
+
 FORMATS: dict[str, NumberFormat] = {
     fmt.name: fmt
     for fmt in (
@@ -166,12 +188,28 @@ FORMATS: dict[str, NumberFormat] = {
             math="unquantized",
             native_math="fp32",
             native_on="GPUs that list an fp32 peak",
+            head=None,
+            embedding=None,
         ),
         NumberFormat(
-            "bf16", 16, 16, "plain bfloat16", "https://cloud.google.com/tpu/docs/bfloat16", math="unquantized"
+            "bf16",
+            16,
+            16,
+            "plain bfloat16",
+            "https://cloud.google.com/tpu/docs/bfloat16",
+            math="unquantized",
+            head=None,
+            embedding=None,
         ),
         NumberFormat(
-            "fp16", 16, 16, "plain IEEE half precision", "https://en.wikipedia.org/wiki/IEEE_754", math="unquantized"
+            "fp16",
+            16,
+            16,
+            "plain IEEE half precision",
+            "https://en.wikipedia.org/wiki/IEEE_754",
+            math="unquantized",
+            head=None,
+            embedding=None,
         ),
         NumberFormat(
             "fp8",
@@ -202,6 +240,7 @@ FORMATS: dict[str, NumberFormat] = {
             "int8 values with one 16-bit scale per output channel (a row of 4,096 or more weights):"
             " under 0.004 bits a weight, not counted",
             "https://github.com/pytorch-labs/gpt-fast/blob/main/quantize.py (WeightOnlyInt8QuantHandler)",
+            **_GPT_FAST_TABLES,
         ),
         NumberFormat(
             "int8-sq",
@@ -240,6 +279,7 @@ FORMATS: dict[str, NumberFormat] = {
             " 4 + 32/32 = 5 bits, 25% over 4",
             "https://github.com/pytorch-labs/gpt-fast/blob/main/quantize.py (WeightOnlyInt4QuantHandler,"
             " groupsize 32, bf16 scales_and_zeros)",
+            **_GPT_FAST_TABLES,
         ),
         _grouped(
             "nvfp4",
@@ -256,22 +296,28 @@ FORMATS: dict[str, NumberFormat] = {
             "mxfp4",
             4,
             ScaleLayout(32, 8, shape="32 along the input dimension"),
-            "E2M1 values in blocks of 32, one E8M0 (8-bit power of two) scale per block: 4 + 8/32 = 4.25 bits",
-            "https://www.opencompute.org/documents/ocp-microscaling-formats-mx-v1-0-spec-final-pdf",
-            math="W4A4",
-            native_math="fp4",
-            **_FP4_GPUS,
+            "E2M1 values in blocks of 32, one E8M0 (8-bit power of two) scale per block: 4 + 8/32 = 4.25 bits;"
+            " the checkpoints served in this format (gpt-oss) keep bf16 activations, so it runs W4A16 by default"
+            " (--compute-precision fp8 or fp4 for a checkpoint whose activations are MXFP8 or MXFP4)",
+            "https://www.opencompute.org/documents/ocp-microscaling-formats-mx-v1-0-spec-final-pdf; vLLM"
+            " get_mxfp4_backend picks FlashInfer MXFP4 x BF16 on SM 10.0 unless VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8"
+            " is set: https://github.com/vllm-project/vllm/blob/afdb4a4ff429377d0fcfac3752e814ffc36ea41d/vllm/"
+            "model_executor/layers/quantization/mxfp4.py",
         ),
         NumberFormat(
             "fp4",
             4,
             4,
             "bare E2M1 values with no scales: the 4-bit math precision of Blackwell GPUs; as a weight format it is"
-            " only a lower bound (checkpoints use nvfp4 or mxfp4)",
+            " only a lower bound (checkpoints use nvfp4 or mxfp4), so the head and"
+            " embedding are counted at 4 bits too",
             "https://www.opencompute.org/documents/ocp-microscaling-formats-mx-v1-0-spec-final-pdf",
             math="W4A4",
             native_math="fp4",
             **_FP4_GPUS,
+            head=None,
+            embedding=None,
+            tables_source="a lower bound: every weight at 4 bits, as no checkpoint stores it",
         ),
     )
 }
@@ -305,6 +351,22 @@ def bytes_per_value(precision: str) -> float:
         raise unknown_name("precision", precision, PRECISIONS) from None
 
 
+def head_bytes_per_value(precision: str) -> float:
+    """Bytes one output-head weight takes in a checkpoint whose blocks are at ``precision``:
+    2 for every quantized format but gpt-fast's (which quantize the head too), the format's own
+    width for bf16, fp16 and fp32."""
+    fmt = number_format(precision)
+    return fmt.bytes_per_weight if fmt.head is None else BYTES_PER_VALUE[fmt.head]
+
+
+def embedding_bytes_per_value(precision: str) -> float:
+    """Bytes one input-embedding weight takes in a checkpoint whose blocks are at ``precision``:
+    2 for every quantized format (no quantizer here touches the lookup table), the format's own
+    width for bf16, fp16 and fp32."""
+    fmt = number_format(precision)
+    return fmt.bytes_per_weight if fmt.embedding is None else BYTES_PER_VALUE[fmt.embedding]
+
+
 def value_bytes(precision: str) -> float:
     """Bytes of the bare value, as the format's name says (int4 -> 0.5): the rule of thumb's size."""
     return number_format(precision).value_bytes
@@ -313,7 +375,7 @@ def value_bytes(precision: str) -> float:
 def native_math(precision: str) -> str | None:
     """The math precision ``precision`` multiplies in on a GPU that has it, or None for 16-bit.
 
-    fp8 and fp8-block -> fp8 (W8A8), int8-sq -> int8, nvfp4, mxfp4 and fp4 -> fp4 (W4A4),
+    fp8 and fp8-block -> fp8 (W8A8), int8-sq -> int8, nvfp4 and fp4 -> fp4 (W4A4),
     fp32 -> fp32; every weight-only and 16-bit format -> None. On a GPU without that
     math the format is run weight-only at 16 bits (see ``roofline.quantization.math_for``).
     """

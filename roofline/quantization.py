@@ -17,24 +17,29 @@ package's specs; the symbols are
 and the formulas, each a function here:
 
     effective bits          b_eff = b + (s + z) / g                  (``effective_bits``)
-    batch-1 speedup ceiling S_1 = 16 / b_eff                         (``weight_only_speedup_ceiling``)
-    16-bit head (AWQ)       bytes + V d (2 - b_w)                    (``decode_pass_head_16bit``)
+    blocks' speedup ceiling S_1 = 16 / b_eff                         (``weight_only_speedup_ceiling``)
+    batch-1 step ceiling    16-bit bytes / ((N - H) b_w + 2 H), H = head + embedding rows kept at
+                            16 bits by every quantizer here (``decode_speedup_ceiling``;
+                            ``architecture.weights_read_bytes`` holds the rule)
     fixed cost per step     measured = t0 + ceiling / η, least squares (``fixed_cost_fit``)
     critical batch          B* = F * b_w / (2 W)                     (``critical_batch``)
     KV slope                s_kv = KV / W, so ITL = a + s_kv * c     (``kv_slope_s_per_token``)
     fp8-KV break-even       c* = (a_q - a) / (s_kv - s_kv,q)         (``kv_break_even_context``)
     users that fit          floor((u M - N b_w) / (c KV))            (``users_by_format``)
-    dequantizing GEMM       max(N b_w / W, 2 N T (1 + δ) / F) below T_switch tokens;
+    dequantizing GEMM       max(N b_w / W, (2 N T + δ 2 N_q 16 ceil(T / 16)) / F) below T_switch
+                            tokens (each quantized weight widened once per 16-token tile);
                             N (b_w + 2) / W + max(2 N / W, 2 N T / F) from T_switch on
                                                                      (``dequantized_pass``)
 
 The ceilings take δ = 0 and no switch: the best published kernels (Marlin)
 reach the weight-read ceiling, so nothing faster than it can be ruled out. The
 dequantization terms are for an *expected* figure: ``--costs expected`` carries
-δ fitted on vLLM PR #2566 (Mistral 7B AWQ on an A100, its fused AWQ GEMM against
-widening to fp16; ``scripts/fit_expected.py``) and vLLM's switch at 256 tokens
-(``performance.CostModel``). That δ is the AWQ GEMM kernel's; a Marlin-class
-kernel pays less.
+δ fitted on vLLM PR #2566 (Mistral 7B AWQ on an A100, its legacy fused ``awq_gemm``
+against widening to fp16; ``scripts/fit_expected.py``) and vLLM's switch at 256 tokens
+(``performance.CostModel``), and charges them on the A100 only
+(``calibration.DEQUANT_MEASURED_ON``): vLLM has run AWQ checkpoints through
+``awq_marlin`` since 0.5 and GPTQ W4A16 on Hopper through Machete, and no measurement of
+those kernels' cost is in the package.
 
 Where W4A16 prefill stops being faster than 16-bit (``weight_only_prefill_slower_from``):
 on the ceiling from the prompt at which the 16-bit pass turns compute-bound, about
@@ -77,7 +82,6 @@ __all__ = [
     "compare_formats",
     "critical_batch",
     "critical_batch_for",
-    "decode_pass_head_16bit",
     "decode_speedup_ceiling",
     "dequantized_pass",
     "effective_bits",
@@ -161,8 +165,9 @@ def weight_only_speedup_ceiling(weight_precision: str, baseline_bits: float = BA
     """``S_1 = 16 / b_eff``: how much faster a batch-1 decode step gets if only the weight read counted.
 
     int4 g128: 16 / 4.125 = 3.879 (Marlin's "optimal 3.87x"); int4-awq 16 / 4.15625 = 3.850;
-    fp8 2.0. It leaves out what does not shrink: the KV cache, the output head an AWQ
-    checkpoint keeps in 16 bits, and every fixed cost of a step.
+    fp8 2.0. It is the decoder blocks' ratio, and leaves out what does not shrink: the KV cache,
+    the output head and embedding every quantized checkpoint keeps at 16 bits (counted by
+    ``decode_speedup_ceiling``), and every fixed cost of a step.
     """
     return baseline_bits / number_format(weight_precision).bits_per_weight
 
@@ -172,30 +177,15 @@ def decode_speedup_ceiling(hardware: Hardware, workload: Workload, baseline: str
     ``baseline``, everything else (batch, context, KV precision) equal.
 
     ``t(baseline) / t(format)``, each ``max(bytes / W, FLOPs / F)`` at its own math. At batch 1
-    and an empty context every byte read is a weight, so it is exactly 16 / b_eff; the cache
-    read, which the weight format does not shrink, pulls it towards 1 as the context grows.
+    and an empty context every byte read is a weight, but the output head and the embedding row
+    stay at 16 bits (``architecture.weights_read_bytes``): Llama 3.1 8B gets 3.23x at int4 and
+    1.87x at fp8, not 16 / b_eff = 3.88x and 2x. The cache read, which the weight format does not
+    shrink, pulls it further towards 1 as the context grows.
     """
     quantized = decode_pass(_quantized(hardware, workload), workload, workload.batch)
     base_workload = replace(workload, weight_precision=baseline)
     base = decode_pass(quantized_hardware(hardware, baseline), base_workload, workload.batch)
     return base.seconds / quantized.seconds
-
-
-def decode_pass_head_16bit(hardware: Hardware, workload: Workload, baseline: str = "bf16") -> Pass:
-    """A decode step whose output head stays at ``baseline`` width while the blocks are quantized.
-
-    AWQ quantizes only the linear layers inside the decoder blocks (llm-awq's
-    ``real_quantize_model_weight`` walks ``get_blocks(model)``), so the head, ``V * d`` weights,
-    is read at 16 bits every step: ``bytes = decode bytes + V * d * (b_16 - b_w)``. For Llama 3.1
-    8B that is 525M weights, 1.05 GB a step, and it takes the int4-awq speedup ceiling from
-    3.85x to 3.2x. The math is unchanged.
-    """
-    resolved = _quantized(hardware, workload)
-    plain = decode_pass(resolved, workload, workload.batch)
-    head = arch.output_head_parameters(workload.model)
-    extra = head * (bytes_per_value(baseline) - bytes_per_value(workload.weight_precision))
-    moved = plain.bytes_moved + extra
-    return Pass(moved, plain.flops, moved / resolved.bandwidth_bytes_per_s, plain.compute_s)
 
 
 def fixed_cost_fit(steps: Iterable[tuple[float, float]]) -> tuple[float, float]:
@@ -350,10 +340,9 @@ def dequantized_pass(
     ``switch_tokens`` (``performance.CostModel``, which the expected costs carry fitted).
 
     Fused path (fewer than ``switch_tokens`` tokens in the pass, or no switch): the bytes of
-    ``decode_pass`` / ``prefill_pass`` at the quantized width, and the linear layers' math
-    time stretched by ``1 + δ`` (dequantizing on CUDA cores in the GEMM's main loop),
-    attention's math unchanged:
-    ``max(bytes / W, (linear FLOPs * (1 + δ) + attention FLOPs) / F)``.
+    ``decode_pass`` / ``prefill_pass`` at the quantized width, and the math time grown by
+    widening each quantized weight once per 16-token tile on the CUDA cores
+    (``performance.tiled_dequant_flops``): ``max(bytes / W, (FLOPs + δ 2 N_q 16 ceil(T/16)) / F)``.
 
     Dequantize-then-GEMM (from ``switch_tokens`` tokens on, as AutoAWQ does from 1,024 and
     vLLM's AWQ kernel from 256): widening reads every multiplied weight at ``b_w`` and writes

@@ -153,12 +153,19 @@ def _expected_costs(calibration: Calibration, hardware: Hardware, weight_precisi
     math = hardware.compute_precision
     fitted = calibration.provenance.get("fit_rows", "published")
     dequant = ""
+    if not costs.dequantizes and calibration.dequant_overhead and dequantizes(hardware, weight_precision):
+        # δ was measured on one kernel and chip; say so rather than carry it to another GPU.
+        dequant = (
+            f"; {weight_precision} is widened to {math} in the kernel at no charged cost: δ ="
+            f" {calibration.dequant_overhead:.2f} was measured on vLLM's legacy awq_gemm on an A100 only,"
+            " and this GPU runs Marlin or Machete, unmeasured here"
+        )
     if costs.dequantizes and dequantizes(hardware, weight_precision):
         widened = costs.dequant_switch_tokens
         dequant = (
             f"; {weight_precision} is widened to {math} in the kernel: its matmuls take"
             f" {1 + costs.dequant_overhead:.2f}× their math time (δ = {costs.dequant_overhead:.2f},"
-            " fitted on vLLM PR #2566's AWQ runs)"
+            " fitted on vLLM PR #2566's AWQ runs: the legacy awq_gemm kernel on this A100)"
             + (f", and from {widened:,} tokens a pass widens the weights first" if widened else "")
         )
     return (

@@ -332,9 +332,10 @@ def test_every_remedy_offered_actually_fits() -> None:
 def test_the_70b_int4_long_context_case_points_at_the_cache() -> None:
     shortfall = memory_shortfall(estimate("h100-sxm", "llama-3.1-70b", precision="int4", context=200_000))
     assert shortfall.what == "one user's KV cache"
-    assert round(shortfall.needed_bytes / 1e9, 1) == 65.5 and round(shortfall.available_bytes / 1e9, 1) == 46.2
+    # 43.2 GB left, not 46.2: the int4 checkpoint keeps its head and embedding at 16 bits (issue 35).
+    assert round(shortfall.needed_bytes / 1e9, 1) == 65.5 and round(shortfall.available_bytes / 1e9, 1) == 43.2
     assert not any("weights in" in remedy for remedy in shortfall.remedies)  # already int4; fp4 would not help
-    assert shortfall.remedies[0] == "shorten the context to 141,020 tokens or fewer"
+    assert shortfall.remedies[0] == "shorten the context to 131,977 tokens or fewer"
 
 
 def test_weights_that_do_not_fit_are_reported_as_such() -> None:

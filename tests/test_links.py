@@ -14,6 +14,7 @@ from roofline import SpecError, builtin_specs
 from roofline.cli import TP_ONLY_KEYS
 from roofline.deployment import deploy, split_for
 from roofline.performance import Hardware, Workload, decode_step, gpus_to_fit
+from roofline.specs import ALLREDUCE_ALGORITHMS
 from support import GOOD_GPU, assert_one_line_error, run_cli, write
 
 SPECS = builtin_specs()
@@ -45,6 +46,21 @@ def test_every_builtin_gpu_has_cited_links(gpu_id: str) -> None:
     if "PCIe Gen4 x16" in link.scale_up:
         assert link.link_bytes_per_s == 32e9
         assert "peer to peer" in link.scale_up  # P2P or through host memory, said either way
+
+
+@pytest.mark.parametrize("gpu_id", sorted(SPECS.gpus))
+def test_every_builtin_latency_names_its_algorithm_and_has_a_fixed_part(gpu_id: str) -> None:
+    """H1 as a class: no built-in preset is the older ring scaled by (G-1)/7 (no fixed part,
+    extrapolated below its one measurement) or an all-reduce whose algorithm is not stated."""
+    for preset in SPECS.gpu(gpu_id).interconnect.allreduce_latency_s.values():
+        assert preset.algorithm in ALLREDUCE_ALGORITHMS, (gpu_id, preset.name)
+        assert preset.ring_s is None, (gpu_id, preset.name)
+        if preset.algorithm == "ring":
+            # A ring is priced base + step x 2(G-1): two GPUs pay more than the base alone.
+            assert preset.base_s and preset.base_s > 0 and preset.at(2) > preset.base_s
+            # The fit meets what was measured at the counts the source measured.
+            for gpus, seconds in preset.measured_s.items():
+                assert preset.fit(gpus) == pytest.approx(seconds, rel=0.05), (gpu_id, gpus)
 
 
 def test_l40s_at_two_gpus_pays_a_pcie_all_reduce(capsys: pytest.CaptureFixture[str]) -> None:

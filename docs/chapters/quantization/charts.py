@@ -71,6 +71,10 @@ def capacity_table(hardware: Hardware, workload: Workload, precisions: Iterable[
     return Table(("weights", "weight bytes", "KV pool left", "users that fit"), tuple(rows)).markdown()
 
 
+#: ``page.prefill_rule``'s expected column where δ was never measured (every GPU but the A100).
+NOT_MEASURED = -1
+
+
 def prefill_rule_table(specs: Any, rule: dict[str, tuple[float, int | None, int | None]]) -> str:
     """Per GPU: the bf16 critical batch and the prompt from which W4A16 prefill is no faster than
     bf16, on the ceiling and at the expected costs (``page.prefill_rule``)."""
@@ -81,10 +85,31 @@ def prefill_rule_table(specs: Any, rule: dict[str, tuple[float, int | None, int 
                 escape.text(short_gpu_name(specs.gpu(gpu_id).name)),
                 f"{critical:,.0f}",
                 "never" if ceiling is None else f"{ceiling:,}",
-                "never" if expected is None else f"{expected:,}",
+                "not measured" if expected == NOT_MEASURED else "never" if expected is None else f"{expected:,}",
             )
         )
-    header = ("GPU", "bf16 critical batch", "no faster from, ceiling", "no faster from, expected")
+    header = ("GPU", "bf16 critical batch", "no faster from, ceiling", "no faster from, expected (awq_gemm)")
+    return Table(header, tuple(rows)).markdown()
+
+
+def kernel_table(paths: Sequence[Any]) -> str:
+    """The kernel vLLM selects per format and GPU (``kernels.load_paths``): format, the GPUs,
+    the kernel, the math it runs and the source file at its commit, as a link."""
+    rows = []
+    for path in paths:
+        url = path.source.partition(" ")[0]
+        file = url.rstrip("/").rsplit("/", 1)[-1]
+        commit = next((part[:7] for part in url.split("/") if len(part) == 40), "docs")
+        rows.append(
+            (
+                path.format,
+                escape.text(path.gpus),
+                escape.text(path.kernel),
+                path.math,
+                f"[{escape.text(file)} @ {commit}]({url})",
+            )
+        )
+    header = ("format", "GPUs", "kernel vLLM selects", "math", "where vLLM decides")
     return Table(header, tuple(rows)).markdown()
 
 

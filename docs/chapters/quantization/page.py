@@ -19,7 +19,7 @@ from roofline import architecture as arch
 from roofline import quantization as q
 from roofline.calibration import load_calibration
 from roofline.measured import Comparison, compare_all, load_measurements
-from roofline.performance import decode_pass, decode_step, prefill_pass
+from roofline.performance import DEQUANT_TILE_TOKENS, decode_pass, decode_step, memory_use, prefill_pass
 from roofline.precisions import number_format
 from roofline.sweep import Table
 from sitegen import escape
@@ -27,7 +27,7 @@ from sitegen.context import Context
 from sitegen.page import PageContent
 from sitegen.values import ms, whole
 
-from . import charts, published
+from . import charts, kernels, published
 
 HERE = Path(__file__).resolve().parent
 MEASUREMENTS = HERE / "measurements.toml"
@@ -69,14 +69,17 @@ SHORT_PROMPT = 16
 
 def prefill_rule(specs, gpu_id: str, model, calibration) -> tuple[float, int | None, int | None]:
     """For one GPU: the bf16 critical batch, and the shortest prompt from which W4A16 (int4-awq)
-    prefills no faster than bf16, on the ceiling and at the expected costs."""
+    prefills no faster than bf16, on the ceiling and at the expected costs of the legacy
+    ``awq_gemm`` kernel, which were measured on the A100 only (``charts.NOT_MEASURED`` elsewhere)."""
     hardware = Hardware(specs.gpu(gpu_id))
     workload = Workload(model, "int4-awq")
-    expected = replace(hardware, costs=calibration.cost_model(gpu_id))
+    expected: int | None = charts.NOT_MEASURED
+    if calibration.dequant_measured_on(gpu_id):
+        expected = q.weight_only_prefill_slower_from(replace(hardware, costs=calibration.cost_model(gpu_id)), workload)
     return (
         q.critical_batch_for(hardware, "bf16"),
         q.weight_only_prefill_slower_from(hardware, workload),
-        q.weight_only_prefill_slower_from(expected, workload),
+        expected,
     )
 
 
@@ -203,9 +206,10 @@ def build(ctx: Context) -> PageContent:
     put("exp_b1_int4_tps", whole(1 / expected_int4))
     put("exp_s1_int4", f"{expected_bf16 / expected_int4:.2f}")
     put("exp_overhead_ms", ms(expected[("int4-awq")].decode.overhead_s))  # type: ignore[union-attr]
-    head16 = q.decode_pass_head_16bit(h100, Workload(small, "int4-awq"))
+    # The whole step's batch-1 ceiling: the head and the embedding row stay at 16 bits (issue 35, M3).
     put("head_params", f"{arch.output_head_parameters(small) / 1e6:,.0f} million")
-    put("s1_head16", f"{steps['bf16'] / head16.seconds:.2f}")
+    for name in ("fp8", "int4-awq"):
+        put(f"s1_step_{name.replace('-', '_')}", f"{steps['bf16'] / steps[name]:.2f}")
 
     # The published batch-1 runs against their ceilings.
     comparisons = {c.measurement.id: c for c in published_comparisons(ctx)}
@@ -214,6 +218,7 @@ def build(ctx: Context) -> PageContent:
     put("tc_a100_int4_ms", ms(tc4.measurement.value))
     put("tc_a100_speedup", f"{tc16.measurement.value / tc4.measurement.value:.2f}")
     put("tc_a100_ceiling_speedup", f"{tc16.ceiling / tc4.ceiling:.2f}")
+    put("tc_a100_gain_share", f"{tc16.measurement.value / tc4.measurement.value / (tc16.ceiling / tc4.ceiling):.0%}")
     put("tc_a100_fp16_share", f"{tc16.ratio:.0%}")
     put("tc_a100_int4_share", f"{tc4.ratio:.0%}")
     gf = [comparisons[f"gptfast-llama-2-7b-{p}-1gpu"] for p in ("bf16", "int8", "int4-g32")]
@@ -222,6 +227,18 @@ def build(ctx: Context) -> PageContent:
     put("gf_efficiency", f"{efficiency:.2f}")
     put("gf_int4_fixed_share", f"{t0 * gf[2].measurement.value:.0%}")
     put("gf_model", specs.model("llama-2-7b").name)
+    # η > 1 is a fit artefact (issue 35, M7): fix η at the share of the bandwidth the expected costs
+    # reach on every engine, take t0 from the bf16 run, and the int4 step it predicts falls short.
+    eta = calibration.bandwidth_efficiency
+    bf16_ceiling, bf16_measured = 1 / gf[0].ceiling, 1 / gf[0].measurement.value
+    t0_fixed = bf16_measured - bf16_ceiling / eta
+    int4_predicted = t0_fixed + (1 / gf[2].ceiling) / eta
+    put("gf_eta_fixed", f"{eta:.2f}")
+    put("gf_t0_fixed_ms", ms(t0_fixed))
+    put("gf_int4_predicted_ms", ms(int4_predicted))
+    put("gf_int4_measured_ms", ms(1 / gf[2].measurement.value))
+    # The power cap the runs' own record states ("power-limited to 330 W (README)").
+    put("gf_a100_power", gf[2].measurement.hardware.split("power-limited to ")[1].split(" (")[0])
 
     # The critical batch.
     put("peak_h100", f"{h100.gpu.peak_flops_per_s('bf16') / 1e12:,.1f}")
@@ -237,6 +254,11 @@ def build(ctx: Context) -> PageContent:
     at_stop = Workload(small, "int4-awq", batch=stop or 1, context=BATCH_CONTEXT)
     put("fp8_at_stop", f"{q.decode_speedup_ceiling(h100, replace(at_stop, weight_precision='fp8')):.2f}")
     put("nvfp4_h100_line", q.math_for(h100.gpu, "nvfp4").line)
+    # The math follows the checkpoint's activations, not the format's name (issue 35, M6):
+    # MXFP4 weights on a B200 at bf16, fp8 and fp4 math.
+    for math in ("bf16", "fp8", "fp4"):
+        scheme = replace(b200, compute_precision=math)
+        put(f"cb_b200_mxfp4_{math}", whole(q.critical_batch_for(scheme, "mxfp4")))
 
     # Prefill: weight-only int4 against bf16 and fp8, on the ceiling and through each engine's switch.
     for name in ("bf16", "int4-awq", "fp8"):
@@ -244,6 +266,16 @@ def build(ctx: Context) -> PageContent:
         key = name.replace("-", "_")
         put(f"prefill_{key}_ms", ms(prefill_pass(hardware, Workload(small, name, prompt=PREFILL_PROMPT)).seconds))
         put(f"q_prefill_{key}_ms", ms(prefill_pass(hardware, Workload(small, name, prompt=QUIZ_PROMPT)).seconds))
+    # L3: the ceiling times attention at the fp8 peak too; over a bf16 cache vLLM runs attention in
+    # bf16, so the same pass with attention's FLOPs at the bf16 peak is what fp8 gains if it does.
+    for prompt, key in ((PREFILL_PROMPT, "prefill_fp8_att16_ms"), (QUIZ_PROMPT, "q_prefill_fp8_att16_ms")):
+        work = Workload(small, "fp8", prompt=prompt)
+        fp8_pass = prefill_pass(q.quantized_hardware(h100, "fp8"), work)
+        attention = arch.prefill_attention_flops(small, prompt)
+        slower = (fp8_pass.flops - attention) / h100.gpu.peak_flops_per_s(
+            "fp8"
+        ) + attention / h100.gpu.peak_flops_per_s("bf16")
+        put(key, ms(max(fp8_pass.memory_s, slower)))
     put("prefill_prompt", whole(PREFILL_PROMPT))
     put("q_prompt", whole(QUIZ_PROMPT))
     for engine, (tokens, _) in published.SWITCH_TOKENS.items():
@@ -258,6 +290,7 @@ def build(ctx: Context) -> PageContent:
     )
     put("widen_ms", ms(widened.dequantize_s))
     put("switch_prefill_ms", ms(widened.seconds))
+    content.table("kernel-table", charts.kernel_table(kernels.load_paths()))
     short = SHORT_PROMPT
     put("short_prompt", whole(short))
     short_bf16 = prefill_pass(h100, Workload(small, "bf16", prompt=short)).seconds
@@ -278,21 +311,32 @@ def build(ctx: Context) -> PageContent:
         shares = [pair[f"{path}_measured_over_expected"] for pair in pairs]
         put(f"pr2566_{path}_share_low", f"{min(shares):.2f}")
         put(f"pr2566_{path}_share_high", f"{max(shares):.2f}")
-    h100_expected = replace(h100, costs=calibration.cost_model(h100.gpu.id))
+    # δ describes the legacy awq_gemm on the A100 it was measured on: the worked example runs there.
+    assert calibration.dequant_measured_on(a100.gpu.id) and not calibration.dequant_measured_on(h100.gpu.id)
+    a100_expected = replace(a100, costs=calibration.cost_model(a100.gpu.id))
     int4_work = Workload(small, "int4-awq", prompt=PREFILL_PROMPT)
-    exp_bf16 = prefill_pass(h100_expected, Workload(small, "bf16", prompt=PREFILL_PROMPT)).seconds
-    exp_int4 = prefill_pass(h100_expected, int4_work).seconds
+    exp_bf16 = prefill_pass(a100_expected, Workload(small, "bf16", prompt=PREFILL_PROMPT)).seconds
+    exp_int4 = prefill_pass(a100_expected, int4_work).seconds
+    put("a100_name", a100.gpu.name)
     put("exp_prefill_bf16_ms", ms(exp_bf16))
     put("exp_prefill_int4_ms", ms(exp_int4))
     low, high = calibration.band["ttft_mean_s"]
     put("exp_prefill_int4_low_ms", ms(exp_int4 * low))
     put("exp_prefill_int4_high_ms", ms(exp_int4 * high))
-    exp_short16 = prefill_pass(h100_expected, Workload(small, "bf16", prompt=short)).seconds
-    exp_short4 = prefill_pass(h100_expected, Workload(small, "int4-awq", prompt=short)).seconds
+    exp_short16 = prefill_pass(a100_expected, Workload(small, "bf16", prompt=short)).seconds
+    exp_short4 = prefill_pass(a100_expected, Workload(small, "int4-awq", prompt=short)).seconds
     put("exp_short_prefill_gain", f"{exp_short16 / exp_short4:.1f}")
+    put("dequant_tile", whole(DEQUANT_TILE_TOKENS))
+    # On the H100 the expected costs charge no δ (Marlin/Machete, unmeasured): int4 and bf16 meet.
+    h100_expected = replace(h100, costs=calibration.cost_model(h100.gpu.id))
+    h100_bf16 = prefill_pass(h100_expected, Workload(small, "bf16", prompt=PREFILL_PROMPT)).seconds
+    h100_int4 = prefill_pass(h100_expected, int4_work).seconds
+    put("exp_h100_prefill_bf16_ms", ms(h100_bf16))
+    put("exp_h100_prefill_int4_ms", ms(h100_int4))
     rule = {gpu_id: prefill_rule(specs, gpu_id, small, calibration) for gpu_id in MATRIX_GPUS}
     put("rule_ceiling_h100", whole(rule[GPU][1] or 0))
-    put("rule_expected_h100", whole(rule[GPU][2] or 0))
+    put("rule_ceiling_a100", whole(rule[AMPERE][1] or 0))
+    put("rule_expected_a100", whole(rule[AMPERE][2] or 0))
     content.table("prefill-rule", charts.prefill_rule_table(specs, rule))
 
     # The KV slope and the break-even context.
@@ -320,10 +364,29 @@ def build(ctx: Context) -> PageContent:
     put("breakeven_vllm", whole(published.VLLM_BREAK_EVEN))
     load = published.VLLM_LOAD_TPS
     put("vllm_load_gain", f"{load['fp8'] / load['bf16'] - 1:.0%}")
+    # Was that run capped by memory? Its 8 users' longest contexts against the bf16 pool (issue 35, M1).
+    users, context = published.VLLM_LOAD_SHAPE
+    held = users * context * arch.kv_cache_bytes_per_token(small, "bf16")
+    pool = memory_use(h100, Workload(small, context=context)).pool_bytes
+    put("vllm_load_users", whole(users))
+    put("vllm_load_context", whole(context))
+    put("vllm_load_kv_gb", f"{held / 1e9:.0f}")
+    put("vllm_load_pool_gb", f"{pool / 1e9:.1f}")
+    put("vllm_load_pool_share", f"{held / pool:.0%}")
+    low_batch, high_batch = published.TRT_FP8_KV_BATCH
+    put("trt_kv_batch", f"{low_batch}–{high_batch}")
+    put("trt_kv_gain", f"{published.TRT_FP8_KV_GAIN:g}")
+    for label, score in published.VLLM_NIAH_128K.items():
+        put("niah_" + label.replace(" ", "_"), f"{score:.0%}")
+    itl16, itl8 = published.VLLM_LOAD_ITL_S
+    put("vllm_load_itl_bf16_ms", f"{itl16 * 1e3:.2f}")
+    put("vllm_load_itl_fp8_ms", f"{itl8 * 1e3:.2f}")
+    put("vllm_load_itl_gain", f"{itl16 / itl8 - 1:.0%}")
 
     # Capacity.
     users = q.users_by_format(h100, Workload(large, context=CAP_CONTEXT), CAP_FORMATS)
     put("cap_context", whole(CAP_CONTEXT))
+    put("cap_kv_precision", Workload(large, context=CAP_CONTEXT).kv_precision)  # stated with the counts
     for name, count in users.items():
         put(f"cap_h100_{name.replace('-', '_')}", whole(count or 0))
     rtx_users = q.users_by_format(rtx, Workload(small, context=CAP_CONTEXT), ("bf16", "int4-awq"))
@@ -367,12 +430,13 @@ def build(ctx: Context) -> PageContent:
     )
     content.figure(
         "prefill-dequant",
-        charts.prefill_ratio(h100, small, PREFILL_PROMPTS, calibration),
-        f"Prefill time of {escape.text(small.name)} on one {escape.text(h100.gpu.name)} relative to bf16, by prompt"
-        " length. On the ceilings weight-only int4 only helps prompts shorter than the bf16 critical batch, and"
-        " FP8 W8A8 halves the compute-bound part. At the expected costs the fused kernel's dequantization"
-        f" (δ = {calibration.dequant_overhead:.2f}) makes int4 slower from {whole(rule[GPU][2] or 0)} tokens,"
-        f" and from {switch_tokens} the engine widens the weights first and pays that on top of a bf16 pass.",
+        charts.prefill_ratio(a100, small, PREFILL_PROMPTS, calibration),
+        f"Prefill time of {escape.text(small.name)} on one {escape.text(a100.gpu.name)} relative to bf16, by prompt"
+        " length. On the ceilings weight-only int4 only helps prompts shorter than the bf16 critical batch."
+        " At the expected costs of vLLM's legacy awq_gemm, measured on this GPU,"
+        f" the fused kernel's dequantization (δ = {calibration.dequant_overhead:.2f}) makes int4 slower from"
+        f" {whole(rule[AMPERE][2] or 0)} tokens, and from {switch_tokens} the engine widens the weights first"
+        " and pays that on top of a bf16 pass. The A100 has no fp8 math, so fp8 runs weight-only here.",
     )
     content.figure(
         "kv-slope",

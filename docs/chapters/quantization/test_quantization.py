@@ -24,7 +24,7 @@ from roofline.calibration import load_calibration
 from roofline.forms import InputError
 from roofline.measured import compare_all, load_measurements
 from roofline.performance import CEILING, memory_use, prefill_pass
-from roofline.precisions import ScaleLayout, effective_bits
+from roofline.precisions import FORMATS, ScaleLayout, effective_bits
 from sitegen.context import load_context
 from sitegen.pages import find
 
@@ -66,11 +66,19 @@ def test_the_batch_1_ceiling_is_16_over_b_eff_and_the_expected_gain_is_smaller(v
     assert values["s1_int4"] == f"{16 / 4.125:.2f}" == "3.88"
     assert values["s1_int4_awq"] == f"{16 / 4.15625:.2f}"
     assert values["s1_fp8"] == "2.00"
-    # "Measured gains are about half that": the expected figure and TinyChat both fall well short.
-    assert 1.5 < float(values["exp_s1_int4"]) < float(values["s1_int4_awq"])
-    assert float(values["tc_a100_speedup"]) < 0.6 * float(values["tc_a100_ceiling_speedup"])
-    # The 16-bit head alone lowers the ceiling.
-    assert 3.0 < float(values["s1_head16"]) < float(values["s1_int4_awq"])
+    # Issue 35 (M3): every quantized checkpoint keeps the head and the embedding at 16 bits, so the
+    # whole step's batch-1 ceiling on the H100 is 1.87x at fp8 and 3.21x at AWQ int4, not 2.00x and 3.85x.
+    head, row = 128_256 * 4096, 4096
+    blocks = 8_030_261_248 - 2 * head
+    bf16 = (blocks + head + row) * 2
+    assert values["s1_step_fp8"] == f"{bf16 / (blocks + (head + row) * 2):.2f}" == "1.87"
+    assert values["s1_step_int4_awq"] == f"{bf16 / (blocks * 4.15625 / 8 + (head + row) * 2):.2f}" == "3.21"
+    assert values["b1_fp8_tps"] == "417" and values["b1_bf16_tps"] == "223"
+    # Measured gains fall well short: the expected figure and TinyChat both.
+    assert 1.5 < float(values["exp_s1_int4"]) < float(values["s1_step_int4_awq"])
+    assert float(values["tc_a100_speedup"]) < 0.65 * float(values["tc_a100_ceiling_speedup"])
+    share = float(values["tc_a100_speedup"]) / float(values["tc_a100_ceiling_speedup"])
+    assert values["tc_a100_gain_share"] == f"{share:.0%}"
 
 
 def test_critical_batches_are_peak_times_bytes_over_twice_the_bandwidth(values) -> None:
@@ -102,6 +110,18 @@ def test_int4_prefill_is_no_faster_than_bf16_and_fp8_halves_it(values) -> None:
     assert values["prefill_int4_awq_ms"] == values["prefill_bf16_ms"]
     assert values["q_prefill_int4_awq_ms"] == values["q_prefill_bf16_ms"]
     assert float(values["prefill_fp8_ms"]) == pytest.approx(float(values["prefill_bf16_ms"]) / 2, rel=0.02)
+    # L3: attention over a bf16 cache at the bf16 peak, the rest at fp8: 15.2 and 32.5 ms, not 14.6 and 30.3.
+    h100 = SPECS.gpu("h100-sxm")
+    model = SPECS.model(chapter.SMALL_MODEL)
+    for prompt, key in (
+        (chapter.PREFILL_PROMPT, "prefill_fp8_att16_ms"),
+        (chapter.QUIZ_PROMPT, "q_prefill_fp8_att16_ms"),
+    ):
+        attention = q.arch.prefill_attention_flops(model, prompt)
+        rest = q.arch.prefill_flops(model, prompt) - attention
+        seconds = rest / h100.peak_flops_per_s("fp8") + attention / h100.peak_flops_per_s("bf16")
+        assert values[key] == f"{seconds * 1e3:.1f}"
+    assert (values["prefill_fp8_att16_ms"], values["q_prefill_fp8_att16_ms"]) == ("15.2", "32.5")
     # The widening path is slower than the 16-bit pass it ends in.
     assert float(values["switch_prefill_ms"]) > float(values["prefill_bf16_ms"])
     # Only a prompt below the critical batch gains.
@@ -127,7 +147,8 @@ def test_w4a16_prefill_is_never_faster_than_bf16_from_where_the_page_says(costs:
         critical = q.critical_batch_for(ceiling, "bf16")
         if costs == "ceiling":
             assert critical < start < 1.2 * critical, gpu_id
-        else:
+        elif calibration.dequant_measured_on(gpu_id):
+            # δ (legacy awq_gemm) makes the fused kernel's math slower: int4 falls behind sooner.
             assert start < q.weight_only_prefill_slower_from(ceiling, int4) / 2, gpu_id
 
         def seconds(precision: str, prompt: int, switch: int | None = -1, hardware: Hardware = hardware) -> float:
@@ -145,21 +166,27 @@ def test_w4a16_prefill_is_never_faster_than_bf16_from_where_the_page_says(costs:
 
 
 def test_the_rule_table_and_the_prose_quote_the_package(values, content) -> None:
+    """Issue 35 (H2): the expected column is δ's, the legacy awq_gemm measured on an A100, and is
+    "not measured" on every other GPU; the worked expected prefill runs on the A100."""
     calibration = load_calibration()
     model = SPECS.model(chapter.SMALL_MODEL)
-    h100 = gpu("h100-sxm")
+    h100, a100 = gpu("h100-sxm"), gpu("a100-80gb")
     int4 = Workload(model, "int4-awq")
-    expected = replace(h100, costs=calibration.cost_model("h100-sxm"))
+    expected = replace(a100, costs=calibration.cost_model("a100-80gb"))
     assert values["rule_ceiling_h100"] == f"{q.weight_only_prefill_slower_from(h100, int4):,}"
-    assert values["rule_expected_h100"] == f"{q.weight_only_prefill_slower_from(expected, int4):,}"
+    assert values["rule_ceiling_a100"] == f"{q.weight_only_prefill_slower_from(a100, int4):,}"
+    assert values["rule_expected_a100"] == f"{q.weight_only_prefill_slower_from(expected, int4):,}"
     table = content.tables["prefill-rule"]
+    assert "no faster from, expected (awq_gemm)" in table
     for gpu_id in chapter.MATRIX_GPUS:
         critical, ceiling, fitted = chapter.prefill_rule(SPECS, gpu_id, model, calibration)
-        assert f"| {critical:,.0f} | {ceiling:,} | {fitted:,} |" in table
-    # The expected int4 prefill of the worked prompt is slower than bf16's, and both above their ceilings.
-    assert (
-        float(values["exp_prefill_int4_ms"]) > float(values["exp_prefill_bf16_ms"]) > float(values["prefill_bf16_ms"])
-    )
+        shown = f"{fitted:,}" if gpu_id == "a100-80gb" else "not measured"
+        assert f"| {critical:,.0f} | {ceiling:,} | {shown} |" in table, gpu_id
+    # The expected int4 prefill of the worked prompt (A100, awq_gemm) is slower than bf16's, both above
+    # their ceilings; on the H100 the expected costs charge no δ, so int4 and bf16 meet.
+    a100_bf16 = prefill_pass(a100, Workload(model, "bf16", prompt=chapter.PREFILL_PROMPT)).seconds
+    assert float(values["exp_prefill_int4_ms"]) > float(values["exp_prefill_bf16_ms"]) > a100_bf16 * 1e3
+    assert values["exp_h100_prefill_int4_ms"] == values["exp_h100_prefill_bf16_ms"]
     assert float(values["exp_prefill_int4_low_ms"]) < float(values["exp_prefill_int4_ms"])
     assert float(values["exp_prefill_int4_ms"]) < float(values["exp_prefill_int4_high_ms"])
     assert 1 < float(values["exp_short_prefill_gain"]) < float(values["short_prefill_gain"])
@@ -238,7 +265,7 @@ def test_every_published_speedup_is_below_its_ceiling(content, values) -> None:
     assert any(f.name == "speedup-vs-ceiling" for f in content.figures)
 
 
-def test_the_page_has_five_figures_and_four_tables(content) -> None:
+def test_the_page_has_five_figures_and_five_tables(content) -> None:
     assert [f.name for f in content.figures] == [
         "format-matrix",
         "batch-speedup",
@@ -246,7 +273,13 @@ def test_the_page_has_five_figures_and_four_tables(content) -> None:
         "kv-slope",
         "speedup-vs-ceiling",
     ]
-    assert set(content.tables) == {"format-table", "capacity-by-format", "published-runs", "prefill-rule"}
+    assert set(content.tables) == {
+        "format-table",
+        "capacity-by-format",
+        "published-runs",
+        "prefill-rule",
+        "kernel-table",
+    }
     for figure in content.figures:
         assert figure.spec["title"]["text"] and figure.spec["title"]["subtitle"], figure.name
 
@@ -330,3 +363,101 @@ def test_the_run_cell_prints_compare_formats() -> None:
     for answer in q.compare_formats(gpu("h100-sxm"), workload, ["bf16", "fp8", "int8-sq", "int4-awq", "nvfp4"]):
         assert f"{answer.weight_precision}: {answer.math.line}" in out
         assert f"{answer.prefill_s * 1e3:,.1f} ms" in out
+
+
+# ---- Issue 35: kernels, the fp8-cache gain, the activation scheme, the gpt-fast fit -----------------
+
+
+def test_the_kernel_table_names_what_vllm_selects_per_format_and_gpu(content) -> None:
+    """H2: built from kernels.toml, each row pinned to a vLLM file at a commit. AWQ runs Marlin on
+    every GPU from SM 7.5; GPTQ W4A16 runs Machete on Hopper and Marlin below; NVFP4 runs Marlin
+    (W4A16) below SM 10.0 and W4A4 on a B200; gpt-oss MXFP4 runs W4A16 on both."""
+    paths = chapter.kernels.load_paths()
+    table = content.tables["kernel-table"]
+    for path in paths:
+        assert path.format in FORMATS and path.math in table
+        if "github.com" in path.source:
+            assert "/blob/" in path.source and "/blob/main/" not in path.source, path.source
+    select = chapter.kernels.paths_for
+    assert [p.kernel for p in select(paths, "int4", 90)] == ["Machete"]
+    assert [p.kernel for p in select(paths, "int4", 80)] == ["Marlin (gptq_marlin)"]
+    assert select(paths, "int4-awq", 90)[0].kernel == "awq_marlin (Marlin)"
+    assert [p.math for p in select(paths, "nvfp4", 90)] == ["W4A16"]
+    assert [p.math for p in select(paths, "nvfp4", 100)] == ["W4A4"]
+    assert {p.math for p in select(paths, "mxfp4", 100)} == {"W4A16"}
+    assert [p.math for p in select(paths, "fp8", 80)] == ["W8A16"] and [p.math for p in select(paths, "fp8", 90)] == [
+        "W8A8"
+    ]
+    assert "| int4 | Hopper (H100, H200) | Machete | W4A16 | [&#95;&#95;init&#95;&#95;.py @ bb435db](" in table
+
+
+@pytest.mark.parametrize(
+    ("edit", "words"),
+    [
+        (('math = "W4A16"', 'math = "W4A3"', 1), ["kernels.toml", "path 1", "field 'math'", "W4A3"]),
+        (('format = "int4-awq"', 'format = "int5"', 1), ["kernels.toml", "field 'format'", "roofline list precisions"]),
+        (("max_sm = 90", "max_sm = 85", 1), ["kernels.toml", "field 'max_sm'", "below min_sm 90"]),
+        (("/blob/2ab31a815160135b1215193371de249d66faba47/", "/blob/main/", 1), ["field 'source'", "commit"]),
+    ],
+)
+def test_a_bad_kernel_entry_is_one_line_naming_file_entry_and_field(tmp_path, edit, words) -> None:
+    old, new, count = edit
+    text = chapter.kernels.KERNELS.read_text()
+    assert old in text
+    bad = tmp_path / "kernels.toml"
+    bad.write_text(text.replace(old, new, count))
+    with pytest.raises(SpecError) as error:
+        chapter.kernels.load_paths(bad)
+    message = str(error.value)
+    assert "\n" not in message
+    for word in words:
+        assert word in message, (word, message)
+
+
+def test_the_fp8_cache_gain_under_load_is_the_slope_not_capacity(values) -> None:
+    """M1: vLLM's 8 users at up to 22,000 tokens hold a fraction of the bf16 pool, so memory did not
+    cap the batch; the 15% came with a 17% lower median ITL (15.18 -> 12.93 ms)."""
+    model, h100 = SPECS.model(chapter.SMALL_MODEL), gpu("h100-sxm")
+    held = 8 * 22_000 * 131_072
+    pool = memory_use(h100, Workload(model, context=22_000)).pool_bytes
+    assert values["vllm_load_kv_gb"] == f"{held / 1e9:.0f}" == "23"
+    assert values["vllm_load_pool_share"] == f"{held / pool:.0%}"
+    assert held / pool < 0.5
+    assert values["vllm_load_itl_gain"] == f"{15.18 / 12.93 - 1:.0%}" == "17%"
+    # The capacity-driven gain is TensorRT-LLM's (GPT-J, H100), and the accuracy numbers are vLLM's.
+    assert (values["trt_kv_batch"], values["trt_kv_gain"]) == ("2–3", "1.5")
+    assert (values["niah_bf16"], values["niah_fp8_before"], values["niah_fp8_after"]) == ("91%", "13%", "89%")
+
+
+def test_the_math_follows_the_activation_scheme_not_the_format_name(values) -> None:
+    """M6: MXFP4 weights on a B200 turn compute-bound at F_math * 4.25/8 / (2W) for bf16, fp8 and fp4
+    math: the checkpoint's activations, not the name, pick F_math."""
+    b200 = SPECS.gpu("b200")
+    for math_name in ("bf16", "fp8", "fp4"):
+        expected = b200.peak_flops_per_s(math_name) * (4.25 / 8) / (2 * b200.bandwidth_bytes_per_s)
+        assert values[f"cb_b200_mxfp4_{math_name}"] == f"{expected:,.0f}"
+    assert (
+        int(values["cb_b200_mxfp4_bf16"].replace(",", ""))
+        < int(values["cb_b200_mxfp4_fp8"].replace(",", ""))
+        < int(values["cb_b200_mxfp4_fp4"].replace(",", ""))
+    )
+
+
+def test_the_gpt_fast_fit_is_an_artefact_when_eta_is_fixed(values) -> None:
+    """M7: unconstrained, the fit's η is above 1 (faster than the datasheet); with η fixed at the
+    expected costs' bandwidth share and t0 from bf16, the int4 step is predicted well under what
+    gpt-fast measured."""
+    assert float(values["gf_efficiency"]) > 1.0
+    assert values["gf_eta_fixed"] == f"{load_calibration().bandwidth_efficiency:.2f}"
+    assert float(values["gf_int4_predicted_ms"]) < 0.85 * float(values["gf_int4_measured_ms"])
+
+
+def test_the_calculator_charges_delta_only_where_it_was_measured() -> None:
+    """H2: the which-format calculator's expected range carries δ on the A100 (legacy awq_gemm) and
+    says, on an H100, that it charges none and why."""
+    delta = f"δ = {load_calibration().dequant_overhead:.2f}"
+    a100 = calculator.view(**dict(calculator.DEFAULTS, gpu="a100-80gb"))["explain"]
+    assert f"{delta}, vLLM's legacy awq_gemm on this GPU" in a100
+    h100 = calculator.view(**dict(calculator.DEFAULTS, gpu="h100-sxm"))["explain"]
+    assert "a weight-only format pays no dequantization there" in h100
+    assert f"{delta} was measured on vLLM's legacy awq_gemm on an A100 only" in h100

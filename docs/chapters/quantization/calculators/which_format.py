@@ -174,6 +174,21 @@ def _chart(answers: tuple[FormatAnswer, ...], bands: dict[str, dict[str, tuple[f
     }
 
 
+def _dequant_words(calibration, gpu) -> str:
+    """What the expected range charges a weight-only format for widening its weights on ``gpu``: δ
+    and the switch where they were measured (vLLM's legacy awq_gemm on an A100), nothing elsewhere."""
+    if calibration.dequant_measured_on(gpu):
+        return (
+            f", with a weight-only format's quantized matmuls taking {1 + calibration.dequant_overhead:.2f} times"
+            f" their math time (δ = {calibration.dequant_overhead:.2f}, vLLM's legacy awq_gemm on this GPU) and,"
+            f" from {calibration.dequant_switch_tokens} tokens in a pass, its weights widened to 16 bits first."
+        )
+    return (
+        f"; a weight-only format pays no dequantization there: δ = {calibration.dequant_overhead:.2f} was"
+        " measured on vLLM's legacy awq_gemm on an A100 only, and this GPU runs Marlin or Machete, unmeasured."
+    )
+
+
 @FORM.view
 def view(gpu: str, model: str, batch: int, context: int, prompt: int) -> dict[str, Any]:
     """Everything the calculator shows for one set of inputs; the form has checked them."""
@@ -208,10 +223,9 @@ def view(gpu: str, model: str, batch: int, context: int, prompt: int) -> dict[st
         "summary": verdict,
         "explain": (
             "Ceilings take the datasheet's bandwidth and peak, reached in full, and no dequantization cost;"
-            " the expected range is the calibrated costs of a tuned engine and the band of their fit, with a"
-            f" weight-only format's matmuls taking {1 + calibration.dequant_overhead:.2f} times their math time"
-            f" (δ = {calibration.dequant_overhead:.2f}) and, from {calibration.dequant_switch_tokens} tokens in a"
-            f" pass, its weights widened to 16 bits first. {details}"
+            " the expected range is the calibrated costs of a tuned engine and the band of their fit"
+            + _dequant_words(calibration, hardware.gpu)
+            + f" {details}"
         ),
         "chart": _chart(answers, bands),
     }
