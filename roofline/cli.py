@@ -42,6 +42,7 @@ from .deployment import PARALLEL, Split, best_tp_degree, deploy, deployment_dict
 from .errors import SHOWN_LENGTH, SpecError, did_you_mean, one_line, shortened, shown
 from .estimate import estimate
 from .explain import math_choice
+from .fleet import MAX_REPLICAS, fleet_facts, simulate_fleet
 from .hfconfig import FAMILIES, read_config
 from .kvformats import KV_FORMAT_NAMES, KV_FORMATS
 from .load_bounds import bounds_report
@@ -67,8 +68,6 @@ from .serving import (
     TOKEN_BUDGET_RANGE,
     ServingConfig,
     parse_lengths,
-    simulate,
-    simulate_expected,
 )
 from .specs import SOURCE_LENGTH
 from .specserving import Drafting, simulate_speculative
@@ -454,6 +453,22 @@ def _add_simulate_parser(commands: argparse._SubParsersAction) -> None:
         type=_whole_number((1, MAX_REQUESTS)),
         default=defaults.requests,
         help="requests to serve (default %(default)s)",
+    )
+    run.add_argument(
+        "--warmup",
+        type=_whole_number((0, MAX_REQUESTS)),
+        default=0,
+        metavar="N",
+        help="requests sent before the --requests measured ones and left out of every figure, as AIPerf's"
+        " --warmup-request-count (default 0: every request is measured)",
+    )
+    run.add_argument(
+        "--replicas",
+        type=_whole_number((1, MAX_REPLICAS)),
+        default=1,
+        metavar="N",
+        help=f"independent copies of the deployment, 1 to {MAX_REPLICAS:,}, requests (and closed-loop clients)"
+        " split round-robin; totals summed, percentiles over every request (default 1)",
     )
     run.add_argument(
         "--prompt",
@@ -944,6 +959,8 @@ _SIMULATE_OPTIONS = {
     "admission": "--admission",
     "preemption": "--preemption",
     "concurrency": "--concurrency",
+    "warmup": "--warmup",
+    "replicas": "--replicas",
     "usable_fraction": "--usable-fraction",
     "speculate_gamma": "--speculate-gamma",
     "speculate_alpha": "--speculate-alpha",
@@ -965,6 +982,11 @@ def _run_simulate(args: argparse.Namespace, specs: SpecSet) -> str:
     _check_split_options(args)
     _check_scheduler_options(args)
     drafting = _drafting(args, specs)
+    if drafting is not None and (args.replicas != 1 or args.warmup):
+        raise SpecError(
+            f"{'--replicas' if args.replicas != 1 else '--warmup'}: not simulated with speculation yet",
+            hint="leave out --replicas and --warmup, or the --speculate options",
+        )
     if drafting is not None:
         if args.parallel != "tp":
             raise SpecError(
@@ -982,10 +1004,13 @@ def _run_simulate(args: argparse.Namespace, specs: SpecSet) -> str:
         hardware = _simulate_hardware(args, specs, 1 if split else args.gpus)
         workload = Workload(specs.model(args.model), args.precision, args.kv_precision)
         config = _simulate_config(args)
-        result = simulate(hardware, workload, config, split)
+        # --replicas and --warmup wrap the one-replica simulation (roofline/fleet.py); without them, the same run.
+        fleet = {"replicas": args.replicas, "warmup": args.warmup}
+        result = simulate_fleet(hardware, workload, config, split, **fleet)
         expected = None
         if calibration is not None:
-            expected = simulate_expected(hardware, workload, config, calibration, split)
+            costs = replace(hardware, costs=calibration.cost_model(hardware.gpu))
+            expected = simulate_fleet(costs, workload, config, split, **fleet)
     except SpecError as error:
         raise _simulate_option_error(error) from None
     figures = result.to_dict()
@@ -1004,6 +1029,7 @@ def _run_simulate(args: argparse.Namespace, specs: SpecSet) -> str:
     # The simulated times under load are one scheduler's; the bounds beside them are any scheduler's best.
     bounds = bounds_report(hardware, workload, config.prompt.low, split)
     figures["best_case"] = bounds
+    figures["fleet"] = fleet_facts(result)
     _check_finite(figures)
     longest = config.prompt.high + config.output.high
     model = workload.model
