@@ -42,7 +42,7 @@ from .deployment import PARALLEL, Split, best_tp_degree, deploy, deployment_dict
 from .errors import SHOWN_LENGTH, SpecError, did_you_mean, one_line, shortened, shown
 from .estimate import estimate
 from .explain import math_choice
-from .fleet import MAX_REPLICAS, fleet_facts, simulate_fleet
+from .fleet import MAX_REPLICAS, fleet_facts, replicas_lines, replicated, simulate_fleet
 from .hfconfig import FAMILIES, read_config
 from .kvformats import KV_FORMAT_NAMES, KV_FORMATS
 from .load_bounds import bounds_report
@@ -289,6 +289,14 @@ def build_parser() -> argparse.ArgumentParser:
         type=_whole_number(BATCH_RANGE),
         default=1,
         help=f"users decoding together, {_span(BATCH_RANGE)} (default 1)",
+    )
+    run.add_argument(
+        "--replicas",
+        type=_whole_number((1, MAX_REPLICAS)),
+        default=1,
+        metavar="N",
+        help=f"independent copies of the deployment, 1 to {MAX_REPLICAS:,}, each serving --batch users:"
+        " the totals for all of them (default 1)",
     )
     run.add_argument(
         "--context",
@@ -676,6 +684,8 @@ def _run_estimate(args: argparse.Namespace, specs: SpecSet) -> str:
     figures = result.to_dict()
     figures["pipeline_bubble_fraction"] = 0.0
     figures["best_tp_degree"] = best_tp_degree(result.hardware, result.workload)
+    if args.replicas > 1:
+        figures["replicas"] = replicated(figures, args.replicas)
     _check_finite(figures)
     model = specs.model(args.model)
     warnings = _warn(
@@ -688,7 +698,7 @@ def _run_estimate(args: argparse.Namespace, specs: SpecSet) -> str:
     )
     if args.json:
         return json.dumps({**figures, "warnings": warnings}, indent=2, allow_nan=False) + "\n"
-    return text_report(result)
+    return text_report(result) + replicas_lines(figures.get("replicas"))
 
 
 def _run_split(args: argparse.Namespace, specs: SpecSet) -> str:
@@ -742,6 +752,8 @@ def _run_split(args: argparse.Namespace, specs: SpecSet) -> str:
         }
         figures["band"] = calibration.bands(banded)
     figures["best_tp_degree"] = best_tp_degree(replace(hardware, count=min(args.gpus, _domain(hardware))), workload)
+    if args.replicas > 1:
+        figures["replicas"] = replicated(figures, args.replicas)
     _check_finite(figures)
     model = specs.model(args.model)
     warnings = _warn(
@@ -754,7 +766,7 @@ def _run_split(args: argparse.Namespace, specs: SpecSet) -> str:
     )
     if args.json:
         return json.dumps({**figures, "warnings": warnings}, indent=2, allow_nan=False) + "\n"
-    return deployment_report(hardware, workload, result, expected)
+    return deployment_report(hardware, workload, result, expected) + replicas_lines(figures.get("replicas"), 27)
 
 
 #: Keys of ``estimate --json`` (tensor parallelism) that a pipeline's JSON leaves out: totals over

@@ -305,3 +305,34 @@ def _combine(config: ServingConfig, runs: Sequence[Any], replicas: int, warmup: 
         run_duration_s=run_duration,
         **figures,
     )
+
+
+def replicated(figures: dict[str, Any], replicas: int) -> dict[str, Any]:
+    """``estimate --replicas N``: N independent copies of the estimated deployment, each serving its
+    batch; no traffic passes between copies, so per-user figures stay and the totals are N times
+    one copy's (the expected figure and its band too, where given)."""
+    total = {
+        "count": replicas,
+        "gpus": replicas * figures["gpus"],
+        "users": replicas * figures["batch"],
+        "decode_tokens_per_s_total": replicas * figures["decode_tokens_per_s_total"],
+    }
+    expected, band = figures.get("expected"), (figures.get("band") or {}).get("throughput_tokens_per_s")
+    if expected is not None and band is not None:
+        total["expected_decode_tokens_per_s_total"] = replicas * expected["decode_tokens_per_s_total"]
+        total["expected_band"] = [replicas * band[0], replicas * band[1]]
+    return total
+
+
+def replicas_lines(total: dict[str, Any] | None, width: int = 19) -> str:
+    """The report's line for ``replicated``'s totals (nothing for one copy), its label ``width`` wide."""
+    if total is None:
+        return ""
+    line = (
+        f"  {'replicas':<{width}}  {total['count']:,} independent copies of the above: {total['users']:,} users on"
+        f" {total['gpus']:,} GPUs, {total['decode_tokens_per_s_total']:,.0f} tokens/s decode in all"
+    )
+    if "expected_decode_tokens_per_s_total" in total:
+        low, high = total["expected_band"]
+        line += f" (expected {total['expected_decode_tokens_per_s_total']:,.0f}, band {low:,.0f} to {high:,.0f})"
+    return line + "\n"

@@ -128,3 +128,28 @@ def test_bad_replicas_or_warmup_is_one_line(capsys: pytest.CaptureFixture[str], 
     status, out, err = _cli(capsys, *args)
     assert status == 2 and out == ""
     assert line in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("layout", [[], ["--parallel", "pp"], ["--costs", "expected"]], ids=["tp", "pp", "expected"])
+def test_estimate_replicas_multiplies_one_copys_totals(capsys: pytest.CaptureFixture[str], layout: list[str]) -> None:
+    """``estimate --replicas 4``: four copies of TP2, each with its own 32 users (MLPerf's TP2x4):
+    per-user figures unchanged, users, GPUs and decode tokens/s four times one copy's."""
+    args = ["estimate", "--gpu", "h100-sxm", "--model", "llama-3.1-70b", "--precision", "fp8", "--gpus", "2"]
+    args += ["--batch", "32", *layout]
+    assert main([*args, "--json"]) == 0
+    one = json.loads(capsys.readouterr().out)
+    assert "replicas" not in one  # one copy: the JSON as before
+    assert main([*args, "--replicas", "4", "--json"]) == 0
+    four = json.loads(capsys.readouterr().out)
+    total = four.pop("replicas")
+    assert four == one
+    assert (total["count"], total["gpus"], total["users"]) == (4, 8, 128)
+    assert total["decode_tokens_per_s_total"] == pytest.approx(4 * one["decode_tokens_per_s_total"])
+    if "band" in one:
+        assert total["expected_decode_tokens_per_s_total"] == pytest.approx(
+            4 * one["expected"]["decode_tokens_per_s_total"]
+        )
+        assert total["expected_band"] == pytest.approx([4 * x for x in one["band"]["throughput_tokens_per_s"]])
+    assert main([*args, "--replicas", "4"]) == 0
+    line = f"4 independent copies of the above: 128 users on 8 GPUs, {total['decode_tokens_per_s_total']:,.0f} tokens/s"
+    assert line in capsys.readouterr().out
