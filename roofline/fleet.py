@@ -11,13 +11,14 @@ Replicas
     serves the requests ``k, k + R, ...`` in the order its clients send them. No replica sees
     another, so each is one ``serving`` run on its share.
 
-    Totals are summed over the replicas: output tokens and requests per second are every
-    replica's completed requests over the fleet's duration (time 0, or the window's start,
-    to the last finish anywhere); goodput likewise; preemptions, recomputed tokens, swapped
-    bytes and iterations are sums. Latency figures (TTFT, TPOT, latency, queue wait: means and
-    nearest-rank percentiles) rank every request of every replica together, and ITL every gap
-    of every replica. "GPU busy" is the mean replica's busy time over the duration, and the
-    mean batch the sum of the replicas' time-weighted batches.
+    Totals are summed over the replicas: throughput = sum of every replica's measured output
+    tokens / D, where D runs from time 0 (or the warm-up window's start) to the last measured
+    finish anywhere; requests per second and goodput likewise; preemptions, recomputed tokens,
+    swapped bytes and iterations are sums. Latency figures (TTFT, TPOT, latency, queue wait:
+    means and nearest-rank percentiles) rank every request of every replica together, and ITL
+    every gap of every replica. Over the whole run (time 0 to the last finish, T): GPU busy =
+    sum of busy times / (R * T), the mean replica's share, and the mean batch = sum of the
+    replicas' running-requests-seconds / T, the fleet's.
 
 Warm-up
     ``warmup = W`` sends W requests before the measured ones and leaves them out of every
