@@ -36,6 +36,7 @@ from pathlib import Path
 
 from .calibration import Calibration
 from .errors import SpecError
+from .load_bounds import ITL_ACCOUNTING, TTFT_ACCOUNTING, best_case_times
 from .loader import SpecSet, load_specs
 from .measured import SPLIT_METRICS, Measurement, max_output_throughput
 from .performance import CEILING, CostModel, Hardware, Workload, decode_step, prefill_pass
@@ -275,10 +276,22 @@ def ceiling(run: ServingRun, specs: SpecSet | None = None) -> float:
     kind = run.kind
     if kind == "throughput":
         return max_output_throughput(hardware, workload, run.input_tokens, run.output_tokens)
+    if kind in ("ttft", "itl"):
+        # Any scheduler's best (load_bounds) at the run's stated prompt length.
+        bounds = best_case_times(hardware, workload, run.input_tokens)
+        return bounds["ttft_mean_s" if kind == "ttft" else "itl_mean_s"]
+    raise SpecError(f"no ceiling for {run.metric}", entry=run.id, field="metric")
+
+
+def ceiling_accounting(run: ServingRun) -> str:
+    """Which accounting ``ceiling`` uses for the run's metric, as a report names it."""
+    kind = run.kind
+    if kind == "throughput":
+        return "max_output_throughput: the largest batch memory holds, every pass at the datasheet's figures"
     if kind == "ttft":
-        return prefill_pass(hardware, replace(workload, prompt=run.input_tokens)).seconds
+        return TTFT_ACCOUNTING
     if kind == "itl":
-        return decode_step(hardware, replace(workload, context=run.input_tokens)).seconds
+        return ITL_ACCOUNTING
     raise SpecError(f"no ceiling for {run.metric}", entry=run.id, field="metric")
 
 

@@ -42,8 +42,10 @@ from .deployment import PARALLEL, Split, best_tp_degree, deploy, deployment_dict
 from .errors import SHOWN_LENGTH, SpecError, did_you_mean, one_line, shortened, shown
 from .estimate import estimate
 from .explain import math_choice
+from .fleet import MAX_REPLICAS, fleet_facts, replicas_lines, replicated, simulate_fleet
 from .hfconfig import FAMILIES, read_config
 from .kvformats import KV_FORMAT_NAMES, KV_FORMATS
+from .load_bounds import bounds_report
 from .loader import SpecSet, builtin_specs, check_id, check_same_compute, load_specs, read_spec_file
 from .measured import load_measurements
 from .ownspecs import config_path, model_entry_toml, resolve_gpu, resolve_model
@@ -66,8 +68,6 @@ from .serving import (
     TOKEN_BUDGET_RANGE,
     ServingConfig,
     parse_lengths,
-    simulate,
-    simulate_expected,
 )
 from .specs import SOURCE_LENGTH
 from .specserving import Drafting, simulate_speculative
@@ -291,6 +291,14 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"users decoding together, {_span(BATCH_RANGE)} (default 1)",
     )
     run.add_argument(
+        "--replicas",
+        type=_whole_number((1, MAX_REPLICAS)),
+        default=1,
+        metavar="N",
+        help=f"independent copies of the deployment, 1 to {MAX_REPLICAS:,}, each serving --batch users:"
+        " the totals for all of them (default 1)",
+    )
+    run.add_argument(
         "--context",
         type=_whole_number(CONTEXT_RANGE),
         default=0,
@@ -453,6 +461,22 @@ def _add_simulate_parser(commands: argparse._SubParsersAction) -> None:
         type=_whole_number((1, MAX_REQUESTS)),
         default=defaults.requests,
         help="requests to serve (default %(default)s)",
+    )
+    run.add_argument(
+        "--warmup",
+        type=_whole_number((0, MAX_REQUESTS)),
+        default=0,
+        metavar="N",
+        help="requests sent before the --requests measured ones and left out of every figure, as AIPerf's"
+        " --warmup-request-count (default 0: every request is measured)",
+    )
+    run.add_argument(
+        "--replicas",
+        type=_whole_number((1, MAX_REPLICAS)),
+        default=1,
+        metavar="N",
+        help=f"independent copies of the deployment, 1 to {MAX_REPLICAS:,}, requests (and closed-loop clients)"
+        " split round-robin; totals summed, percentiles over every request (default 1)",
     )
     run.add_argument(
         "--prompt",
@@ -660,6 +684,8 @@ def _run_estimate(args: argparse.Namespace, specs: SpecSet) -> str:
     figures = result.to_dict()
     figures["pipeline_bubble_fraction"] = 0.0
     figures["best_tp_degree"] = best_tp_degree(result.hardware, result.workload)
+    if args.replicas > 1:
+        figures["replicas"] = replicated(figures, args.replicas)
     _check_finite(figures)
     model = specs.model(args.model)
     warnings = _warn(
@@ -672,7 +698,7 @@ def _run_estimate(args: argparse.Namespace, specs: SpecSet) -> str:
     )
     if args.json:
         return json.dumps({**figures, "warnings": warnings}, indent=2, allow_nan=False) + "\n"
-    return text_report(result)
+    return text_report(result) + replicas_lines(figures.get("replicas"))
 
 
 def _run_split(args: argparse.Namespace, specs: SpecSet) -> str:
@@ -726,6 +752,8 @@ def _run_split(args: argparse.Namespace, specs: SpecSet) -> str:
         }
         figures["band"] = calibration.bands(banded)
     figures["best_tp_degree"] = best_tp_degree(replace(hardware, count=min(args.gpus, _domain(hardware))), workload)
+    if args.replicas > 1:
+        figures["replicas"] = replicated(figures, args.replicas)
     _check_finite(figures)
     model = specs.model(args.model)
     warnings = _warn(
@@ -738,7 +766,7 @@ def _run_split(args: argparse.Namespace, specs: SpecSet) -> str:
     )
     if args.json:
         return json.dumps({**figures, "warnings": warnings}, indent=2, allow_nan=False) + "\n"
-    return deployment_report(hardware, workload, result, expected)
+    return deployment_report(hardware, workload, result, expected) + replicas_lines(figures.get("replicas"), 27)
 
 
 #: Keys of ``estimate --json`` (tensor parallelism) that a pipeline's JSON leaves out: totals over
@@ -943,6 +971,8 @@ _SIMULATE_OPTIONS = {
     "admission": "--admission",
     "preemption": "--preemption",
     "concurrency": "--concurrency",
+    "warmup": "--warmup",
+    "replicas": "--replicas",
     "usable_fraction": "--usable-fraction",
     "speculate_gamma": "--speculate-gamma",
     "speculate_alpha": "--speculate-alpha",
@@ -964,6 +994,11 @@ def _run_simulate(args: argparse.Namespace, specs: SpecSet) -> str:
     _check_split_options(args)
     _check_scheduler_options(args)
     drafting = _drafting(args, specs)
+    if drafting is not None and (args.replicas != 1 or args.warmup):
+        raise SpecError(
+            f"{'--replicas' if args.replicas != 1 else '--warmup'}: not simulated with speculation yet",
+            hint="leave out --replicas and --warmup, or the --speculate options",
+        )
     if drafting is not None:
         if args.parallel != "tp":
             raise SpecError(
@@ -981,10 +1016,13 @@ def _run_simulate(args: argparse.Namespace, specs: SpecSet) -> str:
         hardware = _simulate_hardware(args, specs, 1 if split else args.gpus)
         workload = Workload(specs.model(args.model), args.precision, args.kv_precision)
         config = _simulate_config(args)
-        result = simulate(hardware, workload, config, split)
+        # --replicas and --warmup wrap the one-replica simulation (roofline/fleet.py); without them, the same run.
+        fleet = {"replicas": args.replicas, "warmup": args.warmup}
+        result = simulate_fleet(hardware, workload, config, split, **fleet)
         expected = None
         if calibration is not None:
-            expected = simulate_expected(hardware, workload, config, calibration, split)
+            costs = replace(hardware, costs=calibration.cost_model(hardware.gpu))
+            expected = simulate_fleet(costs, workload, config, split, **fleet)
     except SpecError as error:
         raise _simulate_option_error(error) from None
     figures = result.to_dict()
@@ -1000,6 +1038,10 @@ def _run_simulate(args: argparse.Namespace, specs: SpecSet) -> str:
     if expected is not None and calibration is not None:
         expected_figures = expected.to_dict()
         figures.update(costs="expected", expected=expected_figures, band=calibration.bands(expected_figures))
+    # The simulated times under load are one scheduler's; the bounds beside them are any scheduler's best.
+    bounds = bounds_report(hardware, workload, config.prompt.low, split)
+    figures["best_case"] = bounds
+    figures["fleet"] = fleet_facts(result)
     _check_finite(figures)
     longest = config.prompt.high + config.output.high
     model = workload.model
@@ -1011,7 +1053,7 @@ def _run_simulate(args: argparse.Namespace, specs: SpecSet) -> str:
     warnings = _warn("simulate", (model.past_max_context(longest, "a request (prompt plus output)"), *notes))
     if args.json:
         return json.dumps({**figures, "warnings": warnings}, indent=2, allow_nan=False) + "\n"
-    return simulation_report(result, hardware, workload, expected, calibration, split)
+    return simulation_report(result, hardware, workload, expected, calibration, split, bounds)
 
 
 def _simulate_hardware(args: argparse.Namespace, specs: SpecSet, count: int) -> Hardware:

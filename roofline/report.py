@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import Any
 
 from . import formatting as fmt
 from .calibration import Calibration
 from .deployment import Deployment, Split
 from .estimate import Estimate
 from .fit import memory_shortfall
+from .fleet import fleet_facts
 from .performance import CostModel, Hardware, Workload, dequantizes, memory_use, resolved
 from .serving import BLOCK_TOKENS, SimulationResult
 from .specserving import SpeculativeSimulation
@@ -228,8 +230,11 @@ def simulation_report(
     expected: SimulationResult | None = None,
     calibration: Calibration | None = None,
     split: Split | None = None,
+    bounds: dict[str, Any] | None = None,
 ) -> str:
     """What ``roofline simulate`` prints: the setup, then one labelled line per metric; with
+    ``bounds`` (``load_bounds.bounds_report``), the best-case TTFT and ITL any scheduler could reach,
+    and a line saying the simulated times under load depend on the scheduler; with
     ``expected`` (the same run at ``calibration``'s costs, ``serving.simulate_expected``), its
     throughput and mean times after them, each with its band. A ``split`` with pipeline stages
     is named after the GPUs."""
@@ -238,6 +243,9 @@ def simulation_report(
     if split is not None:
         batches = split.microbatches
         gpus = f"{_split_gpus(hardware, split)} in {batches} micro-batch{'es' if batches != 1 else ''}"
+    fleet = fleet_facts(result)
+    if fleet["replicas"] > 1:
+        gpus = f"{fleet['replicas']:,} replicas of {gpus}"
     heading = (
         f"{workload.model.name} on {gpus}, {workload.weight_precision} weights,"
         f" {workload.kv_precision} KV cache; {config.policy} batching, max batch {config.max_batch}"
@@ -301,15 +309,51 @@ def simulation_report(
         (
             "GPU busy",
             f"{_small(100 * result.busy_fraction, f'{result.busy_fraction:.1%}'.rstrip('%'))}% of"
-            f" {result.duration_s:,.1f} s ({result.iterations:,} iterations)",
+            f" {fleet['run_duration_s']:,.1f} s ({result.iterations:,} iterations)",
         ),
     ]
+    rows.extend(_fleet_rows(fleet))
+    if bounds is not None:
+        rows.extend(_bound_rows(bounds))
     if expected is not None and calibration is not None:
         rows.append(("ceiling's costs", "the figures above: the datasheet's bandwidth and dense peak, nothing added"))
         engine = resolved(hardware, workload)
         rows.extend(_expected_simulation_rows(expected, calibration, engine, workload.weight_precision))
     width = max(len(label) for label, _ in rows)
     return "\n".join([heading, *(f"  {label:<{width}}  {value}" for label, value in rows)]) + "\n"
+
+
+def _fleet_rows(fleet: dict[str, Any]) -> list[tuple[str, str]]:
+    """The replicas and the warm-up window (``fleet.fleet_facts``), when the run has either."""
+    rows = []
+    if fleet["replicas"] > 1:
+        rows.append(
+            (
+                "replicas",
+                f"{fleet['replicas']:,} independent copies, requests (and a closed loop's clients) split"
+                f" {fleet['split']}; totals summed, percentiles over every request; KV cache per replica",
+            )
+        )
+    if fleet["warmup_requests"]:
+        rows.append(
+            (
+                "warm-up",
+                f"the first {fleet['warmup_requests']:,} requests sent are left out of every figure above but GPU"
+                f" busy, the batch, iterations and preemptions (the whole run's); measured from"
+                f" {fleet['window_start_s']:,.2f} s to {fleet['window_end_s']:,.2f} s",
+            )
+        )
+    return rows
+
+
+def _bound_rows(bounds: dict[str, Any]) -> list[tuple[str, str]]:
+    """The best-case bounds on the times (``load_bounds``), each with the accounting it uses."""
+    accounting = bounds["accounting"]
+    return [
+        ("times under load", bounds["times_under_load"]),
+        ("TTFT bound", f"≥ {fmt.duration(bounds['ttft_mean_s'])} ({accounting['ttft']})"),
+        ("ITL/TPOT bound", f"≥ {fmt.duration(bounds['itl_mean_s'])} ({accounting['itl']})"),
+    ]
 
 
 def _expected_simulation_rows(

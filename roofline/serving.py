@@ -1634,8 +1634,20 @@ def request_figures(
 def simulate(
     hardware: Hardware, workload: Workload, config: ServingConfig, split: Split | None = None
 ) -> SimulationResult:
+    """Serve ``config.requests`` requests and measure them: ``finished_run(...).result()``."""
+    return finished_run(hardware, workload, config, split).result()
+
+
+def finished_run(
+    hardware: Hardware,
+    workload: Workload,
+    config: ServingConfig,
+    split: Split | None = None,
+    factory: Any = None,
+) -> _Run:
     """Serve ``config.requests`` requests of ``workload.model`` (at its weight and KV precisions;
-    its batch, context and prompt are not used) on ``hardware`` and measure the result.
+    its batch, context and prompt are not used) on ``hardware``; the finished run, whose
+    ``result()`` measures it.
 
     With a ``split`` (``deployment.Split``), on ``split.gpus`` GPUs split that way instead of
     ``hardware.count``: tensor parallelism alone is ``hardware`` with ``split.tp`` GPUs; with
@@ -1666,12 +1678,15 @@ def simulate(
         check_split(hardware, model, split)
         hardware, split = replace(hardware, count=split.tp), None
     costs = iteration_costs(hardware, workload) if split is None else pipeline_costs(hardware, workload, split)
-    run = _Run(costs, config, kv_blocks_available(hardware, workload, split), hardware.costs.request_overhead_s)
+    # ``factory`` builds the run instead of ``_Run`` (``fleet``: one replica's share of a stream).
+    run = (factory or _Run)(
+        costs, config, kv_blocks_available(hardware, workload, split), hardware.costs.request_overhead_s
+    )
     if config.policy == "static":
         run.run_static()
     else:
         run.run_iterative()
-    return run.result()
+    return run
 
 
 def simulate_expected(

@@ -1172,6 +1172,9 @@ def test_simulate_json_has_every_key_the_chapter_reads(capsys: pytest.CaptureFix
     assert JSON_KEYS <= set(shown)
     config = ServingConfig(policy="chunked", requests=200, prompt=Lengths(100, 3000), output=Lengths(1, 300))
     assert shown.pop("warnings") == []  # what the command adds: none within the model's max_context
+    assert shown.pop("best_case")["times_under_load"].startswith("depends on the scheduler")  # issue 36
+    fleet = shown.pop("fleet")  # issue 36: no --replicas, no --warmup: one replica, every request measured
+    assert (fleet["replicas"], fleet["warmup_requests"], fleet["measured_requests"]) == (1, 0, 200)
     assert shown == json.loads(json.dumps(run(config).to_dict()))
     assert cli(capsys, *argv, "--policy", "chunked", "--prompt", "100:3000", "--output", "1:300")[1] == out
 
@@ -1211,6 +1214,8 @@ def test_simulate_takes_rate_inf_a_closed_loop_and_estimates_memory_and_math(
         assert status == 0 and err == "", err
         figures = json.loads(out)
         assert figures.pop("warnings") == []
+        assert figures.pop("best_case")["ttft_mean_s"] <= figures["ttft_p50_s"]  # issue 36: a bound
+        assert figures.pop("fleet")["window_end_s"] == figures["duration_s"]  # issue 36: the whole run measured
         assert figures == json.loads(json.dumps(run(config, hardware).to_dict()))
     assert json.loads(cli(capsys, *argv, "--concurrency", "6")[1])["concurrency"] == 6
 

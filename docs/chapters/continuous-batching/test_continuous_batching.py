@@ -650,3 +650,23 @@ def test_the_simulation_shows_the_expected_run_and_its_band_beside_the_ceiling()
     assert ttft == f"{expected_ttft} (band {fmt.duration(low)}–{fmt.duration(high)})"
     assert tpot.startswith(fmt.duration(figures["tpot_mean_s"]) + " (band ")
     assert view["expected"] in view["explain"] and fmt.EXPECTED_MEANS in view["explain"]
+
+
+def test_the_calculator_says_its_times_under_load_are_not_ceilings_and_gives_the_bounds() -> None:
+    """Issue 36: a time under load is one scheduler's, which another beats, so the calculator no
+    longer calls its times the ceiling's; it prints any scheduler's best beside them, and the
+    simulated times never go below it."""
+    from roofline import Hardware, Workload, builtin_specs
+    from roofline.load_bounds import best_case_times
+
+    params = calculator.DEFAULTS
+    view = calculator.view(**params)
+    specs = builtin_specs()
+    hardware = Hardware(specs.gpu(params["gpu"]), int(params["gpus"]))
+    best = best_case_times(hardware, Workload(specs.model(params["model"]), params["precision"]), params["prompt_low"])
+    assert "the figures above are the ceiling's." not in view["explain"]
+    assert "Its times under load depend on the scheduler, so they are not ceilings" in view["explain"]
+    assert f"no scheduler gets a first token sooner than {fmt.duration(best['ttft_mean_s'])}" in view["explain"]
+    assert f"or a next one sooner than {fmt.duration(best['itl_mean_s'])} (one decode pass" in view["explain"]
+    page = (Path(__file__).parent / "index.md").read_text()
+    assert "where the ceiling is a\nbound no run beats" not in page and "That does not make its times ceilings" in page

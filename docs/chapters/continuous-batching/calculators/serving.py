@@ -19,6 +19,7 @@ from roofline import Hardware, ServingConfig, SpecError, Workload, builtin_specs
 from roofline import formatting as fmt
 from roofline.calibration import load_calibration
 from roofline.forms import Field, Form, Output, Rule
+from roofline.load_bounds import best_case_times
 from roofline.performance import tensor_parallel_degrees
 from roofline.serving import (
     ADMISSIONS,
@@ -212,6 +213,18 @@ def _expected(figures: dict[str, Any], bands: dict[str, list[float] | None]) -> 
     return " · ".join(parts)
 
 
+def _scheduled(hardware: Hardware, workload: Workload, prompt: int) -> str:
+    """Why the times above are not ceilings, and the bounds that are (``load_bounds``): a time under
+    load is this scheduler's, which another can beat; no scheduler gives a first token sooner than
+    the shortest prompt prefilled alone, or a gap shorter than one decode pass of a batch of one."""
+    best = best_case_times(hardware, workload, prompt)
+    return (
+        "Its times under load depend on the scheduler, so they are not ceilings: no scheduler gets a first"
+        f" token sooner than {fmt.duration(best['ttft_mean_s'])} (the {prompt:,}-token prompt prefilled alone)"
+        f" or a next one sooner than {fmt.duration(best['itl_mean_s'])} (one decode pass for one user)."
+    )
+
+
 @FORM.view
 def view(
     gpu: str,
@@ -249,7 +262,8 @@ def view(
         max_steps_per_request=STEPS_PER_REQUEST,
     )
     try:
-        result = simulate(Hardware(specs.gpu(gpu), int(gpus)), Workload(specs.model(model), precision), config)
+        hardware, workload = Hardware(specs.gpu(gpu), int(gpus)), Workload(specs.model(model), precision)
+        result = simulate(hardware, workload, config)
     except SpecError as error:
         if error.field != "admission":
             raise
@@ -276,7 +290,7 @@ def view(
     )
     explain += (
         f" At the expected costs the same requests give (throughput · mean TTFT · mean TPOT) {expected};"
-        " the figures above are the ceiling's."
+        f" the figures above are at the ceiling's costs. {_scheduled(hardware, workload, prompt_low)}"
         f" {fmt.EXPECTED_MEANS}"
     )
     keeping_up = result.throughput_requests_per_s >= 0.9 * rate
