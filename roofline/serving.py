@@ -708,7 +708,7 @@ class _Gaps:
         ranks = [max(1, math.ceil(p / 100 * count)) for p in PERCENTILES]
         if len(self) <= _LISTED_RUNS:
             return dict(zip(PERCENTILES, _select_ranks(self.runs(), ranks), strict=True))
-        return dict(zip(PERCENTILES, [_bracketed(self, rank, count) for rank in ranks], strict=True))
+        return dict(zip(PERCENTILES, _bracketed(self, ranks, count), strict=True))
 
 
 #: Most runs whose ranks are found from a list of them (``_select_ranks``); past it, one rank at a
@@ -718,15 +718,18 @@ _LISTED_RUNS = 100_000
 _SAMPLE_RUNS, _BRACKET_SHARE = 20_000, 0.01
 
 
-def _bracketed(gaps: _Gaps, rank: int, total: int) -> float:
-    """The ``rank``-th smallest of ``total`` gaps (1-based), with memory bounded by a bracket.
+def _bracketed(gaps: _Gaps, ranks: list[int], total: int) -> list[float]:
+    """The ``rank``-th smallest of ``total`` gaps (1-based) for each of ``ranks``, with memory
+    bounded by a bracket a rank.
 
     A sample of evenly spaced runs and every heavy one, weighted by their gaps at their middle gap and sorted,
     gives the values ``low`` and ``high`` between which the sample puts the ranks ``rank -
-    share * total`` to ``rank + share * total``. One pass over the arrays counts exactly the
-    gaps below ``low`` and keeps the parts of runs between ``low`` and ``high`` (as clipped
-    runs: ``_count_at_most``); when the rank falls among those, ``_select_ranks`` finds it
-    there, exactly. Otherwise the sample misled and the share doubles, up to the whole range.
+    share * total`` to ``rank + share * total``. One pass over the arrays (for every rank still
+    open at once) counts exactly the gaps below ``low`` and keeps the parts of runs between
+    ``low`` and ``high`` (as clipped runs: ``_count_at_most``); when the rank falls among those,
+    ``_select_ranks`` finds it there, exactly. Otherwise the sample misled and that rank's share
+    grows fourfold, up to the whole range. The runs of one gap (slope 0, most of them) are read
+    from their two arrays directly, without building a tuple each.
     """
     stride = max(1, len(gaps) // _SAMPLE_RUNS)
     heavy = total / _SAMPLE_RUNS
@@ -738,26 +741,48 @@ def _bracketed(gaps: _Gaps, rank: int, total: int) -> float:
         if (held := mult * (stop - start)) >= heavy or number % stride == 0
     )
     weight = sum(count for _, count in sample)
-    share = _BRACKET_SHARE
-    while True:
-        low_share, high_share = rank / total - share, rank / total + share
-        low = -math.inf if low_share <= 0 else _value_at(sample, low_share * weight)
-        high = math.inf if high_share >= 1 else _value_at(sample, high_share * weight)
-        below, inside = 0, []
-        for first, slope, start, stop, mult in gaps.stream():
+    found: dict[int, float] = {}
+    shares = dict.fromkeys(range(len(ranks)), _BRACKET_SHARE)
+    while shares:
+        brackets = []
+        for which, share in shares.items():
+            low_share, high_share = ranks[which] / total - share, ranks[which] / total + share
+            low = -math.inf if low_share <= 0 else _value_at(sample, low_share * weight)
+            high = math.inf if high_share >= 1 else _value_at(sample, high_share * weight)
+            brackets.append((which, low, high, [0], []))
+        for first, slope, start, stop, mult in zip(
+            gaps.first, gaps.slope, gaps.start, gaps.stop, gaps.mult, strict=True
+        ):
             least, most = first + slope * start, first + slope * (stop - 1)
-            if most < low:
-                below += mult * (stop - start)
-            elif least <= high:
-                under = 0 if least >= low else _count_at_most(first, slope, start, stop, low, strict=True)
-                upto = stop - start if most <= high else _count_at_most(first, slope, start, stop, high, strict=False)
-                below += mult * under
-                if under < upto:
-                    inside.append((first, slope, start + under, start + upto, mult))
-        held = sum(mult * (stop - start) for _, _, start, stop, mult in inside)
-        if below < rank <= below + held:
-            return _select_ranks(inside, [rank - below])[0]
-        share *= 4
+            for _, low, high, below, inside in brackets:
+                if most < low:
+                    below[0] += mult * (stop - start)
+                elif least <= high:
+                    under = 0 if least >= low else _count_at_most(first, slope, start, stop, low, strict=True)
+                    upto = (
+                        stop - start if most <= high else _count_at_most(first, slope, start, stop, high, strict=False)
+                    )
+                    below[0] += mult * under
+                    if under < upto:
+                        inside.append((first, slope, start + under, start + upto, mult))
+        for _, low, high, below, inside in brackets:
+            # A run of one gap: its least and most are its value (``value + 0.0 * 0``).
+            under_low = 0
+            for value, mult in zip(gaps.value, gaps.times, strict=True):
+                if value < low:
+                    under_low += mult
+                elif value <= high:
+                    inside.append((value, 0.0, 0, 1, mult))
+            below[0] += under_low
+        for which, _, _, below, inside in brackets:
+            rank, under = ranks[which], below[0]
+            held = sum(mult * (stop - start) for _, _, start, stop, mult in inside)
+            if under < rank <= under + held:
+                found[which] = _select_ranks(inside, [rank - under])[0]
+                del shares[which]
+            else:
+                shares[which] *= 4
+    return [found[which] for which in range(len(ranks))]
 
 
 #: Fewest distinct gaps worth narrowing first: below this they are listed and sorted.
@@ -1334,11 +1359,15 @@ class _Run:
         """Iteration-level scheduling; ``chunked`` caps each iteration at the token budget."""
         step = 0  # decode steps so far (iterations that held decodes)
         passes_left = self.steps_per_request * self.config.requests + SPARE_STEPS
+        # The calls below are skipped where they would do nothing (no arrival due, an empty
+        # queue, no log of blocks): a million requests make millions of passes.
+        arrival, logs = self.arrival, self.blocks_log is not None
         while True:
             passes_left -= 1
             if passes_left < 0:
                 raise self.thrashing()
-            self.enqueue_arrivals()
+            if self.next_arrival < self.issued and arrival[self.next_arrival] <= self.now:
+                self.enqueue_arrivals()
             self.swap_s = 0.0
             preempted = False
             if self.paged and self.base:
@@ -1348,13 +1377,15 @@ class _Run:
                     preempted = True
                 self.free_blocks -= need
             # vLLM admits no one in an iteration that preempted.
-            swapped_in = [] if preempted else self.admit(step)
+            swapped_in = [] if preempted or not self.queue else self.admit(step)
             if not self.running:
-                self.note_blocks(step)
+                if logs:
+                    self.note_blocks(step)
                 if not self.wait_for_arrival():
                     return
                 continue
-            self.note_blocks(step)
+            if logs:
+                self.note_blocks(step)
             # A run stops where a newcomer could join: only when the queue is empty (its head
             # waits for blocks or a slot, and neither comes back before a request ends).
             can_join = len(self.running) < self.config.max_batch and not self.queue
@@ -1364,10 +1395,19 @@ class _Run:
                 step = self.prefill_iteration(step, can_join, single, swapped_in)
             else:
                 step = self.decode_run(step, can_join, single, swapped_in)
-            self.note_blocks(step)
-            while self.next_end() == step:
-                _, index = heapq.heappop(self.finishing)
-                self.complete(index, self.leave_decoding(index, step))
+            if logs:
+                self.note_blocks(step)
+            # next_end() inline: drop the entries preemptions left behind, then finish those due.
+            finishing, ends = self.finishing, self.ends
+            while finishing:
+                end, index = finishing[0]
+                if ends.get(index) != end:
+                    heapq.heappop(finishing)
+                elif end == step:
+                    heapq.heappop(finishing)
+                    self.complete(index, self.leave_decoding(index, step))
+                else:
+                    break
 
     @property
     def steps_per_request(self) -> int:
@@ -1424,8 +1464,15 @@ class _Run:
         first, slope, start, _ = pieces[0]
         first_end = start_s + self.swap_s + first + slope * start
         self.gaps.add(first_end - start_s, 0.0, 0, 1, len(self.base) - len(swapped_in))
-        for piece in _clipped(pieces, 1, steps):
-            self.gaps.add(*piece, len(self.base))
+        if steps > 1:  # _clipped(pieces, 1, steps) added run by run, inline: the loop's hottest path
+            gaps, decodes = self.gaps, len(self.base)
+            for first, slope, low, high in pieces:
+                low, high = max(low, 1), min(high, steps)
+                if high - low == 1:
+                    gaps.value.append(first + slope * low)
+                    gaps.times.append(decodes)
+                elif low < high:
+                    gaps.add(first, slope, low, high, decodes)
         for index in swapped_in:
             self.gaps.add(first_end - self.last_token.pop(index), 0.0, 0, 1, 1)
         for index in self.decoders:
