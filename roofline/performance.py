@@ -955,8 +955,18 @@ class IterationCosts:
         return self.allreduces * self.allreduce_s_per_token
 
     def weights_bytes(self, tokens: float) -> float:
-        """Weight bytes a pass over ``tokens`` tokens reads (every weight if dense)."""
-        return arch.parameters_read(self.model, tokens) * self.weight_bytes_per_value
+        """Weight bytes a pass over ``tokens`` tokens reads (every weight if dense); each count
+        worked out once per costs (a simulation asks for the same few counts millions of times,
+        and ``parameters_read`` hashes the whole model spec on every call)."""
+        memo = self._weights_memo
+        read = memo.get(tokens)
+        if read is None:
+            read = memo[tokens] = arch.parameters_read(self.model, tokens) * self.weight_bytes_per_value
+        return read
+
+    @cached_property
+    def _weights_memo(self) -> dict[float, float]:
+        return {}
 
     def iteration(
         self,

@@ -1463,9 +1463,13 @@ class _Run:
             return
         first, slope, start, _ = pieces[0]
         first_end = start_s + self.swap_s + first + slope * start
-        self.gaps.add(first_end - start_s, 0.0, 0, 1, len(self.base) - len(swapped_in))
-        if steps > 1:  # _clipped(pieces, 1, steps) added run by run, inline: the loop's hottest path
-            gaps, decodes = self.gaps, len(self.base)
+        # Gaps.add inline for the runs of one gap, the loop's hottest path.
+        gaps, decodes = self.gaps, len(self.base)
+        waited = decodes - len(swapped_in)
+        if waited > 0:
+            gaps.value.append(first_end - start_s)
+            gaps.times.append(waited)
+        if steps > 1:  # _clipped(pieces, 1, steps), run by run
             for first, slope, low, high in pieces:
                 low, high = max(low, 1), min(high, steps)
                 if high - low == 1:
@@ -1489,13 +1493,24 @@ class _Run:
         """Decode steps back to back until someone finishes, a newcomer could join or blocks run out."""
         decodes = len(self.base)
         steps = self.run_length(step, math.inf, single)
-        pieces = self.series(steps, decodes, self.base_sum + decodes * step)
-        if can_join and steps > 1 and self.next_arrival_s() < math.inf:
-            steps = _pieces_to_reach(pieces, self.next_arrival_s() - self.now - self.swap_s)
-            pieces = _clipped(pieces, 0, steps)
+        # series() for decodes alone, and spend() below, inline: one call a run fewer each.
+        memory_at, memory_per, compute_at, compute_per = self.decode_line(decodes)
+        context = self.base_sum + decodes * step
+        memory0, compute0 = memory_at + memory_per * context, compute_at + compute_per * context
+        pieces = _pieces(memory0, memory_per * decodes, compute0, compute_per * decodes, steps)
+        if can_join and steps > 1:
+            next_arrival = self.next_arrival_s()
+            if next_arrival < math.inf:
+                steps = _pieces_to_reach(pieces, next_arrival - self.now - self.swap_s)
+                pieces = _clipped(pieces, 0, steps)
         start = self.now
-        self.spend(self.swap_s + _pieces_seconds(pieces), steps)
-        self.take_blocks(step + 1, steps - 1)
+        seconds = self.swap_s + _pieces_seconds(pieces)
+        self.now += seconds
+        self.busy += seconds
+        self.iterations += steps
+        self.batch_seconds += len(self.running) * seconds
+        if self.paged and steps > 1:
+            self.take_blocks(step + 1, steps - 1)
         self.record_decodes(pieces, start, steps, swapped_in)
         return step + steps
 
