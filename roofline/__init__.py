@@ -54,6 +54,12 @@ Layout, lowest layer first. A module imports only from modules above it:
                    round's cost from performance's decode pass (``Rounds``: one deployment's
                    rounds at any batch, for curves and searches), the batch-aware
                    speedup, the break-even batch, α solved from a measured speedup.
+- ``spectree``     tree verification: a round whose drafter grows a tree (depth, top-k, N
+                   tokens verified per user); the pass checks B·N tokens, so the break-even
+                   batch scales with τ / N, not τ / (γ+1).
+- ``specsampling`` acceptance under sampling: α = Σ min(p, q) = 1 − TV(p, q), the
+                   rejection-sampling rule's output distribution (the target's p), softmax
+                   at a temperature.
 - ``acceptance``   published acceptance (``data/acceptance.toml``): τ or α by method,
                    model and task, read with the spec loader's guarantees.
 - ``serving``      a deterministic discrete-event simulator of a server: open or

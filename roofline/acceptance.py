@@ -146,6 +146,24 @@ def round_cost_line(rows: tuple[Acceptance, ...] | list[Acceptance]) -> RoundCos
     return RoundCostLine(fit.intercept, fit.slope, tuple(row.id for row in chosen))
 
 
+def held_out_speedups(rows: tuple[Acceptance, ...] | list[Acceptance]) -> dict[int, float]:
+    """γ -> the speedup a round-cost line predicts for that γ when fitted without its row
+    (leave-one-out): ``τ_γ / (fixed + per_draft_token · γ)``, the line fitted to the other rows.
+
+    ``round_cost_line`` fitted to every row and then asked which γ is best ranks points it
+    was fitted to, an in-sample check; this one predicts each point from the others only, so
+    its misses say how well the line would place a γ it never saw. Needs three or more γ.
+    """
+    chosen = [row for row in rows if row.gamma is not None and not row.tree and row.cost_per_round is not None]
+    if len({row.gamma for row in chosen}) < 3:
+        raise SpecError("needs chain rows with a speedup at three or more values of γ", field="rows")
+    predicted = {}
+    for row in chosen:
+        line = round_cost_line([other for other in chosen if other.gamma != row.gamma])
+        predicted[row.gamma] = row.tokens_per_step / (line.fixed + line.per_draft_token * row.gamma)
+    return predicted
+
+
 def _fail(entry: str, message: str, field: str | None = None, hint: str | None = None) -> SpecError:
     return SpecError(message, entry=entry_label("acceptance", entry), field=field, hint=hint)
 

@@ -145,7 +145,7 @@ def hops_across_nodes(hardware: Hardware, split: Split) -> int:
 
 
 #: A hop is one GPU sending to the next: it pays the fixed latency ``Hardware.allreduce_latency``
-#: charges two GPUs (the same rule: fixed, preset, fitted, else the smallest preset at two),
+#: charges two GPUs (the same rule: fixed, preset, fitted, else the smallest measured at two),
 #: since that latency grows with the GPU count and a send involves two GPUs however many
 #: each stage holds (charging the stage's own count would make a one-GPU stage's hop free).
 #: No send latency is measured in the specs; a ring all-reduce on two GPUs is two steps

@@ -316,16 +316,20 @@ class Rule:
     #: combinations that may stand together, one value per field in ``fields``' order.
     more: tuple[str, ...] = ()
     combinations: frozenset[tuple[str, ...]] = frozenset()
+    #: ``at_most`` and ``below`` only: ``(choice field, value)`` when the comparison applies only
+    #: while that field holds that value (a limit of one scheduler), else ``()``.
+    when: tuple[str, str] | tuple[()] = ()
 
     @classmethod
-    def at_most(cls, first: str, second: str, message: str) -> Rule:
-        """``first <= second`` (a range's low end at most its high end)."""
-        return cls("at_most", first, second, message)
+    def at_most(cls, first: str, second: str, message: str, *, when: tuple[str, str] | None = None) -> Rule:
+        """``first <= second`` (a range's low end at most its high end); with ``when=(field, value)``,
+        only while ``field`` holds ``value``."""
+        return cls("at_most", first, second, message, more=(when[0],) if when else (), when=tuple(when or ()))
 
     @classmethod
-    def below(cls, first: str, second: str, message: str) -> Rule:
-        """``first < second`` (a part strictly smaller than its whole)."""
-        return cls("below", first, second, message)
+    def below(cls, first: str, second: str, message: str, *, when: tuple[str, str] | None = None) -> Rule:
+        """``first < second`` (a part strictly smaller than its whole); ``when`` as for ``at_most``."""
+        return cls("below", first, second, message, more=(when[0],) if when else (), when=tuple(when or ()))
 
     @classmethod
     def allowed(cls, fields: Iterable[str], combinations: Iterable[Iterable[str]], message: str) -> Rule:
@@ -351,6 +355,8 @@ class Rule:
             if any(_own_entry(kind, values[name]) for name in self.fields for kind in OWN_KINDS):
                 return True
             return tuple(str(values[name]) for name in self.fields) in self.combinations
+        if self.when and str(values[self.when[0]]) != self.when[1]:
+            return True  # the comparison is for another choice of that field
         return RULES[self.kind](values[self.first], values[self.second])
 
     def message_for(self, texts: Mapping[str, str]) -> str:
@@ -381,6 +387,8 @@ class Rule:
                     node = node.setdefault(value, {})
                 node.setdefault(combination[-2], []).append(combination[-1])
             declared["allowed"] = tree
+        if self.when:
+            declared["when"] = {"field": self.when[0], "value": self.when[1]}
         return declared
 
     def problem(self, form: Form) -> str | None:
@@ -392,8 +400,12 @@ class Rule:
                 return f"names {name!r}, which is not a field"
         kinds = {form.field(name).kind for name in self.fields}
         if self.kind != "allowed":
-            if kinds != {"number"} or not self.message:
+            if {form.field(self.first).kind, form.field(self.second).kind} != {"number"} or not self.message:
                 return f"on {self.first!r}, {self.second!r} needs two numbers and a message"
+            if self.when:
+                field, value = self.when
+                if form.field(field).kind != "choice" or value not in dict(form.field(field).choices):
+                    return f"applies when {field!r} is {value!r}, which is not one of that field's choices"
             return None
         if not self.message:
             return "needs a message"

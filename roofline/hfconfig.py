@@ -23,7 +23,15 @@ from pathlib import Path
 from typing import Any
 
 from .errors import SpecError, one_line, shown
-from .loader import MAX_FILE_BYTES, decode_spec_text, read_spec_bytes, suggested_id
+from .loader import (
+    MAX_FILE_BYTES,
+    MAX_NESTING,
+    decode_spec_text,
+    nesting_depth,
+    read_spec_bytes,
+    suggested_id,
+    too_deep,
+)
 from .specs import MAX_CONTEXT_TOKENS, NAME_LENGTH, SOURCE_LENGTH, MlaSpec, ModelSpec, MoeSpec
 
 #: Largest config read, in bytes (as a spec file): real ones are 1 to 30 kB, and
@@ -603,6 +611,8 @@ def decode_json(text: str, label: str, what: str = "config.json", hint: str = _C
     in errors ("config.json", "GPU file")."""
     if len(text) > MAX_CONFIG_BYTES or len(text.encode("utf-8", "surrogatepass")) > MAX_CONFIG_BYTES:
         raise too_large(label, what)
+    if nesting_depth(text) > MAX_NESTING:
+        raise too_deep(label, what)
     try:
         document = json.loads(text, parse_constant=_refuse_constant, object_pairs_hook=_no_duplicates)
     except RecursionError:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import codecs
 import functools
+import itertools
 import os
 import re
 import stat
@@ -29,6 +30,37 @@ _ID_PATTERN = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
 #: Largest spec file read. The built-in ones are about 10 kB; this is a hundred times that,
 #: and it keeps a mistaken path (a log, a disk image, /dev/zero) from filling memory.
 MAX_FILE_BYTES = 1_000_000
+#: How deeply arrays and tables (JSON objects) may nest in a spec file, a GPU file or a
+#: config.json; real ones nest three or four deep. Checked before parsing: the parsers recurse
+#: once a level, and in Pyodide a few thousand levels overflow JavaScript's stack, which kills
+#: the interpreter for the page instead of raising RecursionError as CPython does.
+MAX_NESTING = 64
+#: What may hold a bracket that does not nest: strings, and TOML's comments. Possessive, and an
+#: unclosed string runs to the end, so that the scan is linear whatever the text.
+_JSON_SKIPPED = re.compile(r'"(?:[^"\\]++|\\.?)*+"?', re.DOTALL)
+_TOML_SKIPPED = re.compile(
+    r"#[^\n]*+"
+    r"|'''.*?(?:'''|\Z)"
+    r"|'[^'\n]*+'?"
+    r'|"""(?:[^"\\]++|\\.?|"(?!""))*+(?:"""|\Z)'
+    r'|"(?:[^"\\\n]++|\\.?)*+"?',
+    re.DOTALL,
+)
+_NOT_BRACKET = re.compile(r"[^\[\]{}]++")
+_NESTS = {"[": 1, "{": 1, "]": -1, "}": -1}
+
+
+def nesting_depth(text: str, *, toml: bool = False) -> int:
+    """How deeply arrays and tables nest in ``text`` (JSON, or TOML with ``toml``), brackets in
+    strings and comments aside. A stray closing bracket lowers the count, but the parser stops
+    there, so the count is never below the depth it would reach. Linear, in C loops."""
+    bare = _NOT_BRACKET.sub("", (_TOML_SKIPPED if toml else _JSON_SKIPPED).sub("", text))
+    return max(itertools.accumulate(map(_NESTS.__getitem__, bare)), default=0)
+
+
+def too_deep(label: str, what: str) -> SpecError:
+    """The error for a text nested more than ``MAX_NESTING`` deep (see there)."""
+    return SpecError(f"is not a {what}: arrays or tables nested more than {MAX_NESTING} deep", file=label)
 
 
 def _keys(record_type: type, *, leave_out: Iterable[str] = ()) -> tuple[str, ...]:
@@ -297,6 +329,9 @@ def suggested_id(entry_id: str) -> str:
 
 
 def _decode_toml(text: str, label: str) -> dict[str, Any]:
+    if nesting_depth(text, toml=True) > MAX_NESTING:
+        # Spec files and measurements both come here: the line names neither.
+        raise SpecError(f"nested more than {MAX_NESTING} deep (arrays or inline tables inside each other)", file=label)
     try:
         return tomllib.loads(text)
     except RecursionError:

@@ -46,12 +46,15 @@ from .errors import SpecError, entry_label, one_line
 from .forms import OWN_ID, OWN_KINDS
 from .hfconfig import MAX_CONFIG_BYTES, decode_json, model_from_config, read_config, read_small_file, too_large
 from .loader import (
+    MAX_NESTING,
     SpecSet,
     check_id,
     check_same_compute,
     gpu_entry,
+    nesting_depth,
     parse_specs,
     suggested_id,
+    too_deep,
 )
 from .specs import SOURCE_LENGTH, GpuSpec, ModelSpec
 
@@ -149,6 +152,8 @@ def parse_gpu_text(text: str, label: str) -> GpuSpec:
 
 
 def _gpu_from_toml(text: str, label: str) -> GpuSpec:
+    if nesting_depth(text, toml=True) > MAX_NESTING:
+        raise too_deep(label, "GPU file")
     try:
         table = tomllib.loads(text)
     except (tomllib.TOMLDecodeError, RecursionError, ValueError, OverflowError):

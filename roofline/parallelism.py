@@ -251,3 +251,45 @@ def tp_pp_splits(gpus: int, model: ModelSpec) -> tuple[tuple[int, int], ...]:
         if gpus % tp == 0 and splits_heads(model, tp) and gpus // tp <= model.layers:
             splits.append((tp, gpus // tp))
     return tuple(splits)
+
+
+def ring_allreduce_latency_s(base_s: float, step_s: float, gpus: int) -> float:
+    """One small ring all-reduce over ``gpus`` GPUs as NCCL's cost model prices it:
+    ``base + step * 2 (G - 1)`` (``baseLat + nsteps * hwLat`` with ``nsteps = 2 (nRanks - 1)``,
+    src/graph/tuning.cc). The base is paid once whatever G; only the steps grow."""
+    _whole("gpus", gpus, 1)
+    if gpus == 1:
+        return 0.0
+    return _seconds("base_s", base_s) + _seconds("step_s", step_s) * 2 * (gpus - 1)
+
+
+def ring_step_for_base_s(measured_s: float, measured_gpus: int, base_s: float) -> float:
+    """The per-step latency a ring must have for ``base + step * 2 (G_m - 1)`` to equal the
+    ``measured_s`` seconds measured on ``measured_gpus`` GPUs: ``(measured - base) / (2 (G_m -
+    1))``. One measurement fixes the sum, not the split: every base from 0 to the measurement
+    fits it, which is what a sensitivity over the base explores. SpecError when the base
+    exceeds the measurement."""
+    _whole("measured_gpus", measured_gpus, 2)
+    measured, base = _seconds("measured_s", measured_s), _seconds("base_s", base_s)
+    if base > measured:
+        raise SpecError(f"must not exceed the measured {measured!r} s, got {base!r}", field="base_s")
+    return (measured - base) / (2 * (measured_gpus - 1))
+
+
+def crossover(gap: Callable[[float], float], low: float, high: float, *, tolerance: float = 1e-12) -> float | None:
+    """Where ``gap(x)`` changes sign between ``low`` and ``high`` (bisection to ``tolerance``),
+    None when it has the same sign at both ends. A sensitivity's break-even: with ``gap(base) =
+    step(TP4) - step(TP8)``, the base latency above which eight GPUs give the faster token."""
+    low, high = float(low), float(high)
+    at_low, at_high = gap(low), gap(high)
+    if at_low == 0:
+        return low
+    if (at_low < 0) == (at_high < 0):
+        return None
+    while high - low > tolerance:
+        middle = (low + high) / 2
+        if (gap(middle) < 0) == (at_low < 0):
+            low = middle
+        else:
+            high = middle
+    return (low + high) / 2

@@ -212,7 +212,7 @@ class Hardware:
     split by users instead of held whole by every GPU. ``allreduce_latency_s`` fixes the
     latency of one all-reduce whatever the GPU count, and ``allreduce_preset`` names one
     of the GPU's measured presets (``"nccl"``); either overrides ``costs`` and the
-    ceiling's choice of the smallest preset.
+    ceiling's choice of the smallest measured latency.
 
     ``compute_precision`` may be ``"auto"``: every pass then picks its math from the
     workload's weights (``math_precision``)."""
@@ -318,9 +318,11 @@ class Hardware:
     def allreduce_latency(self) -> float:
         """Seconds of fixed latency per all-reduce over these ``count`` GPUs: this hardware's
         fixed override, else its named preset at ``count``, else the cost model's fitted
-        latency at ``count``, else the smallest preset of the GPU's interconnect at
-        ``count`` (0 on one GPU without one; SpecError on more, ``require_links``). Every preset
-        grows with the count (``AllReduceLatency``)."""
+        latency at ``count``, else the smallest latency *measured* at ``count`` among the GPU's
+        interconnect presets (``InterconnectSpec.ceiling_latency``: never a fit's extrapolation
+        where any preset was measured at or below ``count``; 0 on one GPU without one; SpecError
+        on more, ``require_links``). A named preset pays its measurement at ``count``, else its
+        fit, ``base + step x steps(algorithm, G)`` (``AllReduceLatency``)."""
         require_links(self.gpu, self.count)
         if self.allreduce_latency_s is not None:
             return self.allreduce_latency_s
@@ -330,7 +332,7 @@ class Hardware:
         fitted = self.costs.allreduce_latency(self.count)
         if fitted is not None:
             return fitted
-        return 0.0 if link is None else link.best_allreduce(self.count).at(self.count)
+        return 0.0 if link is None else link.ceiling_latency(self.count)
 
     @property
     def allreduce_latency_basis(self) -> str:
@@ -344,7 +346,7 @@ class Hardware:
             return f"the preset asked for, {link.preset(self.allreduce_preset).basis(self.count)}"
         if self.costs.allreduce_latency_s is not None:
             return "fitted"
-        return "none" if link is None else f"the smallest preset, {link.best_allreduce(self.count).basis(self.count)}"
+        return "none" if link is None else f"the smallest measured, {link.ceiling_basis(self.count)}"
 
     @cached_property  # asked for by every pass; the record is frozen
     def link_bytes_per_s(self) -> float | None:

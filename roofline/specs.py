@@ -135,66 +135,171 @@ def _validate(record: Any) -> None:
             _check_field(spec_field.name, kind, value, meta.get("minimum", 1), meta.get("maximum"))
 
 
+#: The all-reduce algorithms a preset may name, and the latency steps each takes on G GPUs
+#: (``allreduce_steps``) and the bytes each GPU sends per byte of message (``allreduce_bytes_factor``).
+ALLREDUCE_ALGORITHMS = ("ring", "one_shot", "two_shot")
+
+
+def allreduce_steps(algorithm: str, gpus: int) -> int:
+    """Latency steps of one all-reduce over ``gpus`` GPUs, each paying one per-step latency:
+
+    - ``ring``: ``2 (G - 1)``, a reduce-scatter and an all-gather round the ring, as NCCL's
+      cost model counts them (``nsteps = 2*(nRanks-1)`` in src/graph/tuning.cc);
+    - ``one_shot``: 1, every GPU reads all its peers' buffers at once and adds them;
+    - ``two_shot``: 2, a reduce-scatter then an all-gather, each reading all peers at once.
+    """
+    if algorithm == "ring":
+        return 2 * (gpus - 1)
+    return 1 if algorithm == "one_shot" else 2
+
+
+def allreduce_bytes_factor(algorithm: str, gpus: int) -> float:
+    """Bytes each GPU moves over its link per byte of message, one direction:
+
+    - ``ring`` and ``two_shot``: ``2 (G - 1) / G`` (each GPU sends and receives that share of
+      the message, the nccl-tests bus-bandwidth factor);
+    - ``one_shot``: ``G - 1``, every GPU reads the whole message from each of its peers.
+    """
+    if gpus <= 1:
+        return 0.0
+    return float(gpus - 1) if algorithm == "one_shot" else 2.0 * (gpus - 1) / gpus
+
+
 @dataclass(frozen=True)
 class AllReduceLatency:
-    """The fixed latency of one small all-reduce as the GPU count G grows, in one of two
-    shapes, each the way its source measured it:
+    """The fixed latency of one small all-reduce as the GPU count G grows, named by the
+    algorithm that runs it (``ALLREDUCE_ALGORITHMS``), in one of three shapes:
 
-    - a ring measured once (``ring_s`` seconds at ``ring_gpus`` GPUs): ``ring_s * (G - 1) /
-      (ring_gpus - 1)``. A ring all-reduce passes the message round the G GPUs twice,
-      ``2 (G - 1)`` steps, each paying one hop's latency; NCCL's own cost model counts
-      ``nsteps = 2 (nRanks - 1)`` for it (src/graph/tuning.cc), and its maintainers confirm
-      the formula (NVIDIA/nccl-tests#123). So one measurement at ``ring_gpus`` GPUs fixes
-      the hop, and the latency at G GPUs scales by ``(G - 1) / (ring_gpus - 1)``.
+    - fitted, ``{ algorithm = "ring", base_s = B, step_s = P, measured = { 8 = S } }``:
+      ``B + P * steps(G)`` (``allreduce_steps``), a fixed part every all-reduce pays whatever
+      G (launch, synchronization, the kernel's own start: NCCL's ``baseLat``) plus a per-step
+      latency (NCCL's ``hwLat``), the shape of NCCL's own cost model
+      (``latency = baseLat + nsteps * hwLat``, src/graph/tuning.cc), with the measurements it
+      was fitted to.
     - measured at given counts (``measured_s``, G -> seconds), used as they are: straight
-      lines between them, the nearest measured value outside them. A one-shot kernel, where
-      each GPU reads every other's buffer at once, does not grow as a ring does; holding the
-      last value past the largest count measured errs low, as a ceiling must.
+      lines between them, the nearest measured value outside them.
+    - a ring measured once (``ring_s`` at ``ring_gpus``, the older shape, still read): ``ring_s
+      * (G - 1) / (ring_gpus - 1)``, a ring with no fixed part.
+
+    ``at(G)`` is what a run that names this preset is charged: the measurement where there is
+    one at G, else the fit. ``floor(G)`` is what the ceiling may use: only measurements, never
+    an extrapolation (below).
     """
 
     name: str
     ring_s: float | None = None
     ring_gpus: int | None = None
     measured_s: Mapping[int, float] = field(default_factory=lambda: MappingProxyType({}))
+    algorithm: str | None = None
+    base_s: float | None = None
+    step_s: float | None = None
 
     @property
     def shape(self) -> str:
-        """``"ring"`` or ``"measured"``."""
+        """``"fitted"``, ``"ring"`` (measured once, scaled) or ``"measured"``."""
+        if self.base_s is not None:
+            return "fitted"
         return "ring" if self.ring_s is not None else "measured"
 
-    def basis(self, gpus: int) -> str:
-        """Where ``at(gpus)`` comes from, in words: ``"nccl, a ring: 19.2 µs measured on 8 GPUs x
-        1/7"`` or ``"custom_oneshot, as measured at 4 GPUs"``."""
+    @property
+    def kind(self) -> str:
+        """The algorithm in words: ``"ring"``, ``"one-shot"``, or ``"algorithm not stated"``."""
+        if self.algorithm is not None:
+            return self.algorithm.replace("_", "-")
+        return "ring" if self.ring_s is not None else "algorithm not stated"
+
+    @property
+    def measurements(self) -> Mapping[int, float]:
+        """Every latency measured for this preset, by GPU count."""
         if self.ring_s is not None and self.ring_gpus is not None:
-            scale = f"{gpus - 1}/{self.ring_gpus - 1}" if gpus != self.ring_gpus else "as measured"
-            return f"{self.name}, a ring: {self.ring_s * 1e6:,.4g} µs measured on {self.ring_gpus:,} GPUs x {scale}"
+            return {self.ring_gpus: self.ring_s}
+        return self.measured_s
+
+    def fit(self, gpus: int) -> float | None:
+        """``base_s + step_s * allreduce_steps(algorithm, G)``; None for a preset with no fit."""
+        if self.base_s is None or self.step_s is None:
+            return None
+        return self.base_s + self.step_s * allreduce_steps(self.algorithm or "ring", gpus)
+
+    def basis(self, gpus: int) -> str:
+        """Where ``at(gpus)`` comes from, in words: ``"nccl (ring), as measured at 8 GPUs"``,
+        ``"nccl (ring), fitted: 5.79 µs + 0.96 µs x 2 steps"``."""
+        label = f"{self.name} ({self.kind})"
+        if gpus in self.measurements:
+            return f"{label}, as measured at {gpus:,} GPUs"
+        if self.base_s is not None and self.step_s is not None:
+            steps = allreduce_steps(self.algorithm or "ring", gpus)
+            return (
+                f"{label}, fitted: {self.base_s * 1e6:,.3g} µs + {self.step_s * 1e6:,.3g} µs x {steps:,} steps,"
+                " no measurement at this count"
+            )
+        if self.ring_s is not None and self.ring_gpus is not None:
+            return (
+                f"{label}: {self.ring_s * 1e6:,.4g} µs measured on {self.ring_gpus:,} GPUs"
+                f" x {gpus - 1}/{self.ring_gpus - 1}"
+            )
         counts = sorted(self.measured_s)
-        if gpus in self.measured_s:
-            return f"{self.name}, as measured at {gpus:,} GPUs"
         if counts[0] < gpus < counts[-1]:
             below = max(count for count in counts if count < gpus)
             above = min(count for count in counts if count > gpus)
-            return f"{self.name}, between its measurements at {below:,} and {above:,} GPUs"
+            return f"{label}, between its measurements at {below:,} and {above:,} GPUs"
         nearest = counts[0] if gpus < counts[0] else counts[-1]
-        return f"{self.name}, as measured at {nearest:,} GPUs, the nearest count measured"
+        return f"{label}, as measured at {nearest:,} GPUs, the nearest count measured"
 
     def at(self, gpus: int) -> float:
-        """Seconds of fixed latency for one all-reduce over ``gpus`` GPUs (0 for one GPU)."""
+        """Seconds of fixed latency for one all-reduce over ``gpus`` GPUs (0 for one GPU): the
+        measurement at ``gpus`` where there is one, else the fit (or the older shapes' rule)."""
         if gpus <= 1:
             return 0.0
+        if gpus in self.measured_s:
+            return self.measured_s[gpus]
+        fitted = self.fit(gpus)
+        if fitted is not None:
+            return fitted
         if self.ring_s is not None and self.ring_gpus is not None:
             return self.ring_s * (gpus - 1) / (self.ring_gpus - 1)
-        counts = sorted(self.measured_s)
-        if gpus <= counts[0]:
-            return self.measured_s[counts[0]]
-        if gpus >= counts[-1]:
-            return self.measured_s[counts[-1]]
-        below = max(count for count in counts if count <= gpus)
-        above = min(count for count in counts if count >= gpus)
-        if above == below:
-            return self.measured_s[above]
-        share = (gpus - below) / (above - below)
-        return self.measured_s[below] + share * (self.measured_s[above] - self.measured_s[below])
+        return _between(self.measured_s, gpus)
+
+    def floor(self, gpus: int) -> float | None:
+        """The latency a ceiling may charge at ``gpus`` GPUs, from measurements only: the value
+        measured at ``gpus``, a straight line between measurements on either side, or, past the
+        largest count measured, that count's value (a latency does not fall as GPUs are added,
+        so it errs low, as a ceiling must). None below every count measured: anything there
+        would be an extrapolation, which may fall below what any kernel achieves."""
+        if gpus <= 1:
+            return 0.0
+        measured = self.measurements
+        if not measured or gpus < min(measured):
+            return None
+        return _between(measured, gpus)
+
+    def floor_basis(self, gpus: int) -> str:
+        """Where ``floor(gpus)`` comes from, in words."""
+        label = f"{self.name} ({self.kind})"
+        measured = self.measurements
+        counts = sorted(measured)
+        if gpus in measured:
+            return f"{label}, as measured at {gpus:,} GPUs"
+        if counts[0] < gpus < counts[-1]:
+            below = max(count for count in counts if count < gpus)
+            above = min(count for count in counts if count > gpus)
+            return f"{label}, between its measurements at {below:,} and {above:,} GPUs"
+        return f"{label}, as measured at {counts[-1]:,} GPUs, the largest count measured below {gpus:,}"
+
+
+def _between(measured: Mapping[int, float], gpus: int) -> float:
+    """Straight lines between measured counts, the nearest measured value outside them."""
+    counts = sorted(measured)
+    if gpus <= counts[0]:
+        return measured[counts[0]]
+    if gpus >= counts[-1]:
+        return measured[counts[-1]]
+    below = max(count for count in counts if count <= gpus)
+    above = min(count for count in counts if count >= gpus)
+    if above == below:
+        return measured[above]
+    share = (gpus - below) / (above - below)
+    return measured[below] + share * (measured[above] - measured[below])
 
 
 def _gpu_count(label: str, key: Any, hint: str) -> int:
@@ -211,11 +316,60 @@ def _gpu_count(label: str, key: Any, hint: str) -> int:
     return int(text)
 
 
+_ALGORITHM_KEYS = ("algorithm", "base_s", "step_s", "measured")
+
+
+def _algorithm_preset(name: str, table: Mapping[str, Any]) -> AllReduceLatency:
+    """A preset that names its algorithm: ``{ algorithm = "ring", base_s = B, step_s = P,
+    measured = { 8 = S } }``, the fit (both or neither of ``base_s`` and ``step_s``), the
+    measurements, or both; SpecError naming the field."""
+    label = f"allreduce_latency_s.{name}"
+    shape = '{ algorithm = "ring", base_s = 5.8e-6, step_s = 0.96e-6, measured = { 8 = 19.19e-6 } }'
+    for key in table:
+        if key not in _ALGORITHM_KEYS:
+            raise SpecError(
+                f"a preset that names its algorithm has {', '.join(_ALGORITHM_KEYS)} only",
+                field=f"{label}.{key}",
+                hint=did_you_mean(str(key), _ALGORITHM_KEYS) or f"give {shape}",
+            )
+    algorithm = table["algorithm"]
+    if algorithm not in ALLREDUCE_ALGORITHMS:
+        raise SpecError(
+            f"must be one of {', '.join(ALLREDUCE_ALGORITHMS)}, got {shown(algorithm)}",
+            field=f"{label}.algorithm",
+            hint=did_you_mean(str(algorithm), ALLREDUCE_ALGORITHMS) or "name the algorithm the kernel runs",
+        )
+    fit = [key for key in ("base_s", "step_s") if key in table]
+    if len(fit) == 1:
+        missing = "step_s" if fit == ["base_s"] else "base_s"
+        raise SpecError("is missing (a fit needs base_s and step_s)", field=f"{label}.{missing}", hint=f"give {shape}")
+    for key in fit:
+        _check_field(f"{label}.{key}", "quantity", table[key], *ALLREDUCE_LATENCY_S)
+    measured: dict[int, float] = {}
+    raw = table.get("measured", {})
+    if not isinstance(raw, Mapping):
+        raise SpecError(f"must be a table of GPU count = seconds, got {shown(raw)}", field=f"{label}.measured")
+    for key, seconds in raw.items():
+        count = _gpu_count(f"{label}.measured.{key}", key, f"give {shape}")
+        _check_field(f"{label}.measured.{key}", "quantity", seconds, *ALLREDUCE_LATENCY_S)
+        measured[count] = float(seconds)
+    if not fit and not measured:
+        raise SpecError("has neither a fit (base_s and step_s) nor measurements", field=label, hint=f"give {shape}")
+    return AllReduceLatency(
+        name,
+        measured_s=MappingProxyType(measured),
+        algorithm=str(algorithm),
+        base_s=float(table["base_s"]) if fit else None,
+        step_s=float(table["step_s"]) if fit else None,
+    )
+
+
 def _allreduce_latency(name: str, table: Any) -> AllReduceLatency:
     """One preset of ``allreduce_latency_s`` from its TOML table; SpecError naming the field."""
     label = f"allreduce_latency_s.{name}"
     shapes = (
-        "{ ring_gpus = 8, ring_s = S } (a ring measured at 8 GPUs, scaled by (G-1)/7)"
+        '{ algorithm = "ring", base_s = B, step_s = P, measured = { 8 = S } } (B + P x the algorithm\'s steps),'
+        " { ring_gpus = 8, ring_s = S } (a ring measured at 8 GPUs, scaled by (G-1)/7)"
         " or latencies measured by GPU count, { 2 = S, 4 = S, 8 = S }"
     )
     if not isinstance(table, Mapping) or not table:
@@ -224,6 +378,8 @@ def _allreduce_latency(name: str, table: Any) -> AllReduceLatency:
             field=label,
             hint=f"give {shapes}: a latency that does not grow with the GPU count is not what any source measures",
         )
+    if "algorithm" in table:
+        return _algorithm_preset(name, table)
     ring_keys = ("ring_gpus", "ring_s")
     if any(key in table for key in ring_keys):
         for key in table:
@@ -289,9 +445,29 @@ class InterconnectSpec:
         object.__setattr__(self, "allreduce_latency_s", MappingProxyType(presets))
 
     def best_allreduce(self, gpus: int) -> AllReduceLatency:
-        """The preset with the smallest latency at ``gpus`` GPUs: what the ceiling charges
-        (the first named, on a tie)."""
-        return min(self.allreduce_latency_s.values(), key=lambda preset: preset.at(gpus))
+        """The preset the ceiling charges at ``gpus`` GPUs: the smallest *measured* latency
+        (``AllReduceLatency.floor``, the first named on a tie); only where no preset was
+        measured at or below ``gpus`` GPUs, the smallest fitted one (``at``)."""
+        presets = self.allreduce_latency_s.values()
+        measured = [preset for preset in presets if preset.floor(gpus) is not None]
+        if measured:
+            return min(measured, key=lambda preset: preset.floor(gpus) or 0.0)
+        return min(presets, key=lambda preset: preset.at(gpus))
+
+    def ceiling_latency(self, gpus: int) -> float:
+        """Seconds the ceiling charges for one small all-reduce over ``gpus`` GPUs: the
+        smallest measured latency there (``best_allreduce``), never an extrapolation unless
+        nothing was measured at or below ``gpus``."""
+        preset = self.best_allreduce(gpus)
+        floor = preset.floor(gpus)
+        return preset.at(gpus) if floor is None else floor
+
+    def ceiling_basis(self, gpus: int) -> str:
+        """Where ``ceiling_latency(gpus)`` comes from, in words."""
+        preset = self.best_allreduce(gpus)
+        if preset.floor(gpus) is None:
+            return f"{preset.basis(gpus)} (nothing measured at or below {gpus:,} GPUs)"
+        return preset.floor_basis(gpus)
 
     def preset(self, name: str) -> AllReduceLatency:
         """The preset called ``name``; SpecError naming the presets there are."""

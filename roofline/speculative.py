@@ -233,13 +233,16 @@ def vocabulary_mismatch(target: ModelSpec, draft: ModelSpec) -> str | None:
     """Why ``draft`` cannot draft for ``target``, in words, or None when their vocabularies match.
 
     A draft proposes token ids the target then scores, so both must use one tokenizer;
-    a different vocabulary size is the sign that they do not.
+    a different vocabulary size is the sign that they do not. That is how serving engines
+    verify (vLLM compares ids); Hugging Face Transformers' Universal Assisted Generation
+    re-encodes a draft's text with the target's tokenizer instead, a cost this package
+    does not price, so it refuses the pairing as the engines do.
     """
     if draft.vocab_size == target.vocab_size:
         return None
     return (
         f"{draft.name}'s vocabulary ({draft.vocab_size:,} tokens) is not {target.name}'s"
-        f" ({target.vocab_size:,}): a draft must share the target's tokenizer"
+        f" ({target.vocab_size:,}): a draft must share the target's tokenizer to be verified by token id"
     )
 
 

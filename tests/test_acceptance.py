@@ -14,6 +14,7 @@ import pytest
 from roofline import SpecError
 from roofline.acceptance import (
     DRAFTERS,
+    held_out_speedups,
     load_acceptance,
     parse_acceptance,
     round_cost_line,
@@ -77,6 +78,33 @@ def test_round_cost_line_through_the_eagle_rows() -> None:
         assert line.fixed + line.per_draft_token * row.gamma == pytest.approx(row.cost_per_round, abs=0.05)
     with pytest.raises(SpecError, match="two or more values of γ"):
         round_cost_line(rows[:1])
+
+
+def test_held_out_speedups_predict_each_gamma_from_the_others() -> None:
+    """Leave-one-out: each γ's prediction comes from a line that never saw its row."""
+    rows = [row for key, row in ROWS.items() if key.startswith("vllm-20780") and "eagle3" in key]
+    held = held_out_speedups(rows)
+    assert sorted(held) == [2, 3, 4, 5, 6, 7]
+    for row in rows:
+        others = round_cost_line([other for other in rows if other is not row])
+        assert held[row.gamma] == pytest.approx(
+            row.tokens_per_step / (others.fixed + others.per_draft_token * row.gamma), rel=1e-12
+        )
+    # Out of sample misses more than in sample: the ends of the γ range are extrapolated.
+    line = round_cost_line(rows)
+    in_sample = {row.gamma: row.tokens_per_step / (line.fixed + line.per_draft_token * row.gamma) for row in rows}
+    assert max(abs(held[g] - r.speedup) for g, r in ((r.gamma, r) for r in rows)) > max(
+        abs(in_sample[r.gamma] - r.speedup) for r in rows
+    )
+    with pytest.raises(SpecError, match="three or more values of γ"):
+        held_out_speedups(rows[:2])
+
+
+def test_the_deepseek_v3_mtp_rows_are_the_reports_range_at_one_draft_token() -> None:
+    low, high = ROWS["deepseek-v3-mtp-low"], ROWS["deepseek-v3-mtp-high"]
+    assert (low.drafter, low.gamma, low.alpha, high.alpha) == ("mtp", 1, 0.85, 0.9)
+    assert (low.tokens_per_step, high.tokens_per_step) == (pytest.approx(1.85), pytest.approx(1.9))
+    assert low.speedup == high.speedup == 1.8 and "2412.19437" in low.source
 
 
 def test_good_file_parses(tmp_path: Path) -> None:

@@ -113,6 +113,18 @@ BAD_SPECS = {
         GOOD_GPU + INTERCONNECT.replace("LATENCY", "19e-6"),
         ["field 'interconnect.allreduce_latency_s.nccl'", "must be a table", "{ ring_gpus = 8, ring_s = S }"],
     ),
+    "all-reduce algorithm unknown": (
+        GOOD_GPU + INTERCONNECT.replace("LATENCY", '{ algorithm = "rng", base_s = 5e-6, step_s = 1e-6 }'),
+        ["field 'interconnect.allreduce_latency_s.nccl.algorithm'", "must be one of ring, one_shot, two_shot"],
+    ),
+    "all-reduce fit without its step": (
+        GOOD_GPU + INTERCONNECT.replace("LATENCY", '{ algorithm = "ring", base_s = 5e-6 }'),
+        ["field 'interconnect.allreduce_latency_s.nccl.step_s'", "is missing (a fit needs base_s and step_s)"],
+    ),
+    "all-reduce measurement at one GPU": (
+        GOOD_GPU + INTERCONNECT.replace("LATENCY", '{ algorithm = "one_shot", measured = { 1 = 3e-6 } }'),
+        ["field 'interconnect.allreduce_latency_s.nccl.measured.1'", "must be a GPU count from 2"],
+    ),
     "ring latency without its measurement": (
         GOOD_GPU + INTERCONNECT.replace("LATENCY", "{ ring_gpus = 8 }"),
         ["field 'interconnect.allreduce_latency_s.nccl.ring_s'", "is missing"],

@@ -142,6 +142,49 @@ def test_the_editor_works_from_the_keyboard(chapter) -> None:
     assert not textarea.evaluate("element => element === document.activeElement")
 
 
+KEY_COST = """() => new Promise((resolve) => {
+  const textarea = document.querySelector("[data-rf-cell] textarea");
+  textarea.focus();
+  const started = performance.now();
+  document.execCommand("insertText", false, "z");
+  requestAnimationFrame(() => setTimeout(() => resolve(performance.now() - started), 0));
+})"""
+
+
+def test_a_long_program_is_edited_plainly_and_one_too_long_is_refused(chapter) -> None:
+    """Every keystroke laid out the highlighted copy of the whole text again: 8.2 s a keystroke with
+    a million blank lines. Past 2,000 lines the editor is the bare textarea, scrolling; past 10,000
+    lines (where Chrome's textarea alone costs seconds a keystroke) an edit is refused in one line."""
+    page, _ = chapter
+    cell = page.locator("[data-rf-cell]")
+    editor = cell.locator(".rf-editor")
+    textarea = cell.locator("textarea")
+    # Set as a paste sets it: Playwright's fill types the text through Chrome's editing, which
+    # takes a minute for 5,000 lines with or without the highlighting.
+    textarea.evaluate(
+        """(box, text) => {
+          box.value = text;
+          box.dispatchEvent(new InputEvent("input", { bubbles: true, inputType: "insertFromPaste" }));
+        }""",
+        "x = 1\n" * 5000,
+    )
+    expect(editor).to_have_class(re.compile(r"\brf-editor--plain\b"))
+    assert editor.locator(".rf-editor__highlight").evaluate("layer => layer.childNodes.length") == 0
+    textarea.evaluate("box => box.setSelectionRange(0, 0)")
+    costs = [page.evaluate(KEY_COST) for _ in range(3)]
+    print(f"\n5,000 lines: {', '.join(f'{cost:.0f}' for cost in costs)} ms a keystroke")
+    assert textarea.input_value() == "zzz" + "x = 1\n" * 5000
+    # A million blank lines pasted: refused, the program as it was, the reason in the status line.
+    textarea.evaluate("box => box.setSelectionRange(box.value.length, box.value.length)")
+    page.keyboard.insert_text("\n" * 1_000_000)
+    expect(cell.locator(".rf-status")).to_contain_text("at most 10,000 lines")
+    assert textarea.input_value() == "zzz" + "x = 1\n" * 5000
+    # Back under the size: highlighted again, and it still runs.
+    assert run(page, "print(6 * 7)\n") == "42\n"
+    expect(editor).not_to_have_class(re.compile(r"\brf-editor--plain\b"))
+    assert editor.locator(".rf-editor__highlight").text_content().startswith("print(6 * 7)")
+
+
 def stop_a_runaway_loop(page: object) -> None:
     """Start a loop that never ends after printing; check the print streamed; press Stop."""
     cell = page.locator("[data-rf-cell]")
@@ -181,6 +224,34 @@ def test_stop_restarts_python_without_isolation(browser, site) -> None:
     assert boot_timings(page).get("snapshot") is True  # the new worker restored the snapshot too
     assert run(page) == cpython_output()
     recorded.assert_only(site.plain)
+    recorded.close()
+
+
+@pytest.mark.parametrize("served", ["isolated", "plain"])
+def test_stop_and_reset_after_a_restart_leave_a_python_that_runs(browser, site, served) -> None:
+    """A program that ignores the interrupt (a sleep inside C) is ended by replacing the worker; the
+    new worker, and the one after Reset, must run the next program. On an isolated page the new
+    worker once shared the old one's buffer, SIGINT still in it, so every later Run said "Running…"
+    for good."""
+    base = getattr(site, served)
+    recorded = _context(browser)
+    page = recorded.page()
+    page.goto(base + CHAPTER)
+    assert page.evaluate("crossOriginIsolated") is (served == "isolated")
+    cell = page.locator("[data-rf-cell]")
+    expect(cell).to_have_attribute("data-state", "ready", timeout=BOOT_MS)
+    for _ in range(2):  # the second Stop restarts the worker that the first one started
+        boots = int(page.evaluate("document.documentElement.dataset.rfBoots"))
+        cell.locator("textarea").fill("import time\nprint('asleep', flush=True)\ntime.sleep(60)\n")
+        cell.locator("[data-rf-action=run]").click()
+        expect(cell.locator(".rf-output")).to_have_text("asleep\n", timeout=STEP_MS)
+        cell.locator("[data-rf-action=stop]").click()
+        expect(cell.locator(".rf-status")).to_contain_text("Stopped", timeout=STEP_MS)
+        expect(page.locator("html")).to_have_attribute("data-rf-boots", str(boots + 1), timeout=STEP_MS)
+        assert run(page, "print(6 * 7)\n") == "42\n"
+    cell.locator("[data-rf-action=reset]").click()  # once something ran, Reset starts a fresh Python
+    assert run(page, "print(6 * 7)\n") == "42\n"
+    recorded.assert_only(base)
     recorded.close()
 
 
@@ -724,6 +795,28 @@ def test_a_print_flood_keeps_the_page_responsive_and_stop_ends_it(chapter) -> No
         assert page.evaluate("document.documentElement.dataset.rfBoots") == str(int(boots) + 1)
     else:
         expect(cell.locator(".rf-status")).to_have_text("Stopped.")
+
+
+def test_output_switching_streams_at_every_write_costs_the_page_little(chapter) -> None:
+    """sys.stdout.write and sys.stderr.write in turn, no newline: a span per write, all in one open
+    line. It grew one block of 400,000 spans, laid out again every frame, and the page's scroll cues
+    watched every span: 100,000 turns froze the tab for 11.8 s. Now a block holds 256 spans at most,
+    the pane 10,000, and the longest main-thread gap stays far below the old freeze."""
+    page, _ = chapter
+    page.evaluate(HEARTBEAT)
+    output = run(page, "import sys\nfor i in range(200_000):\n    sys.stdout.write('a')\n    sys.stderr.write('b')\n")
+    gaps = page.evaluate("window.__gaps")
+    page.evaluate("clearInterval(window.__beat)")
+    print(f"\nalternating streams: longest main-thread gap {max(gaps):.0f} ms over {len(gaps)} beats of 10 ms")
+    expect(page.locator("[data-rf-cell] .rf-status")).to_contain_text("Finished in")
+    assert output.endswith("ab" * 100)
+    spans = page.evaluate(
+        """() => [...document.querySelectorAll("[data-rf-cell] .rf-output__block")].map((block) =>
+             [...block.children].map((span) => span.dataset.stream[3]).join(""))"""
+    )
+    assert sum(map(len, spans)) <= 10_000 and max(map(len, spans)) <= 256
+    assert "".join(spans).endswith("oe" * 100)  # each write keeps its stream: stdout, stderr, ...
+    assert max(gaps) < 3000
 
 
 def test_output_without_newlines_is_capped_and_the_run_ends_cleanly(chapter) -> None:

@@ -104,7 +104,7 @@ MOE_MODEL = (
 )
 
 BAD_VALUES = {
-    "nested 1,000 deep": (GOOD_GPU + "deep = " + "[" * 1000 + "]" * 1000 + "\n", ["nested too deeply"]),
+    "nested 1,000 deep": (GOOD_GPU + "deep = " + "[" * 1000 + "]" * 1000 + "\n", ["nested more than 64 deep"]),
     "5,000-digit integer": (GOOD_MODEL.replace("layers = 16", "layers = " + "9" * 5000), ["value is out of range"]),
     "400-digit integer": (
         GOOD_GPU.replace("96e9", "1" + "0" * 400),

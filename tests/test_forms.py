@@ -151,6 +151,20 @@ def test_a_broken_rule_names_both_fields() -> None:
         below.validate(dict(below.defaults, low=20, high=20))
 
 
+def test_a_rule_for_one_choice_holds_for_the_others_and_names_that_field_too() -> None:
+    """A limit of one scheduler (the serving widget's max batch below the chunked token budget)
+    applies only while that choice is made, as the command line applies it (issue 42, NW3)."""
+    rule = Rule.below("low", "high", "Below, for the H200.", when=("gpu", "h200"))
+    strict = form(rules=[rule])
+    assert strict.validate(dict(strict.defaults, low=30, high=20))["low"] == 30  # the H100 is chosen
+    with pytest.raises(InputError) as refused:
+        strict.validate(dict(strict.defaults, gpu="h200", low=30, high=20))
+    assert refused.value.fields == ("low", "high", "gpu")
+    assert rule.declaration()["when"] == {"field": "gpu", "value": "h200"}
+    with pytest.raises(FormError, match="applies when 'gpu' is 'b200', which is not one of that field's choices"):
+        form(rules=[Rule.below("low", "high", "m", when=("gpu", "b200"))])
+
+
 @pytest.mark.parametrize(
     ("changes", "message"),
     [
@@ -276,7 +290,8 @@ def test_the_page_checks_every_input_and_rule_as_python_does(node: str, tmp_path
         [("1", "h200", "8b"), ("2", "h200", "70b"), ("4", "h100-sxm", "70b"), ("4", "h200", "70b")],
         "{model} does not fit on {count} × {gpu}; {other} stays as written.",
     )
-    declared = (*form().rules, Rule.below("users", "accept", "m"), allowed)
+    conditional = Rule.at_most("high", "users", "m", when=("gpu", "h100-sxm"))
+    declared = (*form().rules, conditional, Rule.below("users", "accept", "m"), allowed)
     rule_cases = []
     for params in (
         {"low": 3, "high": 4},
@@ -290,6 +305,8 @@ def test_the_page_checks_every_input_and_rule_as_python_does(node: str, tmp_path
         {"count": "8"},
         {"gpu": "constructor"},
         {"count": "__proto__"},
+        {"gpu": "h100-sxm", "count": "4", "model": "70b", "high": 5, "users": 2},  # the comparison applies
+        {"gpu": "h200", "high": 5, "users": 2},  # it does not
     ):
         params = {"low": 1, "high": 1, "users": 1, "accept": 2, "count": "1", "gpu": "h200", "model": "8b", **params}
         holds = [rule.holds(params) for rule in declared]
@@ -309,5 +326,5 @@ def test_the_page_checks_every_input_and_rule_as_python_does(node: str, tmp_path
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "pass 3\n" in done.stdout
-    assert {case["broken"] for case in rule_cases} == {None, 0, 1, 2}  # each rule breaks somewhere, and all hold
+    assert {case["broken"] for case in rule_cases} == {None, 0, 1, 2, 3}  # each rule breaks somewhere, and all hold
     assert sum("value" in case["expected"] for case in fields) > 20  # the cases accept as well as refuse

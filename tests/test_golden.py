@@ -152,14 +152,14 @@ def test_70b_on_two_gpus_reads_1_5_percent_faster_than_the_rule_then_pays_its_al
 
     (70,553,706,496 − 1,050,673,152 + 8,192) × 2 B = 139.006e9 B; 6.7e12 / 139.006e9 = 48.20,
     and 47.48 / 48.20 = 0.985. Each all-reduce of 8,192 × 2 B over NVLink 4 costs, at two GPUs,
-    NCCL's ring latency (19.19 µs measured on 8 GPUs, × 1/7 for one hop each way instead of
-    seven: 2.741 µs, below SGLang's 3.7 µs kernel) + 2 × 1/2 × 16,384 / 450e9 = 2.778 µs,
-    0.444 ms a step: 1 / (20.75 + 0.44 ms) = 47.19.
+    the smallest latency measured on two GPUs (SGLang's one-shot kernel, 3.7 µs; issue 35: no
+    longer NCCL's 8-GPU ring × 1/7, 2.741 µs, an extrapolation below every 2-GPU measurement)
+    + 2 × 1/2 × 16,384 / 450e9 = 3.736 µs, 0.598 ms a step: 1 / (20.75 + 0.60 ms) = 46.85.
     """
     result = estimate("h100-sxm", "llama-3.1-70b", gpus=2)
     assert 1 / result.decode.memory_s == pytest.approx(48.20, rel=EXACT)
-    assert result.decode.communication_s == pytest.approx(160 * (19.19e-6 / 7 + 16_384 / 450e9), rel=1e-9)
-    assert result.decode_tokens_per_s_per_user == pytest.approx(47.19, rel=EXACT)
+    assert result.decode.communication_s == pytest.approx(160 * (3.7e-6 + 16_384 / 450e9), rel=1e-9)
+    assert result.decode_tokens_per_s_per_user == pytest.approx(46.85, rel=EXACT)
     assert result.rule.decode_tokens_per_s_per_user * result.decode.memory_s == pytest.approx(0.985, abs=0.002)
 
 

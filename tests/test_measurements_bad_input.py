@@ -143,8 +143,8 @@ def test_encodings(tmp_path: Path, capsys, content: bytes, said: str | None) -> 
 @pytest.mark.parametrize(
     ("text", "said"),
     [
-        ("x = " + "{a = " * 3000 + "1" + "}" * 3000, "nested too deeply"),
-        ("[measurement.x]\nnote = " + "[" * 4000 + "]" * 4000, "nested too deeply"),
+        ("x = " + "{a = " * 3000 + "1" + "}" * 3000, "nested more than 64 deep"),
+        ("[measurement.x]\nnote = " + "[" * 4000 + "]" * 4000, "nested more than 64 deep"),
         (GOOD.replace("gpus = 1", "gpus = 1" + "0" * 5000), "a value is out of range"),
         (GOOD.replace("gpus = 1", "gpus = 1" + "0" * 400), "field 'gpus': must be at most 100,000"),
         (GOOD.replace("value = 100.0", "value = 1" + "0" * 400), "field 'value': must be at most 1e21"),
@@ -321,7 +321,7 @@ def with_measurements(monkeypatch: pytest.MonkeyPatch, path: Path) -> None:
     ("text", "said"),
     [
         ("measurement = [1, 2]", "must hold [measurement.ID] tables"),
-        ("x = " + "[" * 3000 + "]" * 3000, "nested too deeply"),
+        ("x = " + "[" * 3000 + "]" * 3000, "nested more than 64 deep"),
         (
             GOOD.replace('metric = "decode_tokens_per_s_per_user"', 'metric = "inter_token_latency_s"').replace(
                 "value = 100.0", "value = 1e-320"

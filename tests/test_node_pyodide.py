@@ -165,3 +165,9 @@ def test_the_base_image_is_the_memory_the_engine_starts_with(node: str) -> None:
     places them, with a digest that tells builds apart (tests/node/wasm_memory.test.mjs)."""
     report = node_test_report(node, "wasm_memory.test.mjs")
     assert "pass 4\n" in report, report
+
+
+def test_a_full_store_of_own_entries_makes_room_and_says_full_not_missing(node: str) -> None:
+    """The reader's kept entries against a storage that fills up (tests/node/own_store.test.mjs)."""
+    report = node_test_report(node, "own_store.test.mjs")
+    assert "pass 3\n" in report, report

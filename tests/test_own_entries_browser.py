@@ -177,3 +177,87 @@ def test_hostile_text_shows_as_text_and_a_100_mb_paste_is_refused_by_its_size(br
     )
     assert len(box.input_value()) < 1000
     context.close()
+
+
+STORE_KEY = "roofline.own.v1"
+#: A config.json nested 3,000 deep (6 kB): it overflowed JavaScript's stack inside json.loads and
+#: killed the calculators' Python, and the page kept it (issue 42, NC1).
+DEEP = '{"a":' + "[" * 3000 + "]" * 3000 + "}"
+
+
+def _kept(page) -> str:
+    return page.evaluate(f"localStorage.getItem('{STORE_KEY}') ?? ''")
+
+
+@pytest.mark.parametrize("kind", ["model", "gpu"])
+def test_a_deeply_nested_paste_gets_one_line_and_the_calculators_go_on(browser, site, kind: str) -> None:
+    context = browser.new_context()
+    page = context.new_page()
+    form = _ready(page, site.isolated, "kv-cache", "kv_budget")
+    select = form.locator(f".rf-field:has(> details[data-rf-own={kind}]) select")
+    default = select.input_value()
+    panel = form.locator(f"details[data-rf-own={kind}]")
+    panel.locator("summary").click()
+    panel.locator("textarea").evaluate(PASTE, DEEP)
+    error = panel.locator(".rf-own__error")
+    expect(error).to_contain_text("nested more than 64 deep", timeout=support.STEP_MS)
+    assert "\n" not in error.text_content()
+    assert select.input_value() == default and select.locator("optgroup").count() == 0
+    assert "[[[" not in _kept(page)
+    assert page.evaluate("document.documentElement.dataset.rfCalcBoots") == "1"  # the same Python goes on
+    if kind == "model":  # and reads the next paste
+        panel.locator("textarea").evaluate(PASTE, CONFIG)
+        expect(select.locator("option:checked")).to_have_text("Your model (Qwen3)", timeout=support.STEP_MS)
+        expect(form).to_have_attribute("data-state", "ready", timeout=support.STEP_MS)
+    context.close()
+
+
+#: Appended to kv_budget's module as the tests serve it: its view kills Pyodide (a JavaScript stack
+#: overflow, as the deep paste did) whenever the context is 4,096, whatever made Python die.
+DYING_VIEW = """
+
+_view = view
+
+
+def view(**params):
+    if params.get("context") == 4096:
+        import json
+
+        json.loads("[" * 100_000)
+    return _view(**params)
+"""
+
+
+def test_a_calculator_python_that_dies_is_replaced_and_keeps_nothing(browser, site) -> None:
+    context = browser.new_context()
+
+    def dying(route) -> None:
+        response = route.fetch()
+        route.fulfill(response=response, body=response.text() + DYING_VIEW)
+
+    context.route("**/kv-cache/calculators/kv_budget.py*", dying)
+    page = context.new_page()
+    form = _ready(page, site.isolated, "kv-cache", "kv_budget")
+    boots = page.locator("html")
+    expect(boots).to_have_attribute("data-rf-calc-boots", "1")
+    form.locator("input[name=context]").fill("4096")
+    expect(form).to_have_attribute("data-state", "failed", timeout=support.STEP_MS)
+    expect(form.locator(".rf-calc__note")).to_contain_text("Maximum call stack size exceeded")
+    # A fresh Python, which answers the next input.
+    expect(boots).to_have_attribute("data-rf-calc-boots", "2", timeout=support.STEP_MS)
+    form.locator("input[name=context]").fill("8192")
+    expect(form).to_have_attribute("data-state", "ready", timeout=support.BOOT_MS)
+    expect(form.locator(".rf-calc__note")).to_be_hidden()  # the failure was for other inputs
+    # A paste whose answer killed Python is not kept: it would kill it again from the menu next visit.
+    form.locator("input[name=context]").fill("4096")
+    expect(boots).to_have_attribute("data-rf-calc-boots", "3", timeout=support.STEP_MS)
+    panel = form.locator("details[data-rf-own=model]")
+    panel.locator("summary").click()
+    panel.locator("textarea").evaluate(PASTE, CONFIG)
+    expect(panel.locator(".rf-own__error")).to_contain_text("Python could not read this", timeout=support.STEP_MS)
+    expect(boots).to_have_attribute("data-rf-calc-boots", "4", timeout=support.STEP_MS)
+    assert form.locator("select[name=model] optgroup").count() == 0 and _kept(page) in ("", "{}")
+    form.locator("input[name=context]").fill("8192")
+    expect(form).to_have_attribute("data-state", "ready", timeout=support.BOOT_MS)
+    context.unroute_all(behavior="ignoreErrors")
+    context.close()

@@ -243,7 +243,7 @@ def test_bad_keys_are_named(change: dict, fragment: str, tmp_path: Path, capsys:
         ('{"a": 1, "a": 2}', "is not a usable config.json: the key 'a' appears twice"),
         ('{"hidden_size": NaN}', "is not a usable config.json: NaN is not a JSON number"),
         ('{"hidden_size": ' + "9" * 5000 + "}", "is not a usable config.json: Exceeds the limit (4300 digits)"),
-        ("[" * 100_000 + "]" * 100_000, "is not a config.json: nested too deeply"),
+        ("[" * 100_000 + "]" * 100_000, "is not a config.json: arrays or tables nested more than 64 deep"),
         ("", "is not JSON: Expecting value at line 1, column 1"),
     ],
 )

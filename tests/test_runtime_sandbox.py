@@ -219,10 +219,13 @@ def test_a_rule_between_fields_greys_the_results_and_marks_both(browser, site) -
         for name in names:
             expect(page.locator(f"#rf-serving-{name}")).to_have_attribute("aria-invalid", "true")
 
-    page.locator("#rf-serving-policy").select_option("chunked")
-    expect(form).to_have_attribute("data-state", "ready", timeout=STEP_MS)
+    # Under continuous batching (the default) no token budget applies: a max batch past it computes,
+    # as `roofline simulate --max-batch` does (issue 42, NW3); chunked prefill then refuses it.
     page.locator("#rf-serving-max_batch").fill("600")  # the default budget is 512
-    invalid("max_batch", "token_budget")
+    expect(form).to_have_attribute("data-rf-rendered", re.compile(r"(^|&)max_batch=600(&|$)"), timeout=STEP_MS)
+    expect(form).to_have_attribute("data-state", "ready")
+    page.locator("#rf-serving-policy").select_option("chunked")
+    invalid("max_batch", "token_budget", "policy")
     assert "Python could not compute" not in form.text_content()
     expect(page.locator("#rf-serving-max_batch-error")).to_contain_text("must be below the token budget")
     page.locator("#rf-serving-token_budget").fill("1024")  # fixed: the marks go, the numbers come back

@@ -124,18 +124,19 @@
     }
   }
 
-  // Printed output widens the pane without resizing it: re-measure once per frame after it
-  // changes, and again when a new block of lines is laid out (a block that content-visibility
-  // still skips has no width yet; the resize observer sees it take its real one).
+  // Printed output widens the pane without resizing it: re-measure once per frame after a block
+  // of lines comes or goes, and whenever a block's size changes (the resize observer watches each
+  // block: text added to a block's last line widens it, and a block that content-visibility still
+  // skips has no width yet until it is laid out). Only the pane's own children are watched, not
+  // its subtree: a record and an observed element per span (a run of one stream) cost a flood
+  // that switches between stdout and stderr seconds of main thread per frame.
   const printed = new MutationObserver((records) => {
     const panes = new Set();
     for (const record of records) {
-      panes.add(record.target.closest?.(OUTPUT) ?? record.target.parentElement?.closest(OUTPUT));
+      panes.add(record.target);
       for (const node of record.addedNodes) if (node.nodeType === Node.ELEMENT_NODE) observer.observe(node);
       for (const node of record.removedNodes) if (node.nodeType === Node.ELEMENT_NODE) observer.unobserve(node);
     }
-    panes.delete(null);
-    panes.delete(undefined);
     requestAnimationFrame(() => markAll(panes));
   });
 
@@ -154,7 +155,7 @@
     region.addEventListener("contentvisibilityautostatechange", (event) => event.skipped || mark(region));
     observer.observe(region);
     if (region.firstElementChild) observer.observe(region.firstElementChild);
-    if (region.matches(OUTPUT)) printed.observe(region, { childList: true, subtree: true, characterData: true });
+    if (region.matches(OUTPUT)) printed.observe(region, { childList: true });
   }
 
   const nearby = new IntersectionObserver((entries) => {

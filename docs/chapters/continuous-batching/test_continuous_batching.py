@@ -420,8 +420,17 @@ def test_crossed_fields_are_refused_by_the_forms_rules_naming_both() -> None:
     assert refused.value.fields == ("output_low", "output_high")
     assert "The shortest output ('from') must not be longer than the longest ('to')." in str(refused.value)
     with pytest.raises(InputError) as refused:
-        calculator.view(**dict(calculator.DEFAULTS, max_batch=512, token_budget=512))
-    assert refused.value.fields == ("max_batch", "token_budget")
+        calculator.view(**dict(calculator.DEFAULTS, policy="chunked", max_batch=512, token_budget=512))
+    assert refused.value.fields == ("max_batch", "token_budget", "policy")
+
+
+@pytest.mark.parametrize("policy", ["continuous", "static"])
+def test_the_token_budget_limits_the_max_batch_under_chunked_prefill_only(policy: str) -> None:
+    """Only chunked prefill has a budget; the other schedulers take a max batch past it, as
+    `roofline simulate --max-batch 1024` does (issue 42, NW3)."""
+    view = calculator.view(**dict(calculator.DEFAULTS, policy=policy, max_batch=1024, token_budget=512))
+    assert view["throughput"]
+    assert calculator.FORM.validate(dict(calculator.DEFAULTS, policy=policy, max_batch=600))["max_batch"] == 600
 
 
 def thrashing_inputs() -> dict:

@@ -188,14 +188,31 @@ def test_calculator_words_what_cannot_be_served() -> None:
         calculator.view(**{**calculator.DEFAULTS, "gpus": 0})
 
 
-def test_a_shared_prefix_as_long_as_the_context_is_refused_by_the_forms_rule() -> None:
+def test_a_shared_prefix_longer_than_the_context_is_refused_by_the_forms_rule() -> None:
     """The prefix is the first part of each user's context: the form's rule, not the view, refuses
-    one that leaves nothing of a user's own, naming both fields (the page marks both)."""
+    one longer than it, naming both fields (the page marks both)."""
     with pytest.raises(InputError) as refused:
-        calculator.view(**{**calculator.DEFAULTS, "prefix": 8192})
+        calculator.view(**{**calculator.DEFAULTS, "prefix": 8193})
     assert refused.value.fields == ("prefix", "context")
-    assert "must be shorter than each user's context" in str(refused.value)
+    assert "cannot be longer than each user's context" in str(refused.value)
     assert calculator.view(**{**calculator.DEFAULTS, "prefix": 8191})["fits"] is True
+
+
+def test_a_prefix_as_long_as_the_context_sets_no_limit_as_the_cli_says(capsys) -> None:
+    """Every cached token shared: no user holds a cache of its own, so memory limits no number of
+    users; `roofline estimate --shared-prefix` equal to `--context` says so too (issue 42)."""
+    answer = calculator.view(**{**calculator.DEFAULTS, "prefix": 8192})
+    assert answer["fits"] is True and answer["users"] == "no limit" and answer["max_users"] is None
+    assert answer["verdict"] == "No limit: every cached token is shared"
+    from roofline.cli import main
+
+    assert main(
+        ["estimate", "--gpu", "h100-sxm", "--model", "llama-3.1-8b", "--context", "8192", "--shared-prefix", "8192"]
+    ) in (0, None)
+    out = capsys.readouterr().out
+    assert "no limit (every cached token is shared)" in out
+    per_user = next(line for line in out.splitlines() if "decode, per user" in line)
+    assert per_user.split()[-2] == answer["per_user"]
 
 
 # ---- The stack output kind (sitegen/widgets.py) ---------------------------------------------

@@ -129,17 +129,21 @@ def test_the_built_page_shows_its_figures_self_check_and_interview_box(chapter) 
     assert f"fits only {users} users" in answers.split("Strong:")[1]
 
 
-def test_a_prefix_as_long_as_the_context_marks_both_fields_and_greys_the_results(chapter) -> None:
-    """The form's rule (prefix below context), declared once in Python, checked in the page."""
+def test_a_prefix_longer_than_the_context_marks_both_fields_and_greys_the_results(chapter) -> None:
+    """The form's rule (prefix at most the context), declared once in Python, checked in the page;
+    a prefix as long as the context is accepted, as the command line accepts it."""
     params = dict(calculator_view.DEFAULTS)
     set_inputs(form(chapter), params)
     wait_for_render(form(chapter), params)
     set_inputs(form(chapter), {"prefix": params["context"]})
+    wait_for_render(form(chapter), dict(params, prefix=params["context"]))
+    expect(form(chapter).locator("[data-rf-out=users]")).to_have_text("no limit")
+    set_inputs(form(chapter), {"prefix": params["context"] + 1})
     expect(form(chapter)).to_have_attribute("data-state", "invalid")
     for name in ("prefix", "context"):
         expect(form(chapter).locator(f"[name={name}]")).to_have_attribute("aria-invalid", "true")
     expect(form(chapter).locator("#rf-kv_budget-prefix-error")).to_contain_text(
-        "must be shorter than each user's context"
+        "cannot be longer than each user's context"
     )
     expect(form(chapter)).to_have_class(re.compile(r"\brf-calc--stale\b"))
     set_inputs(form(chapter), {"prefix": 2000})

@@ -158,3 +158,29 @@ def allreduce_time(rows: list[dict[str, Any]], marks: list[dict[str, Any]], orde
         "One all-reduce on eight GPUs: a latency floor, then the bytes",
         ["Small messages cost the fixed latency whatever the link; large ones the bytes over it."],
     )
+
+
+def sensitivity(rows: list[dict[str, Any]], rules: list[dict[str, Any]], title: str, subtitle: str) -> dict[str, Any]:
+    """Tokens/s of two splits against the base latency (one line each), with labelled vertical rules."""
+    lines = (
+        alt.Chart(alt.Data(values=rows))
+        .mark_line()
+        .encode(
+            x=alt.X("base_us:Q", title="NCCL's base latency, µs (the rest of the 8-GPU measurement is steps)"),
+            y=alt.Y("tokens_per_s:Q", title="tokens/s for one user", scale=alt.Scale(zero=False)),
+            color=alt.Color("split:N", title=None, sort=["TP4", "TP8"]),
+            tooltip=["split:N", "base_us:Q", "tokens_per_s:Q"],
+        )
+    )
+    marks = alt.Chart(alt.Data(values=rules)).encode(x="base_us:Q", tooltip=["what:N", "base_us:Q"])
+    return figure_spec(
+        alt.layer(
+            lines,
+            marks.mark_rule(strokeDash=[4, 3], color="#888888"),
+            marks.mark_text(align="left", dx=3, dy=-6, angle=270, baseline="bottom").encode(
+                text="what:N", y=alt.value(0)
+            ),
+        ),
+        title,
+        [subtitle],
+    )

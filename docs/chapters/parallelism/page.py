@@ -22,12 +22,17 @@ from roofline.calibration import cost_model
 from roofline.deployment import Split, best_tp_degree, deploy, pipeline_decode
 from roofline.measured import Measurement, compare, load_measurements
 from roofline.parallelism import (
+    crossover,
     latency_optimal_degree,
     pipeline_bubble_fraction,
+    ring_allreduce_latency_s,
+    ring_step_for_base_s,
     stage_layers,
+    tp_pp_splits,
     usable_tp_degrees,
 )
 from roofline.performance import allreduce_bytes, allreduces_per_pass, kv_copies
+from roofline.specs import allreduce_bytes_factor
 from sitegen import escape
 from sitegen.context import Context
 from sitegen.page import PageContent
@@ -37,8 +42,9 @@ from sitegen.values import percent
 from . import charts
 
 GPU = "h100-sxm"
-#: The chapter's running example: a 70B model in fp8 on H100s.
-MODEL, PRECISION = "llama-3.1-70b", "fp8"
+#: The chapter's running example: a 70B model in fp8 on H100s, its KV cache in bf16: the deployment the
+#: quantization chapter counts users for, so both chapters give one user count (issue 35, M2).
+MODEL, PRECISION, KV_PRECISION = "llama-3.1-70b", "fp8", "bf16"
 #: Capacity: a model that needs several GPUs just to hold its weights.
 CAP_MODEL, CAP_PRECISION = "llama-3.1-405b", "bf16"
 #: KV room: users that fit at this context on 1, 2, 4 and 8 GPUs.
@@ -55,12 +61,23 @@ LATENCY_GPUS = (2, 4, 8)
 #: gpt-fast's sweep: its GPU, model and the TP degrees it ran.
 GF_GPU, GF_MODEL, GF_DEGREES = "a100-80gb", "llama-3.1-8b", (1, 2, 4, 8)
 GF_PREFIX = "gptfast-llama-3.1-8b-bf16-"
+#: The links table's columns, less its last (the all-reduces a step, counted per model).
+LINK_COLUMNS = ["Link", "GB/s each way", "Algorithm: bytes a GPU moves", "Latency on 8", "One all-reduce"]
 #: Pipeline pictures: stages and micro-batches.
 PP_STAGES = 4
 PP_MICRO = (1, 4, 32)
 #: NVIDIA's comparison: 405B in fp8 on 8 H200s, TP8 against PP8.
 NV_GPU, NV_MODEL, NV_GPUS, NV_MICRO, NV_CONTEXT = "h200", "llama-3.1-405b", 8, 8, 1024
 NV_BATCHES = (1, 4, 16, 64, 256, 512, 1024, 2048)
+#: Interview depth: ways to use eight GPUs for the running model, (label, GPUs a replica, split, replicas).
+LAYOUTS = (
+    ("1 × TP8", 8, Split(8, 1), 1),
+    ("2 × TP4 replicas", 4, Split(4, 1), 2),
+    ("4 × TP2 replicas", 2, Split(2, 1), 4),
+    ("TP4 × PP2", 8, Split(4, 2, 2), 1),
+    ("PP8", 8, Split(1, 8, 8), 1),
+)
+LAYOUT_CONTEXT = 4096
 #: Self-check 4: a pipeline of the running model on H100s.
 Q4_STAGES, Q4_MICRO, Q4_CONTEXT = 4, 4, 1024
 
@@ -73,6 +90,11 @@ class Cited:
     source: str
 
 
+#: NCCL's cost model prices a ring all-reduce on NVLink with the LL protocol at baseLat 3.6 us plus
+#: hwLat 0.47 us a step (src/graph/tuning.cc at commit 01afd20): the base its own authors assume.
+NCCL_TUNING_BASE_S = 3.6e-6
+NCCL_TUNING_SOURCE = "https://github.com/NVIDIA/nccl/blob/01afd20a77b5804e0ecf1042509dd9d20ebf9e93/src/graph/tuning.cc"
+
 CITED = {
     # Llama 2 7B chat on two V100s with NVLink: 29 tokens/s on one GPU, 17 with tensor parallelism.
     "v100_one": Cited(29, "https://github.com/pytorch-labs/gpt-fast/issues/111"),
@@ -83,6 +105,17 @@ CITED = {
 #: one-shot kernel on H100s (sglang PR 2904), at these GPU counts.
 RING_GPU, ONESHOT_GPU, ONESHOT = "a100-80gb", "h100-sxm", "custom_oneshot"
 QUOTED_GPUS = (2, 8)
+
+
+def _largest(fits) -> int:
+    """The largest batch for which ``fits(batch)`` holds (doubling, then halving the gap); 0 if none."""
+    low, high = 0, 1
+    while fits(high):
+        low, high = high, high * 2
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (middle, high) if fits(middle) else (low, middle)
+    return low
 
 
 def run_label(m: Measurement, specs) -> str:
@@ -118,6 +151,7 @@ def build(ctx: Context) -> PageContent:
     put("gpu_name", escape.text(gpu.name))
     put("model_name", escape.text(model.name))
     put("precision", PRECISION)
+    put("kv_precision", KV_PRECISION)
 
     # gpt-fast's TP sweep: measured, and the model's ceiling and expected figure.
     gf_gpu, gf_model = specs.gpu(GF_GPU), specs.model(GF_MODEL)
@@ -173,9 +207,28 @@ def build(ctx: Context) -> PageContent:
     cap_bytes = math.ceil(cap_weights / Hardware(gpu).usable_memory_bytes)
     put("cap_min_gpus", str(cap_fit))
     put("cap_bytes_gpus", str(cap_bytes))
+    # Under pipeline stages (alone, or on tensor-parallel groups) the heads do not constrain the
+    # GPU count: the fewest GPUs whose best layout holds the weights and one user's cache.
+    cap_one = Workload(cap, CAP_PRECISION, CAP_PRECISION, 1, 1)
+
+    def fewest(layouts) -> tuple[int, Split] | None:
+        for g in range(1, cap_fit + 1):
+            for tp, pp in tp_pp_splits(g, cap):
+                split = Split(tp, pp)
+                if layouts(split) and tp <= link.domain_gpus and deploy(Hardware(gpu, g), cap_one, split).fits:
+                    return g, split
+        return None
+
+    pp_only = fewest(lambda split: split.tp == 1)
+    mixed = fewest(lambda split: split.tp > 1 and split.pp > 1)
+    assert pp_only is not None and mixed is not None, "405B must fit under PP and TP x PP within the TP count"
+    put("cap_pp_gpus", str(pp_only[0]))
+    put("cap_mixed_gpus", str(mixed[0]))
+    put("cap_mixed_tp", str(mixed[1].tp))
+    put("cap_mixed_pp", str(mixed[1].pp))
 
     # Why split: KV room grows faster than the GPUs.
-    room_work = Workload(model, PRECISION, PRECISION, 1, ROOM_CONTEXT)
+    room_work = Workload(model, PRECISION, KV_PRECISION, 1, ROOM_CONTEXT)
     users = {g: memory_use(Hardware(gpu, g), room_work).max_batch or 0 for g in ROOM_GPUS}
     one = memory_use(Hardware(gpu, 1), room_work)
     put("room_context", f"{ROOM_CONTEXT:,}")
@@ -189,11 +242,12 @@ def build(ctx: Context) -> PageContent:
         "par-kv-room",
         charts.kv_room(
             [{"gpus": g, "users": users[g], "linear": g * users[1]} for g in ROOM_GPUS],
-            escape.text(model.name) + f" in {PRECISION}",
+            escape.text(model.name) + f" in {PRECISION}, {KV_PRECISION} KV cache",
             escape.text(gpu.name),
             f"{ROOM_CONTEXT:,}",
         ),
-        f"Users of {escape.text(model.name)} in {PRECISION} that fit at {ROOM_CONTEXT:,} tokens each, on 1 to 8"
+        f"Users of {escape.text(model.name)} in {PRECISION} with a {KV_PRECISION} KV cache that fit at"
+        f" {ROOM_CONTEXT:,} tokens each, on 1 to 8"
         f" {escape.text(gpu.name)}s, against the GPU count times one GPU's users. Memory as the driver reports"
         " it, less a workspace, 95% of what the weights leave for the cache.",
     )
@@ -270,7 +324,7 @@ def build(ctx: Context) -> PageContent:
     put("tiny_ratio", f"{nccl / bytes_s:,.0f}")
     put("tiny_nccl_ms", fmt.milliseconds(count * nccl))
     put("tiny_ceiling_ms", fmt.milliseconds(count * best8.at(8)))
-    step8 = decode_step(eight, Workload(model, PRECISION, PRECISION, 1, 0))
+    step8 = decode_step(eight, Workload(model, PRECISION, KV_PRECISION, 1, 0))
     put("tiny_weights_ms", fmt.milliseconds(max(step8.memory_s, step8.compute_s)))
     ring_link, oneshot_link = specs.gpu(RING_GPU).interconnect, specs.gpu(ONESHOT_GPU).interconnect
     assert ring_link is not None and oneshot_link is not None
@@ -278,14 +332,15 @@ def build(ctx: Context) -> PageContent:
         put(f"ring_{g}_us", us(ring_link.latency(NCCL, g)))
         put(f"oneshot_{g}_us", us(oneshot_link.latency(ONESHOT, g)))
 
-    # Where TP stops scaling: T(G) = T_w / G + 2L * alpha(G), alpha(G) = 2 (G - 1) * hop, the package's
-    # NCCL preset (a ring measured once at ring_gpus GPUs, grown by (G - 1)).
+    # Where TP stops scaling: T(G) = T_w / G + 2L * alpha(G), alpha(G) = base + 2 (G - 1) * step, the
+    # package's NCCL preset (roofline.specs.AllReduceLatency, NCCL's own cost-model shape). The constant
+    # base drops out of G*, but not out of "four against eight": that is shown as a sensitivity.
     best_model = specs.model(BEST_MODEL)
     best_work = Workload(best_model, "bf16", "bf16", 1, 0)
     one_gpu = decode_step(Hardware(gpu, 1), best_work)
     ring_preset = link.preset(NCCL)
-    assert ring_preset.ring_s is not None and ring_preset.ring_gpus is not None, f"{NCCL} must be a ring preset"
-    hop = ring_preset.ring_s / (2 * (ring_preset.ring_gpus - 1))
+    assert ring_preset.base_s is not None and ring_preset.step_s is not None, f"{NCCL} must be a fitted ring"
+    hop = ring_preset.step_s
     gstar = latency_optimal_degree(one_gpu.seconds, best_model.layers, hop)
     best_degrees = usable_tp_degrees(best_model, limit=8)
 
@@ -293,22 +348,68 @@ def build(ctx: Context) -> PageContent:
         return decode_step(Hardware(gpu, g, allreduce_preset=NCCL), best_work).seconds
 
     ring = {g: ring_step(g) for g in best_degrees}
-    ring_best = min(ring, key=ring.get)
     put("best_model_name", escape.text(best_model.name))
     put("best_layers", str(best_model.layers))
     put("best_hop_us", f"{hop * 1e6:.2f}")
+    put("best_base_us", f"{ring_preset.base_s * 1e6:.2f}")
     put("best_tw_ms", fmt.milliseconds(one_gpu.seconds))
     put("best_gstar", f"{gstar:.1f}")
-    put("best_ring_degree", str(ring_best))
-    put("best_ring_tps", fmt.rate(1 / ring[ring_best]))
+    put("best_ring_tps4", fmt.rate(1 / ring[4]))
     put("best_ring_tps8", fmt.rate(1 / ring[8]))
+    put("best_ring_gap", percent(abs(ring[4] / ring[8] - 1)))
+    for g in (2, 4):
+        put(f"nccl_{g}_us", us(link.latency(NCCL, g)))
+
+    # The sensitivity: the 19.19 us measured on eight split into a base and 2(G - 1) steps of
+    # (measured - base) / 14. TP4 and TP8 at each base; X, where they tie.
+    measured8 = ring_preset.measured_s[8]
+
+    def split_step(g: int, base: float) -> float:
+        latency = ring_allreduce_latency_s(base, ring_step_for_base_s(measured8, 8, base), g)
+        return decode_step(Hardware(gpu, g, allreduce_latency_s=latency), best_work).seconds
+
+    tie = crossover(lambda base: split_step(4, base) - split_step(8, base), 0.0, measured8)
+    assert tie is not None, "TP4 against TP8 must turn within the measured latency"
+    tuning_base = NCCL_TUNING_BASE_S
+    put("sens_measured_us", us(measured8))
+    put("sens_x_us", f"{tie * 1e6:.1f}")
+    put("sens_tp4_at0", fmt.rate(1 / split_step(4, 0.0)))
+    put("sens_tp8", fmt.rate(1 / split_step(8, 0.0)))
+    put("sens_tuning_base_us", f"{tuning_base * 1e6:.1f}")
+    put("sens_tuning_winner", "eight" if split_step(8, tuning_base) < split_step(4, tuning_base) else "four")
+    put("sens_fit_winner", "eight" if split_step(8, ring_preset.base_s) < split_step(4, ring_preset.base_s) else "four")
+    put("sens_lower", "four" if split_step(4, 0.0) < split_step(8, 0.0) else "eight")
+    bases = [measured8 * k / 40 for k in range(41)]
+    sens_rows = [
+        {"base_us": round(base * 1e6, 3), "split": f"TP{g}", "tokens_per_s": round(1 / split_step(g, base), 1)}
+        for base in bases
+        for g in (4, 8)
+    ]
+    content.figure(
+        "par-tp-sensitivity",
+        charts.sensitivity(
+            sens_rows,
+            [
+                {"what": "TP4 = TP8", "base_us": round(tie * 1e6, 2)},
+                {"what": "NCCL's cost-model base", "base_us": round(tuning_base * 1e6, 2)},
+                {"what": "A100 fit's base", "base_us": round(ring_preset.base_s * 1e6, 2)},
+            ],
+            f"TP4 against TP8 as NCCL's fixed latency grows, {escape.text(best_model.name)} on"
+            f" {escape.text(gpu.name)}s",
+            f"One user, bf16; every all-reduce {us(measured8)} µs on eight GPUs, split into a base and 2(G − 1) steps.",
+        ),
+        f"One user's tokens/s of {escape.text(best_model.name)} on four and on eight {escape.text(gpu.name)}s at"
+        f" the ceiling's reads, every all-reduce priced as NCCL's ring, base + step × 2(G − 1), the step chosen"
+        f" so that eight GPUs pay the {us(measured8)} µs measured there. Four GPUs pay base + 6 steps, so the"
+        f" larger the base, the closer their latency comes to eight's. Rules: where the two tie"
+        f" ({tie * 1e6:.1f} µs), NCCL's own cost-model base ({tuning_base * 1e6:.1f} µs) and the base fitted"
+        f" to the A100 ring ({ring_preset.base_s * 1e6:.2f} µs).",
+    )
+    put("q3_hops4", str(2 * (4 - 1)))
+    put("q3_a4", us(link.latency(NCCL, 4)))
+    put("q3_zero_a4", us(ring_allreduce_latency_s(0.0, ring_step_for_base_s(measured8, 8, 0.0), 4)))
     for g in (4, 8):
-        put(f"q3_hops{g}", str(2 * (g - 1)))
-        step = decode_step(Hardware(gpu, g, allreduce_preset=NCCL), best_work)
-        put(f"q3_w{g}", fmt.milliseconds(max(step.memory_s, step.compute_s)))
-        put(f"q3_a{g}", us(link.latency(NCCL, g)))
-        put(f"q3_c{g}", fmt.milliseconds(step.communication_s))
-        put(f"q3_t{g}", fmt.milliseconds(step.seconds))
+        put(f"q3_t{g}", fmt.milliseconds(decode_step(Hardware(gpu, g, allreduce_preset=NCCL), best_work).seconds))
     put("best_ceiling_degree", str(best_tp_degree(Hardware(gpu, 8), best_work)))
     put("best_nccl_degree", str(best_tp_degree(Hardware(gpu, 8, allreduce_preset=NCCL), best_work)))
     put("best_fixed_degree", str(best_tp_degree(Hardware(gpu, 8, allreduce_latency_s=nccl), best_work)))
@@ -352,19 +453,51 @@ def build(ctx: Context) -> PageContent:
     put("link_batch", str(MSG_BATCH))
     put("link_msg", fmt.bytes_size(allreduce_bytes(model, MSG_BATCH)))
     l40s = specs.gpu("l40s")
+    l40s_link = l40s.interconnect
+    assert l40s_link is not None
     wires = [
         (f"{escape.text(link.scale_up)}", link.link_bytes_per_s),
         ("PCIe Gen5 x16 (the H100's host link)", gpu.host_link_bytes_per_s),
         ("PCIe Gen4 x16 (the L40S's host link)", l40s.host_link_bytes_per_s),
         ("InfiniBand (one 400 Gb/s NIC per GPU)", link.scale_out_bytes_per_s),
     ]
+    # Each row charges one algorithm that runs on that link, with that algorithm's bytes
+    # (roofline.specs.allreduce_bytes_factor) and a latency measured for it on such a link.
+    oneshot8, pcie_ring = link.preset(ONESHOT), l40s_link.preset(NCCL)
+    link_rows_spec = [
+        (wires[0], "one-shot", "one_shot", oneshot8.at(8), "SGLang's kernel, measured on 8 H100s"),
+        (wires[0], "ring", "ring", link.latency(NCCL, 8), "NCCL, measured on 8 H100s"),
+        (wires[1], "ring", "ring", pcie_ring.at(8), "NCCL, measured on 8 PCIe Gen4 GPUs"),
+        (wires[2], "ring", "ring", pcie_ring.at(8), "NCCL, measured on 8 PCIe Gen4 GPUs"),
+        (wires[3], "ring", "ring", link.latency(NCCL, 8), "NCCL within a node, a floor across nodes"),
+    ]
     link_table = []
-    for name, wire in wires:
+    message = allreduce_bytes(model, MSG_BATCH)
+    for (name, wire), label, algorithm, latency, whence in link_rows_spec:
         assert wire is not None
-        over = replace(gpu, interconnect=replace(link, link_bytes_per_s=wire))
-        hw = Hardware(over, 8)
-        one_ar = hw.allreduce_s(allreduce_bytes(model, MSG_BATCH))
-        link_table.append((name, f"{wire / 1e9:,.0f}", f"{one_ar * 1e6:,.0f} µs", fmt.milliseconds(count * one_ar)))
+        one_ar = latency + allreduce_bytes_factor(algorithm, 8) * message / wire
+        factor = "7 × S" if algorithm == "one_shot" else "2(G − 1)/G × S"
+        link_table.append(
+            (
+                name,
+                f"{wire / 1e9:,.0f}",
+                f"{label}: {factor}",
+                f"{fmt.microseconds(latency)} ({whence})",
+                f"{one_ar * 1e6:,.0f} µs",
+                fmt.milliseconds(count * one_ar),
+            )
+        )
+    oneshot_ar = oneshot8.at(8) + allreduce_bytes_factor("one_shot", 8) * message / link.link_bytes_per_s
+    ring_ar = link.latency(NCCL, 8) + allreduce_bytes_factor("ring", 8) * message / link.link_bytes_per_s
+    put("link_oneshot_us", f"{oneshot_ar * 1e6:,.0f}")
+    put("link_ring_us", f"{ring_ar * 1e6:,.0f}")
+    put("link_pcie_lat_us", us(pcie_ring.at(8)))
+    # Where a one-shot stops paying: latency_1 + 7 S / W = latency_ring + 1.75 S / W on eight GPUs.
+    cross_bytes = (link.latency(NCCL, 8) - oneshot8.at(8)) / (
+        (allreduce_bytes_factor("one_shot", 8) - allreduce_bytes_factor("ring", 8)) / link.link_bytes_per_s
+    )
+    put("algo_cross", fmt.bytes_size(cross_bytes))
+    put("algo_cross_users", f"{cross_bytes / allreduce_bytes(model, 1):,.0f}")
     # Figure: one all-reduce's time against its message, per link, at the ceiling's latency.
     sizes = [2**k for k in range(10, 31)]
     time_rows, link_names = [], []
@@ -389,7 +522,11 @@ def build(ctx: Context) -> PageContent:
     )
     content.table(
         "links",
-        markdown_table(("Link", "GB/s each way", "One all-reduce", f"{count} a step"), link_table, right={1, 2, 3}),
+        markdown_table(
+            (*LINK_COLUMNS, f"{count} a step"),
+            link_table,
+            right={1, 4, 5},
+        ),
     )
     put("link_pcie5_gbps", f"{gpu.host_link_bytes_per_s / 1e9:,.0f}")
     put("link_pcie4_gbps", f"{l40s.host_link_bytes_per_s / 1e9:,.0f}")
@@ -548,9 +685,51 @@ def build(ctx: Context) -> PageContent:
     put("stack_worst_comm", percent(worst["all-reduces"] / total))
     put("stack_runs", str(len(stack_rows)))
 
+    # Interview depth: eight GPUs as one TP8 group, data-parallel replicas of smaller groups, or a
+    # pipeline, for the running model at LAYOUT_CONTEXT tokens: each layout filled to the most users
+    # its memory holds (every replica alike), and one user's speed.
+    layout_rows, totals, singles = [], {}, {}
+    for name, gpus, split, replicas in LAYOUTS:
+        hw = Hardware(gpu, gpus)
+
+        def fits(batch: int, hw=hw, split=split) -> bool:
+            work = Workload(model, PRECISION, KV_PRECISION, batch, LAYOUT_CONTEXT)
+            return deploy(hw, work, split).fits
+
+        most = _largest(fits)
+        full = deploy(hw, Workload(model, PRECISION, KV_PRECISION, most, LAYOUT_CONTEXT), split)
+        one = deploy(hw, Workload(model, PRECISION, KV_PRECISION, 1, LAYOUT_CONTEXT), split)
+        totals[name] = replicas * full.step.tokens_per_s_total
+        singles[name] = one.step.tokens_per_s_per_user
+        layout_rows.append(
+            (
+                name,
+                f"{replicas * most:,}",
+                fmt.rate(full.step.tokens_per_s_per_user),
+                fmt.rate(totals[name]),
+                fmt.rate(singles[name]),
+            )
+        )
+    content.table(
+        "par-layouts",
+        markdown_table(
+            ("Eight GPUs as", "Users that fit", "tokens/s per user, full", "tokens/s, all users", "tokens/s, one user"),
+            layout_rows,
+            right={1, 2, 3, 4},
+        ),
+    )
+    ranked_total = sorted(totals, key=totals.get, reverse=True)
+    put("layout_context", f"{LAYOUT_CONTEXT:,}")
+    put("layout_best_total", ranked_total[0])
+    put("layout_second_total", ranked_total[1])
+    put("layout_total_gap", f"{totals[ranked_total[0]] / totals[ranked_total[1]] - 1:.1%}")
+    put("layout_best_single", max(singles, key=singles.get))
+    put("layout_worst_total", ranked_total[-1])
+    put("layout_worst_share", percent(totals[ranked_total[-1]] / totals[ranked_total[0]]))
+
     # Self-check 4: a pipeline of the running model, one user.
     q4_hw = Hardware(gpu, Q4_STAGES)
-    q4_work = Workload(model, PRECISION, PRECISION, 1, Q4_CONTEXT)
+    q4_work = Workload(model, PRECISION, KV_PRECISION, 1, Q4_CONTEXT)
     q4_step = pipeline_decode(q4_hw, q4_work, Split(1, Q4_STAGES, Q4_MICRO))
     put("q4_stages", str(Q4_STAGES))
     put("q4_micro", str(Q4_MICRO))

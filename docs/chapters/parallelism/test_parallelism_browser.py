@@ -97,8 +97,10 @@ def test_the_built_page_shows_its_figures_self_check_and_interview_box(chapter) 
     assert "{{" not in text and "}}" not in text
     captions = [text.strip() for text in chapter.locator("figure figcaption").all_text_contents()]
     assert [caption[:11] for caption in captions if caption.startswith("Figure")] == [
-        f"Figure ({letter})." for letter in "abcdef"
+        f"Figure ({letter})."
+        for letter in "abcdefg"  # (c): TP4 against TP8 over the base latency (issue 35)
     ]
+    assert "TP8 wins if the base latency is above" in " ".join(chapter.locator("article").text_content().split())
     questions = chapter.locator("details.question")
     assert questions.count() >= 4
     assert all(not questions.nth(i).evaluate("(details) => details.open") for i in range(questions.count()))

@@ -85,7 +85,8 @@ def test_the_heads_not_the_bytes_set_the_fewest_gpus(values) -> None:
 
 def test_kv_room_grows_faster_than_the_gpu_count(values) -> None:
     gpu, model = SPECS.gpu(chapter.GPU), SPECS.model(chapter.MODEL)
-    work = Workload(model, chapter.PRECISION, chapter.PRECISION, 1, chapter.ROOM_CONTEXT)
+    work = Workload(model, chapter.PRECISION, chapter.KV_PRECISION, 1, chapter.ROOM_CONTEXT)
+    assert chapter.KV_PRECISION == values["kv_precision"] == "bf16"  # stated beside the count (issue 35, M2)
     users = {g: memory_use(Hardware(gpu, g), work).max_batch for g in chapter.ROOM_GPUS}
     assert values["room_users_1"] == f"{users[1]:,}" and values["room_users_2"] == f"{users[2]:,}"
     assert users[2] > 2 * users[1] and users[8] > 8 * users[1]  # "far more than twice"
@@ -124,25 +125,82 @@ def test_links_cost_the_latency_for_one_user_and_the_bytes_for_a_prefill(content
         assert prefill_us > 10 * latency
 
 
-def test_under_a_ring_latency_four_gpus_beat_eight_and_the_formula_agrees(values) -> None:
-    """G* from parallelism.latency_optimal_degree lies between the two usable degrees around the
-    fastest one, and the self-check's 'TP8 slower than TP4' holds, on the package's NCCL preset."""
+def test_four_against_eight_is_a_sensitivity_on_the_base_latency(values) -> None:
+    """Issue 35 (H1): G* uses the fitted per-step latency (the base drops out); TP4 against TP8 turns
+    on how the 8-GPU measurement divides between base and steps, and the page states where."""
     gpu, model = SPECS.gpu(chapter.GPU), SPECS.model(chapter.BEST_MODEL)
     work = Workload(model, "bf16", "bf16", 1, 0)
-    hop = gpu.interconnect.latency("nccl", 8) / 14
-    for g in (2, 4, 8):  # the preset is NCCL's ring: 2(G - 1) hops
-        assert gpu.interconnect.latency("nccl", g) == pytest.approx(2 * (g - 1) * hop)
+    preset = gpu.interconnect.preset("nccl")
+    for g in (2, 4):  # the preset is NCCL's ring: a base plus 2(G - 1) steps
+        assert gpu.interconnect.latency("nccl", g) == pytest.approx(preset.base_s + 2 * (g - 1) * preset.step_s)
     steps = {g: decode_step(Hardware(gpu, g, allreduce_preset="nccl"), work).seconds for g in (1, 2, 4, 8)}
-    best = min(steps, key=steps.get)
-    assert values["best_ring_degree"] == str(best) == "4"
-    gstar = latency_optimal_degree(steps[1], model.layers, hop)
-    assert 4 < gstar < 8 and values["best_gstar"] == f"{gstar:.1f}"
-    assert steps[8] > steps[4]
-    # best_tp_degree: below 8 with NCCL's growing latency, 8 with it fixed or at the one-shot ceiling.
-    assert values["best_nccl_degree"] == "4"
+    gstar = latency_optimal_degree(steps[1], model.layers, preset.step_s)
+    assert values["best_gstar"] == f"{gstar:.1f}"
+    assert values["best_ring_tps4"] == fmt.rate(1 / steps[4]) and values["best_ring_tps8"] == fmt.rate(1 / steps[8])
+    measured = preset.measured_s[8]
+
+    def at(g: int, base: float) -> float:
+        latency = base + (measured - base) * (g - 1) / 7
+        return decode_step(Hardware(gpu, g, allreduce_latency_s=latency), work).seconds
+
+    x = float(values["sens_x_us"]) * 1e-6
+    assert at(4, x - 0.1e-6) < at(8, x - 0.1e-6) and at(8, x + 0.1e-6) < at(4, x + 0.1e-6)
+    assert values["sens_lower"] == "four" and values["sens_tp4_at0"] == fmt.rate(1 / at(4, 0.0))
+    assert values["sens_tuning_winner"] == ("eight" if at(8, 3.6e-6) < at(4, 3.6e-6) else "four")
+    assert values["sens_fit_winner"] == ("eight" if at(8, preset.base_s) < at(4, preset.base_s) else "four")
+    page = (FOLDER.folder / "index.md").read_text(encoding="utf-8")
+    assert "**TP8 wins if the base latency\nis above {{ n.sens_x_us }} µs; below it, TP4 does.**" in page
+    assert "{{ md.figure-par-tp-sensitivity }}" in page
+    assert "give the fastest token with NCCL's ring" not in page  # the old verdict
+    assert "why is tensor parallelism 8 slower than 4" not in page
+    assert "scales by \\((G-1)/7\\)" not in page
     assert values["best_fixed_degree"] == values["best_ceiling_degree"] == "8"
     expected = cost_model("expected", chapter.GPU, load_calibration())
     assert values["best_expected_degree"] == str(best_tp_degree(Hardware(gpu, 8, costs=expected), work))
+
+
+def test_the_sensitivity_figure_draws_tp4_and_tp8_over_the_base(content, values) -> None:
+    spec = next(f.spec for f in content.figures if f.name == "par-tp-sensitivity")
+    rows = spec["layer"][0]["data"]["values"]
+    assert {row["split"] for row in rows} == {"TP4", "TP8"}
+    bases = sorted({row["base_us"] for row in rows})
+    assert bases[0] == 0 and bases[-1] == pytest.approx(19.19)
+    rules = {rule["what"]: rule["base_us"] for rule in spec["layer"][1]["data"]["values"]}
+    assert f"{rules['TP4 = TP8']:.1f}" == values["sens_x_us"]
+
+
+def test_the_links_table_names_each_rows_algorithm_and_charges_its_bytes(content) -> None:
+    """Issue 35 (M9/L6): no row pairs a one-shot latency with ring bytes or PCIe with an NVSwitch kernel."""
+    from roofline.specs import allreduce_bytes_factor
+
+    table = content.tables["links"]
+    rows = [line.split(" | ") for line in table.splitlines()[2:]]
+    model = SPECS.model(chapter.MODEL)
+    message = allreduce_bytes(model, chapter.MSG_BATCH)
+    for row in rows:
+        wire = float(row[1]) * 1e9
+        algorithm = "one_shot" if row[2].startswith("one-shot") else "ring"
+        latency = float(row[3].split(" µs")[0]) * 1e-6
+        expected_us = (latency + allreduce_bytes_factor(algorithm, 8) * message / wire) * 1e6
+        assert row[4] == f"{expected_us:,.0f} µs"
+        if "PCIe" in row[0]:
+            assert algorithm == "ring" and "PCIe" in row[3]
+    assert sum(row[2].startswith("one-shot") for row in rows) == 1
+
+
+def test_the_capacity_claim_says_tp_alone_and_what_pipelines_need(values) -> None:
+    """Issue 35 (M8): 405B bf16 needs its GPU count under TP alone; PP and TP x PP need fewer."""
+    assert int(values["cap_pp_gpus"]) < int(values["cap_min_gpus"])
+    assert int(values["cap_mixed_gpus"]) == int(values["cap_mixed_tp"]) * int(values["cap_mixed_pp"])
+    assert int(values["cap_mixed_gpus"]) < int(values["cap_min_gpus"])
+    gpu, cap = SPECS.gpu(chapter.GPU), SPECS.model(chapter.CAP_MODEL)
+    work = Workload(cap, chapter.CAP_PRECISION, chapter.CAP_PRECISION, 1, 1)
+    mixed = Split(int(values["cap_mixed_tp"]), int(values["cap_mixed_pp"]))
+    assert deploy(Hardware(gpu, int(values["cap_mixed_gpus"])), work, mixed).fits
+    fewer = int(values["cap_pp_gpus"]) - 1
+    assert not deploy(Hardware(gpu, fewer), work, Split(1, fewer)).fits
+    page = (FOLDER.folder / "index.md").read_text(encoding="utf-8")
+    assert "under tensor parallelism alone the model needs **{{ n.cap_min_gpus }}" in page
 
 
 def test_tp_against_pp_explains_both_of_nvidias_directions(values) -> None:
@@ -349,6 +407,40 @@ def test_the_calculators_pipeline_and_best_split() -> None:
     assert answer["best"].startswith("TP4")
 
 
-def test_the_run_cell_finds_four_gpus_fastest_under_the_ring() -> None:
+def test_the_run_cell_finds_eight_gpus_fastest_under_nccls_fitted_ring() -> None:
     out = subprocess.run([sys.executable, str(PROGRAM)], capture_output=True, text=True, check=True).stdout
-    assert "fastest here: 4 GPUs" in out
+    assert "fastest here: 8 GPUs" in out  # NCCL's fitted base makes eight the faster (issue 35)
+
+
+def test_one_70b_fp8_deployment_gives_one_user_count_in_both_chapters(values) -> None:
+    """Issue 35 (M2): the quantization chapter's and this chapter's 70B in fp8 on one H100 at 8,192
+    tokens are the same deployment, so their page generators give the same user count, and both
+    pages print the KV cache's precision beside it (an fp8 cache silently doubled it before)."""
+    quantization = find(ROOT, "quantization")
+    other = quantization.module().build(load_context(ROOT)).values
+    assert other["cap_context"] == values["room_context"] and other["cap_kv_precision"] == values["kv_precision"]
+    assert other["cap_h100_fp8"] == values["room_users_1"]
+    text = (quantization.folder / "index.md").read_text(encoding="utf-8")
+    assert "and a {{ n.cap_kv_precision }} cache {{ n.cap_h100_fp8 }} users fit" in text
+    ours = (FOLDER.folder / "index.md").read_text(encoding="utf-8")
+    assert "With its KV cache in {{ n.kv_precision }},\nthat leaves room for **{{ n.room_users_1 }} users**" in ours
+
+
+def test_eight_gpus_as_one_group_replicas_or_a_pipeline(content, values) -> None:
+    """The interview table: each layout's users and tokens/s are the package's, and the sentence's
+    ranking holds on them (TP vs PP vs data-parallel replicas for a throughput target)."""
+    gpu, model = SPECS.gpu(chapter.GPU), SPECS.model(chapter.MODEL)
+    rows = {
+        line.split(" | ")[0].strip("| "): line.split(" | ") for line in content.tables["par-layouts"].splitlines()[2:]
+    }
+    totals = {}
+    for name, gpus, split, replicas in chapter.LAYOUTS:
+        users = int(rows[name][1].replace(",", "")) // replicas
+        work = Workload(model, chapter.PRECISION, chapter.KV_PRECISION, users, chapter.LAYOUT_CONTEXT)
+        full = deploy(Hardware(gpu, gpus), work, split)
+        assert full.fits and not deploy(Hardware(gpu, gpus), replace(work, batch=users + 1), split).fits
+        totals[name] = replicas * full.step.tokens_per_s_total
+        assert rows[name][3] == fmt.rate(totals[name])
+    assert values["layout_best_total"] == max(totals, key=totals.get)
+    assert values["layout_worst_total"] == min(totals, key=totals.get)
+    assert values["layout_best_single"] == "1 × TP8"

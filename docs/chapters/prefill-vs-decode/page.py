@@ -29,7 +29,8 @@ from roofline import formatting as fmt
 from roofline.architecture import active_parameters, lookup_only_parameters, prefill_attention_flops, prefill_flops
 from roofline.kvcache import no_crossover_from
 from roofline.measured import Comparison, compare_all, load_measurements, ratio_range_by_kind, well_tuned_decode_range
-from roofline.precisions import value_bytes
+from roofline.precisions import number_format, value_bytes
+from roofline.quantization import critical_batch_for
 from roofline.rule import rule_weight_bytes
 from roofline.sweep import decode_prefill_rows, decode_prefill_table, gpus_to_fit
 from sitegen import escape
@@ -213,6 +214,10 @@ def compute_values(ctx: Context, content: PageContent) -> None:
     # The crossover: the rule, and how a cache moves and then removes it.
     put("crossover_bf16", fmt.users(simple_crossover_batch(one, "bf16")))
     put("crossover_int4_weights", fmt.users(simple_crossover_batch(one, "int4")))
+    # The same crossover with the format's block scales counted, as chapter 4 counts them.
+    put("int4_bytes_per_weight", f"{number_format('int4').bytes_per_weight:.4g}")
+    put("crossover_int4_scaled", fmt.users(critical_batch_for(one, "int4")))
+    put("crossover_int4_awq", fmt.users(critical_batch_for(one, "int4-awq")))
     for letter, context in zip("ab", CROSSOVER_CONTEXTS, strict=True):
         put(f"crossover_context_{letter}", whole(context))
         put(f"crossover_users_{letter}", fmt.users(crossover_batch(one, Workload(small, context=context))))
@@ -417,7 +422,8 @@ def _self_check(ctx: Context, focus: Focus, put: Callable[[str, str], None], at:
 
     large = focus.large
     int4 = at(large.id, precision="int4")
-    put("quiz_large_int4_weights", fmt.gigabytes(rule_weight_bytes(int4.workload)))
+    put("quiz_large_int4_weights", fmt.gigabytes(int4.memory.weights_bytes))
+    put("quiz_large_int4_rule_weights", fmt.gigabytes(rule_weight_bytes(int4.workload)))
     put("quiz_large_int4_decode", fmt.rate(int4.rule.decode_tokens_per_s_per_user))
     put("quiz_large_int4_ceiling", fmt.rate(int4.decode_tokens_per_s_per_user))
     put("quiz_large_int4_prefill_ms", ms(at(large.id, precision="int4", prompt=PROMPT_TOKENS).prefill.seconds))

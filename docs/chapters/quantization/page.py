@@ -324,6 +324,7 @@ def build(ctx: Context) -> PageContent:
     # Capacity.
     users = q.users_by_format(h100, Workload(large, context=CAP_CONTEXT), CAP_FORMATS)
     put("cap_context", whole(CAP_CONTEXT))
+    put("cap_kv_precision", Workload(large, context=CAP_CONTEXT).kv_precision)  # stated with the counts
     for name, count in users.items():
         put(f"cap_h100_{name.replace('-', '_')}", whole(count or 0))
     rtx_users = q.users_by_format(rtx, Workload(small, context=CAP_CONTEXT), ("bf16", "int4-awq"))

@@ -20,12 +20,14 @@ from typing import Any
 from roofline import Hardware, Workload, crossover_batch, decode_step, memory_use
 from roofline import architecture as arch
 from roofline import formatting as fmt
-from roofline.acceptance import Acceptance, load_acceptance, round_cost_line
+from roofline.acceptance import Acceptance, held_out_speedups, load_acceptance, round_cost_line
 from roofline.calibration import load_calibration
 from roofline.measured import Comparison, compare_all, load_measurements
 from roofline.performance import decode_pass
 from roofline.serving import Lengths, ServingConfig
+from roofline.specsampling import acceptance_at_temperature, output_distribution, softmax, total_variation
 from roofline.specserving import Drafting, simulate_speculative
+from roofline.spectree import TreeRounds, TreeShape
 from roofline.speculative import (
     Rounds,
     alpha_for_tokens_per_step,
@@ -77,6 +79,23 @@ LOAD_REQUESTS = 300
 LOAD_PROMPT, LOAD_OUTPUT = Lengths(128, 1024), Lengths(32, 512)
 LOAD_MAX_BATCH = 256
 LOAD_ALPHAS = (0.6, ALPHA)
+#: DeepSeek-V3's MTP acceptance, the two ends of the report's range (``data/acceptance.toml``).
+MTP_ROWS = ("deepseek-v3-mtp-low", "deepseek-v3-mtp-high")
+#: Trees of candidates: (depth, branches kept per step, tokens verified per user), the first a
+#: chain of GAMMA; every shape priced at the same τ, the chain's at ALPHA, to show what the
+#: verification's size alone does.
+TREE_SHAPES = ((GAMMA, 1, GAMMA + 1), (5, 8, 8), (5, 8, 16), (5, 8, 32), (8, 8, 64))
+TREE_BATCH = 32
+#: Acceptance and sampling: a five-token vocabulary, the target's and the draft's logits at one
+#: position (the chapter's own illustration, not a model's), and the temperatures compared.
+SAMPLE_TARGET = (5.0, 2.5, 1.0, 0.0, 0.0)
+SAMPLE_DRAFT = (4.0, 1.0, 3.0, 0.5, 0.5)
+#: A position where the two models rank different tokens first.
+SAMPLE_DISAGREE_TARGET = (2.0, 2.2, 0.5, 0.0, -1.0)
+SAMPLE_DISAGREE_DRAFT = (2.4, 1.6, 0.5, 0.2, -1.0)
+SAMPLE_TEMPERATURES = (0.0, 0.5, 0.7, 1.0)
+#: A temperature far past any served one, where both distributions approach uniform.
+SAMPLE_HOT = 10.0
 #: The self-check's figures.
 Q1_ALPHA, Q1_GAMMAS = 0.7, (3, 6)
 Q2_COST = 0.05
@@ -97,14 +116,14 @@ class Plain:
 
 def published() -> tuple[dict[str, Plain], dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
     """The plain runs, keyed by the speculative row they go with, vLLM's figures under load, and
-    gains measured at a batch of several users."""
+    gains measured at a batch of several users (``batch``, and an engine's MTP gains, ``mtp``)."""
     document = tomllib.loads(PUBLISHED.read_text(encoding="utf-8"))
     plain = {
         speculative: Plain(key, speculative, float(entry["value"]), entry["source"], entry["section"])
         for key, entry in document["plain"].items()
         for speculative in entry["speculative"]
     }
-    return plain, document["load"], document["batch"]
+    return plain, document["load"], {**document["batch"], **document["mtp"]}
 
 
 @dataclass(frozen=True)
@@ -193,6 +212,73 @@ def spec_bench_table(rows: list[Acceptance]) -> str:
     )
 
 
+@dataclass(frozen=True)
+class TreeRow:
+    """One draft shape priced at the chapter's τ: break-even batches and speedups."""
+
+    shape: TreeShape
+    even_free: float | None
+    even_head: float | None
+    rule: float
+    speedup_one: float
+    speedup_batch: float
+
+
+def tree_rows(hardware: Hardware, workload: Workload, head: Any, tau: float, critical: float) -> list[TreeRow]:
+    """Each of TREE_SHAPES at the same τ: the break-even batch with a free draft and with the
+    head drafting, the rule τ / N · B*, and the head's speedup at one user and at TREE_BATCH."""
+    rows = []
+    for depth, topk, verified in TREE_SHAPES:
+        shape = TreeShape(depth, topk, verified)
+        free, headed = TreeRounds(hardware, workload, shape), TreeRounds(hardware, workload, shape, draft=head)
+        rows.append(
+            TreeRow(
+                shape,
+                free.break_even(tau),
+                headed.break_even(tau),
+                round(tau, 3) / verified * critical,
+                headed.at(1).speedup(tau),
+                headed.at(TREE_BATCH).speedup(tau),
+            )
+        )
+    return rows
+
+
+def tree_table(rows: list[TreeRow], tau: float, head_name: str) -> str:
+    """Draft shapes against the tokens they make the target verify, at one τ."""
+    lines = [
+        "| Draft | Depth | Top-k | Tokens verified per user | Break-even, free draft | Rule τ ÷ N × B\\* |"
+        f" Break-even, head | Speedup, 1 user | Speedup, {TREE_BATCH} users |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for row in rows:
+        shape = row.shape
+        kind = f"chain of {shape.depth}" if shape.is_chain else "tree"
+        lines.append(
+            f"| {kind} | {shape.depth} | {shape.topk} | {shape.verified} | {fmt.users(row.even_free)} |"
+            f" {fmt.users(row.rule)} | {fmt.users(row.even_head)} | {times(row.speedup_one)} |"
+            f" {times(row.speedup_batch)} |"
+        )
+    return (
+        "\n".join(lines)
+        + f"\n\nEvery shape at τ = {tau:.2f} tokens per round. Break-even with a free draft and with the"
+        f" {escape.text(head_name)} drafting (its first step at the users' batch, each later one over top-k"
+        " branches per user); speedups with the head. The package (`roofline.spectree`).\n"
+    )
+
+
+def sampling_table(temperatures: tuple[float, ...], agree: list[float], disagree: list[float]) -> str:
+    """α at each temperature for the two positions of the worked example."""
+    head = " | ".join(f"T = {t:g}" for t in temperatures)
+    return (
+        f"| Position | {head} |\n|---|" + "---:|" * len(temperatures) + "\n"
+        f"| top tokens agree | {' | '.join(f'{a:.3f}' for a in agree)} |\n"
+        f"| top tokens differ | {' | '.join(f'{a:.3f}' for a in disagree)} |\n"
+        "\nα = Σ min(p, q) = 1 − TV(p, q) for softmax(logits ÷ T) of the chapter's two five-token examples;"
+        " T = 0 is greedy decoding. The package (`roofline.specsampling`).\n"
+    )
+
+
 def measured_table(comparisons: list[Comparison], plain: dict[str, Plain], ctx: Context) -> str:
     """Each speculative run beside the plain run of the same setup and the plain ceiling."""
     lines = [
@@ -258,6 +344,8 @@ def build(ctx: Context) -> PageContent:
     put("draft_weights_gb", fmt.gigabytes(decode_pass(hardware, Workload(draft, PRECISION), 1).bytes_moved))
     put("draft_step_ms", ms(drafted.draft_step_s))
     put("draft_cost", f"{drafted.draft_cost:.2f}")
+    # The one-user equation prints its inputs to three digits, so that its printed result follows from them.
+    put("draft_cost_3", f"{drafted.draft_cost:.3f}")
     # The EAGLE-3 head as a draft entry: its own weights, its step, what a round's drafting costs.
     head = specs.draft(HEAD)
     headed = round_(draft=head)
@@ -270,6 +358,22 @@ def build(ctx: Context) -> PageContent:
     put("head_cost", f"{headed.draft_cost:.3f}")
     put("head_drafting_ms", ms(GAMMA * headed.draft_step_s))
     put("draft_drafting_ms", ms(GAMMA * drafted.draft_step_s))
+    # DeepSeek-V3's MTP module as a drafter: the report's acceptance range at γ = 1, and what a round cost.
+    acceptance = {row.id: row for row in load_acceptance(specs=specs)}
+    mtp_low, mtp_high = (acceptance[key] for key in MTP_ROWS)
+    put("mtp_alpha_low", percent(mtp_low.alpha))
+    put("mtp_alpha_high", percent(mtp_high.alpha))
+    put("mtp_speedup", f"{mtp_low.speedup:g}×")
+    put("mtp_tau_low", f"{mtp_low.tokens_per_step:.2f}")
+    put("mtp_tau_high", f"{mtp_high.tokens_per_step:.2f}")
+    put("mtp_cost_low", f"{mtp_low.cost_per_round:.2f}")
+    put("mtp_cost_high", f"{mtp_high.cost_per_round:.2f}")
+    sglang_mtp = batch_gains["sglang-deepseek-v3-h200"]
+    mtp_gains = sorted((int(batch), float(gain)) for batch, gain in sglang_mtp["gains"].items())
+    put("mtp_sglang_first", f"{mtp_gains[0][1]:g}×")
+    put("mtp_sglang_first_batch", f"{mtp_gains[0][0]:,}")
+    put("mtp_sglang_last", f"{mtp_gains[-1][1]:g}×")
+    put("mtp_sglang_last_batch", f"{mtp_gains[-1][0]:,}")
     put("head_drafting_ratio", f"{drafted.draft_step_s / headed.draft_step_s:.1f}")
     put("head_speedup", times(headed.speedup(ALPHA)))
 
@@ -277,13 +381,36 @@ def build(ctx: Context) -> PageContent:
     tau = tokens_per_step(ALPHA, GAMMA)
     put("alpha", f"{ALPHA:g}")
     put("tau", f"{tau:.2f}")
+    put("tau_3", f"{tau:.3f}")
     put("tau_terms", " + ".join(f"{ALPHA**k:.3g}" for k in range(1, GAMMA + 1)))
     put("tau_limit", f"{1 / (1 - ALPHA):.0f}")
-    acceptance = {row.id: row for row in load_acceptance(specs=specs)}
     e3 = {k: acceptance[f"{VLLM_CHAINS['EAGLE-3']}{k}"] for k in range(2, 8)}
     for k in (4, 7):
         put(f"e3_k{k}_tau", f"{e3[k].tokens_per_step:.2f}")
-        put(f"e3_k{k}_alpha", f"{e3[k].alpha:.2f}")
+        # Three digits: τ is sensitive to α (at γ = 4, 0.01 in α moves τ by 0.04).
+        put(f"e3_k{k}_alpha", f"{e3[k].alpha:.3f}")
+
+    # Acceptance and sampling: the worked example.
+    agree = [acceptance_at_temperature(SAMPLE_TARGET, SAMPLE_DRAFT, t) for t in SAMPLE_TEMPERATURES]
+    disagree = [
+        acceptance_at_temperature(SAMPLE_DISAGREE_TARGET, SAMPLE_DISAGREE_DRAFT, t) for t in SAMPLE_TEMPERATURES
+    ]
+    p_one, q_one = softmax(SAMPLE_TARGET, 1.0), softmax(SAMPLE_DRAFT, 1.0)
+    put("sample_p", ", ".join(f"{v:.3f}" for v in p_one))
+    put("sample_q", ", ".join(f"{v:.3f}" for v in q_one))
+    put("sample_min", " + ".join(f"{min(a, b):.3f}" for a, b in zip(p_one, q_one, strict=True)))
+    put("sample_alpha_one", f"{agree[SAMPLE_TEMPERATURES.index(1.0)]:.3f}")
+    put("sample_tv_one", f"{total_variation(p_one, q_one):.3f}")
+    put("sample_output", ", ".join(f"{v:.3f}" for v in output_distribution(p_one, q_one)))
+    put("sample_alpha_greedy", f"{agree[0]:.0f}")
+    put("sample_alpha_half", f"{agree[1]:.3f}")
+    put("sample_disagree_greedy", f"{disagree[0]:.0f}")
+    put("sample_disagree_one", f"{disagree[-1]:.3f}")
+    put("sample_hot", f"{SAMPLE_HOT:g}")
+    put("sample_alpha_hot", f"{acceptance_at_temperature(SAMPLE_TARGET, SAMPLE_DRAFT, SAMPLE_HOT):.3f}")
+    put("sample_tau_greedy", f"{tokens_per_step(min(agree[0], 1.0), GAMMA):.2f}")
+    put("sample_tau_one", f"{tokens_per_step(agree[-1], GAMMA):.2f}")
+    content.table("spec-sampling", sampling_table(SAMPLE_TEMPERATURES, agree, disagree))
 
     # Speedup = τ ÷ cost per round.
     put("speedup_draft", times(drafted.speedup(ALPHA)))
@@ -366,7 +493,7 @@ def build(ctx: Context) -> PageContent:
     put("speculative_rows", str(len(comparisons)))
     # The SGLang run with the head drafting: the α at which the package's ceiling reaches it.
     head_alpha = headed.alpha_for_speedup(eagle3.measurement.value * headed.baseline.seconds)
-    put("head_alpha_sglang", f"{head_alpha:.2f}")
+    put("head_alpha_sglang", f"{head_alpha:.3f}")
     put("head_tau_sglang", f"{tokens_per_step(head_alpha, GAMMA):.2f}")
 
     # Speedup against the batch.
@@ -375,7 +502,9 @@ def build(ctx: Context) -> PageContent:
     even_free = break_even_batch(hardware, workload, ALPHA, GAMMA)
     even_draft = break_even_batch(hardware, workload, ALPHA, GAMMA, draft=draft)
     put("break_even_free", fmt.users(even_free))
-    put("break_even_rule", fmt.users(tau / (GAMMA + 1) * critical))
+    # The rule of thumb is evaluated on the figures the page prints (τ to three digits, B* whole users).
+    critical_shown = float(fmt.users(critical).replace(",", ""))
+    put("break_even_rule", fmt.users(round(tau, 3) / (GAMMA + 1) * critical_shown))
     put("break_even_draft", fmt.users(even_draft))
     put("batch_high", f"{BATCH_HIGH:,}")
     put("speedup_batch_high", times(round_(batch=BATCH_HIGH, draft=draft).speedup(ALPHA)))
@@ -432,6 +561,35 @@ def build(ctx: Context) -> PageContent:
     put("long_context_bound", long_round.verification.bound)
     put("long_context_even", fmt.users(break_even_batch(hardware, long_workload, ALPHA, GAMMA, draft=draft)))
     put("short_context_speedup", times(round_(batch=long_batch, draft=draft).speedup(ALPHA)))
+    # One user at the same context: the draft's cache reads are a smaller share of its step there.
+    long_one = round_(batch=1, context=LONG_CONTEXT, draft=draft)
+    put("long_context_one_user", times(long_one.speedup(ALPHA)))
+    put("long_draft_cost_one", f"{long_one.draft_cost:.2f}")
+    put("long_draft_cost_batch", f"{long_round.draft_cost:.2f}")
+    put("draft_kv_share", f"{arch.kv_cache_bytes_per_token(draft) / arch.kv_cache_bytes_per_token(target):.2f}")
+    put(
+        "draft_weight_share",
+        f"{arch.weight_bytes(draft, PRECISION) / arch.weight_bytes(target, PRECISION):.2f}",
+    )
+
+    # Trees of candidates: the same τ with more tokens to verify.
+    trees = tree_rows(hardware, workload, head, tau, critical_shown)
+    chain, widest = trees[0], trees[-1]
+    put("tree_batch", str(TREE_BATCH))
+    put("tree_chain_tokens", str(chain.shape.verified))
+    put("tree_chain_even", fmt.users(chain.even_free))
+    put("tree_wide_tokens", str(widest.shape.verified))
+    put("tree_wide_depth", str(widest.shape.depth))
+    put("tree_wide_topk", str(widest.shape.topk))
+    put("tree_wide_even", fmt.users(widest.even_free))
+    put("tree_wide_even_head", fmt.users(widest.even_head))
+    put("tree_wide_batch_speedup", times(widest.speedup_batch))
+    put("tree_chain_batch_speedup", times(chain.speedup_batch))
+    # The τ the widest tree would need to break even where the chain does (τ_chain · N_tree / N_chain),
+    # beside the most any round of its depth can yield.
+    put("tree_needed_tau", f"{tau * widest.shape.verified / chain.shape.verified:.0f}")
+    put("tree_wide_most", str(widest.shape.most_tokens))
+    content.table("spec-trees", tree_table(trees, tau, head.name))
 
     # Choosing γ.
     best1, best1_speedup = best_gamma(hardware, workload, ALPHA, 1, draft=draft)
@@ -452,6 +610,10 @@ def build(ctx: Context) -> PageContent:
         fitted = {row.gamma: row.tokens_per_step / (line.fixed + line.per_draft_token * row.gamma) for row in rows}
         put(f"{key}_best_measured", str(measured_best.gamma))
         put(f"{key}_best_fitted", str(max(fitted, key=fitted.get)))
+        # Out of sample: each γ predicted by a line fitted to the other five.
+        held = held_out_speedups(rows)
+        put(f"{key}_best_held_out", str(max(held, key=held.get)))
+        put(f"{key}_held_out_miss", percent(max(abs(held[row.gamma] / row.speedup - 1) for row in rows), 1))
         for row in rows:
             gamma_rows.append({"gamma": row.gamma, "speedup": sig(row.speedup, 3), "head": head, "kind": "measured"})
             gamma_rows.append({"gamma": row.gamma, "speedup": sig(fitted[row.gamma], 3), "head": head, "kind": "model"})
@@ -548,7 +710,14 @@ def build(ctx: Context) -> PageContent:
     put("gptfast_plain_share", percent(plain[gptfast.measurement.id].value / gptfast.ceiling))
     vllm = by_id["vllm-eagle3-k2-llama-3.1-8b-h100"]
     put("vllm_k2_ratio", percent(vllm.ratio))
-    put("vllm_k2_tau", f"{acceptance[VLLM_CHAINS['EAGLE-3'] + '2'].tokens_per_step:.2f}")
+    # Two sources, kept apart: PR 16937's tokens/s (no acceptance length given there) and issue
+    # 20780's own τ and speedup, from which alone its round cost follows.
+    k2 = acceptance[VLLM_CHAINS["EAGLE-3"] + "2"]
+    put("vllm_k2_plain_tps", fmt.rate(plain[vllm.measurement.id].value))
+    put("vllm_k2_tps", fmt.rate(vllm.measurement.value))
+    put("vllm_k2_tau", f"{k2.tokens_per_step:.2f}")
+    put("vllm_k2_speedup", times(k2.speedup))
+    put("vllm_k2_cost", f"{k2.cost_per_round:.2f}")
 
     # Self-check.
     put("q1_alpha", f"{Q1_ALPHA:g}")

@@ -36,6 +36,7 @@ function echo(text) {
   return quoted.length <= ECHO_LENGTH ? quoted : `${quoted.slice(0, ECHO_LENGTH - 1)}…`;
 }
 const URL_DELAY_MS = 250;
+const isObject = (value) => typeof value === "object" && value !== null && !Array.isArray(value);
 // Typing in a paste box is read once the reader pauses; a paste or a drop is read at once.
 const TYPING_DELAY_MS = 400;
 
@@ -382,6 +383,14 @@ class Calculator {
       this.form.dataset.state = entry.state;
       return;
     }
+    const fields = Array.isArray(answer.fields) ? answer.fields.filter((name) => this.fields.includes(name)) : [];
+    if (entry && !this.readable(entry, answer, fields)) {
+      // Never kept: a text whose answer was an error of its own (Python died reading it, say)
+      // would fail again from the menu, and from this browser's storage on every later visit.
+      this.ownError(entry.field, `Python could not read this: ${answer.error || "its answer did not name it"}`);
+      this.form.dataset.state = entry.state;
+      return;
+    }
     if (entry) this.adopt(entry, answer, params);
     else if (typeof answer.own === "string") {
       // A kept entry the package no longer reads (it changed since): said where the menu is.
@@ -391,7 +400,6 @@ class Calculator {
       this.showStale(true);
       return;
     }
-    const fields = Array.isArray(answer.fields) ? answer.fields.filter((name) => this.fields.includes(name)) : [];
     if (answer.error && fields.length) {
       // Input the package refuses (a rule between fields only it knows): the same as a value
       // the page refused itself. The fields are marked and the old results greyed.
@@ -402,14 +410,26 @@ class Calculator {
     }
     if (answer.error) {
       this.form.dataset.state = "failed";
+      this.failureNoted = true;
       this.showNote([`Python could not compute this: ${answer.error}`]);
       this.showResults(false); // the numbers on screen belong to other inputs
       this.timed("rf-calc-failed", sent, received, answer);
       return;
     }
+    if (this.failureNoted) this.showNote([]); // that failure was for other inputs
+    this.failureNoted = false;
     this.render(answer, params, { announce: true });
     this.form.dataset.state = "ready";
     this.timed("rf-calc-rendered", sent, received, answer);
+  }
+
+  /**
+   * Whether the package read `entry` and named it, with an answer the reader can use: numbers, or
+   * a refusal of other inputs (`fields`) that the reader fixes there. Only such an entry is kept.
+   */
+  readable(entry, answer, fields) {
+    const named = isObject(answer.own) ? answer.own[entry.kind] : null;
+    return isObject(named) && named.id === entry.id && (!answer.error || fields.length > 0);
   }
 
   /** The package read `entry`: keep it, put it in the menu, choose it, and let the link name it. */

@@ -66,6 +66,8 @@ export function checkChoice({ values, describe }, raw) {
  * (roofline.forms.Rule.declaration), the last among a list.
  */
 export function ruleHolds(rule, params) {
+  // A comparison for one choice of another field (Rule's `when`) holds for every other choice.
+  if (rule.when && String(params[rule.when.field]) !== rule.when.value) return true;
   if (rule.kind !== "allowed") return RULES[rule.kind](params[rule.first], params[rule.second]);
   let node = rule.allowed;
   for (const [index, name] of rule.fields.entries()) {

@@ -41,6 +41,26 @@ const TOKEN = new RegExp(
  * linear pattern: what is past it costs one escape, whatever it holds.
  */
 export const HIGHLIGHT_LIMIT = 50_000;
+/**
+ * Past this many lines (or HIGHLIGHT_LIMIT characters) the editor is a plain textarea of its own
+ * height that scrolls, with no highlighted copy: the copy is laid out again on every keystroke,
+ * and its cost grows with the lines (8 s a keystroke for a million blank lines).
+ */
+export const PLAIN_LINES = 2_000;
+/**
+ * The longest program the editor takes, in lines and characters. Chrome's own textarea costs
+ * seconds a keystroke at a million lines, highlighted or not, so an edit past this is refused
+ * with a line in the cell's status (onRefused); no program of a chapter comes near it.
+ */
+export const MAX_LINES = 10_000;
+export const MAX_CHARS = 1_000_000;
+
+/** Lines in `text` (newlines plus one), counted up to `stop + 1` at most. */
+export function linesIn(text, stop = Infinity) {
+  let count = 1;
+  for (let index = text.indexOf("\n"); index !== -1 && count <= stop; index = text.indexOf("\n", index + 1)) count += 1;
+  return count;
+}
 
 /**
  * Python source as tokens [[kind, text], …]: kind is a class suffix (rf-hl-KIND) or "" for
@@ -108,14 +128,22 @@ function shiftLines(textarea, dedent) {
  * Turn `textarea` (inside `.rf-editor`, next to `.rf-editor__highlight`) into the editor.
  * `onRun` is called for Ctrl/Cmd+Enter. Returns {get value(), reset()}.
  */
-export function createEditor(textarea, { onRun }) {
+export function createEditor(textarea, { onRun, onRefused = () => {} }) {
   const root = textarea.closest(".rf-editor");
   const layer = root.querySelector(".rf-editor__highlight");
   let tabReleased = false;
+  let plain = false;
   const paint = () => {
+    const text = textarea.value;
+    const large = text.length > HIGHLIGHT_LIMIT || linesIn(text, PLAIN_LINES) > PLAIN_LINES;
+    if (large !== plain) {
+      plain = large;
+      root.classList.toggle("rf-editor--plain", plain);
+      if (plain) layer.replaceChildren();
+    }
+    if (plain) return;
     // The textarea shows an empty last line after a trailing newline; the copy needs a
     // character on that line to give it the same height.
-    const text = textarea.value;
     const nodes = highlight(text).map(([kind, part]) => {
       if (!kind) return document.createTextNode(part);
       const span = document.createElement("span");
@@ -126,6 +154,27 @@ export function createEditor(textarea, { onRun }) {
     if (text.endsWith("\n") || text === "") nodes.push(document.createTextNode(" "));
     layer.replaceChildren(...nodes);
   };
+  /** Whether replacing the selection with `inserted` keeps the program within MAX_LINES and MAX_CHARS. */
+  const fits = (inserted) => {
+    const { value, selectionStart, selectionEnd } = textarea;
+    const removed = value.slice(selectionStart, selectionEnd);
+    const chars = value.length - removed.length + inserted.length;
+    const lines = linesIn(value, MAX_LINES) - (linesIn(removed) - 1) + (linesIn(inserted) - 1);
+    if (chars <= MAX_CHARS && lines <= MAX_LINES) return true;
+    onRefused(
+      `That edit would make the program ${lines > MAX_LINES ? `more than ${MAX_LINES.toLocaleString("en-US")} lines` : `${chars.toLocaleString("en-US")} characters`}` +
+        `; a Run cell takes at most ${MAX_LINES.toLocaleString("en-US")} lines and ${(MAX_CHARS / 1e6).toLocaleString("en-US")} MB, so it was not made.`,
+    );
+    return false;
+  };
+  textarea.addEventListener("beforeinput", (event) => {
+    if (!event.cancelable || !event.inputType.startsWith("insert")) return;
+    const inserted =
+      event.inputType === "insertLineBreak" || event.inputType === "insertParagraph"
+        ? "\n"
+        : (event.data ?? event.dataTransfer?.getData("text/plain") ?? "");
+    if (!fits(inserted)) event.preventDefault();
+  });
   textarea.addEventListener("input", paint);
   textarea.addEventListener("keydown", (event) => {
     if (event.key === "Escape") {
@@ -149,7 +198,7 @@ export function createEditor(textarea, { onRun }) {
       const line = value.slice(lineStartOf(value, selectionStart), selectionStart);
       const indent = line.match(/^[ \t]*/)[0] + (/:\s*(#.*)?$/.test(line) ? INDENT : "");
       event.preventDefault();
-      insertText(textarea, "\n" + indent);
+      if (fits("\n" + indent)) insertText(textarea, "\n" + indent);
     }
     tabReleased = false;
   });

@@ -69,10 +69,36 @@ export function recall(kind, id) {
   return load()[kind]?.[id] ?? null;
 }
 
+/** Whether `error` is the browser saying the site's storage is full (names differ by browser). */
+function isQuotaError(error) {
+  return (
+    error?.name === "QuotaExceededError" ||
+    error?.name === "NS_ERROR_DOM_QUOTA_REACHED" ||
+    error?.code === 22 ||
+    error?.code === 1014
+  );
+}
+
+/** The oldest kept entry of any kind in `data` other than `kind`'s `id`, as [kind, id], or null. */
+function oldestOther(data, kind, id) {
+  let found = null;
+  let saved = Infinity;
+  for (const [other, entries] of Object.entries(data)) {
+    for (const [key, entry] of Object.entries(entries)) {
+      if ((other !== kind || key !== id) && entry.saved < saved) {
+        found = [other, key];
+        saved = entry.saved;
+      }
+    }
+  }
+  return found;
+}
+
 /**
- * Keep `text` as the `kind` entry `id` called `name` (what the package named it). Returns ""
- * or, when the browser keeps nothing (storage off or full), why: the entry still works on this
- * page until it is left.
+ * Keep `text` as the `kind` entry `id` called `name` (what the package named it). When the
+ * site's storage is full, the oldest kept entries (of either kind) go, one at a time, until the
+ * new one fits. Returns "" or, when the browser keeps nothing (storage off, or full even with
+ * none of ours left), why: the entry still works on this page until it is left.
  */
 export function remember(kind, id, name, text) {
   const data = load();
@@ -83,11 +109,20 @@ export function remember(kind, id, name, text) {
     .slice(0, KEEP);
   data[kind] = Object.fromEntries(newest.map(([key, entry]) => [key, { name: entry.name, text: entry.text, saved: entry.saved }]));
   cached = null;
-  try {
-    localStorage.setItem(STORE_KEY, JSON.stringify(data));
-    return "";
-  } catch {
-    return "This browser keeps no storage for this site, so it is used on this page only.";
+  for (;;) {
+    try {
+      localStorage.setItem(STORE_KEY, JSON.stringify(data));
+      return "";
+    } catch (error) {
+      if (!isQuotaError(error)) {
+        return "This browser keeps no storage for this site, so it is used on this page only.";
+      }
+      const oldest = oldestOther(data, kind, id);
+      if (!oldest) {
+        return "This browser's storage for this site is full, so it is used on this page only.";
+      }
+      delete data[oldest[0]][oldest[1]];
+    }
   }
 }
 

@@ -13,6 +13,15 @@ import { runtime } from "./runtime.mjs";
 // A runaway print loop must not eat the tab's memory or its main thread.
 const MAX_OUTPUT_LINES = 10_000;
 const MAX_OUTPUT_CHARS = 500_000;
+// And at most this many spans (runs of one stream): output that switches between stdout and
+// stderr at every write makes a span per character, and each costs the page what a line does.
+const MAX_OUTPUT_SPANS = 10_000;
+// Spans (runs of one stream) one block holds at most. A change in a block lays the whole block
+// out again, so a line that switches between stdout and stderr at every write (no newline to
+// end its block) once grew one block of 200,000 spans, laid out again on every frame: 12 s of
+// frozen tab for 100,000 switches. Past this many the line goes on in a new block; stderr's
+// spans are blocks of their own anyway, so the page looks the same.
+const MAX_BLOCK_SPANS = 256;
 
 function countLines(text) {
   let count = 0;
@@ -36,7 +45,10 @@ class RunCell {
       stop: root.querySelector("[data-rf-action=stop]"),
       reset: root.querySelector("[data-rf-action=reset]"),
     };
-    this.editor = createEditor(root.querySelector("textarea"), { onRun: () => this.run() });
+    this.editor = createEditor(root.querySelector("textarea"), {
+      onRun: () => this.run(),
+      onRefused: (message) => this.running || this.setStatus(message),
+    });
     this.running = false;
     this.clearOutput();
     this.buttons.run.addEventListener("click", () => this.run());
@@ -89,12 +101,15 @@ class RunCell {
     this.lines = 0;
     this.dropped = { chars: 0, lines: 0 };
     this.note = null;
+    this.blocks = 0; // blocks in the pane (the note aside)
+    this.spans = 0; // spans in those blocks
+    this.resized = new Set(); // blocks written to since the last frame
     this.open = null; // the last block, while its last line has no newline yet
   }
 
   /** Queue printed chunks ([[stream, text]]); the pane is updated once per frame, however fast they come. */
   append(chunks, dropped = { chars: 0, lines: 0 }) {
-    this.queued.push(...chunks);
+    for (const chunk of chunks) this.queued.push(chunk); // not push(...chunks): a message may hold 64k of them
     this.dropped.chars += dropped.chars;
     this.dropped.lines += dropped.lines;
     this.frame ??= requestAnimationFrame(() => this.paint());
@@ -118,21 +133,27 @@ class RunCell {
       let rest = text;
       if (this.open) {
         // Finish the open line in its own block, then start new blocks for what follows.
+        // (Whether it ended is read from the piece written: the block's whole text is a string
+        // built by +=, and reading its end would copy it all on every write.)
         const end = rest.indexOf("\n") + 1 || rest.length;
-        this.write(this.open, stream, rest.slice(0, end));
+        const piece = rest.slice(0, end);
+        const block = this.write(this.open, stream, piece);
         rest = rest.slice(end);
-        if (this.open.rfText.endsWith("\n")) this.open = null;
+        this.open = piece.endsWith("\n") ? null : block;
       }
       if (rest) {
-        const block = document.createElement("div");
-        block.className = "rf-output__block";
-        block.rfText = "";
-        this.output.append(block);
-        this.write(block, stream, rest);
+        const block = this.write(this.newBlock(), stream, rest);
         this.open = rest.endsWith("\n") ? null : block;
       }
     }
     this.queued = [];
+    // Each block's height while skipped (content-visibility: auto), so the scrollbar stays honest;
+    // set once a frame, not once a write (a style write costs microseconds, and a flood makes
+    // hundreds of thousands of writes).
+    for (const block of this.resized) {
+      if (block.isConnected) block.style.containIntrinsicBlockSize = `auto ${Math.max(block.rfLines, 1) * 1.45}em`;
+    }
+    this.resized.clear();
     this.trimOutput();
     if (this.dropped.chars) this.showDropped();
   }
@@ -148,16 +169,23 @@ class RunCell {
     let keepFrom = this.queued.length;
     while (keepFrom > 0) {
       const [, text] = this.queued[keepFrom - 1];
+      // A chunk makes a span or two; trimOutput keeps the exact count once they are painted.
+      const spans = this.queued.length - keepFrom + 1;
+      if (spans > MAX_OUTPUT_SPANS) break;
       if (chars + text.length > MAX_OUTPUT_CHARS || lines + countLines(text) > MAX_OUTPUT_LINES) break;
       chars += text.length;
       lines += countLines(text);
       keepFrom -= 1;
     }
     if (keepFrom === 0) return;
-    for (const block of [...this.output.getElementsByClassName("rf-output__block")]) {
-      this.forget(block.rfText);
-      block.remove();
-    }
+    // Every block goes: what they held is what the pane's counts say.
+    this.dropped.chars += this.chars;
+    this.dropped.lines += this.lines;
+    this.chars = 0;
+    this.lines = 0;
+    this.spans = 0;
+    this.output.replaceChildren(...(this.note ? [this.note] : []));
+    this.blocks = 0;
     this.open = null;
     // Dropped chunks go whole except the newest of them, whose tail may still fit.
     for (const [, text] of this.queued.slice(0, keepFrom - 1)) this.forget(text, false);
@@ -172,35 +200,58 @@ class RunCell {
     this.queued = [[stream, text.slice(cut)], ...this.queued.slice(keepFrom)];
   }
 
-  /** Append `text` of `stream` to `block`, in its last span when that span is of the same stream. */
+  /** An empty block at the end of the pane. */
+  newBlock() {
+    const block = document.createElement("div");
+    block.className = "rf-output__block";
+    block.rfText = "";
+    block.rfLines = 0;
+    this.output.append(block);
+    this.blocks += 1;
+    return block;
+  }
+
+  /**
+   * Append `text` of `stream` to `block`, in its last span when that span is of the same stream;
+   * a block that holds MAX_BLOCK_SPANS spans already is continued by a new one. Returns the block
+   * written to.
+   */
   write(block, stream, text) {
     const last = block.lastElementChild;
     if (last && last.dataset.stream === stream) last.firstChild.appendData(text);
     else {
+      if (block.childElementCount >= MAX_BLOCK_SPANS) block = this.newBlock();
       const span = document.createElement("span");
       span.dataset.stream = stream;
       span.append(document.createTextNode(text));
       block.append(span);
+      this.spans += 1;
     }
+    const lines = countLines(text);
     block.rfText += text;
-    block.rfLines = (block.rfLines || 0) + countLines(text);
-    // Its height while skipped (content-visibility: auto), so the scrollbar stays honest.
-    block.style.containIntrinsicBlockSize = `auto ${Math.max(block.rfLines, 1) * 1.45}em`;
+    block.rfLines += lines;
+    this.resized.add(block);
     this.chars += text.length;
-    this.lines += countLines(text);
+    this.lines += lines;
+    return block;
   }
 
   /** Drop the oldest output until the pane holds at most MAX_OUTPUT_LINES lines and MAX_OUTPUT_CHARS characters. */
   trimOutput() {
-    const blocks = () => this.output.getElementsByClassName("rf-output__block");
+    // The oldest block: the first child, after the note if there is one. (Not a live list of
+    // blocks: its length is counted again after every removal, which made trimming quadratic.)
+    const oldest = () => (this.note ? this.note.nextElementSibling : this.output.firstElementChild);
     // Whole blocks first: removing one re-lays out nothing else.
-    while (blocks().length > 1 && (this.chars > MAX_OUTPUT_CHARS || this.lines > MAX_OUTPUT_LINES)) {
-      const first = blocks()[0];
+    const over = () => this.chars > MAX_OUTPUT_CHARS || this.lines > MAX_OUTPUT_LINES || this.spans > MAX_OUTPUT_SPANS;
+    while (this.blocks > 1 && over()) {
+      const first = oldest();
       this.forget(first.rfText);
+      this.spans -= first.childElementCount;
       first.remove();
+      this.blocks -= 1;
     }
     // A single block over the caps (one huge print) is cut from its start.
-    const only = blocks()[0];
+    const only = this.blocks ? oldest() : null;
     if (!only || (this.chars <= MAX_OUTPUT_CHARS && this.lines <= MAX_OUTPUT_LINES)) return;
     const text = only.rfText;
     let cut = Math.max(this.chars - MAX_OUTPUT_CHARS, 0);
@@ -210,12 +261,22 @@ class RunCell {
       cut = Math.max(cut, index + 1);
     }
     only.rfText = text.slice(cut);
-    only.replaceChildren();
-    const stream = only.lastElementChild?.dataset.stream || "stdout";
-    const span = document.createElement("span");
-    span.dataset.stream = stream;
-    span.append(document.createTextNode(only.rfText));
-    only.append(span);
+    only.rfLines -= countLines(text.slice(0, cut));
+    // Spans wholly cut go; the first one left loses its head. Each keeps its stream (at most
+    // MAX_BLOCK_SPANS of them, so this is quick).
+    for (let left = cut; left > 0; ) {
+      const span = only.firstElementChild;
+      if (!span) break;
+      const node = span.firstChild;
+      if (node.length <= left) {
+        left -= node.length;
+        span.remove();
+        this.spans -= 1;
+      } else {
+        node.deleteData(0, left);
+        left = 0;
+      }
+    }
     this.forget(text.slice(0, cut));
   }
 
@@ -262,7 +323,9 @@ class RunCell {
     const memory = result.restartedForMemory
       ? ` It left Python holding ${Math.round(result.memoryGrowth / 2 ** 20).toLocaleString("en-US")} MB more` +
         " than it started with, so a fresh Python replaces it."
-      : "";
+      : result.diedInRun
+        ? " Python itself failed running it (Pyodide cannot go on after that), so a fresh Python replaces it."
+        : "";
     const notice = runtime.notice ? ` ${runtime.notice}` : "";
     if (result.status === "ok") this.setStatus(`Finished in ${took}.${memory}${notice}`);
     else if (result.status === "error") {

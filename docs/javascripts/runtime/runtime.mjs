@@ -326,11 +326,24 @@ class RunWorker extends PythonWorker {
     this.standbyTimer = null;
     this.stoppedAt = -Infinity; // when Stop last ended a Run (see AFTER_STOP_MS)
     this.isolated = globalThis.crossOriginIsolated === true && typeof SharedArrayBuffer === "function";
-    // [0]: the signal Pyodide polls; [1]: set when Stop is pressed, so that a KeyboardInterrupt
-    // the program raises itself is told apart from Stop.
-    this.shared = this.isolated ? new SharedArrayBuffer(8) : null;
-    this.interrupt = this.shared ? new Int32Array(this.shared, 0, 1) : null;
-    this.stopFlag = this.shared ? new Int32Array(this.shared, 4, 1) : null;
+    this.shared = null;
+    this.interrupt = null;
+    this.stopFlag = null;
+    this.newSignal();
+  }
+
+  /**
+   * A fresh shared buffer for the next worker (isolated pages only). [0]: the signal Pyodide
+   * polls; [1]: set when Stop is pressed, so that a KeyboardInterrupt the program raises itself is
+   * told apart from Stop. Never reused across workers: a Stop that ended in a restart leaves SIGINT
+   * in the old buffer, and a new worker polling it would be interrupted in its own boot (which
+   * broke every later Run); a worker being terminated can still write to its buffer, too.
+   */
+  newSignal() {
+    if (!this.isolated) return;
+    this.shared = new SharedArrayBuffer(8);
+    this.interrupt = new Int32Array(this.shared, 0, 1);
+    this.stopFlag = new Int32Array(this.shared, 4, 1);
   }
 
   /**
@@ -427,6 +440,7 @@ class RunWorker extends PythonWorker {
   }
 
   connected() {
+    this.newSignal();
     if (this.shared) this.post({ type: "interrupt", buffer: this.shared });
     // The run in progress when the worker was replaced (during boot) is asked again.
     if (this.active) this.post(this.active.message);
@@ -479,16 +493,19 @@ class RunWorker extends PythonWorker {
     } else if (data.type === "done") {
       const memoryGrowth = isCount(data.memoryGrowth) ? data.memoryGrowth : 0;
       const restartedForMemory = memoryGrowth > MEMORY_HEADROOM_BYTES;
+      // A Pyodide that died answers nothing again: replaced as a worker that kept gigabytes is.
+      const diedInRun = data.fatal === true;
       const result = {
         status: STATUSES.has(data.status) ? data.status : "error",
         ms: isCount(data.ms) ? data.ms : 0,
         memoryGrowth,
         restartedForMemory,
+        diedInRun,
       };
       if (result.status === "error") result.traceback = typeof data.traceback === "string" ? data.traceback : "";
       if (result.status === "stopped") this.interrupted();
       this.finish(job, result);
-      if (restartedForMemory) this.restart();
+      if (restartedForMemory || diedInRun) this.restart();
       else this.next();
     }
   }
@@ -515,7 +532,11 @@ class RunWorker extends PythonWorker {
     clearTimeout(this.stopTimer);
     if (job.stopURL) URL.revokeObjectURL(job.stopURL);
     this.pending.delete(job.id);
-    if (this.active === job) this.active = null;
+    if (this.active === job) {
+      this.active = null;
+      // A Stop pressed as the run ended would otherwise interrupt the worker's background work.
+      this.clearStop();
+    }
     job.resolve(result);
     if (!this.active && !this.queue.length) {
       this.dispatchEvent(new Event("idle"));
@@ -675,6 +696,10 @@ class CalcWorker extends PythonWorker {
     }
     this.pending.delete(data.id);
     job.resolve(isObject(answer) ? { ...answer, ms: isCount(data.ms) ? data.ms : 0 } : { error: "the answer was not a view" });
+    // Pyodide died computing it (in a view, or reading a reader's text): every later answer of
+    // this worker would fail, on this page and on the next chapters, so a new one boots now
+    // (it reads the page's calculators again, and whatever else waits).
+    if (data.fatal === true) this.restart();
   }
 }
 

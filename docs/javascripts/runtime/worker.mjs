@@ -54,9 +54,10 @@
 //     {type: "out", id, chunks: [[stream, text]], dropped: {chars, lines}}
 //                                            printed text, batched (see OutputBatcher); `dropped`
 //                                            is what a flood printed that was never sent
-//     {type: "done", id, status, traceback?, ms, memoryGrowth}
-//                                            memoryGrowth: bytes of wasm memory above the booted worker's
-//     {type: "calc", id, response, ms}       `response` is a JSON string
+//     {type: "done", id, status, traceback?, ms, memoryGrowth, fatal}
+//                                            memoryGrowth: bytes of wasm memory above the booted worker's;
+//                                            fatal: Pyodide died, the page replaces the worker
+//     {type: "calc", id, response, ms, fatal} `response` is a JSON string; fatal as for "done"
 // Messages that arrive during boot wait for it; after that each is handled one at a
 // time, so a run and a calculation never interleave. What a reader waits for (run,
 // calc) goes first, in order; background work (load, and importing the next Run's
@@ -139,7 +140,7 @@ async function drain() {
   if (draining) return;
   draining = true;
   try {
-    await booting;
+    await booting.catch(() => {}); // a failed boot said so ("boot-failed"); each task checks for Python
     while (waiting.reader.length || waiting.background.length) {
       // Before background work, let the page's messages in (a Run pressed while the last task
       // ran): awaiting a task only waits for microtasks, and messages are tasks of their own.
@@ -371,23 +372,26 @@ function run({ id, code, filename, stopURL, sentAt }) {
     pyodide.setInterruptBuffer(revokable);
   }
   let answer;
+  let fatal = false;
   try {
     answer = parseJSON(runCell(code, filename, emit, stopPressed));
   } catch (error) {
     // Only an interrupt landing outside the reader's code gets here (or a runtime fault).
     const stopped = String(error && error.message).includes("KeyboardInterrupt");
     answer = stopped ? { status: "stopped" } : { status: "error", traceback: String(error && error.message) };
+    fatal = isFatal(error);
   } finally {
     if (revokable) pyodide.setInterruptBuffer(undefined); // nothing to poll between Runs
     revokable = null;
   }
   output.flush();
-  // The page restarts a worker whose memory a program left far above where it started.
-  const grown = wasmMemory() - baselineMemory;
+  // The page restarts a worker whose memory a program left far above where it started, or whose
+  // Pyodide died (then its memory cannot be read).
+  const grown = fatal ? 0 : wasmMemory() - baselineMemory;
   // Only these fields, typed: the answer is what a program's Python returned.
   const status = ["ok", "error", "stopped"].includes(answer?.status) ? answer.status : "error";
   const traceback = typeof answer?.traceback === "string" ? answer.traceback : undefined;
-  send({ type: "done", id, status, traceback, ms: performance.now() - started, memoryGrowth: grown });
+  send({ type: "done", id, status, traceback, ms: performance.now() - started, memoryGrowth: grown, fatal });
 }
 
 /** Write calculator `name`'s module (from `url`) into Python's path and import it, once. */
@@ -405,17 +409,27 @@ async function loadCalculator(name, url) {
   pyodide.runPython("import gc; gc.collect(); gc.freeze()");
 }
 
+/**
+ * Whether `error` says Pyodide has died (a JavaScript stack overflow inside Python, say): every
+ * later call then throws "Pyodide already fatally failed", so the page must replace the worker.
+ */
+function isFatal(error) {
+  return error?.pyodide_fatal_error === true || /Pyodide already (fatally failed|exited)/.test(String(error?.message));
+}
+
 async function calc({ id, calculator, module, request, own }) {
   const started = performance.now();
   clearInterrupt();
   let response;
+  let fatal = false;
   try {
     await loadCalculator(calculator, module);
     response = answerCalculator(calculator, request, typeof own === "string" ? own : "");
   } catch (error) {
+    fatal = isFatal(error);
     response = stringify({ error: String(error && error.message) });
   }
-  send({ type: "calc", id, response: String(response), ms: performance.now() - started });
+  send({ type: "calc", id, response: String(response), ms: performance.now() - started, fatal });
 }
 
 /** Import the next Run's own copy of the package while nothing else waits. */
@@ -435,9 +449,16 @@ booting = Promise.resolve()
       send({ type: "booted", timings });
       if (role !== "run") return;
       // The package's .pyc, one file a task, so that the copy after the first Run (or a Stop) reads them.
-      for (const source of packageSources()) schedule(() => writeBytecode(source), { background: true });
-      schedule(() => send({ type: "bytecode" }), { background: true });
-      prepareWhenIdle();
+      // Listed in a task too: whatever goes wrong there (an interrupt, say) must not leave `booting`
+      // rejected once the page has been told "booted", or no task would ever run.
+      schedule(() => {
+        try {
+          for (const source of packageSources()) schedule(() => writeBytecode(source), { background: true });
+          schedule(() => send({ type: "bytecode" }), { background: true });
+        } finally {
+          prepareWhenIdle();
+        }
+      }, { background: true });
     },
     (error) => send({ type: "boot-failed", message: String((error && error.message) || error) }),
   );

@@ -156,12 +156,14 @@ FORM = Form(
             "output_low", "output_high", "The shortest output ('from') must not be longer than the longest ('to')."
         ),
         # vLLM refuses max_num_batched_tokens below max_num_seqs; the simulator's chunked
-        # prefill needs one more, so an iteration of decodes always has room for a chunk.
+        # prefill needs one more, so an iteration of decodes always has room for a chunk. Only
+        # chunked prefill has a budget: the other schedulers ignore it, as the command line does.
         Rule.below(
             "max_batch",
             "token_budget",
-            "The max batch must be below the token budget, so that an iteration of decodes leaves"
-            " room for a prompt's chunk.",
+            "Under chunked prefill the max batch must be below the token budget, so that an iteration"
+            " of decodes leaves room for a prompt's chunk.",
+            when=("policy", "chunked"),
         ),
     ],
 )
@@ -229,7 +231,7 @@ def view(
     """The metrics and the timeline of ``REQUESTS`` simulated requests for these inputs.
 
     The form has checked every input (ranges within bounds, "from" at most "to", a deployment
-    that fits, a budget above the max batch). The simulator still refuses a cache that thrashes
+    that fits, under chunked prefill a budget above the max batch). The simulator still refuses a cache that thrashes
     past ``STEPS_PER_REQUEST`` scheduling steps a request, in one line, which the page shows
     instead of any result.
     """

@@ -51,11 +51,10 @@ FORM = Form(
         Output.stack("step", "Decode step: weights read · KV read", parts="step_parts"),
     ],
     rules=[
-        Rule.below(
+        Rule.at_most(
             "prefix",
             "context",
-            "The shared prefix must be shorter than each user's context: it is the first part of that context,"
-            " and each user needs some tokens of its own.",
+            "The shared prefix cannot be longer than each user's context: it is the first part of that context.",
         )
     ],
 )
@@ -93,11 +92,55 @@ def _empty(params: dict[str, Any], verdict: str, explain: str, memory: str, part
     }
 
 
+def _unlimited(params: dict[str, Any], hardware: Hardware, workload: Workload, warning: str) -> dict[str, Any]:
+    """The answer when every cached token is shared (the prefix is the whole context): the weights and
+    one copy of the prefix fit, and each further user adds no cache, so no number of users is the
+    limit; the rates are one user's."""
+    memory = memory_use(hardware, workload)
+    total_bytes = hardware.addressable_memory_bytes
+    step = decode_step(hardware, workload)
+    split = step_split(hardware, workload)
+    headroom = total_bytes - memory.used_bytes
+    per_user = fmt.rate(1 / step.seconds)
+    verdict = "No limit: every cached token is shared"
+    explain = (
+        f"{warning}The shared prefix is each user's whole context, so the"
+        f" {fmt.gigabytes(workload.kv_bytes_shared)} of cache is held once and no user holds any of its own:"
+        f" memory sets no limit on users. One user gets {per_user} tokens/s;"
+        " more users share each step's weight reads until decode turns compute-bound."
+    )
+    return {
+        "params": params,
+        "fits": True,
+        "verdict": verdict,
+        "summary": f"{verdict}; {per_user} tokens/s for one user.",
+        "users": "no limit",
+        "max_users": None,
+        "per_user": per_user,
+        "total": NOT_APPLICABLE,
+        "expected": NOT_APPLICABLE,
+        "kv_per_user": _size(0),
+        "memory": f"{memory.weights_bytes / 1e9:,.1f} · {memory.kv_bytes / 1e9:,.1f} · {headroom / 1e9:,.1f} GB",
+        "memory_parts": [
+            {"label": "weights", "share": memory.weights_bytes / total_bytes},
+            {"label": "KV cache", "share": memory.kv_bytes / total_bytes},
+            {"label": "headroom", "share": headroom / total_bytes},
+        ],
+        "step": f"{split.weights_s * 1e3:,.1f} · {split.kv_s * 1e3:,.1f} ms",
+        "step_parts": [
+            {"label": "weights read", "share": 1 - split.kv_share},
+            {"label": "KV read", "share": split.kv_share},
+        ],
+        "explain": explain,
+    }
+
+
 @FORM.view
 def view(model: str, gpu: str, gpus: int, weights: str, kv: str, context: int, prefix: int) -> dict[str, Any]:
     """Users that fit, the memory split, per-user and total tokens/s, and the step's split, for one deployment.
 
-    The form has checked every input, and that the prefix is shorter than the context.
+    The form has checked every input, and that the prefix is no longer than the context. A prefix as
+    long as the context leaves no user a cache of its own: no limit, as ``roofline estimate`` says.
     """
     params = dict(model=model, gpu=gpu, gpus=gpus, weights=weights, kv=kv, context=context, prefix=prefix)
     specs = FORM.specs()
@@ -117,7 +160,9 @@ def view(model: str, gpu: str, gpus: int, weights: str, kv: str, context: int, p
     # Past the model's limit the arithmetic still runs, but no engine serves such a context: say so first.
     beyond = workload.model.past_max_context(context, "A context")
     warning = f"{beyond}. " if beyond else ""
-    users = users_that_fit(hardware, workload) or 0
+    users = users_that_fit(hardware, workload)
+    if users is None:
+        return _unlimited(params, hardware, workload, warning)
     if users == 0:
         memory = memory_use(hardware, workload)
         needed = gpus_to_fit(hardware, workload)

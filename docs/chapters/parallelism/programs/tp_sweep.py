@@ -1,8 +1,8 @@
 """Sweep the tensor-parallel degrees of one model on one GPU type: what each token pays.
 
 PRESET names one of the GPU's measured all-reduce latencies ("nccl", "vllm_custom",
-"custom_oneshot"), each grown with the GPU count the way its source measured it (NCCL's
-ring by 2(G - 1) hops); None charges the smallest at each count (the ceiling's).
+"custom_oneshot"): its measurement at the count, else its fit (NCCL's ring: a base plus
+2(G - 1) steps); None charges the smallest measured at each count (the ceiling's).
 FIXED_S, if set, charges that many seconds whatever the count instead. Change the model,
 the GPU or the batch and press Run.
 """
