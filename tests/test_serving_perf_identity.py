@@ -1,0 +1,175 @@
+"""The simulator's outputs, pinned: speed work on ``serving`` and ``specserving`` must not move a digit.
+
+Each case is a small but busy run (every scheduler path: continuous, chunked, static, reserve and
+paged admission, preemption by recompute and by swap, a closed loop, pipeline stages, the expected
+costs, speculation with a free drafter, a draft model and an EAGLE-style head). Its digest is the
+SHA-256 of everything a reader can see: ``roofline simulate --json``'s text, and for the API runs
+every request's trace and the logged KV blocks. The expected digests were taken from the code as it
+stood before issue 42's NH4 speed work (commit 9e90276); a change in behaviour fails here, and a
+deliberate one must say so and update them (``python tests/test_serving_perf_identity.py`` prints
+the current ones).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import io
+import json
+
+import pytest
+
+from roofline import Hardware, Lengths, ServingConfig, Workload, builtin_specs, simulate
+from roofline.cli import main
+
+SIMULATE = ("simulate", "--gpu", "h100-sxm", "--model", "llama-3.1-8b", "--json")
+
+#: name -> the CLI's arguments after ``SIMULATE``.
+CLI_CASES: dict[str, tuple[str, ...]] = {
+    "continuous-paged": ("--requests", "3000", "--rate", "12", "--prompt", "64:4096", "--output", "1:1024"),
+    "chunked": ("--policy", "chunked", "--requests", "1500", "--prompt", "100:6000", "--output", "1:600"),
+    "static": ("--policy", "static", "--requests", "1500", "--rate", "30", "--output", "16:512"),
+    "reserve": ("--admission", "reserve", "--requests", "2000", "--rate", "inf", "--output", "16:2048"),
+    "recompute-thrash": (
+        "--rate",
+        "inf",
+        "--requests",
+        "1500",
+        "--prompt",
+        "128:512",
+        "--output",
+        "16:2048",
+        "--max-batch",
+        "256",
+        "--usable-fraction",
+        "0.05",
+    ),
+    "swap-thrash": (
+        "--rate",
+        "inf",
+        "--requests",
+        "800",
+        "--prompt",
+        "128:512",
+        "--output",
+        "16:2048",
+        "--max-batch",
+        "256",
+        "--usable-fraction",
+        "0.05",
+        "--preemption",
+        "swap",
+    ),
+    "chunked-paged-thrash": (
+        "--policy",
+        "chunked",
+        "--rate",
+        "inf",
+        "--requests",
+        "600",
+        "--prompt",
+        "100:6000",
+        "--output",
+        "16:1024",
+        "--usable-fraction",
+        "0.03",
+        "--max-batch",
+        "128",
+        "--token-budget",
+        "1024",
+    ),
+    "closed-loop": ("--concurrency", "48", "--requests", "2000", "--output", "1:700"),
+    "expected-costs": ("--costs", "expected", "--requests", "1000", "--rate", "20"),
+    "pipeline": ("--gpus", "4", "--parallel", "pp", "--microbatches", "2", "--requests", "800", "--rate", "30"),
+    "speculative": ("--speculate-gamma", "4", "--speculate-alpha", "0.6", "--requests", "600", "--output", "1:900"),
+    "speculative-draft": (
+        "--speculate-gamma",
+        "3",
+        "--speculate-alpha",
+        "0.7",
+        "--draft",
+        "llama-3.2-1b",
+        "--requests",
+        "400",
+        "--concurrency",
+        "32",
+    ),
+    "speculative-greedy": ("--speculate-gamma", "1", "--speculate-alpha", "0", "--requests", "200", "--output", "2000"),
+}
+
+EXPECTED_CLI: dict[str, str] = {
+    "continuous-paged": "fdc4d6908dc64dd98f5db6f7b6adbedbbdea23919f1a5d8ea4abacd435263fef",
+    "chunked": "c6d686524ed498664e228eb6c0102e436ca039ad677e7454e006c8e1a62b66bc",
+    "static": "23adf94b9f4a8d77ae6dcd9d9ea690a9e7874986498224ca7346d97d492bbbe4",
+    "reserve": "5761824a95c6914a9d7a10ccf4b8fd840b5078ed476452917ced0c8f61b65791",
+    "recompute-thrash": "4b1f6b39eb6deb91570c165c34786ba156bfdaecbcc6696ac99507f06c31afe7",
+    "swap-thrash": "47e80f618f95924912dd059ae619e82d1392dabec952a7a2c69196e839dc60e9",
+    "chunked-paged-thrash": "7979c2f0c45239c18e5ab886872e44fbf298c3505fad668c9ec8223dbb77b9b8",
+    "closed-loop": "00f164869c98fb724924ae64e4617ea755cae38826ea05ca15b75ceda397fecd",
+    "expected-costs": "4997d88c477077e0ffa0e6d676e6ceaf36784e2b2bf12cb0d7d072e1a241a7a5",
+    "pipeline": "ff8303d16412bbde9ca785f97eff8b347e253763f521b8d9748a1716c835f33c",
+    "speculative": "ea0cd195c44c42fd921459797355c61ef085b3136f2676595dd4ac45a202b4e3",
+    "speculative-draft": "d9f2e417e3645371074755c3480cb290cd482ba19409c91f127394cebbb5695f",
+    "speculative-greedy": "f833e63fc3b0593bde9496b1f56e858c3b3be4596d49a4b71155c9b7557f37b3",
+}
+
+#: name -> a ServingConfig run through the API with 40 traced requests and the block log.
+API_CASES: dict[str, ServingConfig] = {
+    policy: ServingConfig(
+        policy=policy,
+        rate=40.0,
+        requests=1200,
+        prompt=Lengths(100, 3000),
+        output=Lengths(1, 800),
+        trace_requests=40,
+        record_blocks=policy != "static",
+        seed=7,
+    )
+    for policy in ("continuous", "chunked", "static")
+}
+
+EXPECTED_API: dict[str, str] = {
+    "continuous": "5ff9ea415e2e5e630b61775f60c3d89b849761a2e62ae73cd36f4d87dca43fc3",
+    "chunked": "d46597f561e25095cca201c47fc49c65cad1fcefbeb53dfb317b08b528ecc451",
+    "static": "3b5b8005f80ba6d6df5ed20df278bc2ec28a6658240a49b30b0793dbd0009656",
+}
+
+
+def cli_digest(name: str) -> str:
+    """SHA-256 of ``roofline simulate --json``'s output for case ``name``."""
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        status = main([*SIMULATE, *CLI_CASES[name]])
+    assert status in (0, None), f"{name}: exit status {status}"
+    return hashlib.sha256(out.getvalue().encode()).hexdigest()
+
+
+def api_digest(name: str) -> str:
+    """SHA-256 of an API run's figures, every traced request and the block log, on a cache small
+    enough (2% of the memory the weights leave) that paged admission preempts."""
+    specs = builtin_specs()
+    hardware = Hardware(specs.gpu("h100-sxm"), usable_fraction=0.02)
+    result = simulate(hardware, Workload(specs.model("llama-3.1-8b")), API_CASES[name])
+    seen = {
+        "figures": result.to_dict(trace=True),
+        "blocks": result.blocks_in_use,
+        "cached": result.cached_tokens,
+        "itl": sorted(result.itl_s.items()) if result.itl_s else None,
+        "batch_seconds": result.batch_seconds,
+    }
+    return hashlib.sha256(json.dumps(seen).encode()).hexdigest()
+
+
+@pytest.mark.parametrize("name", sorted(CLI_CASES))
+def test_simulate_json_is_unchanged(name: str) -> None:
+    assert cli_digest(name) == EXPECTED_CLI[name]
+
+
+@pytest.mark.parametrize("name", sorted(API_CASES))
+def test_traces_and_block_logs_are_unchanged(name: str) -> None:
+    assert api_digest(name) == EXPECTED_API[name]
+
+
+if __name__ == "__main__":  # print the current digests, to paste above after a deliberate change
+    print("EXPECTED_CLI =", json.dumps({name: cli_digest(name) for name in CLI_CASES}, indent=4))
+    print("EXPECTED_API =", json.dumps({name: api_digest(name) for name in API_CASES}, indent=4))
