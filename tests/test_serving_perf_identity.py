@@ -21,6 +21,7 @@ import pytest
 
 from roofline import Hardware, Lengths, ServingConfig, Workload, builtin_specs, simulate
 from roofline.cli import main
+from roofline.specserving import Drafting, simulate_speculative
 
 SIMULATE = ("simulate", "--gpu", "h100-sxm", "--model", "llama-3.1-8b", "--json")
 
@@ -95,6 +96,32 @@ CLI_CASES: dict[str, tuple[str, ...]] = {
         "32",
     ),
     "speculative-greedy": ("--speculate-gamma", "1", "--speculate-alpha", "0", "--requests", "200", "--output", "2000"),
+    "speculative-certain": (
+        "--speculate-gamma",
+        "3",
+        "--speculate-alpha",
+        "1",
+        "--requests",
+        "300",
+        "--output",
+        "1:3000",
+        "--rate",
+        "5",
+    ),
+    "speculative-certain-closed": (
+        "--speculate-gamma",
+        "2",
+        "--speculate-alpha",
+        "1",
+        "--requests",
+        "300",
+        "--concurrency",
+        "20",
+        "--output",
+        "1:700",
+        "--draft",
+        "llama-3.2-1b",
+    ),
 }
 
 EXPECTED_CLI: dict[str, str] = {
@@ -111,6 +138,8 @@ EXPECTED_CLI: dict[str, str] = {
     "speculative": "ea0cd195c44c42fd921459797355c61ef085b3136f2676595dd4ac45a202b4e3",
     "speculative-draft": "d9f2e417e3645371074755c3480cb290cd482ba19409c91f127394cebbb5695f",
     "speculative-greedy": "f833e63fc3b0593bde9496b1f56e858c3b3be4596d49a4b71155c9b7557f37b3",
+    "speculative-certain": "8b26dedb8d5d42d1b9e87bca1392bfd8d939cc40107f713adb2c0d501e287a6b",
+    "speculative-certain-closed": "0e97e12c6ac49799738029886917a1eab4d083a78a520900c89cbe998f3bc976",
 }
 
 #: name -> a ServingConfig run through the API with 40 traced requests and the block log.
@@ -160,6 +189,33 @@ def api_digest(name: str) -> str:
     return hashlib.sha256(json.dumps(seen).encode()).hexdigest()
 
 
+#: α -> the digest of a traced speculative API run (γ 3, a draft at 0.1 of the target's step): α 0 and
+#: 1 fix every round's tokens (``specserving.fixed_round_tokens``), 0.6 draws them.
+EXPECTED_SPECULATIVE: dict[float, str] = {
+    0.0: "9681dc6c5790f891904b9c436666c691ccb8772df40511d1adb5914289c77138",
+    1.0: "7e4eefc6caf39eac38d2c4ad9f6cbcf528eee3e394faad83b62f13917400bc52",
+    0.6: "505d572fa2efb8dfc3a95260d1d0296ee2e7081608ad3e79029458220c166854",
+}
+
+
+def speculative_digest(alpha: float) -> str:
+    """SHA-256 of a speculative API run's figures, its 40 traced requests, gaps and round counts."""
+    specs = builtin_specs()
+    config = ServingConfig(
+        rate=20.0, requests=500, prompt=Lengths(100, 2000), output=Lengths(1, 1500), trace_requests=40, seed=3
+    )
+    drafting = Drafting(gamma=3, alpha=alpha, draft_cost=0.1)
+    run = simulate_speculative(Hardware(specs.gpu("h100-sxm")), Workload(specs.model("llama-3.1-8b")), config, drafting)
+    result = run.result
+    seen = {
+        "figures": result.to_dict(trace=True),
+        "itl": sorted(result.itl_s.items()),
+        "batch_seconds": result.batch_seconds,
+        "rounds": [run.rounds, run.drawn_tokens, run.emitted_tokens],
+    }
+    return hashlib.sha256(json.dumps(seen).encode()).hexdigest()
+
+
 @pytest.mark.parametrize("name", sorted(CLI_CASES))
 def test_simulate_json_is_unchanged(name: str) -> None:
     assert cli_digest(name) == EXPECTED_CLI[name]
@@ -170,6 +226,12 @@ def test_traces_and_block_logs_are_unchanged(name: str) -> None:
     assert api_digest(name) == EXPECTED_API[name]
 
 
+@pytest.mark.parametrize("alpha", sorted(EXPECTED_SPECULATIVE))
+def test_speculative_traces_are_unchanged(alpha: float) -> None:
+    assert speculative_digest(alpha) == EXPECTED_SPECULATIVE[alpha]
+
+
 if __name__ == "__main__":  # print the current digests, to paste above after a deliberate change
     print("EXPECTED_CLI =", json.dumps({name: cli_digest(name) for name in CLI_CASES}, indent=4))
     print("EXPECTED_API =", json.dumps({name: api_digest(name) for name in API_CASES}, indent=4))
+    print("EXPECTED_SPECULATIVE =", {alpha: speculative_digest(alpha) for alpha in EXPECTED_SPECULATIVE})
