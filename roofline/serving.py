@@ -120,7 +120,9 @@ The same inputs and seed give the same floats in the same order, so
 from __future__ import annotations
 
 import heapq
+import itertools
 import math
+import operator
 import random
 from array import array
 from collections import deque
@@ -695,8 +697,14 @@ class _Gaps:
         count = self.count()
         if not count:
             return None
+        # fsum is exact whatever the order, so the runs of one gap (``mult * value``: their
+        # ``_piece_seconds`` is ``value + 0.0``) are read from their arrays, with no tuple each.
+        longer = zip(self.first, self.slope, self.start, self.stop, self.mult, strict=True)
         total = math.fsum(
-            mult * _piece_seconds(first, slope, start, stop) for first, slope, start, stop, mult in self.stream()
+            itertools.chain(
+                (mult * _piece_seconds(first, slope, start, stop) for first, slope, start, stop, mult in longer),
+                map(operator.mul, self.times, self.value),
+            )
         )
         return total / count
 
@@ -1450,10 +1458,17 @@ class _Run:
         if not self.paged or steps <= 0:
             return
         cycles, rest = divmod(steps, BLOCK_TOKENS)
-        needed = cycles * len(self.base)
-        for offset in range(rest):
-            needed += self.phases[-(start + offset) % BLOCK_TOKENS]
-        self.free_blocks -= needed
+        self.free_blocks -= cycles * len(self.base) + self.phase_sum(start, rest)
+
+    def phase_sum(self, start: int, count: int) -> int:
+        """Decoders needing a block in the ``count`` (< 16) steps from step ``start``: the phases
+        ``-(start + offset) % 16`` for offset < count, a run of indices falling from ``-start % 16``
+        (wrapping past 0), summed as one or two slices."""
+        high = -start % BLOCK_TOKENS
+        low = high - count + 1
+        if low >= 0:
+            return sum(self.phases[low : high + 1])
+        return sum(self.phases[: high + 1]) + sum(self.phases[BLOCK_TOKENS + low :])
 
     def record_decodes(self, pieces: list[Piece], start_s: float, steps: int, swapped_in: list[int]) -> None:
         """The gaps and spans of ``steps`` iterations in which every decoder made a token. The
@@ -1498,13 +1513,24 @@ class _Run:
         context = self.base_sum + decodes * step
         memory0, compute0 = memory_at + memory_per * context, compute_at + compute_per * context
         pieces = _pieces(memory0, memory_per * decodes, compute0, compute_per * decodes, steps)
-        if can_join and steps > 1:
-            next_arrival = self.next_arrival_s()
-            if next_arrival < math.inf:
-                steps = _pieces_to_reach(pieces, next_arrival - self.now - self.swap_s)
+        # The run stops at the step whose end reaches the next arrival, if a newcomer could join then.
+        gap = self.next_arrival_s() - self.now - self.swap_s if can_join and steps > 1 else math.inf
+        if len(pieces) == 1:
+            # One side leads throughout (most runs): _pieces_to_reach, _clipped and
+            # _pieces_seconds on one piece, inline, to the same sums.
+            first, slope, _, _ = pieces[0]
+            run_s = _piece_seconds(first, slope, 0, steps)
+            if run_s >= gap:
+                steps = _steps_to_reach(first, slope, gap, steps)
+                run_s = _piece_seconds(first, slope, 0, steps)
+                pieces = [(first, slope, 0, steps)]
+        else:
+            if gap < math.inf:
+                steps = _pieces_to_reach(pieces, gap)
                 pieces = _clipped(pieces, 0, steps)
+            run_s = _pieces_seconds(pieces)
         start = self.now
-        seconds = self.swap_s + _pieces_seconds(pieces)
+        seconds = self.swap_s + run_s
         self.now += seconds
         self.busy += seconds
         self.iterations += steps
