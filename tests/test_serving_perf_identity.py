@@ -25,102 +25,34 @@ from roofline.specserving import Drafting, simulate_speculative
 
 SIMULATE = ("simulate", "--gpu", "h100-sxm", "--model", "llama-3.1-8b", "--json")
 
-#: name -> the CLI's arguments after ``SIMULATE``.
-CLI_CASES: dict[str, tuple[str, ...]] = {
-    "continuous-paged": ("--requests", "3000", "--rate", "12", "--prompt", "64:4096", "--output", "1:1024"),
-    "chunked": ("--policy", "chunked", "--requests", "1500", "--prompt", "100:6000", "--output", "1:600"),
-    "static": ("--policy", "static", "--requests", "1500", "--rate", "30", "--output", "16:512"),
-    "reserve": ("--admission", "reserve", "--requests", "2000", "--rate", "inf", "--output", "16:2048"),
+#: name -> the CLI's arguments after ``SIMULATE``, split at spaces.
+CLI_CASES: dict[str, str] = {
+    "continuous-paged": "--requests 3000 --rate 12 --prompt 64:4096 --output 1:1024",
+    "chunked": "--policy chunked --requests 1500 --prompt 100:6000 --output 1:600",
+    "static": "--policy static --requests 1500 --rate 30 --output 16:512",
+    "reserve": "--admission reserve --requests 2000 --rate inf --output 16:2048",
     "recompute-thrash": (
-        "--rate",
-        "inf",
-        "--requests",
-        "1500",
-        "--prompt",
-        "128:512",
-        "--output",
-        "16:2048",
-        "--max-batch",
-        "256",
-        "--usable-fraction",
-        "0.05",
+        "--rate inf --requests 1500 --prompt 128:512 --output 16:2048 --max-batch 256 --usable-fraction 0.05"
     ),
     "swap-thrash": (
-        "--rate",
-        "inf",
-        "--requests",
-        "800",
-        "--prompt",
-        "128:512",
-        "--output",
-        "16:2048",
-        "--max-batch",
-        "256",
-        "--usable-fraction",
-        "0.05",
-        "--preemption",
-        "swap",
+        "--rate inf --requests 800 --prompt 128:512 --output 16:2048 "
+        "--max-batch 256 --usable-fraction 0.05 --preemption swap"
     ),
     "chunked-paged-thrash": (
-        "--policy",
-        "chunked",
-        "--rate",
-        "inf",
-        "--requests",
-        "600",
-        "--prompt",
-        "100:6000",
-        "--output",
-        "16:1024",
-        "--usable-fraction",
-        "0.03",
-        "--max-batch",
-        "128",
-        "--token-budget",
-        "1024",
+        "--policy chunked --rate inf --requests 600 --prompt 100:6000 "
+        "--output 16:1024 --usable-fraction 0.03 --max-batch 128 --token-budget 1024"
     ),
-    "closed-loop": ("--concurrency", "48", "--requests", "2000", "--output", "1:700"),
-    "expected-costs": ("--costs", "expected", "--requests", "1000", "--rate", "20"),
-    "pipeline": ("--gpus", "4", "--parallel", "pp", "--microbatches", "2", "--requests", "800", "--rate", "30"),
-    "speculative": ("--speculate-gamma", "4", "--speculate-alpha", "0.6", "--requests", "600", "--output", "1:900"),
+    "closed-loop": "--concurrency 48 --requests 2000 --output 1:700",
+    "expected-costs": "--costs expected --requests 1000 --rate 20",
+    "pipeline": "--gpus 4 --parallel pp --microbatches 2 --requests 800 --rate 30",
+    "speculative": "--speculate-gamma 4 --speculate-alpha 0.6 --requests 600 --output 1:900",
     "speculative-draft": (
-        "--speculate-gamma",
-        "3",
-        "--speculate-alpha",
-        "0.7",
-        "--draft",
-        "llama-3.2-1b",
-        "--requests",
-        "400",
-        "--concurrency",
-        "32",
+        "--speculate-gamma 3 --speculate-alpha 0.7 --draft llama-3.2-1b --requests 400 --concurrency 32"
     ),
-    "speculative-greedy": ("--speculate-gamma", "1", "--speculate-alpha", "0", "--requests", "200", "--output", "2000"),
-    "speculative-certain": (
-        "--speculate-gamma",
-        "3",
-        "--speculate-alpha",
-        "1",
-        "--requests",
-        "300",
-        "--output",
-        "1:3000",
-        "--rate",
-        "5",
-    ),
+    "speculative-greedy": "--speculate-gamma 1 --speculate-alpha 0 --requests 200 --output 2000",
+    "speculative-certain": "--speculate-gamma 3 --speculate-alpha 1 --requests 300 --output 1:3000 --rate 5",
     "speculative-certain-closed": (
-        "--speculate-gamma",
-        "2",
-        "--speculate-alpha",
-        "1",
-        "--requests",
-        "300",
-        "--concurrency",
-        "20",
-        "--output",
-        "1:700",
-        "--draft",
-        "llama-3.2-1b",
+        "--speculate-gamma 2 --speculate-alpha 1 --requests 300 --concurrency 20 --output 1:700 --draft llama-3.2-1b"
     ),
 }
 
@@ -168,7 +100,7 @@ def cli_digest(name: str) -> str:
     """SHA-256 of ``roofline simulate --json``'s output for case ``name``."""
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        status = main([*SIMULATE, *CLI_CASES[name]])
+        status = main([*SIMULATE, *CLI_CASES[name].split()])
     assert status in (0, None), f"{name}: exit status {status}"
     return hashlib.sha256(out.getvalue().encode()).hexdigest()
 
