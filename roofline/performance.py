@@ -998,8 +998,18 @@ class IterationCosts:
         return self.allreduces * self.allreduce_s_per_token
 
     def weights_bytes(self, tokens: float) -> float:
-        """Weight bytes a pass over ``tokens`` tokens reads (every weight if dense)."""
-        return arch.weights_read_bytes(self.model, tokens, self.weight_precision)
+        """Weight bytes a pass over ``tokens`` tokens reads (every weight if dense); each count
+        worked out once per costs (a simulation asks for the same few counts millions of times,
+        and ``weights_read_bytes`` hashes the whole model spec on every call)."""
+        memo = self._weights_memo
+        read = memo.get(tokens)
+        if read is None:
+            read = memo[tokens] = arch.weights_read_bytes(self.model, tokens, self.weight_precision)
+        return read
+
+    @cached_property
+    def _weights_memo(self) -> dict[float, float]:
+        return {}
 
     def iteration(
         self,

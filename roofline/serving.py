@@ -120,7 +120,9 @@ The same inputs and seed give the same floats in the same order, so
 from __future__ import annotations
 
 import heapq
+import itertools
 import math
+import operator
 import random
 from array import array
 from collections import deque
@@ -695,8 +697,14 @@ class _Gaps:
         count = self.count()
         if not count:
             return None
+        # fsum is exact whatever the order, so the runs of one gap (``mult * value``: their
+        # ``_piece_seconds`` is ``value + 0.0``) are read from their arrays, with no tuple each.
+        longer = zip(self.first, self.slope, self.start, self.stop, self.mult, strict=True)
         total = math.fsum(
-            mult * _piece_seconds(first, slope, start, stop) for first, slope, start, stop, mult in self.stream()
+            itertools.chain(
+                (mult * _piece_seconds(first, slope, start, stop) for first, slope, start, stop, mult in longer),
+                map(operator.mul, self.times, self.value),
+            )
         )
         return total / count
 
@@ -708,7 +716,7 @@ class _Gaps:
         ranks = [max(1, math.ceil(p / 100 * count)) for p in PERCENTILES]
         if len(self) <= _LISTED_RUNS:
             return dict(zip(PERCENTILES, _select_ranks(self.runs(), ranks), strict=True))
-        return dict(zip(PERCENTILES, [_bracketed(self, rank, count) for rank in ranks], strict=True))
+        return dict(zip(PERCENTILES, _bracketed(self, ranks, count), strict=True))
 
 
 #: Most runs whose ranks are found from a list of them (``_select_ranks``); past it, one rank at a
@@ -718,15 +726,18 @@ _LISTED_RUNS = 100_000
 _SAMPLE_RUNS, _BRACKET_SHARE = 20_000, 0.01
 
 
-def _bracketed(gaps: _Gaps, rank: int, total: int) -> float:
-    """The ``rank``-th smallest of ``total`` gaps (1-based), with memory bounded by a bracket.
+def _bracketed(gaps: _Gaps, ranks: list[int], total: int) -> list[float]:
+    """The ``rank``-th smallest of ``total`` gaps (1-based) for each of ``ranks``, with memory
+    bounded by a bracket a rank.
 
     A sample of evenly spaced runs and every heavy one, weighted by their gaps at their middle gap and sorted,
     gives the values ``low`` and ``high`` between which the sample puts the ranks ``rank -
-    share * total`` to ``rank + share * total``. One pass over the arrays counts exactly the
-    gaps below ``low`` and keeps the parts of runs between ``low`` and ``high`` (as clipped
-    runs: ``_count_at_most``); when the rank falls among those, ``_select_ranks`` finds it
-    there, exactly. Otherwise the sample misled and the share doubles, up to the whole range.
+    share * total`` to ``rank + share * total``. One pass over the arrays (for every rank still
+    open at once) counts exactly the gaps below ``low`` and keeps the parts of runs between
+    ``low`` and ``high`` (as clipped runs: ``_count_at_most``); when the rank falls among those,
+    ``_select_ranks`` finds it there, exactly. Otherwise the sample misled and that rank's share
+    grows fourfold, up to the whole range. The runs of one gap (slope 0, most of them) are read
+    from their two arrays directly, without building a tuple each.
     """
     stride = max(1, len(gaps) // _SAMPLE_RUNS)
     heavy = total / _SAMPLE_RUNS
@@ -738,26 +749,48 @@ def _bracketed(gaps: _Gaps, rank: int, total: int) -> float:
         if (held := mult * (stop - start)) >= heavy or number % stride == 0
     )
     weight = sum(count for _, count in sample)
-    share = _BRACKET_SHARE
-    while True:
-        low_share, high_share = rank / total - share, rank / total + share
-        low = -math.inf if low_share <= 0 else _value_at(sample, low_share * weight)
-        high = math.inf if high_share >= 1 else _value_at(sample, high_share * weight)
-        below, inside = 0, []
-        for first, slope, start, stop, mult in gaps.stream():
+    found: dict[int, float] = {}
+    shares = dict.fromkeys(range(len(ranks)), _BRACKET_SHARE)
+    while shares:
+        brackets = []
+        for which, share in shares.items():
+            low_share, high_share = ranks[which] / total - share, ranks[which] / total + share
+            low = -math.inf if low_share <= 0 else _value_at(sample, low_share * weight)
+            high = math.inf if high_share >= 1 else _value_at(sample, high_share * weight)
+            brackets.append((which, low, high, [0], []))
+        for first, slope, start, stop, mult in zip(
+            gaps.first, gaps.slope, gaps.start, gaps.stop, gaps.mult, strict=True
+        ):
             least, most = first + slope * start, first + slope * (stop - 1)
-            if most < low:
-                below += mult * (stop - start)
-            elif least <= high:
-                under = 0 if least >= low else _count_at_most(first, slope, start, stop, low, strict=True)
-                upto = stop - start if most <= high else _count_at_most(first, slope, start, stop, high, strict=False)
-                below += mult * under
-                if under < upto:
-                    inside.append((first, slope, start + under, start + upto, mult))
-        held = sum(mult * (stop - start) for _, _, start, stop, mult in inside)
-        if below < rank <= below + held:
-            return _select_ranks(inside, [rank - below])[0]
-        share *= 4
+            for _, low, high, below, inside in brackets:
+                if most < low:
+                    below[0] += mult * (stop - start)
+                elif least <= high:
+                    under = 0 if least >= low else _count_at_most(first, slope, start, stop, low, strict=True)
+                    upto = (
+                        stop - start if most <= high else _count_at_most(first, slope, start, stop, high, strict=False)
+                    )
+                    below[0] += mult * under
+                    if under < upto:
+                        inside.append((first, slope, start + under, start + upto, mult))
+        for _, low, high, below, inside in brackets:
+            # A run of one gap: its least and most are its value (``value + 0.0 * 0``).
+            under_low = 0
+            for value, mult in zip(gaps.value, gaps.times, strict=True):
+                if value < low:
+                    under_low += mult
+                elif value <= high:
+                    inside.append((value, 0.0, 0, 1, mult))
+            below[0] += under_low
+        for which, _, _, below, inside in brackets:
+            rank, under = ranks[which], below[0]
+            held = sum(mult * (stop - start) for _, _, start, stop, mult in inside)
+            if under < rank <= under + held:
+                found[which] = _select_ranks(inside, [rank - under])[0]
+                del shares[which]
+            else:
+                shares[which] *= 4
+    return [found[which] for which in range(len(ranks))]
 
 
 #: Fewest distinct gaps worth narrowing first: below this they are listed and sorted.
@@ -1334,11 +1367,15 @@ class _Run:
         """Iteration-level scheduling; ``chunked`` caps each iteration at the token budget."""
         step = 0  # decode steps so far (iterations that held decodes)
         passes_left = self.steps_per_request * self.config.requests + SPARE_STEPS
+        # The calls below are skipped where they would do nothing (no arrival due, an empty
+        # queue, no log of blocks): a million requests make millions of passes.
+        arrival, logs = self.arrival, self.blocks_log is not None
         while True:
             passes_left -= 1
             if passes_left < 0:
                 raise self.thrashing()
-            self.enqueue_arrivals()
+            if self.next_arrival < self.issued and arrival[self.next_arrival] <= self.now:
+                self.enqueue_arrivals()
             self.swap_s = 0.0
             preempted = False
             if self.paged and self.base:
@@ -1348,13 +1385,15 @@ class _Run:
                     preempted = True
                 self.free_blocks -= need
             # vLLM admits no one in an iteration that preempted.
-            swapped_in = [] if preempted else self.admit(step)
+            swapped_in = [] if preempted or not self.queue else self.admit(step)
             if not self.running:
-                self.note_blocks(step)
+                if logs:
+                    self.note_blocks(step)
                 if not self.wait_for_arrival():
                     return
                 continue
-            self.note_blocks(step)
+            if logs:
+                self.note_blocks(step)
             # A run stops where a newcomer could join: only when the queue is empty (its head
             # waits for blocks or a slot, and neither comes back before a request ends).
             can_join = len(self.running) < self.config.max_batch and not self.queue
@@ -1364,10 +1403,19 @@ class _Run:
                 step = self.prefill_iteration(step, can_join, single, swapped_in)
             else:
                 step = self.decode_run(step, can_join, single, swapped_in)
-            self.note_blocks(step)
-            while self.next_end() == step:
-                _, index = heapq.heappop(self.finishing)
-                self.complete(index, self.leave_decoding(index, step))
+            if logs:
+                self.note_blocks(step)
+            # next_end() inline: drop the entries preemptions left behind, then finish those due.
+            finishing, ends = self.finishing, self.ends
+            while finishing:
+                end, index = finishing[0]
+                if ends.get(index) != end:
+                    heapq.heappop(finishing)
+                elif end == step:
+                    heapq.heappop(finishing)
+                    self.complete(index, self.leave_decoding(index, step))
+                else:
+                    break
 
     @property
     def steps_per_request(self) -> int:
@@ -1410,10 +1458,17 @@ class _Run:
         if not self.paged or steps <= 0:
             return
         cycles, rest = divmod(steps, BLOCK_TOKENS)
-        needed = cycles * len(self.base)
-        for offset in range(rest):
-            needed += self.phases[-(start + offset) % BLOCK_TOKENS]
-        self.free_blocks -= needed
+        self.free_blocks -= cycles * len(self.base) + self.phase_sum(start, rest)
+
+    def phase_sum(self, start: int, count: int) -> int:
+        """Decoders needing a block in the ``count`` (< 16) steps from step ``start``: the phases
+        ``-(start + offset) % 16`` for offset < count, a run of indices falling from ``-start % 16``
+        (wrapping past 0), summed as one or two slices."""
+        high = -start % BLOCK_TOKENS
+        low = high - count + 1
+        if low >= 0:
+            return sum(self.phases[low : high + 1])
+        return sum(self.phases[: high + 1]) + sum(self.phases[BLOCK_TOKENS + low :])
 
     def record_decodes(self, pieces: list[Piece], start_s: float, steps: int, swapped_in: list[int]) -> None:
         """The gaps and spans of ``steps`` iterations in which every decoder made a token. The
@@ -1423,9 +1478,20 @@ class _Run:
             return
         first, slope, start, _ = pieces[0]
         first_end = start_s + self.swap_s + first + slope * start
-        self.gaps.add(first_end - start_s, 0.0, 0, 1, len(self.base) - len(swapped_in))
-        for piece in _clipped(pieces, 1, steps):
-            self.gaps.add(*piece, len(self.base))
+        # Gaps.add inline for the runs of one gap, the loop's hottest path.
+        gaps, decodes = self.gaps, len(self.base)
+        waited = decodes - len(swapped_in)
+        if waited > 0:
+            gaps.value.append(first_end - start_s)
+            gaps.times.append(waited)
+        if steps > 1:  # _clipped(pieces, 1, steps), run by run
+            for first, slope, low, high in pieces:
+                low, high = max(low, 1), min(high, steps)
+                if high - low == 1:
+                    gaps.value.append(first + slope * low)
+                    gaps.times.append(decodes)
+                elif low < high:
+                    gaps.add(first, slope, low, high, decodes)
         for index in swapped_in:
             self.gaps.add(first_end - self.last_token.pop(index), 0.0, 0, 1, 1)
         for index in self.decoders:
@@ -1442,13 +1508,35 @@ class _Run:
         """Decode steps back to back until someone finishes, a newcomer could join or blocks run out."""
         decodes = len(self.base)
         steps = self.run_length(step, math.inf, single)
-        pieces = self.series(steps, decodes, self.base_sum + decodes * step)
-        if can_join and steps > 1 and self.next_arrival_s() < math.inf:
-            steps = _pieces_to_reach(pieces, self.next_arrival_s() - self.now - self.swap_s)
-            pieces = _clipped(pieces, 0, steps)
+        # series() for decodes alone, and spend() below, inline: one call a run fewer each.
+        memory_at, memory_per, compute_at, compute_per = self.decode_line(decodes)
+        context = self.base_sum + decodes * step
+        memory0, compute0 = memory_at + memory_per * context, compute_at + compute_per * context
+        pieces = _pieces(memory0, memory_per * decodes, compute0, compute_per * decodes, steps)
+        # The run stops at the step whose end reaches the next arrival, if a newcomer could join then.
+        gap = self.next_arrival_s() - self.now - self.swap_s if can_join and steps > 1 else math.inf
+        if len(pieces) == 1:
+            # One side leads throughout (most runs): _pieces_to_reach, _clipped and
+            # _pieces_seconds on one piece, inline, to the same sums.
+            first, slope, _, _ = pieces[0]
+            run_s = _piece_seconds(first, slope, 0, steps)
+            if run_s >= gap:
+                steps = _steps_to_reach(first, slope, gap, steps)
+                run_s = _piece_seconds(first, slope, 0, steps)
+                pieces = [(first, slope, 0, steps)]
+        else:
+            if gap < math.inf:
+                steps = _pieces_to_reach(pieces, gap)
+                pieces = _clipped(pieces, 0, steps)
+            run_s = _pieces_seconds(pieces)
         start = self.now
-        self.spend(self.swap_s + _pieces_seconds(pieces), steps)
-        self.take_blocks(step + 1, steps - 1)
+        seconds = self.swap_s + run_s
+        self.now += seconds
+        self.busy += seconds
+        self.iterations += steps
+        self.batch_seconds += len(self.running) * seconds
+        if self.paged and steps > 1:
+            self.take_blocks(step + 1, steps - 1)
         self.record_decodes(pieces, start, steps, swapped_in)
         return step + steps
 

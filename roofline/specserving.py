@@ -39,6 +39,7 @@ output anyway).
 
 from __future__ import annotations
 
+import heapq
 import math
 import random
 from array import array
@@ -197,6 +198,18 @@ def verification_with_prefill(
     return Pass(timed.bytes_moved, flops, timed.memory_s, compute_s, timed.communication_s, timed.overhead_s)
 
 
+def fixed_round_tokens(drafting: Drafting | None) -> int | None:
+    """Tokens every round draws when no draw can change them, else None: 1 without speculation or
+    with α = 0 (every draft token rejected), γ + 1 with α = 1 (``accepted_tokens`` compares a
+    draw in [0, 1) with α, so 0 never accepts and 1 always does). Nothing after the traffic reads
+    the generator but those draws, so such a run skips them and times its rounds per iteration."""
+    if drafting is None or drafting.alpha == 0.0 or drafting.gamma == 0:
+        return 1
+    if drafting.alpha == 1.0:
+        return drafting.gamma + 1
+    return None
+
+
 def simulate_speculative(
     hardware: Hardware, workload: Workload, config: ServingConfig, drafting: Drafting | None
 ) -> SpeculativeSimulation:
@@ -300,6 +313,12 @@ class _SpeculativeRun:
         self.zero_gaps = 0
         self.traced = min(config.trace_requests, count)
         self.spans: list[list[list]] = [[] for _ in range(self.traced)]
+        #: Tokens every round draws when that is fixed (``fixed_round_tokens``); then a decoder's
+        #: ``generated`` is only brought up to date when it finishes, and ``ends`` says when:
+        #: ``(iteration of its last round, request)``, a heap.
+        self.fixed = fixed_round_tokens(drafting)
+        self.ends: list[tuple[int, int]] = []
+        self.traced_decoders: list[int] = []  # traced requests now decoding (fixed rounds only)
 
     # -- arrivals and admission ----------------------------------------------------------------
 
@@ -339,13 +358,14 @@ class _SpeculativeRun:
         self.free_blocks += blocks_for(self.prompt[index] + self.output[index])
         self.issue_next(self.now)
 
-    def span(self, index: int, kind: str, start: float, end: float) -> None:
+    def span(self, index: int, kind: str, start: float, end: float, iterations: int = 1) -> None:
+        """Record that traced request ``index`` took part in iterations from start to end."""
         spans = self.spans[index]
         if spans and spans[-1][0] == kind and spans[-1][2] == start:
             spans[-1][2] = end
-            spans[-1][3] += 1
+            spans[-1][3] += iterations
         else:
-            spans.append([kind, start, end, 1])
+            spans.append([kind, start, end, iterations])
 
     # -- the loop --------------------------------------------------------------------------------
 
@@ -359,10 +379,55 @@ class _SpeculativeRun:
                     return
                 self.now = max(self.now, self.arrival[self.next_arrival])
                 continue
+            if self.fixed and not self.newcomers and self.fixed_run():
+                continue
             self.iteration()
             self.iterations += 1
             if self.iterations > limit:  # pragma: no cover - every iteration emits a token
                 raise AssertionError("the speculative simulator made no progress")
+
+    def fixed_run(self) -> bool:
+        """With fixed rounds (``self.fixed``), the iterations of decodes alone before the next one in
+        which a request finishes or a request arrives: all alike but for the context, which grows
+        by k tokens a decoder each. False when there are none (the next iteration is not of them).
+
+        Each is ``iteration`` with ``round_seconds`` and ``fixed_rounds`` inline, to the same
+        floating-point operations in the same order (the clock is a running sum, so a closed-form
+        sum would move its last digits), but with no call and no pass over the decoders: between
+        those events nothing else can change, as admission waits for an arrival or a finish.
+        """
+        last, iteration = self.ends[0][0], self.iterations
+        due = self.arrival[self.next_arrival] if self.next_arrival < self.issued else math.inf
+        now = self.now
+        if iteration >= last or due <= now:
+            return False
+        decoders, gamma, context = len(self.running), self.gamma, self.context
+        added = self.fixed * decoders  # tokens the decoders' rounds add to the context
+        (v0, v1, v2, v3), (d0, d1, d2, d3) = self.round_line(decoders)
+        busy, batch_seconds, values, times = self.busy, self.batch_seconds, self.gaps.value, self.gaps.times
+        start = now
+        while iteration < last and due > now:
+            verify, check = v0 + v1 * context, v2 + v3 * context
+            draft, other = d0 + d1 * context, d2 + d3 * context
+            seconds = (check if check > verify else verify) + gamma * (other if other > draft else draft)
+            before = now
+            now += seconds
+            busy += seconds
+            batch_seconds += decoders * seconds
+            values.append(now - before)  # gaps.add(now - before, 0.0, 0, 1, decoders), inline
+            times.append(decoders)
+            context += added
+            iteration += 1
+        steps = iteration - self.iterations
+        self.now, self.busy, self.batch_seconds, self.context = now, busy, batch_seconds, context
+        self.iterations = iteration
+        self.zero_gaps += (self.fixed - 1) * decoders * steps
+        self.rounds += decoders * steps
+        self.drawn += added * steps
+        self.emitted += added * steps
+        for index in self.traced_decoders:
+            self.span(index, "decode", start, now, steps)
+        return True
 
     def round_line(self, decodes: int) -> tuple[tuple[float, float, float, float], tuple[float, float, float, float]]:
         """An iteration of ``decodes`` verifications alone at total context D takes the verification
@@ -390,39 +455,65 @@ class _SpeculativeRun:
     def iteration(self) -> None:
         """One iteration: the newcomers' prefills and a verification round for every decoding request."""
         newcomers, self.newcomers = self.newcomers, []
-        context = self.context
-        if newcomers:
-            joining = set(newcomers)
-            decoders = [index for index in self.running if index not in joining]
-            new = sum(self.prompt[index] for index in newcomers)
-            pairs = sum(self.prompt[index] * (self.prompt[index] + 1) / 2 for index in newcomers)
-            gamma = self.gamma if decoders else 0
-            timed = verification_with_prefill(self.costs, len(decoders), context, gamma + 1, new, pairs, len(newcomers))
-            draft_s = 0.0
-            if decoders:
-                first = self.draft_pass(len(decoders), context).seconds
-                rest = first if self.later_pass is self.draft_pass else self.later_pass(len(decoders), context).seconds
-                draft_s = self.draft_scale * (first + (gamma - 1) * rest) / gamma if gamma else 0.0
-            seconds = timed.seconds + gamma * draft_s
-        else:
-            # Decodes alone, the common iteration: its time from the batch size's two lines.
-            decoders = list(self.running)
-            verify, draft = self.round_line(len(decoders))
-            seconds = max(verify[0] + verify[1] * context, verify[2] + verify[3] * context) + self.gamma * max(
-                draft[0] + draft[1] * context, draft[2] + draft[3] * context
-            )
+        decoders = len(self.running) - len(newcomers)
         start = self.now
+        seconds = self.prefill_seconds(newcomers, decoders) if newcomers else self.round_seconds(decoders)
         self.now += seconds
         self.busy += seconds
         self.batch_seconds += len(self.running) * seconds
+        # The decoders' rounds first, so a newcomer is not taken for one (the order of two requests'
+        # finishes changes nothing: each frees its blocks and sends its client's next at ``now``).
+        if self.fixed:
+            self.fixed_rounds(decoders, start)
+        else:
+            joining = set(newcomers)
+            self.drawn_rounds([index for index in self.running if index not in joining], start)
         for index in newcomers:
-            self.first[index] = self.last_token[index] = self.now
-            self.generated[index] = 1
-            self.context += self.prompt[index] + 1
+            self.prefilled(index, start)
+
+    def prefill_seconds(self, newcomers: list[int], decoders: int) -> float:
+        """An iteration with prefills, priced pass by pass: the newcomers' prompts in the
+        verification pass of ``decoders`` requests, plus γ draft steps if any decode."""
+        context = self.context
+        new = sum(self.prompt[index] for index in newcomers)
+        pairs = sum(self.prompt[index] * (self.prompt[index] + 1) / 2 for index in newcomers)
+        gamma = self.gamma if decoders else 0
+        timed = verification_with_prefill(self.costs, decoders, context, gamma + 1, new, pairs, len(newcomers))
+        draft_s = 0.0
+        if decoders:
+            first = self.draft_pass(decoders, context).seconds
+            rest = first if self.later_pass is self.draft_pass else self.later_pass(decoders, context).seconds
+            draft_s = self.draft_scale * (first + (gamma - 1) * rest) / gamma if gamma else 0.0
+        return timed.seconds + gamma * draft_s
+
+    def round_seconds(self, decoders: int) -> float:
+        """Decodes alone, the common iteration: ``max(verify line) + γ max(draft line)`` at the
+        context, from the batch size's two lines (``round_line``)."""
+        context = self.context
+        verify, draft = self.round_line(decoders)
+        return max(verify[0] + verify[1] * context, verify[2] + verify[3] * context) + self.gamma * max(
+            draft[0] + draft[1] * context, draft[2] + draft[3] * context
+        )
+
+    def prefilled(self, index: int, start: float) -> None:
+        """Newcomer ``index``'s prefill ended this iteration (started at ``start``) with its first token."""
+        self.first[index] = self.last_token[index] = self.now
+        self.generated[index] = 1
+        self.context += self.prompt[index] + 1
+        if index < self.traced:
+            self.span(index, "prefill", start, self.now)
+        if self.output[index] == 1:
+            self.complete(index)
+        elif self.fixed:
+            # Its rounds start next iteration, k tokens each: the last is round ceil((output - 1) / k).
+            rounds = -(-(self.output[index] - 1) // self.fixed)
+            heapq.heappush(self.ends, (self.iterations + rounds, index))
             if index < self.traced:
-                self.span(index, "prefill", start, self.now)
-            if self.output[index] == 1:
-                self.complete(index)
+                self.traced_decoders.append(index)
+
+    def drawn_rounds(self, decoders: list[int], start: float) -> None:
+        """A round for each decoder, its accepted tokens drawn: each emits them plus the target's
+        own, capped at what its output still needs."""
         # The rounds' draws, read into locals: this loop runs once per request per iteration.
         drafting, rng, now, traced = self.drafting, self.rng, self.now, self.traced
         output, generated, last_token, gaps = self.output, self.generated, self.last_token, self.gaps
@@ -448,12 +539,37 @@ class _SpeculativeRun:
                 self.span(index, "decode", start, now)
             if emitted == left:
                 self.complete(index)
-        gaps.add(now - start, 0.0, 0, 1, together)
-        self.zero_gaps += emitted_total - len(decoders)  # a round's tokens after its first: gaps of 0
-        self.rounds += len(decoders)
-        self.drawn += drawn_total
-        self.emitted += emitted_total
-        self.context += emitted_total
+        self.count_rounds(start, len(decoders), together, drawn_total, emitted_total)
+
+    def fixed_rounds(self, decoders: int, start: float) -> None:
+        """``drawn_rounds`` when every round draws ``self.fixed`` tokens: the same sums without a pass
+        over the decoders. Each emits k tokens, but one in its last round emits only what its output
+        still needs, ``output - 1 - k (rounds - 1)``; it then completes (``ends``)."""
+        k, output, ends, iteration = self.fixed, self.output, self.ends, self.iterations
+        emitted_total = k * decoders
+        while ends and ends[0][0] == iteration:
+            index = heapq.heappop(ends)[1]
+            short = k * (-(-(output[index] - 1) // k)) - (output[index] - 1)  # k minus its last round's tokens
+            emitted_total -= short
+            self.generated[index] = output[index]
+            self.last_token[index] = self.now
+            if index < self.traced:
+                self.traced_decoders.remove(index)
+                self.span(index, "decode", start, self.now)
+            self.complete(index)
+        for index in self.traced_decoders:
+            self.span(index, "decode", start, self.now)
+        self.count_rounds(start, decoders, decoders, k * decoders, emitted_total)
+
+    def count_rounds(self, start: float, decoders: int, together: int, drawn: int, emitted: int) -> None:
+        """This iteration's rounds in the totals: one run of ``together`` first gaps of ``now - start``,
+        a gap of 0 for every token a round emits after its first, and the tokens in the context."""
+        self.gaps.add(self.now - start, 0.0, 0, 1, together)
+        self.zero_gaps += emitted - decoders  # a round's tokens after its first: gaps of 0
+        self.rounds += decoders
+        self.drawn += drawn
+        self.emitted += emitted
+        self.context += emitted
 
     # -- results --------------------------------------------------------------------------------
 

@@ -1,6 +1,6 @@
 """Benchmarks: the package's full sweep, the serving simulator, the site build and the in-browser runtime.
 
-Run: ``python scripts/bench.py [package] [config] [simulate] [site] [browser] [pages]`` (all
+Run: ``python scripts/bench.py [package] [config] [simulate] [scale] [site] [browser] [pages]`` (all
 when none is named), or ``make bench``. ``pages`` is Lighthouse and axe-core on every
 page (``scripts/bench_pages.py``). Prints one line per figure and writes nothing.
 
@@ -317,6 +317,87 @@ def report_simulate() -> None:
     )
 
 
+#: Issue 42's NH4 goals, each run as ``roofline simulate`` on an H100 SXM and Llama 3.1 8B with
+#: the CLI's defaults otherwise: a plain run of a million requests (goal ≤ 10 s CPU, ≤ 400 MB peak
+#: RSS), and 1,000 requests of 100,000 output tokens each, plain and speculative (γ 1, α 0: one
+#: draw a round, every draft token rejected), the speculative within 2× of the plain in both.
+SCALE_CASES: dict[str, tuple[str, ...]] = {
+    "plain-1m": ("--requests", "1000000"),
+    "plain-1000x100000": ("--requests", "1000", "--output", "100000"),
+    "spec-1000x100000": (
+        "--requests",
+        "1000",
+        "--output",
+        "100000",
+        "--speculate-gamma",
+        "1",
+        "--speculate-alpha",
+        "0",
+    ),
+}
+#: Iterations of ``bare_iteration_loop`` timed beside each scale run, as this machine's yardstick.
+SCALE_BASELINE_ITERATIONS = 2_000_000
+
+
+def scale_run(name: str) -> dict[str, float]:
+    """One ``SCALE_CASES`` run in this process: its CPU seconds (``time.process_time``, which the
+    other jobs on a shared machine disturb less than the wall clock), the process's peak RSS after
+    it, and the bare loop's CPU seconds. Call it in a fresh process, so the peak is the run's own."""
+    import contextlib
+    import io
+    import resource
+
+    from roofline.cli import main
+
+    start = time.process_time()
+    bare_iteration_loop(SCALE_BASELINE_ITERATIONS)
+    baseline_s = time.process_time() - start
+    start = time.process_time()
+    with contextlib.redirect_stdout(io.StringIO()):
+        main(["simulate", "--gpu", "h100-sxm", "--model", "llama-3.1-8b", *SCALE_CASES[name]])
+    run_s = time.process_time() - start
+    peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
+    return {"run_s": run_s, "peak_mb": peak_kib * 1024 / 1e6, "baseline_s": baseline_s}
+
+
+def bench_scale(repeats: int = 3) -> dict[str, dict[str, float]]:
+    """Each ``SCALE_CASES`` run ``repeats`` times, each in a fresh Python; the median of each figure."""
+    import json
+    import statistics
+    import subprocess
+    import sys
+
+    medians = {}
+    for name in SCALE_CASES:
+        code = f"import json, bench; print(json.dumps(bench.scale_run({name!r})))"
+        runs = [
+            json.loads(
+                subprocess.run(
+                    [sys.executable, "-c", code], cwd=Path(__file__).parent, capture_output=True, text=True, check=True
+                ).stdout
+            )
+            for _ in range(repeats)
+        ]
+        medians[name] = {key: statistics.median(run[key] for run in runs) for key in runs[0]}
+    return medians
+
+
+def report_scale() -> None:
+    figures = bench_scale()
+    for name, run in figures.items():
+        print(
+            f"simulate {name} ({' '.join(SCALE_CASES[name])}): {run['run_s']:.2f} s CPU,"
+            f" {run['peak_mb']:.0f} MB peak RSS; {run['run_s'] / run['baseline_s']:.1f}× a bare loop of"
+            f" {SCALE_BASELINE_ITERATIONS:,} iterations ({run['baseline_s']:.3f} s) in the same process"
+        )
+    plain, spec = figures["plain-1000x100000"], figures["spec-1000x100000"]
+    print(
+        f"speculative / plain at 1,000 × 100,000 tokens: {spec['run_s'] / plain['run_s']:.2f}× the time,"
+        f" {spec['peak_mb'] / plain['peak_mb']:.2f}× the peak RSS (goal ≤ 2× each);"
+        f" a million plain requests: goal ≤ 10 s and ≤ 400 MB"
+    )
+
+
 def report_site() -> None:
     import bench_site
 
@@ -339,6 +420,7 @@ SECTIONS = {
     "package": report_package,
     "config": report_config,
     "simulate": report_simulate,
+    "scale": report_scale,
     "site": report_site,
     "browser": report_browser,
     "pages": report_pages,

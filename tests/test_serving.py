@@ -856,7 +856,7 @@ def test_gap_percentiles_read_as_a_stream_are_the_nearest_rank_of_every_gap(
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(serving, "_SAMPLE_RUNS", 7)
         patch.setattr(serving, "_BRACKET_SHARE", 0.001)
-        assert [serving._bracketed(gaps, rank, len(every)) for rank in ranks] == [every[r - 1] for r in ranks]
+        assert serving._bracketed(gaps, ranks, len(every)) == [every[r - 1] for r in ranks]
         assert gaps.count() == len(every)
 
 

@@ -1,0 +1,170 @@
+"""The simulator's outputs, pinned: speed work on ``serving`` and ``specserving`` must not move a digit.
+
+Each case is a small but busy run (every scheduler path: continuous, chunked, static, reserve and
+paged admission, preemption by recompute and by swap, a closed loop, pipeline stages, the expected
+costs, speculation with a free drafter, a draft model and an EAGLE-style head). Its digest is the
+SHA-256 of everything a reader can see: ``roofline simulate --json``'s text, and for the API runs
+every request's trace and the logged KV blocks. The expected digests were taken from the code as it
+stood before issue 42's NH4 speed work, on the main branch it merged into (commit c1fbb87, after
+issue 35's 16-bit heads and issue 36's ``fleet`` key; the sped-up code gave the same). A change in
+behaviour fails here, and a deliberate one must say so and update them
+(``python tests/test_serving_perf_identity.py`` prints the current ones).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import io
+import json
+
+import pytest
+
+from roofline import Hardware, Lengths, ServingConfig, Workload, builtin_specs, simulate
+from roofline.cli import main
+from roofline.specserving import Drafting, simulate_speculative
+
+SIMULATE = ("simulate", "--gpu", "h100-sxm", "--model", "llama-3.1-8b", "--json")
+
+#: name -> the CLI's arguments after ``SIMULATE``, split at spaces.
+CLI_CASES: dict[str, str] = {
+    "continuous-paged": "--requests 3000 --rate 12 --prompt 64:4096 --output 1:1024",
+    "chunked": "--policy chunked --requests 1500 --prompt 100:6000 --output 1:600",
+    "static": "--policy static --requests 1500 --rate 30 --output 16:512",
+    "reserve": "--admission reserve --requests 2000 --rate inf --output 16:2048",
+    "recompute-thrash": (
+        "--rate inf --requests 1500 --prompt 128:512 --output 16:2048 --max-batch 256 --usable-fraction 0.05"
+    ),
+    "swap-thrash": (
+        "--rate inf --requests 800 --prompt 128:512 --output 16:2048 "
+        "--max-batch 256 --usable-fraction 0.05 --preemption swap"
+    ),
+    "chunked-paged-thrash": (
+        "--policy chunked --rate inf --requests 600 --prompt 100:6000 "
+        "--output 16:1024 --usable-fraction 0.03 --max-batch 128 --token-budget 1024"
+    ),
+    "closed-loop": "--concurrency 48 --requests 2000 --output 1:700",
+    "expected-costs": "--costs expected --requests 1000 --rate 20",
+    "pipeline": "--gpus 4 --parallel pp --microbatches 2 --requests 800 --rate 30",
+    "speculative": "--speculate-gamma 4 --speculate-alpha 0.6 --requests 600 --output 1:900",
+    "speculative-draft": (
+        "--speculate-gamma 3 --speculate-alpha 0.7 --draft llama-3.2-1b --requests 400 --concurrency 32"
+    ),
+    "speculative-greedy": "--speculate-gamma 1 --speculate-alpha 0 --requests 200 --output 2000",
+    "speculative-certain": "--speculate-gamma 3 --speculate-alpha 1 --requests 300 --output 1:3000 --rate 5",
+    "speculative-certain-closed": (
+        "--speculate-gamma 2 --speculate-alpha 1 --requests 300 --concurrency 20 --output 1:700 --draft llama-3.2-1b"
+    ),
+}
+
+EXPECTED_CLI: dict[str, str] = {
+    "continuous-paged": "a4da47b7c12356ce037e4fef03bde11aedff047de7255c78c62be5270a69c248",
+    "chunked": "d08afca4f0766ae1d3ac5976ce14fc0c3fb6d75e81726c5eca3f22131317ea61",
+    "static": "32cc3492b6ea7e36a050a872a7c7f896bacfe1143e09e0e531c8970c967dcc06",
+    "reserve": "f6ae79ee25ecf800f155bc33485a0f7b3f433cfc1eeab0f393d519a6f3a3fde8",
+    "recompute-thrash": "c56e88e11be469bc409ff092d2c58c18c06a4a40ed572607759307d382845fce",
+    "swap-thrash": "23b758a3144379affca58748d15da2f10f2479c37c4d5e8ef0d229622d1e465f",
+    "chunked-paged-thrash": "140b419e0cf3eee55f3a00e8bd8678145919e44cb270f6a75e98498a42b0f2e2",
+    "closed-loop": "ab6cc33c6ef5af1d800a2a7be779e9371ec44704d280da2f4034a186f86eaa9d",
+    "expected-costs": "aed09d0145c3199d18540eb8fb84617c08d44b3bfdcf47b235d6fcc6042f1110",
+    "pipeline": "a8eb3a45d4258398c2cc2dbd1e242b53f95a776e87fedd3cab14e24cbae555bd",
+    "speculative": "ea0cd195c44c42fd921459797355c61ef085b3136f2676595dd4ac45a202b4e3",
+    "speculative-draft": "d9f2e417e3645371074755c3480cb290cd482ba19409c91f127394cebbb5695f",
+    "speculative-greedy": "f833e63fc3b0593bde9496b1f56e858c3b3be4596d49a4b71155c9b7557f37b3",
+    "speculative-certain": "8b26dedb8d5d42d1b9e87bca1392bfd8d939cc40107f713adb2c0d501e287a6b",
+    "speculative-certain-closed": "0e97e12c6ac49799738029886917a1eab4d083a78a520900c89cbe998f3bc976",
+}
+
+#: name -> a ServingConfig run through the API with 40 traced requests and the block log.
+API_CASES: dict[str, ServingConfig] = {
+    policy: ServingConfig(
+        policy=policy,
+        rate=40.0,
+        requests=1200,
+        prompt=Lengths(100, 3000),
+        output=Lengths(1, 800),
+        trace_requests=40,
+        record_blocks=policy != "static",
+        seed=7,
+    )
+    for policy in ("continuous", "chunked", "static")
+}
+
+EXPECTED_API: dict[str, str] = {
+    "continuous": "5ff9ea415e2e5e630b61775f60c3d89b849761a2e62ae73cd36f4d87dca43fc3",
+    "chunked": "d46597f561e25095cca201c47fc49c65cad1fcefbeb53dfb317b08b528ecc451",
+    "static": "3b5b8005f80ba6d6df5ed20df278bc2ec28a6658240a49b30b0793dbd0009656",
+}
+
+
+def cli_digest(name: str) -> str:
+    """SHA-256 of ``roofline simulate --json``'s output for case ``name``."""
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        status = main([*SIMULATE, *CLI_CASES[name].split()])
+    assert status in (0, None), f"{name}: exit status {status}"
+    return hashlib.sha256(out.getvalue().encode()).hexdigest()
+
+
+def api_digest(name: str) -> str:
+    """SHA-256 of an API run's figures, every traced request and the block log, on a cache small
+    enough (2% of the memory the weights leave) that paged admission preempts."""
+    specs = builtin_specs()
+    hardware = Hardware(specs.gpu("h100-sxm"), usable_fraction=0.02)
+    result = simulate(hardware, Workload(specs.model("llama-3.1-8b")), API_CASES[name])
+    seen = {
+        "figures": result.to_dict(trace=True),
+        "blocks": result.blocks_in_use,
+        "cached": result.cached_tokens,
+        "itl": sorted(result.itl_s.items()) if result.itl_s else None,
+        "batch_seconds": result.batch_seconds,
+    }
+    return hashlib.sha256(json.dumps(seen).encode()).hexdigest()
+
+
+#: α -> the digest of a traced speculative API run (γ 3, a draft at 0.1 of the target's step): α 0 and
+#: 1 fix every round's tokens (``specserving.fixed_round_tokens``), 0.6 draws them.
+EXPECTED_SPECULATIVE: dict[float, str] = {
+    0.0: "9681dc6c5790f891904b9c436666c691ccb8772df40511d1adb5914289c77138",
+    1.0: "7e4eefc6caf39eac38d2c4ad9f6cbcf528eee3e394faad83b62f13917400bc52",
+    0.6: "505d572fa2efb8dfc3a95260d1d0296ee2e7081608ad3e79029458220c166854",
+}
+
+
+def speculative_digest(alpha: float) -> str:
+    """SHA-256 of a speculative API run's figures, its 40 traced requests, gaps and round counts."""
+    specs = builtin_specs()
+    config = ServingConfig(
+        rate=20.0, requests=500, prompt=Lengths(100, 2000), output=Lengths(1, 1500), trace_requests=40, seed=3
+    )
+    drafting = Drafting(gamma=3, alpha=alpha, draft_cost=0.1)
+    run = simulate_speculative(Hardware(specs.gpu("h100-sxm")), Workload(specs.model("llama-3.1-8b")), config, drafting)
+    result = run.result
+    seen = {
+        "figures": result.to_dict(trace=True),
+        "itl": sorted(result.itl_s.items()),
+        "batch_seconds": result.batch_seconds,
+        "rounds": [run.rounds, run.drawn_tokens, run.emitted_tokens],
+    }
+    return hashlib.sha256(json.dumps(seen).encode()).hexdigest()
+
+
+@pytest.mark.parametrize("name", sorted(CLI_CASES))
+def test_simulate_json_is_unchanged(name: str) -> None:
+    assert cli_digest(name) == EXPECTED_CLI[name]
+
+
+@pytest.mark.parametrize("name", sorted(API_CASES))
+def test_traces_and_block_logs_are_unchanged(name: str) -> None:
+    assert api_digest(name) == EXPECTED_API[name]
+
+
+@pytest.mark.parametrize("alpha", sorted(EXPECTED_SPECULATIVE))
+def test_speculative_traces_are_unchanged(alpha: float) -> None:
+    assert speculative_digest(alpha) == EXPECTED_SPECULATIVE[alpha]
+
+
+if __name__ == "__main__":  # print the current digests, to paste above after a deliberate change
+    print("EXPECTED_CLI =", json.dumps({name: cli_digest(name) for name in CLI_CASES}, indent=4))
+    print("EXPECTED_API =", json.dumps({name: api_digest(name) for name in API_CASES}, indent=4))
+    print("EXPECTED_SPECULATIVE =", {alpha: speculative_digest(alpha) for alpha in EXPECTED_SPECULATIVE})
