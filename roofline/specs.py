@@ -404,6 +404,59 @@ def _allreduce_latency(name: str, table: Any) -> AllReduceLatency:
     return AllReduceLatency(name, measured_s=MappingProxyType(measured))
 
 
+#: Fixed seconds an all-to-all preset may charge per dispatch or combine (0: none published).
+ALLTOALL_LATENCY_S = (0.0, 1e-2)
+_ALLTOALL_KEYS = ("nvlink_bytes_per_s", "rdma_bytes_per_s", "latency_s", "source")
+_ALLTOALL_SHAPE = '{ nvlink_bytes_per_s = 158e9, rdma_bytes_per_s = 58e9, latency_s = 0, source = "https://..." }'
+
+
+@dataclass(frozen=True)
+class AllToAllPreset:
+    """What one expert-parallel all-to-all kernel reaches per GPU, by link kind: ``t = latency_s
+    + max(NVLink bytes / nvlink_bytes_per_s, RDMA bytes / rdma_bytes_per_s)`` for one dispatch
+    or combine (``roofline.epdeploy.alltoall_s``); the two links run at once."""
+
+    name: str
+    nvlink_bytes_per_s: float
+    rdma_bytes_per_s: float
+    latency_s: float
+    source: str = ""
+
+
+def _alltoall_preset(name: str, table: object) -> AllToAllPreset:
+    """One ``alltoall`` preset from its table; SpecError naming ``alltoall.NAME.FIELD``."""
+    label = f"alltoall.{name}"
+    if not isinstance(table, Mapping):
+        raise SpecError(f"must be a table, got {shown(table)}", field=label, hint=f"give {_ALLTOALL_SHAPE}")
+    for key in table:
+        if key not in _ALLTOALL_KEYS:
+            raise SpecError(
+                "unknown key",
+                field=f"{label}.{key}",
+                hint=did_you_mean(str(key), _ALLTOALL_KEYS) or "allowed: " + ", ".join(_ALLTOALL_KEYS),
+            )
+    for key in _ALLTOALL_KEYS:
+        if key not in table:
+            raise SpecError("is missing", field=f"{label}.{key}", hint=f"give {_ALLTOALL_SHAPE}")
+    _check_field(f"{label}.nvlink_bytes_per_s", "quantity", table["nvlink_bytes_per_s"], *PEER_LINK_BYTES_PER_S)
+    _check_field(f"{label}.rdma_bytes_per_s", "quantity", table["rdma_bytes_per_s"], *PEER_LINK_BYTES_PER_S)
+    latency = table["latency_s"]
+    if isinstance(latency, bool) or not isinstance(latency, (int, float)) or not 0 <= latency <= ALLTOALL_LATENCY_S[1]:
+        raise SpecError(
+            f"must be a number of seconds from 0 to {ALLTOALL_LATENCY_S[1]:g}, got {shown(latency)}",
+            field=f"{label}.latency_s",
+            hint="give the fixed time of one dispatch or combine, 0 where the source publishes none",
+        )
+    _check_field(f"{label}.source", "text", table["source"], 1, SOURCE_LENGTH)
+    return AllToAllPreset(
+        name,
+        float(table["nvlink_bytes_per_s"]),
+        float(table["rdma_bytes_per_s"]),
+        float(table["latency_s"]),
+        str(table["source"]),
+    )
+
+
 @dataclass(frozen=True)
 class InterconnectSpec:
     """How one GPU talks to the others in a tensor-parallel group.
@@ -424,9 +477,25 @@ class InterconnectSpec:
     scale_out_bytes_per_s: float = _quantity(*PEER_LINK_BYTES_PER_S)
     allreduce_latency_s: Mapping[str, AllReduceLatency]
     source: str = _text(SOURCE_LENGTH)
+    #: Expert-parallel all-to-all kernels by name (``AllToAllPreset``), optional: without one
+    #: the ceiling times an all-to-all at the links' own bandwidths above.
+    alltoall: Mapping[str, AllToAllPreset] | None = None
 
     def __post_init__(self) -> None:
         _validate(self)
+        if self.alltoall is not None:
+            if not isinstance(self.alltoall, Mapping) or not self.alltoall:
+                raise SpecError(
+                    f"must be a table of named presets, got {shown(self.alltoall)}",
+                    field="alltoall",
+                    hint=f"for example alltoall = {{ deepep_normal = {_ALLTOALL_SHAPE} }}",
+                )
+            presets = {}
+            for name, table in self.alltoall.items():
+                if not _PRESET.fullmatch(str(name)):
+                    raise SpecError("bad preset name: use lower-case letters, digits and '_'", field=f"alltoall.{name}")
+                presets[name] = table if isinstance(table, AllToAllPreset) else _alltoall_preset(name, table)
+            object.__setattr__(self, "alltoall", MappingProxyType(presets))
         latencies = self.allreduce_latency_s
         if not isinstance(latencies, Mapping) or not latencies:
             got = "an empty table" if isinstance(latencies, Mapping) else shown(latencies)
@@ -468,6 +537,20 @@ class InterconnectSpec:
         if preset.floor(gpus) is None:
             return f"{preset.basis(gpus)} (nothing measured at or below {gpus:,} GPUs)"
         return preset.floor_basis(gpus)
+
+    def alltoall_ceiling(self) -> AllToAllPreset:
+        """The best figures any source gives these links, per link kind: the larger of the
+        nameplate (``link_bytes_per_s``, ``scale_out_bytes_per_s``) and every preset's
+        bandwidth, and the smallest preset latency (0 without presets). A preset may beat a
+        nameplate when its source counts traffic to the sender's own GPU (DeepEP's RDMA
+        figures above 50 GB/s do), so the larger is the bound."""
+        presets = tuple((self.alltoall or {}).values())
+        return AllToAllPreset(
+            "ceiling",
+            max([self.link_bytes_per_s, *(p.nvlink_bytes_per_s for p in presets)]),
+            max([self.scale_out_bytes_per_s, *(p.rdma_bytes_per_s for p in presets)]),
+            min([p.latency_s for p in presets], default=0.0),
+        )
 
     def preset(self, name: str) -> AllReduceLatency:
         """The preset called ``name``; SpecError naming the presets there are."""
