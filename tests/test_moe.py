@@ -229,3 +229,29 @@ def test_check_imbalance_rejects_non_numbers() -> None:
     with pytest.raises(SpecError, match="at least 1"):
         moe.check_imbalance(float("nan"))
     assert moe.check_imbalance(1) == 1.0
+
+
+# -- The published row that beat the tensor-parallel ceiling ----------------------------------------
+
+#: SGLang serving DeepSeek-R1-0528 on 16 H100s over InfiniBand, 8,192 prompt tokens, 128 out,
+#: concurrency 1: time to first token 263.9 ms (tenstorrent/tt-inference-server issue #356,
+#: "Performance Benchmark Sweeps for DeepSeek-R1-0528 on 16 H100 (SGLANG + INFINIBAND)",
+#: 2025-07-09, https://github.com/tenstorrent/tt-inference-server/issues/356). The excerpt
+#: does not state the engine's layout or weight format; DeepSeek's release is fp8.
+SGLANG_16XH100_TTFT_S = 0.2639
+
+
+def test_sglang_16xh100_ttft_no_longer_beats_the_ceiling_under_ep(capsys: pytest.CaptureFixture[str]) -> None:
+    """Tensor parallelism over two nodes prices every all-reduce across InfiniBand: its ceiling
+    (562 ms) is slower than the measured 263.9 ms, which a ceiling may never be. Spread over 16
+    expert-parallel ranks with data-parallel attention the ceiling is far faster than the
+    measurement, so the row sits below its bound."""
+    base = (*DSV3, "--gpus", "16", "--batch", "1", "--prompt", "8192")
+    code, out, err = run_cli(capsys, "estimate", *base, "--json")
+    assert code == 0, err
+    tensor_parallel = json.loads(out)["prefill_s"]
+    assert tensor_parallel > SGLANG_16XH100_TTFT_S  # the contradiction issue 37 names
+    expert_parallel = ep_json(capsys, *base)["prefill_s"]
+    assert 0 < expert_parallel < SGLANG_16XH100_TTFT_S
+    # The bound is the prompt's FLOPs over 16 GPUs or its all-to-all, whichever is longer.
+    assert expert_parallel >= 2 * 37e9 * 8192 / (16 * 1978.9e12)
