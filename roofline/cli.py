@@ -603,9 +603,9 @@ def _check_split_options(args: argparse.Namespace) -> None:
             hint="a preset is a measured latency that grows with the GPU count; --allreduce-latency fixes one;"
             " give one of the two",
         )
-    if args.parallel == "tp" and args.pp_stages is not None:
+    if args.parallel in ("tp", "ep") and args.pp_stages is not None:
         raise SpecError("--pp-stages splits a pipeline", hint="add --parallel tpxpp (or pp), or leave it out")
-    if args.parallel == "tp" and args.microbatches is not None:
+    if args.parallel in ("tp", "ep") and args.microbatches is not None:
         raise SpecError("--microbatches: groups of users go through a pipeline", hint=_PIPELINE_HINT)
     if args.microbatches is None:
         args.microbatches = 1
@@ -818,9 +818,8 @@ def _check_expert_options(args: argparse.Namespace) -> None:
             "--costs expected: the expert-parallel layout has a ceiling only, nothing calibrated yet",
             hint="leave --costs out",
         )
-    for option, value in (("--pp-stages", args.pp_stages), ("--shared-prefix", args.shared_prefix or None)):
-        if value is not None:
-            raise SpecError(f"{option}: not part of the expert-parallel layout", hint="leave it out")
+    if args.shared_prefix:
+        raise SpecError("--shared-prefix: not part of the expert-parallel layout yet", hint="leave it out")
     if args.allreduce_latency is not None or args.allreduce_preset is not None:
         raise SpecError(
             "--allreduce-latency/--allreduce-preset: an expert-parallel step has no all-reduce",

@@ -194,6 +194,8 @@ def test_held_out_single_node_has_no_rdma(capsys: pytest.CaptureFixture[str]) ->
         ((*DSV3, "--gpus", "8", "--ep", "8"), ("--ep", "add --parallel ep")),
         (("--parallel", "ep", *DSV3, "--gpus", "8", "--ep", "4"), ("--ep 4", "--gpus 8")),
         (("--parallel", "ep", *DSV3, "--gpus", "8", "--costs", "expected"), ("--costs", "ceiling only")),
+        (("--parallel", "ep", *DSV3, "--gpus", "8", "--microbatches", "2"), ("--microbatches", "leave it out")),
+        (("--parallel", "ep", *DSV3, "--gpus", "8", "--shared-prefix", "64"), ("--shared-prefix", "leave it out")),
     ],
 )
 def test_bad_expert_input_is_one_line(capsys: pytest.CaptureFixture[str], argv: tuple, names: tuple) -> None:
