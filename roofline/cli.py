@@ -282,6 +282,14 @@ def _add_expert_options(parser: argparse.ArgumentParser) -> None:
         " measured 2.564 on DeepSeek-R1 at EP32 without its load balancer, 1.109 with it)",
     )
     parser.add_argument(
+        "--redundant-experts",
+        type=_whole_number((0, 100_000)),
+        default=None,
+        metavar="R",
+        help="extra expert slots holding copies of hot experts, so E + R must divide by --ep (default 0;"
+        " DeepSeek serves 256 experts in 288 slots)",
+    )
+    parser.add_argument(
         "--dispatch-precision",
         choices=tuple(ALLTOALL_BYTES_PER_VALUE),
         default=None,
@@ -784,11 +792,12 @@ def _run_split(args: argparse.Namespace, specs: SpecSet) -> str:
     return deployment_report(hardware, workload, result, expected)
 
 
-_EXPERT_OPTIONS = ("ep", "expert_imbalance", "dispatch_precision", "combine_precision")
+_EXPERT_OPTIONS = ("ep", "expert_imbalance", "redundant_experts", "dispatch_precision", "combine_precision")
 #: The option that sets each field ``epdeploy.check_layout`` may name.
 _EXPERT_FIELDS = {
     "ep": "--ep",
     "expert_imbalance": "--expert-imbalance",
+    "redundant_experts": "--redundant-experts",
     "parallel": "--parallel ep",
     "dispatch_precision": "--dispatch-precision",
     "combine_precision": "--combine-precision",
@@ -836,6 +845,7 @@ def _run_expert(args: argparse.Namespace, specs: SpecSet) -> str:
         DEFAULT_EXPERT_IMBALANCE if args.expert_imbalance is None else args.expert_imbalance,
         args.dispatch_precision or DEFAULT_DISPATCH_PRECISION,
         args.combine_precision or DEFAULT_COMBINE_PRECISION,
+        args.redundant_experts or 0,
     )
     try:
         check_layout(specs.model(args.model), layout)

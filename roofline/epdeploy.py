@@ -1,14 +1,15 @@
 """Expert parallelism: a mixture of experts spread over G GPUs, attention data-parallel beside it.
 
 The layout DeepSeek, SGLang and TensorRT-LLM serve DeepSeek-V3 in: each of the G GPUs holds
-E/G of every MoE layer's routed experts, a whole copy of everything else (attention, dense
-layers, shared experts, embedding, head), and the cache of its own B/G users. Every MoE layer
+(E+R)/G of every MoE layer's expert slots (R redundant copies of hot experts, 0 by default),
+a whole copy of everything else (attention, dense layers, shared experts, embedding, head),
+and the cache of its own B/G users. Every MoE layer
 sends each token's hidden vector to the ranks of its k experts (dispatch) and brings the k
 outputs back (combine). Formulas are ``roofline.moe``'s; this module times one step.
 
 One decode step on the busiest GPU (imbalance F = busiest rank's routed tokens over the mean):
 
-- weights read = the non-expert weights for its B/G users + ``min(E/G, F * D(B)/G)`` routed
+- weights read = the non-expert weights for its B/G users + ``min((E+R)/G, F * D(B)/G)`` routed
   experts of every MoE layer, ``D(B) = E (1 - (1 - k/E)^B)`` (``moe.routed_experts_touched``);
 - cache read = its B/G users' cache, one copy (data-parallel attention);
 - FLOPs = (all FLOPs of the step less the routed experts') / G + the routed experts' * F / G;
@@ -47,6 +48,8 @@ class ExpertLayout:
     imbalance: float = moe.DEFAULT_EXPERT_IMBALANCE
     dispatch: str = moe.DEFAULT_DISPATCH_PRECISION
     combine: str = moe.DEFAULT_COMBINE_PRECISION
+    #: Extra expert slots holding copies of hot experts (DeepSeek's 32, EPLB's redundant experts).
+    redundant: int = 0
 
 
 def check_layout(model, layout: ExpertLayout) -> None:
@@ -58,7 +61,7 @@ def check_layout(model, layout: ExpertLayout) -> None:
             field="parallel",
             hint="use --parallel tp (or pp, tpxpp) for a dense model, or pick a mixture of experts",
         )
-    moe.check_ep(model.moe.experts, layout.ep)
+    moe.check_ep(model.moe.experts, layout.ep, redundant=layout.redundant)
     moe.check_imbalance(layout.imbalance)
     moe.alltoall_bytes_per_token(model.hidden_size, model.moe.experts_per_token, layout.dispatch, layout.combine)
 
@@ -72,6 +75,7 @@ class ExpertStep:
     users_per_gpu: float
     experts_touched_per_step: float
     routed_experts_per_gpu: float
+    slots_per_gpu: float
     tokens_per_expert: float
     expert_critical_batch: float
     moe_weight_bytes_read_per_step: float
@@ -152,7 +156,9 @@ def expert_step(hardware: Hardware, workload: Workload, layout: ExpertLayout) ->
     batch = workload.batch
     users = batch / ep
     expert_bytes = _expert_bytes(model, precision)
-    local = experts / ep
+    # Each rank holds (E + R) / G slots; the step reads at most those, and at least the mean
+    # share of the distinct experts touched (a copy only splits an expert's tokens).
+    local = (experts + layout.redundant) / ep
     touched = moe.routed_experts_touched(experts, k, batch)
     busiest = min(local, factor * touched / ep)
     weights_read = non_expert_bytes_read(model, users, precision) + busiest * expert_bytes
@@ -182,7 +188,7 @@ def expert_step(hardware: Hardware, workload: Workload, layout: ExpertLayout) ->
         if prefill_memory >= prefill_compute
         else "compute"
     )
-    stored = arch.weight_bytes(model, precision) - experts * expert_bytes + local * expert_bytes
+    stored = arch.weight_bytes(model, precision) - experts * expert_bytes + local * expert_bytes  # its slots
     pool = one.kv_pool_bytes(stored)
     per_user = workload.kv_bytes_private
     room = pool - workload.kv_bytes_shared
@@ -193,6 +199,7 @@ def expert_step(hardware: Hardware, workload: Workload, layout: ExpertLayout) ->
         users_per_gpu=users,
         experts_touched_per_step=moe.experts_touched(experts, k, batch, spec.shared_experts),
         routed_experts_per_gpu=busiest,
+        slots_per_gpu=local,
         tokens_per_expert=moe.tokens_per_expert(batch, k, experts),
         expert_critical_batch=moe.expert_critical_batch(critical_batch_for(one, precision), experts, k),
         moe_weight_bytes_read_per_step=weights_read,
@@ -219,6 +226,8 @@ def expert_dict(step: ExpertStep) -> dict:
         "parallel": "ep",
         "ep": layout.ep,
         "expert_imbalance": layout.imbalance,
+        "redundant_experts": layout.redundant,
+        "expert_slots_per_gpu": step.slots_per_gpu,
         "dispatch_precision": layout.dispatch,
         "combine_precision": layout.combine,
         "experts_touched_per_step": step.experts_touched_per_step,

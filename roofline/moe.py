@@ -130,23 +130,30 @@ def scale_out_share(ep: int, domain_gpus: int) -> float:
     return max(0, ep - domain_gpus) / ep
 
 
-def check_ep(experts: int, ep: int, field: str = "ep") -> int:
-    """``ep`` when it spreads ``experts`` evenly with at least one per rank; SpecError naming
-    the divisors otherwise."""
+def check_ep(experts: int, ep: int, field: str = "ep", redundant: int = 0) -> int:
+    """``ep`` when it spreads the ``experts + redundant`` expert slots evenly, at most one rank
+    per routed expert; SpecError naming the nearest divisors otherwise. Redundant slots are
+    copies of hot experts (DeepSeek-V3 serves 256 experts in 288 slots, EP144 decode: 2 each)."""
     if isinstance(ep, bool) or not isinstance(ep, int) or ep < 1:
         raise SpecError(f"must be a whole number, at least 1, got {ep!r}", field=field)
+    if isinstance(redundant, bool) or not isinstance(redundant, int) or not 0 <= redundant <= 100_000:
+        raise SpecError(f"must be a whole number from 0 to 100,000, got {redundant!r}", field="redundant_experts")
+    slots = experts + redundant
     if ep > experts:
         raise SpecError(
             f"{ep:,} expert-parallel ranks is more than the model's {experts:,} experts",
             field=field,
             hint=f"give at most {experts:,}, one expert a GPU or more",
         )
-    if experts % ep:
-        divisors = [n for n in range(2, experts + 1) if experts % n == 0]
+    if slots % ep:
+        divisors = [n for n in range(2, min(slots, experts) + 1) if slots % n == 0]
         near = sorted(divisors, key=lambda n: (abs(n - ep), n))[:3]
+        what = f"{experts:,} experts" if not redundant else f"{experts:,} + {redundant:,} = {slots:,} expert slots"
         raise SpecError(
-            f"{experts:,} experts do not split evenly over {ep:,} GPUs",
+            f"{what} do not split evenly over {ep:,} GPUs",
             field=field,
-            hint="choose a divisor of the expert count: " + ", ".join(f"{n:,}" for n in sorted(near)),
+            hint=f"choose a divisor of {slots:,}: "
+            + ", ".join(f"{n:,}" for n in sorted(near))
+            + ("" if redundant else ", or add --redundant-experts"),
         )
     return ep

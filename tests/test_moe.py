@@ -257,3 +257,34 @@ def test_sglang_16xh100_ttft_no_longer_beats_the_ceiling_under_ep(capsys: pytest
     assert 0 < expert_parallel < SGLANG_16XH100_TTFT_S
     # The bound is the prompt's FLOPs over 16 GPUs or its all-to-all, whichever is longer.
     assert expert_parallel >= 2 * 37e9 * 8192 / (16 * 1978.9e12)
+
+
+#: SGLang's large-scale EP decode on 9 nodes of 8 H100s (72 GPUs), 256 sequences a GPU, KV cache
+#: length 2,000: 22,282 output tokens/s per node ("Deploying DeepSeek with PD Disaggregation and
+#: Large-scale Expert Parallelism on 96 H100 GPUs", decode table, https://github.com/lm-sys/
+#: lm-sys.github.io/blob/2db4e4042b31f3c3c9f4f93068ae80946d25a115/blog/2025-05-05-large-scale-ep.md).
+#: 256 experts do not divide over 72 ranks; 32 redundant experts (DeepSeek's count) give 288
+#: slots, 4 a GPU; the blog's text does not give its redundant count.
+SGLANG_EP72_DECODE_PER_NODE = 22_282
+
+
+def test_sglang_ep72_decode_stays_below_the_ceiling(capsys: pytest.CaptureFixture[str]) -> None:
+    figures = ep_json(
+        capsys, *DSV3, "--gpus", "72", "--redundant-experts", "32", "--batch", str(256 * 72), "--context", "2000"
+    )
+    assert figures["expert_slots_per_gpu"] == 4.0 and figures["redundant_experts"] == 32
+    per_node = figures["decode_tokens_per_s_total"] / 9
+    assert per_node > SGLANG_EP72_DECODE_PER_NODE
+    # 256 * 8 / 256 = 8 tokens per expert per GPU's worth of users: 576 over the whole group.
+    assert figures["tokens_per_expert"] == pytest.approx(256 * 72 * 8 / 256)
+    # Past one node most copies cross InfiniBand: 64 of the 72 ranks are on other nodes.
+    assert figures["alltoall_rdma_bytes_per_step"] == pytest.approx(256 * 173824 * 58 * 64 / 72)
+
+
+def test_redundant_experts_must_split_evenly(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run_cli(capsys, "estimate", "--parallel", "ep", *DSV3, "--gpus", "72", "--redundant-experts", "8")
+    line = err.strip()
+    assert code != 0 and "\n" not in line
+    assert "--ep: 256 + 8 = 264 expert slots do not split evenly over 72 GPUs" in line
+    code, _, err = run_cli(capsys, "estimate", "--parallel", "ep", *DSV3, "--gpus", "72")
+    assert "or add --redundant-experts" in err
