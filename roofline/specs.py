@@ -412,13 +412,15 @@ _ALLTOALL_SHAPE = '{ nvlink_bytes_per_s = 158e9, rdma_bytes_per_s = 58e9, latenc
 
 @dataclass(frozen=True)
 class AllToAllPreset:
-    """What one expert-parallel all-to-all kernel reaches per GPU, by link kind: ``t = latency_s
+    """What one expert-parallel all-to-all kernel reaches per GPU, by link kind (either may be
+    left out where its source measured only the other): ``t = latency_s
     + max(NVLink bytes / nvlink_bytes_per_s, RDMA bytes / rdma_bytes_per_s)`` for one dispatch
     or combine (``roofline.epdeploy.alltoall_s``); the two links run at once."""
 
     name: str
-    nvlink_bytes_per_s: float
-    rdma_bytes_per_s: float
+    #: None where the source measured the other link kind only.
+    nvlink_bytes_per_s: float | None
+    rdma_bytes_per_s: float | None
     latency_s: float
     source: str = ""
 
@@ -435,11 +437,16 @@ def _alltoall_preset(name: str, table: object) -> AllToAllPreset:
                 field=f"{label}.{key}",
                 hint=did_you_mean(str(key), _ALLTOALL_KEYS) or "allowed: " + ", ".join(_ALLTOALL_KEYS),
             )
-    for key in _ALLTOALL_KEYS:
+    for key in ("latency_s", "source"):
         if key not in table:
             raise SpecError("is missing", field=f"{label}.{key}", hint=f"give {_ALLTOALL_SHAPE}")
-    _check_field(f"{label}.nvlink_bytes_per_s", "quantity", table["nvlink_bytes_per_s"], *PEER_LINK_BYTES_PER_S)
-    _check_field(f"{label}.rdma_bytes_per_s", "quantity", table["rdma_bytes_per_s"], *PEER_LINK_BYTES_PER_S)
+    links = [key for key in ("nvlink_bytes_per_s", "rdma_bytes_per_s") if key in table]
+    if not links:
+        raise SpecError(
+            "gives no bandwidth", field=label, hint="give nvlink_bytes_per_s, rdma_bytes_per_s or both, as the source"
+        )
+    for key in links:
+        _check_field(f"{label}.{key}", "quantity", table[key], *PEER_LINK_BYTES_PER_S)
     latency = table["latency_s"]
     if isinstance(latency, bool) or not isinstance(latency, (int, float)) or not 0 <= latency <= ALLTOALL_LATENCY_S[1]:
         raise SpecError(
@@ -448,10 +455,11 @@ def _alltoall_preset(name: str, table: object) -> AllToAllPreset:
             hint="give the fixed time of one dispatch or combine, 0 where the source publishes none",
         )
     _check_field(f"{label}.source", "text", table["source"], 1, SOURCE_LENGTH)
+    nvlink, rdma = table.get("nvlink_bytes_per_s"), table.get("rdma_bytes_per_s")
     return AllToAllPreset(
         name,
-        float(table["nvlink_bytes_per_s"]),
-        float(table["rdma_bytes_per_s"]),
+        None if nvlink is None else float(nvlink),
+        None if rdma is None else float(rdma),
         float(table["latency_s"]),
         str(table["source"]),
     )
@@ -547,8 +555,8 @@ class InterconnectSpec:
         presets = tuple((self.alltoall or {}).values())
         return AllToAllPreset(
             "ceiling",
-            max([self.link_bytes_per_s, *(p.nvlink_bytes_per_s for p in presets)]),
-            max([self.scale_out_bytes_per_s, *(p.rdma_bytes_per_s for p in presets)]),
+            max([self.link_bytes_per_s, *(p.nvlink_bytes_per_s for p in presets if p.nvlink_bytes_per_s)]),
+            max([self.scale_out_bytes_per_s, *(p.rdma_bytes_per_s for p in presets if p.rdma_bytes_per_s)]),
             min([p.latency_s for p in presets], default=0.0),
         )
 

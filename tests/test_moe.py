@@ -74,15 +74,16 @@ def test_link_shares_of_the_copies() -> None:
 
 
 def test_h100_alltoall_ceiling_takes_the_best_published_figures() -> None:
-    """DeepEP's normal kernels reach 158 GB/s over NVLink (below the H100's own 450) and 58 GB/s
-    over RDMA (above the 50 GB/s NIC: its figure counts traffic within the node), so the ceiling
-    is 450 and 58."""
+    """DeepEP V1's normal kernels reach 158 GB/s over NVLink (below the H100's own 450) and 58 GB/s
+    over RDMA; V2 reaches 90 GB/s over RDMA at EP 8 x 2 (above the 50 GB/s NIC: its figure counts
+    traffic within the node) and publishes no Hopper NVLink figure. The ceiling is 450 and 90."""
     link = load_specs().gpu("h100-sxm").interconnect
-    preset = link.alltoall["deepep_v1_normal"]
-    assert (preset.nvlink_bytes_per_s, preset.rdma_bytes_per_s, preset.latency_s) == (158e9, 58e9, 0.0)
-    assert "DeepEP" in preset.source
+    v1, v2 = link.alltoall["deepep_v1_normal"], link.alltoall["deepep_v2"]
+    assert (v1.nvlink_bytes_per_s, v1.rdma_bytes_per_s, v1.latency_s) == (158e9, 58e9, 0.0)
+    assert (v2.nvlink_bytes_per_s, v2.rdma_bytes_per_s) == (None, 90e9)
+    assert "DeepEP" in v1.source and "EP 8 x 2" in v2.source
     best = link.alltoall_ceiling()
-    assert (best.nvlink_bytes_per_s, best.rdma_bytes_per_s) == (450e9, 58e9)
+    assert (best.nvlink_bytes_per_s, best.rdma_bytes_per_s, best.latency_s) == (450e9, 90e9, 0.0)
 
 
 def test_bad_alltoall_preset_names_file_entry_and_field(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -109,7 +110,7 @@ def test_bad_alltoall_preset_names_file_entry_and_field(tmp_path, capsys: pytest
 def test_ep_json_carries_the_moe_keys_worked_by_hand(capsys: pytest.CaptureFixture[str]) -> None:
     """DeepSeek-V3 at fp8 on 16 H100s, 256 users: 8 tokens per expert, 256*(1-(31/32)**256)+1
     experts a layer, and each GPU sends its 16 users' copies off the GPU: 16 * 173,824 B * 58
-    layers * 15/16, of which 8/16 over RDMA at 58 GB/s and 7/16 over NVLink at 450 GB/s."""
+    layers * 15/16, of which 8/16 over RDMA at 90 GB/s and 7/16 over NVLink at 450 GB/s."""
     figures = ep_json(capsys, *DSV3, "--gpus", "16", "--batch", "256", "--context", "2048")
     assert figures["parallel"] == "ep" and figures["ep"] == 16
     assert figures["tokens_per_expert"] == 8.0
@@ -117,7 +118,7 @@ def test_ep_json_carries_the_moe_keys_worked_by_hand(capsys: pytest.CaptureFixtu
     sent = 16 * 173824 * 58
     assert figures["alltoall_bytes_per_step"] == pytest.approx(sent * 15 / 16)
     assert figures["alltoall_rdma_bytes_per_step"] == pytest.approx(sent / 2)
-    assert figures["alltoall_s"] == pytest.approx(max(sent / 2 / 58e9, sent * 7 / 16 / 450e9))
+    assert figures["alltoall_s"] == pytest.approx(max(sent / 2 / 90e9, sent * 7 / 16 / 450e9))
     # Weights one GPU reads: its copy of the non-expert weights plus its 16 experts of 58 layers.
     expert = 3 * 7168 * 2048 * 58  # one expert of every MoE layer, fp8 bytes
     assert figures["moe_weight_bytes_read_per_step"] > 16 * expert * (1 - (31 / 32) ** 256)
@@ -288,3 +289,19 @@ def test_redundant_experts_must_split_evenly(capsys: pytest.CaptureFixture[str])
     assert "--ep: 256 + 8 = 264 expert slots do not split evenly over 72 GPUs" in line
     code, _, err = run_cli(capsys, "estimate", "--parallel", "ep", *DSV3, "--gpus", "72")
     assert "or add --redundant-experts" in err
+
+
+def test_a_preset_with_no_bandwidth_is_refused(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
+    text = (
+        '[gpu."my-gpu"]\nname = "Mine"\nmemory_bytes = 80e9\nbandwidth_bytes_per_s = 3e12\nsource = "https://x"\n'
+        '[gpu."my-gpu".dense_flops_per_s]\nbf16 = 1e15\n[gpu."my-gpu".interconnect]\nscale_up = "NVLink"\n'
+        "domain_gpus = 8\nlink_bytes_per_s = 450e9\nscale_out_bytes_per_s = 50e9\n"
+        'allreduce_latency_s = { nccl = { 8 = 19e-6 } }\nsource = "https://x"\n'
+        'alltoall = { deepep = { latency_s = 0, source = "x" } }\n'
+    )
+    path = tmp_path / "mine.toml"
+    path.write_text(text)
+    code, _, err = run_cli(capsys, "validate", str(path))
+    line = err.strip()
+    assert code != 0 and "\n" not in line
+    assert "interconnect.alltoall.deepep" in line and "gives no bandwidth" in line
