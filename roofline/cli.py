@@ -39,6 +39,7 @@ from . import architecture as arch
 from . import formatting as fmt
 from .calibration import COSTS, cost_model, load_calibration
 from .deployment import PARALLEL, Split, best_tp_degree, deploy, deployment_dict, hops_across_nodes, split_for
+from .epdeploy import ExpertLayout, check_layout, expert_dict, expert_report, expert_step
 from .errors import SHOWN_LENGTH, SpecError, did_you_mean, one_line, shortened, shown
 from .estimate import estimate
 from .explain import math_choice
@@ -48,6 +49,12 @@ from .kvformats import KV_FORMAT_NAMES, KV_FORMATS
 from .load_bounds import bounds_report
 from .loader import SpecSet, builtin_specs, check_id, check_same_compute, load_specs, read_spec_file
 from .measured import load_measurements
+from .moe import (
+    ALLTOALL_BYTES_PER_VALUE,
+    DEFAULT_COMBINE_PRECISION,
+    DEFAULT_DISPATCH_PRECISION,
+    DEFAULT_EXPERT_IMBALANCE,
+)
 from .ownspecs import config_path, model_entry_toml, resolve_gpu, resolve_model
 from .parallelism import pipeline_bubble_fraction
 from .parsing import parse_real, parse_whole
@@ -221,10 +228,11 @@ def _add_split_options(parser: argparse.ArgumentParser) -> None:
     """How the GPUs split the model and what each all-reduce costs: estimate's and simulate's options alike."""
     parser.add_argument(
         "--parallel",
-        choices=PARALLEL,
+        choices=(*PARALLEL, "ep"),
         default="tp",
         help="how the --gpus GPUs split the model: tp, every layer over all of them (default); pp, one GPU"
-        " per pipeline stage; tpxpp, --pp-stages stages of tensor-parallel groups",
+        " per pipeline stage; tpxpp, --pp-stages stages of tensor-parallel groups; ep (estimate only), a"
+        " mixture of experts' experts spread over the GPUs with data-parallel attention",
     )
     parser.add_argument(
         "--pp-stages",
@@ -253,6 +261,45 @@ def _add_split_options(parser: argparse.ArgumentParser) -> None:
         metavar="NAME",
         help="charge each all-reduce the GPU spec's preset NAME at this GPU count (nccl, vllm_custom,"
         " custom_oneshot) instead of the smallest",
+    )
+
+
+def _add_expert_options(parser: argparse.ArgumentParser) -> None:
+    """``estimate --parallel ep``'s options (``roofline.epdeploy``)."""
+    parser.add_argument(
+        "--ep",
+        type=_whole_number(GPUS_RANGE),
+        default=None,
+        metavar="N",
+        help="expert-parallel ranks for --parallel ep: a divisor of the model's routed experts (default --gpus)",
+    )
+    parser.add_argument(
+        "--expert-imbalance",
+        type=_number_in((0.0, 1e3)),
+        default=None,
+        metavar="F",
+        help="busiest rank's routed tokens over the mean, 1 or more (default 1, uniform routing; TensorRT-LLM"
+        " measured 2.564 on DeepSeek-R1 at EP32 without its load balancer, 1.109 with it)",
+    )
+    parser.add_argument(
+        "--redundant-experts",
+        type=_whole_number((0, 100_000)),
+        default=None,
+        metavar="R",
+        help="extra expert slots holding copies of hot experts, so E + R must divide by --ep (default 0;"
+        " DeepSeek serves 256 experts in 288 slots)",
+    )
+    parser.add_argument(
+        "--dispatch-precision",
+        choices=tuple(ALLTOALL_BYTES_PER_VALUE),
+        default=None,
+        help="precision of the all-to-all dispatch (default fp8 with its scales, DeepSeek's)",
+    )
+    parser.add_argument(
+        "--combine-precision",
+        choices=tuple(ALLTOALL_BYTES_PER_VALUE),
+        default=None,
+        help="precision of the all-to-all combine (default bf16, DeepSeek's)",
     )
 
 
@@ -338,6 +385,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="T",
         help=f"first T tokens of every context are shared, stored and read once, {_span(CONTEXT_RANGE)} (default 0)",
     )
+    _add_expert_options(run)
     run.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     _add_specs_option(run)
 
@@ -587,9 +635,9 @@ def _check_split_options(args: argparse.Namespace) -> None:
             hint="a preset is a measured latency that grows with the GPU count; --allreduce-latency fixes one;"
             " give one of the two",
         )
-    if args.parallel == "tp" and args.pp_stages is not None:
+    if args.parallel in ("tp", "ep") and args.pp_stages is not None:
         raise SpecError("--pp-stages splits a pipeline", hint="add --parallel tpxpp (or pp), or leave it out")
-    if args.parallel == "tp" and args.microbatches is not None:
+    if args.parallel in ("tp", "ep") and args.microbatches is not None:
         raise SpecError("--microbatches: groups of users go through a pipeline", hint=_PIPELINE_HINT)
     if args.microbatches is None:
         args.microbatches = 1
@@ -658,6 +706,9 @@ def _run_estimate(args: argparse.Namespace, specs: SpecSet) -> str:
     _check_id("--gpu", specs.gpu, args.gpu)
     _check_id("--model", specs.model, args.model)
     _check_split_options(args)
+    _check_expert_options(args)
+    if args.parallel == "ep":
+        return _run_expert(args, specs)
     if args.parallel != "tp":
         return _run_split(args, specs)
     try:
@@ -767,6 +818,102 @@ def _run_split(args: argparse.Namespace, specs: SpecSet) -> str:
     if args.json:
         return json.dumps({**figures, "warnings": warnings}, indent=2, allow_nan=False) + "\n"
     return deployment_report(hardware, workload, result, expected) + replicas_lines(figures.get("replicas"), 27)
+
+
+_EXPERT_OPTIONS = ("ep", "expert_imbalance", "redundant_experts", "dispatch_precision", "combine_precision")
+#: The option that sets each field ``epdeploy.check_layout`` may name.
+_EXPERT_FIELDS = {
+    "ep": "--ep",
+    "expert_imbalance": "--expert-imbalance",
+    "redundant_experts": "--redundant-experts",
+    "parallel": "--parallel ep",
+    "dispatch_precision": "--dispatch-precision",
+    "combine_precision": "--combine-precision",
+}
+
+
+def _check_expert_options(args: argparse.Namespace) -> None:
+    """Expert-parallel options without ``--parallel ep`` are refused, never ignored; with it,
+    ``--ep`` must name every GPU, and the options the layout has no place for are refused."""
+    if args.parallel != "ep":
+        for name in _EXPERT_OPTIONS:
+            if getattr(args, name) is not None:
+                option = "--" + name.replace("_", "-")
+                raise SpecError(
+                    f"{option}: only an expert-parallel layout has it", hint="add --parallel ep, or leave it out"
+                )
+        return
+    if args.ep is None:
+        args.ep = args.gpus
+    if args.ep != args.gpus:
+        raise SpecError(
+            f"--ep {args.ep:,}: with --parallel ep every one of the --gpus {args.gpus:,} GPUs is one rank",
+            hint=f"give --ep {args.gpus:,} (or leave it out), or --gpus {args.ep:,}",
+        )
+    if args.costs != "ceiling":
+        raise SpecError(
+            "--costs expected: the expert-parallel layout has a ceiling only, nothing calibrated yet",
+            hint="leave --costs out",
+        )
+    if args.shared_prefix:
+        raise SpecError("--shared-prefix: not part of the expert-parallel layout yet", hint="leave it out")
+    if args.allreduce_latency is not None or args.allreduce_preset is not None:
+        raise SpecError(
+            "--allreduce-latency/--allreduce-preset: an expert-parallel step has no all-reduce",
+            hint="leave them out",
+        )
+
+
+def _run_expert(args: argparse.Namespace, specs: SpecSet) -> str:
+    """``estimate --parallel ep``: the tensor-parallel estimate's keys on the same GPUs, with the
+    step, the prefill and the memory of the expert-parallel layout in place of its own
+    (``roofline.epdeploy``); the TP-only comparisons (``TP_ONLY_KEYS``) left out."""
+    layout = ExpertLayout(
+        args.ep,
+        DEFAULT_EXPERT_IMBALANCE if args.expert_imbalance is None else args.expert_imbalance,
+        args.dispatch_precision or DEFAULT_DISPATCH_PRECISION,
+        args.combine_precision or DEFAULT_COMBINE_PRECISION,
+        args.redundant_experts or 0,
+    )
+    try:
+        check_layout(specs.model(args.model), layout)
+    except SpecError as error:
+        option = _EXPERT_FIELDS.get(error.field or "", error.field)
+        raise SpecError(f"{option}: {error.message}", hint=error.hint) from None
+    try:
+        result = estimate(
+            args.gpu,
+            args.model,
+            precision=args.precision,
+            kv_precision=args.kv_precision,
+            compute_precision=args.compute_precision,
+            gpus=args.gpus,
+            batch=args.batch,
+            context=args.context,
+            prompt=args.prompt,
+            usable_fraction=args.usable_fraction,
+            attention_dp=args.gpus > 1,
+            specs=specs,
+        )
+        step = expert_step(result.hardware, result.workload, layout)
+    except SpecError as error:
+        raise _precision_hint(error) from None
+    figures = {key: value for key, value in result.to_dict().items() if key not in TP_ONLY_KEYS}
+    figures.update(expert_dict(step))
+    figures["pipeline_bubble_fraction"] = 0.0
+    figures["best_tp_degree"] = best_tp_degree(replace(result.hardware, attention_dp=False), result.workload)
+    _check_finite(figures)
+    model = specs.model(args.model)
+    warnings = _warn(
+        "estimate",
+        (
+            model.past_max_context(args.context, "--context"),
+            model.past_max_context(args.prompt, "--prompt"),
+        ),
+    )
+    if args.json:
+        return json.dumps({**figures, "warnings": warnings}, indent=2, allow_nan=False) + "\n"
+    return expert_report(figures)
 
 
 #: Keys of ``estimate --json`` (tensor parallelism) that a pipeline's JSON leaves out: totals over
@@ -992,6 +1139,11 @@ def _run_simulate(args: argparse.Namespace, specs: SpecSet) -> str:
             hint="a closed loop of N clients sets its own arrivals; give one of the two",
         )
     _check_split_options(args)
+    if args.parallel == "ep":
+        raise SpecError(
+            "--parallel ep: simulate does not serve an expert-parallel layout yet",
+            hint="use roofline estimate --parallel ep for its ceiling, or --parallel tp here",
+        )
     _check_scheduler_options(args)
     drafting = _drafting(args, specs)
     if drafting is not None and (args.replicas != 1 or args.warmup):

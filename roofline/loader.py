@@ -91,7 +91,7 @@ _MODEL_KEYS = _keys(ModelSpec, leave_out=("moe", "mla", *_MODEL_OPTIONAL))
 _MLA_MODEL_KEYS = tuple(key for key in _MODEL_KEYS if key not in ("kv_heads", "head_dim"))
 _MOE_KEYS = _keys(MoeSpec, leave_out=_MOE_OPTIONAL)
 _MLA_KEYS = _keys(MlaSpec)
-_INTERCONNECT_KEYS = _keys(InterconnectSpec)
+_INTERCONNECT_KEYS = _keys(InterconnectSpec, leave_out=("alltoall",))
 
 
 @dataclass(frozen=True)
@@ -211,7 +211,9 @@ def _gpu(entry_id: str, table: Mapping[str, Any]) -> GpuSpec:
     values["dense_flops_per_s"] = _subtable(table, "dense_flops_per_s")
     if "interconnect" in table:
         try:
-            values["interconnect"] = _nested(InterconnectSpec, table, "interconnect", _INTERCONNECT_KEYS)
+            values["interconnect"] = _nested(
+                InterconnectSpec, table, "interconnect", _INTERCONNECT_KEYS, optional=("alltoall",)
+            )
         except SpecError as error:
             raise _interconnect_hint(error, entry_id) from None
     if "same_compute_as" in table:
@@ -232,6 +234,8 @@ _INTERCONNECT_HINTS = {
     " from 1e8 to 1e14, for example scale_out_bytes_per_s = 50e9 (a 400 Gb/s NIC)",
     "allreduce_latency_s": "for example allreduce_latency_s = { nccl = { ring_gpus = 8, ring_s = 19.19e-6 } }",
     "source": 'where the figures come from, one line, for example source = "https://..."',
+    "alltoall": "for example alltoall = { deepep_normal = { nvlink_bytes_per_s = 158e9, rdma_bytes_per_s = 58e9,"
+    ' latency_s = 0, source = "https://..." } }',
 }
 
 

@@ -404,6 +404,67 @@ def _allreduce_latency(name: str, table: Any) -> AllReduceLatency:
     return AllReduceLatency(name, measured_s=MappingProxyType(measured))
 
 
+#: Fixed seconds an all-to-all preset may charge per dispatch or combine (0: none published).
+ALLTOALL_LATENCY_S = (0.0, 1e-2)
+_ALLTOALL_KEYS = ("nvlink_bytes_per_s", "rdma_bytes_per_s", "latency_s", "source")
+_ALLTOALL_SHAPE = '{ nvlink_bytes_per_s = 158e9, rdma_bytes_per_s = 58e9, latency_s = 0, source = "https://..." }'
+
+
+@dataclass(frozen=True)
+class AllToAllPreset:
+    """What one expert-parallel all-to-all kernel reaches per GPU, by link kind (either may be
+    left out where its source measured only the other): ``t = latency_s
+    + max(NVLink bytes / nvlink_bytes_per_s, RDMA bytes / rdma_bytes_per_s)`` for one dispatch
+    or combine (``roofline.epdeploy.alltoall_s``); the two links run at once."""
+
+    name: str
+    #: None where the source measured the other link kind only.
+    nvlink_bytes_per_s: float | None
+    rdma_bytes_per_s: float | None
+    latency_s: float
+    source: str = ""
+
+
+def _alltoall_preset(name: str, table: object) -> AllToAllPreset:
+    """One ``alltoall`` preset from its table; SpecError naming ``alltoall.NAME.FIELD``."""
+    label = f"alltoall.{name}"
+    if not isinstance(table, Mapping):
+        raise SpecError(f"must be a table, got {shown(table)}", field=label, hint=f"give {_ALLTOALL_SHAPE}")
+    for key in table:
+        if key not in _ALLTOALL_KEYS:
+            raise SpecError(
+                "unknown key",
+                field=f"{label}.{key}",
+                hint=did_you_mean(str(key), _ALLTOALL_KEYS) or "allowed: " + ", ".join(_ALLTOALL_KEYS),
+            )
+    for key in ("latency_s", "source"):
+        if key not in table:
+            raise SpecError("is missing", field=f"{label}.{key}", hint=f"give {_ALLTOALL_SHAPE}")
+    links = [key for key in ("nvlink_bytes_per_s", "rdma_bytes_per_s") if key in table]
+    if not links:
+        raise SpecError(
+            "gives no bandwidth", field=label, hint="give nvlink_bytes_per_s, rdma_bytes_per_s or both, as the source"
+        )
+    for key in links:
+        _check_field(f"{label}.{key}", "quantity", table[key], *PEER_LINK_BYTES_PER_S)
+    latency = table["latency_s"]
+    if isinstance(latency, bool) or not isinstance(latency, (int, float)) or not 0 <= latency <= ALLTOALL_LATENCY_S[1]:
+        raise SpecError(
+            f"must be a number of seconds from 0 to {ALLTOALL_LATENCY_S[1]:g}, got {shown(latency)}",
+            field=f"{label}.latency_s",
+            hint="give the fixed time of one dispatch or combine, 0 where the source publishes none",
+        )
+    _check_field(f"{label}.source", "text", table["source"], 1, SOURCE_LENGTH)
+    nvlink, rdma = table.get("nvlink_bytes_per_s"), table.get("rdma_bytes_per_s")
+    return AllToAllPreset(
+        name,
+        None if nvlink is None else float(nvlink),
+        None if rdma is None else float(rdma),
+        float(table["latency_s"]),
+        str(table["source"]),
+    )
+
+
 @dataclass(frozen=True)
 class InterconnectSpec:
     """How one GPU talks to the others in a tensor-parallel group.
@@ -424,9 +485,25 @@ class InterconnectSpec:
     scale_out_bytes_per_s: float = _quantity(*PEER_LINK_BYTES_PER_S)
     allreduce_latency_s: Mapping[str, AllReduceLatency]
     source: str = _text(SOURCE_LENGTH)
+    #: Expert-parallel all-to-all kernels by name (``AllToAllPreset``), optional: without one
+    #: the ceiling times an all-to-all at the links' own bandwidths above.
+    alltoall: Mapping[str, AllToAllPreset] | None = None
 
     def __post_init__(self) -> None:
         _validate(self)
+        if self.alltoall is not None:
+            if not isinstance(self.alltoall, Mapping) or not self.alltoall:
+                raise SpecError(
+                    f"must be a table of named presets, got {shown(self.alltoall)}",
+                    field="alltoall",
+                    hint=f"for example alltoall = {{ deepep_normal = {_ALLTOALL_SHAPE} }}",
+                )
+            presets = {}
+            for name, table in self.alltoall.items():
+                if not _PRESET.fullmatch(str(name)):
+                    raise SpecError("bad preset name: use lower-case letters, digits and '_'", field=f"alltoall.{name}")
+                presets[name] = table if isinstance(table, AllToAllPreset) else _alltoall_preset(name, table)
+            object.__setattr__(self, "alltoall", MappingProxyType(presets))
         latencies = self.allreduce_latency_s
         if not isinstance(latencies, Mapping) or not latencies:
             got = "an empty table" if isinstance(latencies, Mapping) else shown(latencies)
@@ -468,6 +545,20 @@ class InterconnectSpec:
         if preset.floor(gpus) is None:
             return f"{preset.basis(gpus)} (nothing measured at or below {gpus:,} GPUs)"
         return preset.floor_basis(gpus)
+
+    def alltoall_ceiling(self) -> AllToAllPreset:
+        """The best figures any source gives these links, per link kind: the larger of the
+        nameplate (``link_bytes_per_s``, ``scale_out_bytes_per_s``) and every preset's
+        bandwidth, and the smallest preset latency (0 without presets). A preset may beat a
+        nameplate when its source counts traffic to the sender's own GPU (DeepEP's RDMA
+        figures above 50 GB/s do), so the larger is the bound."""
+        presets = tuple((self.alltoall or {}).values())
+        return AllToAllPreset(
+            "ceiling",
+            max([self.link_bytes_per_s, *(p.nvlink_bytes_per_s for p in presets if p.nvlink_bytes_per_s)]),
+            max([self.scale_out_bytes_per_s, *(p.rdma_bytes_per_s for p in presets if p.rdma_bytes_per_s)]),
+            min([p.latency_s for p in presets], default=0.0),
+        )
 
     def preset(self, name: str) -> AllReduceLatency:
         """The preset called ``name``; SpecError naming the presets there are."""
