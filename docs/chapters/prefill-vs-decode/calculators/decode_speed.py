@@ -18,6 +18,7 @@ from typing import Any
 from roofline import Hardware, Workload, builtin_specs, decode_step, evaluate, memory_use
 from roofline import formatting as fmt
 from roofline.calibration import load_calibration
+from roofline.deployment import domain_note
 from roofline.fit import memory_shortfall
 from roofline.forms import Field, Form, Output
 from roofline.performance import gpu_count_problem
@@ -313,6 +314,9 @@ def view(gpu: str, model: str, precision: str, gpus: int, users: int, context: i
     beyond = model_spec.past_max_context(context, "A context")
     warning = f"{beyond}. " if beyond else ""
     hardware = Hardware(gpu_spec, gpus)
+    # The same words as chapter 6's calculator for a group past one NVLink domain (deployment's one rule).
+    wide = domain_note(hardware, gpus)
+    warning += f"{wide}. " if wide else ""
     workload = Workload(model_spec, precision, batch=users, context=context)
     result = evaluate(hardware, workload, load_calibration())
     memory = result.memory
