@@ -11,6 +11,8 @@ Layout, lowest layer first. A module imports only from modules above it:
                    (ScaleLayout, effective_bits), and the math each feeds (weight-only, W8A8, W4A4).
 - ``kvformats``    KV-cache formats: bytes per value plus their scales' share (KvFormat).
 - ``formatting``   how numbers print (decimal SI units), for tables and reports.
+- ``memorykinds``  which memory a figure is (nameplate, driver-reported, usable, KV pool,
+                   weights + KV pool): one name and one value each, for every page.
 - ``specs``        frozen, validated records: GpuSpec, ModelSpec, MoeSpec, MlaSpec.
                    A feature a new architecture needs (a bias, a norm) is a field here.
 - ``loader``       TOML spec files (``data/*.toml``) -> SpecSet, with located errors; draft-only
