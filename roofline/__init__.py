@@ -43,7 +43,7 @@ Layout, lowest layer first. A module imports only from modules above it:
                    cache by attention type, users that fit, the read cost, work saved,
                    paging, prefix sharing, swap against recompute.
 - ``quantization`` the quantization chapter's answers: which math a format runs on which GPU
-                   (its stated fallback), the 16/b_eff ceiling, the critical batch F·b_w/(2W),
+                   (its stated fallback), the 16/q_eff ceiling, the critical batch F_math·b/(2·B_mem),
                    the KV slope and break-even context, users by format, dequantization cost.
 - ``deployment``   the parallelism chapter's answers: a split of tensor-parallel groups and
                    pipeline stages (Split), each stage's pass and the hops, a pipeline's

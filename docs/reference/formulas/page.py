@@ -1,4 +1,5 @@
-"""Reference page "How the numbers are computed": the precisions table and the usable share of memory."""
+"""Reference page "How the numbers are computed": the notation table, the precisions table, one H100's
+memory by kind and the usable share of memory."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from roofline.memorykinds import DRIVER, NAMEPLATE, USABLE, labelled, memory_of
 from roofline.performance import DEFAULT_USABLE_FRACTION, DEFAULT_WORKSPACE_BYTES
 from roofline.precisions import BYTES_PER_VALUE
 from roofline.sweep import gpus_to_fit
+from sitegen import notation
 from sitegen.context import Context
 from sitegen.page import PageContent
 from sitegen.tables import markdown_table
@@ -34,6 +36,8 @@ def build(ctx: Context) -> PageContent:
     content.put("fit_gpus", str(gpus_to_fit(h100, Workload(big, "bf16"))))
     content.put("fit_bytes_gpus", str(math.ceil(weights / memory_of(h100, USABLE))))
     content.table("precisions", precisions_table())
+    # The chapters' one notation (docs/notation.toml), the same table the build checks them against.
+    content.table("notation", notation.markdown(notation.load()))
     return content
 
 
