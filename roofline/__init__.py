@@ -11,6 +11,8 @@ Layout, lowest layer first. A module imports only from modules above it:
                    (ScaleLayout, effective_bits), and the math each feeds (weight-only, W8A8, W4A4).
 - ``kvformats``    KV-cache formats: bytes per value plus their scales' share (KvFormat).
 - ``formatting``   how numbers print (decimal SI units), for tables and reports.
+- ``memorykinds``  which memory a figure is (nameplate, driver-reported, usable, KV pool,
+                   weights + KV pool): one name and one value each, for every page.
 - ``specs``        frozen, validated records: GpuSpec, ModelSpec, MoeSpec, MlaSpec.
                    A feature a new architecture needs (a bias, a norm) is a field here.
 - ``loader``       TOML spec files (``data/*.toml``) -> SpecSet, with located errors; draft-only
@@ -41,7 +43,7 @@ Layout, lowest layer first. A module imports only from modules above it:
                    cache by attention type, users that fit, the read cost, work saved,
                    paging, prefix sharing, swap against recompute.
 - ``quantization`` the quantization chapter's answers: which math a format runs on which GPU
-                   (its stated fallback), the 16/b_eff ceiling, the critical batch F·b_w/(2W),
+                   (its stated fallback), the 16/q_eff ceiling, the critical batch F_math·b/(2·B_mem),
                    the KV slope and break-even context, users by format, dequantization cost.
 - ``deployment``   the parallelism chapter's answers: a split of tensor-parallel groups and
                    pipeline stages (Split), each stage's pass and the hops, a pipeline's

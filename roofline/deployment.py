@@ -114,19 +114,30 @@ def split_for(parallel: str, gpus: int, pp_stages: int | None = None, microbatch
 
 
 def check_split(hardware: Hardware, model, split: Split) -> None:
-    """SpecError, in one line, for a split the model or the hardware cannot take: a TP degree
-    that does not give each GPU whole heads (naming the nearest usable ones), more stages
-    than layers, or a tensor-parallel group larger than the GPUs' scale-up domain."""
+    """SpecError, in one line, for a split the model cannot take: a TP degree that does not give
+    each GPU whole heads (naming the nearest usable ones), or more stages than layers.
+
+    This is the one rule for which layouts the course allows, used by every calculator and the
+    command line alike. A tensor-parallel group wider than the GPUs' scale-up domain is allowed:
+    its all-reduces are priced over the scale-out network (``Hardware.link_bytes_per_s``), slow
+    but real, and ``domain_note`` says so in words. Refusing it here while chapter 1's
+    ``gpus_to_fit`` counts Llama 3.1 405B in bf16 as 16-way TP made two pages disagree."""
     check_tp_degree(model, split.tp, field="tp")
     stage_layers(model.layers, split.pp)
+
+
+def domain_note(hardware: Hardware, tp: int) -> str | None:
+    """The sentence a page shows for a tensor-parallel group of ``tp`` GPUs wider than one
+    scale-up domain (every all-reduce then crosses the scale-out network), or None."""
     link = hardware.gpu.interconnect
-    if link is not None and split.tp > link.domain_gpus:
-        raise SpecError(
-            f"a tensor-parallel group of {split.tp:,} GPUs spans more than one {link.scale_up} domain"
-            f" of {link.domain_gpus:,}: every layer's all-reduces would cross the network",
-            field="tp",
-            hint=f"keep TP within {link.domain_gpus:,} GPUs and add pipeline stages across nodes",
-        )
+    if link is None or tp <= link.domain_gpus:
+        return None
+    return (
+        f"A tensor-parallel group of {tp:,} GPUs spans more than one {link.scale_up} domain of"
+        f" {link.domain_gpus:,}: every layer's all-reduces cross the scale-out network at"
+        f" {link.scale_out_bytes_per_s / 1e9:g} GB/s per GPU, so engines usually keep TP within"
+        f" {link.domain_gpus:,} GPUs and add pipeline stages across nodes"
+    )
 
 
 def group(hardware: Hardware, split: Split) -> Hardware:
@@ -574,13 +585,10 @@ def deploy(hardware: Hardware, workload: Workload, split: Split) -> Deployment:
 
 
 def candidate_splits(hardware: Hardware, workload: Workload, gpus: int, microbatches: int = 1) -> tuple[Split, ...]:
-    """Every ``tp x pp`` arrangement of ``gpus`` GPUs the model and the links allow
-    (``parallelism.tp_pp_splits``, TP within the scale-up domain), the widest TP first."""
-    link = hardware.gpu.interconnect
+    """Every ``tp x pp`` arrangement of ``gpus`` GPUs the model allows (``parallelism.tp_pp_splits``,
+    the layouts ``check_split`` accepts, TP across domains included), the widest TP first."""
     splits = []
     for tp, pp in tp_pp_splits(gpus, workload.model):
-        if link is not None and tp > link.domain_gpus:
-            continue
         splits.append(Split(tp, pp, microbatches if pp > 1 else 1))
     return tuple(splits)
 

@@ -5,30 +5,31 @@ A format can shrink three things, and ``precisions.NumberFormat`` says which:
 the weight bytes (every format under 16 bits), the math precision (W8A8 and
 W4A4 formats, on a GPU that has that math) and, chosen apart from the weights,
 the KV-cache bytes (``kvformats``). Each answer below is one formula over the
-package's specs; the symbols are
+package's specs; the symbols are the course's (``docs/notation.toml``, one meaning site-wide):
 
     N     weights a step reads (every weight of a dense model but the embedding table)
-    b     value bits; b_eff bits a weight with scales and zero points; b_w = b_eff / 8 bytes
-    s, z  bits of one scale and one zero point; g weights per group
-    W     memory bandwidth (bytes/s); F dense peak FLOP/s at the math precision
-    B     batch (users decoding together); T tokens in one pass; c context tokens
-    KV    KV-cache bytes per cached token; δ dequantization overhead of a weight-only GEMM
+    q     value bits; q_eff bits a weight with scales and zero points; b = q_eff / 8 bytes
+    q_s, q_z  bits of one scale and one zero point; g weights per group
+    B_mem memory bandwidth (bytes/s); F_math dense peak FLOP/s at the math precision
+    B     batch (users decoding together); n_tok tokens in one pass; c context tokens
+    k     KV-cache bytes per cached token; δ dequantization overhead of a weight-only GEMM
 
 and the formulas, each a function here:
 
-    effective bits          b_eff = b + (s + z) / g                  (``effective_bits``)
-    blocks' speedup ceiling S_1 = 16 / b_eff                         (``weight_only_speedup_ceiling``)
-    batch-1 step ceiling    16-bit bytes / ((N - H) b_w + 2 H), H = head + embedding rows kept at
+    effective bits          q_eff = q + (q_s + q_z) / g              (``effective_bits``)
+    blocks' speedup ceiling S_1 = 16 / q_eff                         (``weight_only_speedup_ceiling``)
+    batch-1 step ceiling    16-bit bytes / ((N - H) b + 2 H), H = head + embedding rows kept at
                             16 bits by every quantizer here (``decode_speedup_ceiling``;
                             ``architecture.weights_read_bytes`` holds the rule)
     fixed cost per step     measured = t0 + ceiling / η, least squares (``fixed_cost_fit``)
-    critical batch          B* = F * b_w / (2 W)                     (``critical_batch``)
-    KV slope                s_kv = KV / W, so ITL = a + s_kv * c     (``kv_slope_s_per_token``)
-    fp8-KV break-even       c* = (a_q - a) / (s_kv - s_kv,q)         (``kv_break_even_context``)
-    users that fit          floor((u M - N b_w) / (c KV))            (``users_by_format``)
-    dequantizing GEMM       max(N b_w / W, (2 N T + δ 2 N_q 16 ceil(T / 16)) / F) below T_switch
-                            tokens (each quantized weight widened once per 16-token tile);
-                            N (b_w + 2) / W + max(2 N / W, 2 N T / F) from T_switch on
+    critical batch          B* = F_math * b / (2 B_mem)              (``critical_batch``)
+    KV slope                s = k / B_mem, so ITL = a + s * c        (``kv_slope_s_per_token``)
+    fp8-KV break-even       c_even = (a_q - a) / (s - s_q)           (``kv_break_even_context``)
+    users that fit          floor((u M - N b) / (c k))               (``users_by_format``)
+    dequantizing GEMM       max(N b / B_mem, (2 N n_tok + δ 2 N_q 16 ceil(n_tok / 16)) / F_math)
+                            below T_switch tokens (each quantized weight widened once per 16-token
+                            tile); N (b + 2) / B_mem + max(2 N / B_mem, 2 N n_tok / F_math) from
+                            T_switch on
                                                                      (``dequantized_pass``)
 
 The ceilings take δ = 0 and no switch: the best published kernels (Marlin)
@@ -158,7 +159,7 @@ def _quantized(hardware: Hardware, workload: Workload) -> Hardware:
     return quantized_hardware(hardware, workload.weight_precision)
 
 
-# -- Decode at batch 1: the 16 / b_eff ceiling ----------------------------------------------
+# -- Decode at batch 1: the 16 / q_eff ceiling ----------------------------------------------
 
 
 def weight_only_speedup_ceiling(weight_precision: str, baseline_bits: float = BASELINE_BITS) -> float:

@@ -14,6 +14,7 @@ from .deployment import Deployment, Split
 from .estimate import Estimate
 from .fit import memory_shortfall
 from .fleet import fleet_facts
+from .memorykinds import BUDGET, NAMEPLATE, POOL, USABLE, labelled
 from .performance import CostModel, Hardware, Workload, dequantizes, memory_use, resolved
 from .serving import BLOCK_TOKENS, SimulationResult
 from .specserving import SpeculativeSimulation
@@ -50,8 +51,8 @@ def _rows(estimate: Estimate) -> list[tuple[str, str]]:
         ("KV cache, all users", fmt.gigabytes(memory.kv_bytes)),
         (
             "memory in use",
-            f"{fmt.gigabytes(memory.used_bytes)} of {fmt.gigabytes(memory.usable_bytes)} usable"
-            f" (weights + a {fmt.gigabytes(memory.pool_bytes)} KV pool)",
+            f"{fmt.gigabytes(memory.used_bytes)} of {labelled(BUDGET, memory.usable_bytes)}"
+            f" ({labelled(POOL, memory.pool_bytes)} of {labelled(USABLE, estimate.hardware.usable_memory_bytes)})",
         ),
         ("fits", "yes" if shortfall is None else f"NO: {shortfall.problem}"),
         ("most users that fit", most_users),
@@ -182,7 +183,7 @@ def text_report(estimate: Estimate) -> str:
     hardware, workload = estimate.hardware, estimate.workload
     heading = (
         f"{workload.model.name} on {hardware.count:,} × {hardware.gpu.name}"
-        f" ({fmt.gigabytes(hardware.gpu.memory_bytes, 0)}), {hardware.compute_precision} math;"
+        f" ({labelled(NAMEPLATE, hardware.gpu.memory_bytes, 0)}), {hardware.compute_precision} math;"
         f" {workload.batch:,} user{'s' if workload.batch != 1 else ''},"
         f" {workload.context:,} tokens of context"
     )
@@ -522,7 +523,7 @@ def deployment_report(
         (
             "memory per GPU",
             f"{fmt.gigabytes(memory.weights_bytes)} weights + {fmt.gigabytes(memory.kv_bytes, 2)} cache,"
-            f" pool {fmt.gigabytes(memory.pool_bytes)}" + ("" if result.fits else ": does not fit"),
+            f" {labelled(POOL, memory.pool_bytes)}" + ("" if result.fits else ": does not fit"),
         ),
     ]
     if expected is not None:

@@ -142,6 +142,16 @@ Admission = Literal["paged", "reserve"]
 ADMISSIONS: tuple[Admission, ...] = ("paged", "reserve")
 Preemption = Literal["recompute", "swap"]
 PREEMPTIONS: tuple[Preemption, ...] = ("recompute", "swap")
+#: The kinds of span a request's trace holds, with their names, in the one order every picture of a trace
+#: colours them (chapter 3's figure and its simulator's timeline take the n-th colour for the n-th kind),
+#: so a colour means one kind on every page: red is padding, never a preemption.
+SPAN_LEGEND: tuple[tuple[str, str], ...] = (
+    ("wait", "Queued"),
+    ("prefill", "Prefill"),
+    ("decode", "Decode"),
+    ("padding", "Padding (static)"),
+    ("recompute", "Prefill again (preempted)"),
+)
 
 #: KV-cache page size in tokens (vLLM's default block size).
 BLOCK_TOKENS = 16

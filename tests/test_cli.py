@@ -24,9 +24,9 @@ def test_estimate_text_reads_like_the_readme(capsys: pytest.CaptureFixture[str])
         capsys, "estimate", "--gpu", "h100-sxm", "--model", "llama-3.1-8b", "--context", "4096", "--prompt", "2000"
     )
     assert out.splitlines()[0] == (
-        "Llama 3.1 8B on 1 × NVIDIA H100 SXM (80 GB), bf16 math; 1 user, 4,096 tokens of context"
+        "Llama 3.1 8B on 1 × NVIDIA H100 SXM (80 GB nameplate), bf16 math; 1 user, 4,096 tokens of context"
     )
-    assert "memory in use        16.6 GB of 81.6 GB usable (weights + a 65.5 GB KV pool)" in out
+    assert "memory in use        16.6 GB of 81.6 GB weights + KV pool (65.5 GB KV pool of 85.0 GB usable)" in out
     assert "decode, per user     215 tokens/s" in out
     assert "prefill              29.3 ms for 2,000 tokens, compute-bound" in out
     assert "compute-bound from   never at this context" in out
@@ -39,7 +39,7 @@ def test_estimate_text_reads_like_the_readme(capsys: pytest.CaptureFixture[str])
 
 def test_estimate_says_which_math_it_used(capsys: pytest.CaptureFixture[str]) -> None:
     out = run(capsys, "estimate", "--gpu", "h100-sxm", "--model", "llama-3.1-8b", "--precision", "fp8")
-    assert out.splitlines()[0].startswith("Llama 3.1 8B on 1 × NVIDIA H100 SXM (80 GB), fp8 math;")
+    assert out.splitlines()[0].startswith("Llama 3.1 8B on 1 × NVIDIA H100 SXM (80 GB nameplate), fp8 math;")
     assert "math                 fp8 (auto: W8A8 for fp8 weights)" in out
     data = json.loads(
         run(capsys, "estimate", "--gpu", "h100-sxm", "--model", "llama-3.1-8b", "--precision", "int4", "--json")

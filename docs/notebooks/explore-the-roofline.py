@@ -26,6 +26,7 @@ import altair as alt
 
 import roofline
 from roofline import formatting as fmt
+from roofline.memorykinds import BUDGET, labelled
 
 alt.renderers.enable("svg")
 specs = roofline.load_specs()
@@ -44,7 +45,7 @@ result = roofline.estimate(GPU, MODEL, batch=32, context=2000, prompt=2000)
 print(f"decode, per user:  {fmt.rate(result.decode_tokens_per_s_per_user)} tokens/s")
 print(f"decode, all users: {fmt.rate(result.decode_tokens_per_s_total)} tokens/s ({result.decode.bound}-bound)")
 print(f"prefill:           {fmt.milliseconds(result.prefill.seconds)} for 2,000 tokens")
-print(f"memory:            {fmt.gigabytes(result.memory.used_bytes)} of {fmt.gigabytes(result.memory.usable_bytes)}")
+print(f"memory:            {fmt.gigabytes(result.memory.used_bytes)} of {labelled(BUDGET, result.memory.usable_bytes)}")
 
 # %% [markdown]
 # ## Throughput against batch size, at several contexts

@@ -17,12 +17,13 @@ from typing import Any
 
 import altair as alt
 
-from roofline.serving import BLOCK_TOKENS, SimulationResult
+from roofline.serving import BLOCK_TOKENS, SPAN_LEGEND, SimulationResult
 from sitegen.figures import PALETTE, WIDTH, figure_spec, sig
 
-#: Colours and order of a request's spans, as the simulator's trace names them.
-SPAN_KINDS = {"wait": "queued", "prefill": "prefill", "decode": "decode", "padding": "padding (static)"}
-SPAN_COLOURS = ["#bab0ac", "#f28e2b", "#4e79a7", "#e15759"]
+#: A request's spans by kind, named and ordered as the simulator's timeline shows them (serving.SPAN_LEGEND),
+#: and coloured as that timeline colours the n-th kind (runtime.css, rf-timeline__span--n).
+SPAN_KINDS = dict(SPAN_LEGEND)
+SPAN_COLOURS = ["#bab0ac", "#f28e2b", "#4e79a7", "#e15759", "#59a14f"]
 ADMISSION_NAMES = {"paged": "paged (vLLM)", "reserve": "reserve (Orca oracle)"}
 #: Spans of the run over which the blocks-over-time chart averages each log (one point per span).
 KV_SPANS = 100
@@ -54,7 +55,11 @@ def timelines(runs: dict[str, SimulationResult], count: int) -> dict[str, Any]:
                         "end_s": sig(end),
                     }
                 )
-    kinds = list(SPAN_KINDS.values())
+    # The legend lists the kinds these runs hold, each in its own colour whichever others are present.
+    present = {row["kind"] for row in rows}
+    shown = [index for index, kind in enumerate(SPAN_KINDS) if SPAN_KINDS[kind] in present]
+    kinds = [list(SPAN_KINDS.values())[index] for index in shown]
+    colours = [SPAN_COLOURS[index] for index in shown]
     # One view (the page stretches single views to the column): a lane per policy and request.
     lanes = [f"{POLICY_NAMES[policy]} #{index + 1}" for policy in runs for index in range(count)]
     for row in rows:
@@ -66,7 +71,7 @@ def timelines(runs: dict[str, SimulationResult], count: int) -> dict[str, Any]:
             x=alt.X("start_s:Q", title="time (s)"),
             x2="end_s:Q",
             y=alt.Y("lane:N", title=None, sort=lanes),
-            color=alt.Color("kind:N", title=None, scale=alt.Scale(domain=kinds, range=SPAN_COLOURS)),
+            color=alt.Color("kind:N", title=None, scale=alt.Scale(domain=kinds, range=colours)),
             tooltip=["policy:N", "request:O", "kind:N", "start_s:Q", "end_s:Q"],
         )
         .properties(width=WIDTH, height=14 * len(lanes))

@@ -260,7 +260,7 @@ def test_calculator_warns_past_the_models_limit_and_says_what_headroom_is() -> N
     assert past["explain"].startswith("A context of 32,768 tokens is past Gemma 2 9B's limit of 8,192")
     answer = calculator.view(**calculator.DEFAULTS)
     assert "limit" not in answer["verdict"]
-    assert "the cache gets 95% of what they and the runtime's workspace leave, 65.5 GB" in answer["explain"]
+    assert "the cache gets 95% of what they and the runtime's workspace leave, a 65.5 GB KV pool" in answer["explain"]
     assert "0.01 GB of the cache's share free" in answer["explain"]
     assert "the headroom of 4.0 GB is mostly the 3.9 GB reserved for activations and the runtime" in answer["explain"]
 

@@ -21,6 +21,7 @@ from roofline.architecture import weight_bytes
 from roofline.calibration import cost_model
 from roofline.deployment import Split, best_tp_degree, deploy, pipeline_decode
 from roofline.measured import Measurement, compare, load_measurements
+from roofline.memorykinds import DRIVER, labelled, memory_of
 from roofline.parallelism import (
     crossover,
     latency_optimal_degree,
@@ -204,7 +205,7 @@ def build(ctx: Context) -> PageContent:
     put("cap_model_name", escape.text(cap.name))
     put("cap_precision", CAP_PRECISION)
     put("cap_weights", fmt.gigabytes(cap_weights, 0))
-    put("cap_addressable", fmt.gigabytes(gpu.addressable_bytes, 1))
+    put("cap_addressable", labelled(DRIVER, memory_of(Hardware(gpu), DRIVER)))  # named as on every page
     cap_fit = gpus_to_fit(Hardware(gpu), Workload(cap, CAP_PRECISION, CAP_PRECISION, 1, 1))
     cap_bytes = math.ceil(cap_weights / Hardware(gpu).usable_memory_bytes)
     put("cap_min_gpus", str(cap_fit))

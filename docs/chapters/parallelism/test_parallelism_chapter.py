@@ -326,7 +326,6 @@ def test_best_split_and_best_tp_degree(h100, seventy) -> None:
     [
         (Split(6), "tp", "nearest usable tensor-parallel degrees are 4 and 8"),
         (Split(1, 81), "pp_stages", "must not exceed the model's 80 layers"),
-        (Split(16), "tp", "spans more than one"),
     ],
 )
 def test_bad_splits_give_one_line_naming_the_field(h100, seventy, split, field, words) -> None:

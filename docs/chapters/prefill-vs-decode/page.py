@@ -29,6 +29,7 @@ from roofline import formatting as fmt
 from roofline.architecture import active_parameters, lookup_only_parameters, prefill_attention_flops, prefill_flops
 from roofline.kvcache import no_crossover_from
 from roofline.measured import Comparison, compare_all, load_measurements, ratio_range_by_kind, well_tuned_decode_range
+from roofline.memorykinds import DRIVER, NAMEPLATE, USABLE, labelled, memory_of
 from roofline.precisions import number_format, value_bytes
 from roofline.quantization import critical_batch_for
 from roofline.rule import rule_weight_bytes
@@ -147,9 +148,10 @@ def compute_values(ctx: Context, content: PageContent) -> None:
     put("gpu_name", gpu.name)
     put("gpu_bandwidth_tb", tera(gpu.bandwidth_bytes_per_s))
     put("gpu_peak_tflops", tera(gpu.peak_flops_per_s("bf16"), 0))
-    put("gpu_memory_gb", fmt.gigabytes(gpu.memory_bytes, 0).removesuffix(" GB"))
-    put("gpu_usable_gb", fmt.gigabytes(one.usable_memory_bytes, 0).removesuffix(" GB"))
-    put("gpu_addressable_gb", fmt.gigabytes(gpu.addressable_bytes).removesuffix(" GB"))
+    # Each memory figure named by its kind (roofline.memorykinds), as every page and calculator names it.
+    put("gpu_memory_gb", labelled(NAMEPLATE, memory_of(one, NAMEPLATE), 0))
+    put("gpu_usable_gb", labelled(USABLE, memory_of(one, USABLE)))
+    put("gpu_addressable_gb", labelled(DRIVER, memory_of(one, DRIVER)))
     put("usable_fraction", percent(one.usable_fraction))
     put("ridge_flops_per_byte", whole(gpu.peak_flops_per_s("bf16") / gpu.bandwidth_bytes_per_s))
 

@@ -281,7 +281,7 @@ def test_the_first_paint_shows_the_packages_numbers_for_the_defaults(markers) ->
     view = calculator.view(**calculator.DEFAULTS)
     for name in ("per_user", "total", "weights", "hardware", "memory", "bound", "verdict", "explain"):
         assert f'data-rf-out="{name}">{html_module.escape(view[name])}<' in html
-    assert view["per_user"] in {"215", "216"} and view["memory"] == "16.6 GB of 81.6 GB usable"
+    assert view["per_user"] in {"215", "216"} and view["memory"] == "16.6 GB of 81.6 GB weights + KV pool"
     for field in calculator.FORM.fields:
         assert f'id="rf-decode_speed-{field.name}"' in html
 

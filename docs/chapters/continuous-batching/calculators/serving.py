@@ -27,6 +27,7 @@ from roofline.serving import (
     DEFAULT_TPOT_SLO_S,
     DEFAULT_TTFT_SLO_S,
     POLICIES,
+    SPAN_LEGEND,
     Lengths,
     kv_blocks_available,
     simulate_expected,
@@ -53,14 +54,9 @@ STEPS_PER_REQUEST = 8
 GPU_COUNTS = (1, 2, 4, 8)
 #: Weight formats offered (the KV cache stays bf16), as chapter 1's table shows them.
 PRECISIONS = ("bf16", "fp8", "int4")
-#: The timeline's kinds of span, in legend order, as the simulator's trace names them.
-SPAN_KINDS = [
-    ["wait", "Queued"],
-    ["prefill", "Prefill"],
-    ["decode", "Decode"],
-    ["recompute", "Prefill again (preempted)"],
-    ["padding", "Padding (static)"],
-]
+#: The timeline's kinds of span, in legend order, as the simulator's trace names them: the same order,
+#: and so the same colours, as chapter 3's timeline figure.
+SPAN_KINDS = [list(pair) for pair in SPAN_LEGEND]  # the figure's order and colours (roofline.serving)
 _SPECS = builtin_specs()
 #: The simulator refuses models with sliding-window layers (it would overstate their cache).
 _MODELS = [model for model in _SPECS.models.values() if not model.sliding_window]

@@ -18,6 +18,7 @@ from roofline import formatting as fmt
 from roofline.calibration import load_calibration
 from roofline.forms import Field, Form, Output, Rule
 from roofline.kvformats import KV_FORMAT_NAMES, kv_format
+from roofline.memorykinds import DRIVER, POOL, USABLE, labelled
 from roofline.performance import gpu_count_problem, gpus_to_fit
 from roofline.precisions import PRECISIONS
 
@@ -47,7 +48,7 @@ FORM = Form(
         Output.text("total", "Tokens/s for all users"),
         Output.text("expected", "Tokens/s each, expected (with band)"),
         Output.text("kv_per_user", "KV cache per user"),
-        Output.stack("memory", "Memory: weights · KV · headroom", parts="memory_parts"),
+        Output.stack("memory", "Memory the driver reports: weights · KV · headroom", parts="memory_parts"),
         Output.stack("step", "Decode step: weights read · KV read", parts="step_parts"),
     ],
     rules=[
@@ -173,10 +174,10 @@ def view(model: str, gpu: str, gpus: int, weights: str, kv: str, context: int, p
             f"{warning}{workload.model.name} at {weights} needs {fmt.gigabytes(memory.weights_bytes)} for its weights"
             + (f" and {fmt.gigabytes(workload.kv_bytes_shared)} for the shared prefix" if prefix else "")
             + f", and each user {fmt.gigabytes(workload.kv_bytes_private)} of cache, but {_plural(gpus, 'GPU')}"
-            f" leave{'s' if gpus == 1 else ''} {fmt.gigabytes(memory.usable_bytes)} for weights and cache"
-            f" (all but a small workspace). It needs at least {needed:,} of these GPUs,"
+            f" leave{'s' if gpus == 1 else ''} {labelled(USABLE, hardware.usable_memory_bytes)} for weights and cache"
+            f" (all they report but a small workspace). It needs at least {needed:,} of these GPUs,"
             " or fewer bytes per weight or per cached value.",
-            f"{fmt.gigabytes(held)} needed of {fmt.gigabytes(memory.usable_bytes)} usable",
+            f"{fmt.gigabytes(held)} needed of {labelled(USABLE, hardware.usable_memory_bytes)}",
             [{"label": "weights", "share": min(1.0, held / total_bytes)}],
         )
     full = Workload(workload.model, weights, kv, batch=users, context=context, shared_prefix=prefix)
@@ -194,9 +195,9 @@ def view(model: str, gpu: str, gpus: int, weights: str, kv: str, context: int, p
     expected = fmt.banded(fmt.rate(expected_rate), *map(fmt.rate, calibration.decode_rate_band(expected_rate)))
     shared = f", {fmt.gigabytes(workload.kv_bytes_shared)} of it shared once" if prefix else ""
     explain = (
-        f"{warning}The weights take {fmt.gigabytes(memory.weights_bytes)} of {fmt.gigabytes(total_bytes)},"
+        f"{warning}The weights take {fmt.gigabytes(memory.weights_bytes)} of {labelled(DRIVER, total_bytes)},"
         f" and the cache gets {hardware.usable_fraction:.0%} of what they and the runtime's workspace"
-        f" leave, {fmt.gigabytes(memory.pool_bytes)}. Each user's cache at {_plural(context, 'token')} is"
+        f" leave, a {labelled(POOL, memory.pool_bytes)}. Each user's cache at {_plural(context, 'token')} is"
         f" {_size(workload.kv_bytes_private)} of its own{shared}, so {_plural(users, 'user')} fit. That leaves"
         f" {_size(memory.usable_bytes - memory.used_bytes)} of the cache's share free, less than one"
         f" more user's cache; the headroom of {fmt.gigabytes(headroom)} is mostly the"

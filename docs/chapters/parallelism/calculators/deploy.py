@@ -16,7 +16,7 @@ from typing import Any
 from roofline import Hardware, SpecError, Workload, builtin_specs, load_calibration
 from roofline import formatting as fmt
 from roofline.calibration import cost_model
-from roofline.deployment import PARALLEL, Deployment, best_split, deploy, split_for
+from roofline.deployment import PARALLEL, Deployment, best_split, deploy, domain_note, split_for
 from roofline.forms import Field, Form, Output
 from roofline.precisions import PRECISIONS
 
@@ -147,7 +147,12 @@ def view(
         best = best_split(hardware, workload, gpus, microbatches)
     except SpecError as error:
         return _refused(params, f"{specs.model(model).name} cannot be deployed that way", str(error))
-    return _answer(params, ceiling, expected, best, calibration, workload, spec.name)
+    answer = _answer(params, ceiling, expected, best, calibration, workload, spec.name)
+    # A group past one NVLink domain is allowed (deployment.check_split, the rule chapter 1 uses too), and said.
+    wide = domain_note(hardware, chosen.tp)
+    if wide:
+        answer["explain"] = f"{wide}. {answer['explain']}"
+    return answer
 
 
 def _answer(params, ceiling: Deployment, expected: Deployment, best, calibration, workload, gpu_name) -> dict[str, Any]:

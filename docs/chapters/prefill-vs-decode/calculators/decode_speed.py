@@ -18,8 +18,10 @@ from typing import Any
 from roofline import Hardware, Workload, builtin_specs, decode_step, evaluate, memory_use
 from roofline import formatting as fmt
 from roofline.calibration import load_calibration
+from roofline.deployment import domain_note
 from roofline.fit import memory_shortfall
 from roofline.forms import Field, Form, Output
+from roofline.memorykinds import BUDGET, NAMEPLATE, labelled
 from roofline.performance import gpu_count_problem
 from roofline.precisions import PRECISIONS
 from roofline.sweep import gpus_to_fit
@@ -313,6 +315,9 @@ def view(gpu: str, model: str, precision: str, gpus: int, users: int, context: i
     beyond = model_spec.past_max_context(context, "A context")
     warning = f"{beyond}. " if beyond else ""
     hardware = Hardware(gpu_spec, gpus)
+    # The same words as chapter 6's calculator for a group past one NVLink domain (deployment's one rule).
+    wide = domain_note(hardware, gpus)
+    warning += f"{wide}. " if wide else ""
     workload = Workload(model_spec, precision, batch=users, context=context)
     result = evaluate(hardware, workload, load_calibration())
     memory = result.memory
@@ -321,7 +326,7 @@ def view(gpu: str, model: str, precision: str, gpus: int, users: int, context: i
     expected, expected_note = _expected(result)
     per_user = fmt.rate(result.decode_tokens_per_s_per_user) if fits else NOT_APPLICABLE
     total = fmt.rate(result.decode_tokens_per_s_total) if fits else NOT_APPLICABLE
-    used = f"{fmt.gigabytes(memory.used_bytes)} of {fmt.gigabytes(memory.usable_bytes)} usable"
+    used = f"{fmt.gigabytes(memory.used_bytes)} of {labelled(BUDGET, memory.usable_bytes)}"
     bound = f"{result.decode.bound}-bound" if fits else NOT_APPLICABLE
     return {
         "params": params,
@@ -333,7 +338,7 @@ def view(gpu: str, model: str, precision: str, gpus: int, users: int, context: i
         "per_user": per_user,
         "total": total,
         "weights": fmt.gigabytes(memory.weights_bytes),
-        "hardware": f"{gpus} × {fmt.gigabytes(gpu_spec.memory_bytes, 0)} GPU{'s' if gpus != 1 else ''}",
+        "hardware": f"{gpus} GPU{'s' if gpus != 1 else ''} of {labelled(NAMEPLATE, gpu_spec.memory_bytes, 0)}",
         "memory": used,
         "memory_share": memory.used_bytes / memory.usable_bytes,
         "bound": bound,

@@ -19,6 +19,7 @@ from roofline import Hardware, SpecError, Workload, builtin_specs, memory_use
 from roofline import formatting as fmt
 from roofline.calibration import load_calibration
 from roofline.forms import Field, Form, Output, draft_menu, model_menu
+from roofline.memorykinds import BUDGET, labelled
 from roofline.performance import gpu_count_problem, resolved
 from roofline.speculative import GAMMA_RANGE, Round, Rounds
 
@@ -207,7 +208,7 @@ def view(
             "Does not fit",
             f"{batch:,} {'user' if batch == 1 else 'users'} of {target.name} at {context:,} tokens of context need"
             " more than the"
-            f" {fmt.gigabytes(memory.usable_bytes)} usable on {gpus:,} × {gpu_spec.name}: try fewer users, a shorter"
+            f" {labelled(BUDGET, memory.usable_bytes)} on {gpus:,} × {gpu_spec.name}: try fewer users, a shorter"
             " context or more GPUs.",
         )
     drafter: dict[str, Any] = {"draft_cost": draft_cost} if draft == GIVEN_COST else {"draft": specs.draft(draft)}
