@@ -230,8 +230,8 @@ def grade(drawn: Drawn, text: object, unit: object) -> Graded:
         if _near(typed, answer * power, template.tolerance):
             return Graded(False, "The digits are right but the size is not: check the unit you picked.", "unit")
     ratio = typed / answer
-    how = f"{ratio:.2g}× the answer" if ratio >= 1 else f"{1 / ratio:.2g}× below the answer"
-    return Graded(False, f"Not quite: your number is {how}. The working below shows each step.")
+    how = f"your number is {ratio:.2g}× the answer" if ratio >= 1 else f"the answer is {1 / ratio:.2g}× your number"
+    return Graded(False, f"Not quite: {how}. The working below shows each step.")
 
 
 class Quiz:

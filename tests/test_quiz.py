@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import replace
 
 import pytest
@@ -171,3 +172,41 @@ def test_every_chapter_quiz_has_five_templates_and_each_holds_over_200_draws(slu
     assert quiz.slug == slug
     assert len(quiz.templates) >= 5, f"{slug}: {len(quiz.templates)} quiz templates; write at least 5"
     assert check_quiz(quiz, draws=200) == []
+
+
+BROKEN_QUIZ = """
+from roofline.quiz import Quiz, Slip, Solution, Step, Template
+
+
+def solve(p):
+    answer = p["x"] * 2.0
+    return Solution(answer, (Step("x doubled", answer, "ms"),), (Slip("close", answer * 1.01, "close."),), {"x": str(p["x"])})
+
+
+QUIZ = Quiz("x", [Template("double", "Double {x}?", {"x": (3, 5)}, solve, "ms")])
+view = QUIZ.view
+"""
+
+
+def test_the_build_draws_the_page_s_question_and_refuses_a_broken_template_in_one_line(tmp_path):
+    from sitegen.markers import MarkerError, Markers
+
+    folder = tmp_path / "chapters" / "x"
+    folder.mkdir(parents=True)
+    (folder / "index.md").write_text("# X\n")
+    (folder / "quiz.py").write_text(BROKEN_QUIZ.replace("answer * 1.01", "answer / 2"))
+    markers = Markers(docs=tmp_path, wheel_uri="w.whl", snapshot_uri="s.gz", version="v")
+    html = markers.replace("<!-- roofline:quiz -->", "chapters/x/index.md", "chapters/x/")
+    assert re.search(r"data-rf-quiz-question>Double [35]\?</p>", html)
+    assert 'data-rf-quiz="quiz_x"' in html and 'data-rf-module="quiz.py"' in html and 'data-rf-seed="0"' in html
+    (folder / "quiz.py").write_text(BROKEN_QUIZ)
+    with pytest.raises(MarkerError) as error:
+        Markers(docs=tmp_path, wheel_uri="w.whl", snapshot_uri="s.gz", version="v").replace(
+            "<!-- roofline:quiz -->", "chapters/x/index.md", "chapters/x/"
+        )
+    message = str(error.value)
+    assert "\n" not in message
+    assert message.startswith(
+        "runtime hook: docs/chapters/x/index.md: <!-- roofline:quiz --> docs/chapters/x/quiz.py:"
+        " x: quiz template 'double': slip 'close': "
+    )
