@@ -180,7 +180,8 @@ from roofline.quiz import Quiz, Slip, Solution, Step, Template
 
 def solve(p):
     answer = p["x"] * 2.0
-    return Solution(answer, (Step("x doubled", answer, "ms"),), (Slip("close", answer * 1.01, "close."),), {"x": str(p["x"])})
+    slips = (Slip("close", answer * 1.01, "close."),)
+    return Solution(answer, (Step("x doubled", answer, "ms"),), slips, {"x": str(p["x"])})
 
 
 QUIZ = Quiz("x", [Template("double", "Double {x}?", {"x": (3, 5)}, solve, "ms")])
