@@ -38,6 +38,7 @@ from .parsing import DIGIT_GROUPS
 
 #: A unit the reader may pick: its dimension and its size in the dimension's base unit.
 UNITS: dict[str, tuple[str, float]] = {
+    "ns": ("time", 1e-9),
     "µs": ("time", 1e-6),
     "ms": ("time", 1e-3),
     "s": ("time", 1.0),
@@ -49,6 +50,7 @@ UNITS: dict[str, tuple[str, float]] = {
     "GB": ("bytes", 1e9),
     "TB": ("bytes", 1e12),
     "users": ("users", 1.0),
+    "requests/s": ("requests", 1.0),
     "tokens": ("tokens", 1.0),
     "GPUs": ("gpus", 1.0),
     "×": ("ratio", 1.0),
@@ -74,8 +76,11 @@ def units_of(unit: str) -> tuple[str, ...]:
 
 def show(value: float, unit: str) -> str:
     """``value`` to three significant figures with thousands separators, then the unit: ``1,230 tokens/s``."""
-    if value == 0 or not math.isfinite(value):
-        return f"{value:g} {unit}"
+    if not math.isfinite(value):
+        return f"{value} {unit}"
+    if value == int(value) and abs(value) < 1e15:  # a count (users, GPUs, tokens) shows whole
+        text = f"{int(value):,}"
+        return f"{text}{unit}" if unit in ("%", "×") else f"{text} {unit}"
     digits = max(0, 2 - math.floor(math.log10(abs(value))))
     rounded = round(value, digits)
     if digits and abs(rounded) >= 10 ** (3 - digits):  # 9.996 rounds to 10.00: one decimal fewer

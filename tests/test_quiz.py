@@ -97,7 +97,7 @@ def test_the_right_answer_in_another_unit_is_right_and_a_power_of_a_thousand_off
     wrong_unit = grade(drawn, repr(answer), "s")
     assert wrong_unit.correct is False and "check the unit" in wrong_unit.line
     assert grade(drawn, "5", "GB").correct is None  # a unit of another dimension: pick from the list
-    assert units_of("ms") == ("µs", "ms", "s")
+    assert units_of("ms") == ("ns", "µs", "ms", "s")
 
 
 def test_a_slip_s_value_gets_its_diagnosis_and_a_far_answer_gets_the_ratio():
