@@ -175,7 +175,8 @@ def kv_room(p: dict) -> Solution | None:
             Slip(
                 "g",
                 float(p["gpus"]),
-                "the weights are stored once, so each added GPU brings all its memory for the cache: more than G times.",
+                "the weights are stored once, so each added GPU brings all its memory for the cache:"
+                " more than G times.",
             )
         )
     return Solution(
