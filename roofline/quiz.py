@@ -60,12 +60,31 @@ UNITS: dict[str, tuple[str, float]] = {
 MAX_ANSWER_CHARS = 40
 #: A typed number: digit groups, a fraction, an exponent; a leading "-" is read to refuse it by name.
 NUMBER = re.compile(rf"-?(?:{DIGIT_GROUPS}(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+#: Questions a quiz keeps drawn, newest last, so grading one does not solve it again.
+RECENT_DRAWS = 8
 #: A seed the page may send: a whole number from 0 to 2**53 (what JavaScript counts exactly).
 MAX_SEED = 2**53
 
 
 class QuizError(ValueError):
     """A declaration or a request the quiz cannot use; the message is one line."""
+
+
+def words(params: Mapping[str, Any], specs: Any = None) -> dict[str, str]:
+    """A question's words for drawn ``params``: whole numbers with thousands separators
+    (``32,768``), other numbers as Python's ``g`` writes them, and a ``gpu`` or ``model`` id
+    replaced by its name from ``specs`` (a ``SpecSet``)."""
+    filled: dict[str, str] = {}
+    for key, value in params.items():
+        if specs is not None and key in ("gpu", "model"):
+            filled[key] = (specs.gpu if key == "gpu" else specs.model)(value).name
+        elif isinstance(value, bool) or not isinstance(value, (int, float)):
+            filled[key] = str(value)
+        elif isinstance(value, int):
+            filled[key] = f"{value:,}"
+        else:
+            filled[key] = f"{value:g}"
+    return filled
 
 
 def units_of(unit: str) -> tuple[str, ...]:
@@ -250,6 +269,9 @@ class Quiz:
             raise QuizError(f"quiz {slug!r}: two templates share a name ({', '.join(names)})")
         self.slug = slug
         self.templates = tuple(templates)
+        #: The last questions drawn, by seed: "Check" grades the question "New question" drew, so it
+        #: is not solved again (a simulated question costs a serving run).
+        self._drawn: dict[int, Drawn] = {}
 
     def template(self, name: str) -> Template:
         """The template called ``name``; QuizError naming the quiz if there is none."""
@@ -276,7 +298,11 @@ class Quiz:
             raise ValueError(f"action must be 'new' or 'check', got {str(action)[:20]!r}")
         if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
             raise ValueError("seed must be a whole number from 0 to 2**53")
-        drawn = self.draw(seed)
+        drawn = self._drawn.get(seed) or self.draw(seed)
+        self._drawn.pop(seed, None)
+        self._drawn[seed] = drawn
+        while len(self._drawn) > RECENT_DRAWS:
+            del self._drawn[next(iter(self._drawn))]
         reply: dict[str, Any] = {
             "seed": seed,
             "template": drawn.template.name,

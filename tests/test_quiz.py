@@ -211,3 +211,29 @@ def test_the_build_draws_the_page_s_question_and_refuses_a_broken_template_in_on
         "runtime hook: docs/chapters/x/index.md: <!-- roofline:quiz --> docs/chapters/x/quiz.py:"
         " x: quiz template 'double': slip 'close': "
     )
+
+
+def test_every_chapter_declares_a_quiz_and_shows_it():
+    missing = [chapter.slug for chapter in chapters(DOCS) if not chapter.quiz_path]
+    assert missing == [], f"chapters without quiz.py (declare QUIZ = Quiz(...) and view = QUIZ.view): {missing}"
+    unshown = [
+        chapter.slug
+        for chapter in chapters(DOCS)
+        if "<!-- roofline:quiz -->" not in (chapter.folder / "index.md").read_text()
+    ]
+    assert unshown == [], f"chapters whose index.md lacks <!-- roofline:quiz -->: {unshown}"
+
+
+def test_checking_a_drawn_question_grades_the_same_question_without_solving_it_again():
+    calls = []
+
+    def solve(p: dict) -> Solution:
+        calls.append(p)
+        return Solution(2.0 * p["x"], (Step("x doubled", 2.0 * p["x"], "ms"),), (), {"x": str(p["x"])})
+
+    quiz = Quiz("toy", [Template("double", "Double {x}?", {"x": (3, 5)}, solve, "ms")])
+    asked = quiz.view("new", 11)
+    graded = quiz.view("check", 11, "1", "ms")
+    assert len(calls) == 1 and graded["question"] == asked["question"]
+    fresh = Quiz("toy", [Template("double", "Double {x}?", {"x": (3, 5)}, solve, "ms")])
+    assert fresh.view("check", 11, "1", "ms")["question"] == asked["question"]  # stateless: the seed is enough

@@ -10,7 +10,7 @@ from roofline import Hardware, Workload, builtin_specs, kv_cache_bytes, kv_cache
 from roofline.architecture import weight_bytes
 from roofline.kvcache import full_mha_kv_bytes_per_token, kv_equals_weights_context, step_split, users_that_fit
 from roofline.kvformats import kv_bytes_per_value
-from roofline.quiz import Quiz, Slip, Solution, Step, Template
+from roofline.quiz import Quiz, Slip, Solution, Step, Template, words
 
 SPECS = builtin_specs()
 GPUS = ("h100-sxm", "h200", "b200", "a100-80gb", "mi300x", "l40s")
@@ -19,15 +19,6 @@ MODELS = ("llama-3.1-8b", "llama-3.1-70b", "llama-2-7b", "llama-2-13b", "mistral
 KV_PRECISIONS = ("bf16", "fp8", "int8")
 CONTEXTS = (1024, 2048, 4096, 8192, 16384, 32768)
 BATCHES = (4, 8, 16, 32, 64)
-
-
-def _words(p: dict) -> dict[str, str]:
-    words = {key: f"{value:,}" if isinstance(value, int) else str(value) for key, value in p.items()}
-    if "gpu" in p:
-        words["gpu"] = SPECS.gpu(p["gpu"]).name
-    if "model" in p:
-        words["model"] = SPECS.model(p["model"]).name
-    return words
 
 
 def _serves(p: dict) -> bool:
@@ -60,7 +51,7 @@ def kv_per_token(p: dict) -> Solution:
             Step("KV bytes per token = values × bytes per value", answer, "kB"),
         ),
         tuple(slips),
-        _words(p),
+        words(p, SPECS),
     )
 
 
@@ -80,7 +71,7 @@ def kv_per_user(p: dict) -> Solution | None:
             Slip("k-and-v", answer / 2, "you counted only the keys or only the values: the cache holds both."),
             Slip("bits", answer * 8, "you used bits per value; the cache is counted in bytes."),
         ),
-        _words(p),
+        words(p, SPECS),
     )
 
 
@@ -110,7 +101,7 @@ def users_fit(p: dict) -> Solution | None:
             Step("Users = pool ÷ one user's cache, rounded down", float(users), "users"),
         ),
         tuple(slips),
-        _words(p),
+        words(p, SPECS),
     )
 
 
@@ -133,7 +124,7 @@ def kv_equals_weights(p: dict) -> Solution | None:
             Step("Context = weight bytes ÷ (users × KV bytes per token)", context, "tokens"),
         ),
         (Slip("per-user", context * p["batch"], "that is for one user; with the whole batch the cache grows faster."),),
-        _words(p),
+        words(p, SPECS),
     )
 
 
@@ -163,7 +154,7 @@ def kv_read_time(p: dict) -> Solution | None:
             Slip("per-user", answer / p["batch"], "that is one user's cache; a step reads every user's."),
             Slip("bits", answer * 8, "you counted the cache in bits, not bytes."),
         ),
-        _words(p),
+        words(p, SPECS),
     )
 
 
@@ -189,7 +180,7 @@ def kv_share(p: dict) -> Solution | None:
             Step("Cache share = cache ÷ (weights + cache)", answer, "%"),
         ),
         tuple(slips),
-        _words(p),
+        words(p, SPECS),
     )
 
 

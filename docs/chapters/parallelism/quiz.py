@@ -10,22 +10,13 @@ from roofline.architecture import weight_bytes
 from roofline.deployment import best_tp_degree
 from roofline.parallelism import kv_room_ratio, pipeline_bubble_fraction, usable_tp_degrees
 from roofline.performance import allreduce_bytes, allreduces_per_pass, communication_s, decode_step
-from roofline.quiz import Quiz, Slip, Solution, Step, Template
+from roofline.quiz import Quiz, Slip, Solution, Step, Template, words
 
 SPECS = builtin_specs()
 GPUS = ("h100-sxm", "h200", "b200", "a100-80gb", "mi300x")
 MODELS = ("llama-3.1-8b", "llama-3.1-70b", "mistral-7b", "llama-2-13b", "mixtral-8x7b")
 DEGREES = (2, 4, 8)
 TOKENS = (16, 64, 256, 2048, 8192)
-
-
-def _words(p: dict) -> dict[str, str]:
-    words = {key: f"{value:,}" if isinstance(value, int) else str(value) for key, value in p.items()}
-    if "gpu" in p:
-        words["gpu"] = SPECS.gpu(p["gpu"]).name
-    if "model" in p:
-        words["model"] = SPECS.model(p["model"]).name
-    return words
 
 
 def message(p: dict) -> Solution:
@@ -45,7 +36,7 @@ def message(p: dict) -> Solution:
             Slip("bytes", answer / 2, "you counted values, not bytes: each bf16 activation is 2 bytes."),
             Slip("bits", answer * 8, "you counted bits; the message is measured in bytes."),
         ),
-        _words(p),
+        words(p, SPECS),
     )
 
 
@@ -75,7 +66,7 @@ def allreduce_time(p: dict) -> Solution:
             Step("All-reduce = latency + transfer", answer, "µs"),
         ),
         tuple(slips),
-        _words(p),
+        words(p, SPECS),
     )
 
 
@@ -100,7 +91,7 @@ def step_communication(p: dict) -> Solution | None:
             ),
             Slip("one", one * 1e3, "that is one all-reduce; every layer pays two, every step."),
         ),
-        _words(p),
+        words(p, SPECS),
     )
 
 
@@ -125,7 +116,7 @@ def bubble(p: dict) -> Solution:
             Step("Bubble = (p − 1) ÷ (m + p − 1)", answer, "%"),
         ),
         tuple(slips),
-        _words(p),
+        words(p, SPECS),
     )
 
 
@@ -157,7 +148,7 @@ def best_degree(p: dict) -> Solution | None:
             Step("Fastest degree that holds the weights and the batch", float(best), "GPUs"),
         ),
         tuple(slips),
-        _words(p),
+        words(p, SPECS),
     )
 
 
@@ -187,7 +178,7 @@ def kv_room(p: dict) -> Solution | None:
             Step(f"Room = ({p['gpus']} × usable − weights) ÷ (usable − weights)", answer, "×"),
         ),
         tuple(slips),
-        _words(p),
+        words(p, SPECS),
     )
 
 

@@ -9,7 +9,7 @@ from roofline.architecture import active_parameters, total_parameters, weight_by
 from roofline.performance import prefill_pass, resolved
 from roofline.precisions import bytes_per_value
 from roofline.quantization import critical_batch_for
-from roofline.quiz import Quiz, Slip, Solution, Step, Template
+from roofline.quiz import Quiz, Slip, Solution, Step, Template, words
 
 SPECS = builtin_specs()
 GPUS = ("h100-sxm", "h200", "b200", "a100-80gb", "mi300x")
@@ -33,19 +33,6 @@ def _decode(p: dict, batch: int) -> tuple[Hardware, Workload, object] | None:
     if not memory_use(hardware, workload).fits:
         return None
     return hardware, workload, decode_step(hardware, workload)
-
-
-def _words(p: dict, **more: str) -> dict[str, str]:
-    words = {}
-    if "gpu" in p:
-        words["gpu"] = SPECS.gpu(p["gpu"]).name
-    if "model" in p:
-        words["model"] = SPECS.model(p["model"]).name
-    words.update(
-        {key: f"{value:,}" if isinstance(value, int) else str(value) for key, value in p.items() if key not in words}
-    )
-    words.update(more)
-    return words
 
 
 def _kv_read(hardware: Hardware, workload: Workload) -> float:
@@ -76,7 +63,7 @@ def decode_ceiling(p: dict) -> Solution | None:
             Slip("kv", no_kv, "you left out the KV cache: each step also reads the whole context's cache."),
             Slip("bits", bits, "you counted bits per weight where the read is in bytes (8 bits a byte)."),
         ),
-        _words(p),
+        words(p, SPECS),
     )
 
 
@@ -97,7 +84,7 @@ def batch_throughput(p: dict) -> Solution | None:
             Step(f"All users: {p['batch']:,} × per user", answer, "tokens/s"),
         ),
         (Slip("per-user", per_user, "that is one user's rate; the question asks for all users together."),),
-        _words(p),
+        words(p, SPECS),
     )
 
 
@@ -126,7 +113,7 @@ def time_per_token(p: dict) -> Solution | None:
                 "you left out the KV cache: every user's cache is read each step, and at this batch it is large.",
             ),
         ),
-        _words(p),
+        words(p, SPECS),
     )
 
 
@@ -158,7 +145,7 @@ def prefill_time(p: dict) -> Solution | None:
             Step("Prefill = the longer of the two", answer, "ms"),
         ),
         tuple(slips),
-        _words(p),
+        words(p, SPECS),
     )
 
 
@@ -189,7 +176,7 @@ def weight_memory(p: dict) -> Solution:
             Step("Weights = parameters × bytes per weight (scales by group)", answer, "GB"),
         ),
         tuple(slips),
-        _words(p),
+        words(p, SPECS),
     )
 
 
@@ -215,7 +202,7 @@ def critical_batch(p: dict) -> Solution:
             ),
             Slip("bits", answer * 8, "you used bits per weight where the bandwidth is in bytes."),
         ),
-        _words(p),
+        words(p, SPECS),
     )
 
 

@@ -16,7 +16,7 @@ from roofline.quantization import (
     users_by_format,
     weight_only_speedup_ceiling,
 )
-from roofline.quiz import Quiz, Slip, Solution, Step, Template
+from roofline.quiz import Quiz, Slip, Solution, Step, Template, words
 
 SPECS = builtin_specs()
 GPUS = ("h100-sxm", "h200", "b200", "a100-80gb", "mi300x", "l40s")
@@ -25,15 +25,6 @@ MODELS = ("llama-3.1-8b", "llama-3.1-70b", "mistral-7b", "llama-2-7b", "llama-2-
 WEIGHT_ONLY = ("int4", "int4-awq", "int4-g32", "int8", "mxfp4")
 FORMATS = (*WEIGHT_ONLY, "fp8", "nvfp4")
 CONTEXTS = (0, 2048, 8192, 32768)
-
-
-def _words(p: dict) -> dict[str, str]:
-    words = {key: f"{value:,}" if isinstance(value, int) else str(value) for key, value in p.items()}
-    if "gpu" in p:
-        words["gpu"] = SPECS.gpu(p["gpu"]).name
-    if "model" in p:
-        words["model"] = SPECS.model(p["model"]).name
-    return words
 
 
 def bits_ceiling(p: dict) -> Solution:
@@ -52,7 +43,7 @@ def bits_ceiling(p: dict) -> Solution:
             Step("Speedup ceiling = 16 ÷ bits a weight", answer, "×"),
         ),
         tuple(slips),
-        _words(p),
+        words(p, SPECS),
     )
 
 
@@ -83,7 +74,7 @@ def real_speedup(p: dict) -> Solution | None:
             Step("Step time in bf16 ÷ step time in the format, every byte counted", answer, "×"),
         ),
         tuple(slips),
-        _words(p),
+        words(p, SPECS),
     )
 
 
@@ -112,7 +103,7 @@ def critical(p: dict) -> Solution:
             Step("B* = peak × bytes a weight ÷ (2 × bandwidth)", answer, "users"),
         ),
         tuple(slips),
-        _words(p),
+        words(p, SPECS),
     )
 
 
@@ -139,7 +130,7 @@ def stops_helping(p: dict) -> Solution | None:
                 "that is where the format turns compute-bound; it keeps helping until bf16 turns compute-bound too.",
             ),
         ),
-        _words(p),
+        words(p, SPECS),
     )
 
 
@@ -162,7 +153,7 @@ def kv_slope(p: dict) -> Solution | None:
             Slip("bits", answer * 8, "you counted the cache in bits, not bytes."),
             Slip("k-and-v", answer / 2, "you counted only keys or only values; the cache holds both."),
         ),
-        _words(p),
+        words(p, SPECS),
     )
 
 
@@ -191,7 +182,7 @@ def users(p: dict) -> Solution | None:
             ),
         ),
         tuple(slips),
-        _words(p),
+        words(p, SPECS),
     )
 
 

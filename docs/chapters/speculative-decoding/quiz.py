@@ -5,7 +5,7 @@ answered by ``roofline.speculative`` (``roofline.quiz`` explains templates and g
 from __future__ import annotations
 
 from roofline import Hardware, Workload, builtin_specs, memory_use
-from roofline.quiz import Quiz, Slip, Solution, Step, Template
+from roofline.quiz import Quiz, Slip, Solution, Step, Template, words
 from roofline.speculative import Rounds, alpha_for_tokens_per_step, tokens_per_step
 
 SPECS = builtin_specs()
@@ -15,19 +15,6 @@ ALPHAS = (0.5, 0.6, 0.7, 0.8, 0.9)
 GAMMAS = (2, 3, 4, 5, 6)
 COSTS = (0.05, 0.1, 0.2)
 BATCHES = (4, 16, 32, 64)
-
-
-def _words(p: dict) -> dict[str, str]:
-    words = {
-        key: f"{value:,}" if isinstance(value, int) else f"{value:g}"
-        for key, value in p.items()
-        if key not in ("gpu", "model")
-    }
-    if "gpu" in p:
-        words["gpu"] = SPECS.gpu(p["gpu"]).name
-    if "model" in p:
-        words["model"] = SPECS.model(p["model"]).name
-    return words
 
 
 def _rounds(p: dict) -> Rounds | None:
@@ -56,7 +43,7 @@ def tau(p: dict) -> Solution:
             ),
         ),
         tuple(slips),
-        _words(p),
+        words(p, SPECS),
     )
 
 
@@ -88,7 +75,7 @@ def round_time(p: dict) -> Solution | None:
                 "you left out the γ draft steps the round also waits for.",
             ),
         ),
-        _words(p),
+        words(p, SPECS),
     )
 
 
@@ -113,7 +100,7 @@ def speedup(p: dict) -> Solution | None:
             Step("Speedup = τ × plain step ÷ round", answer, "×"),
         ),
         tuple(slips),
-        _words(p),
+        words(p, SPECS),
     )
 
 
@@ -131,7 +118,7 @@ def per_user_rate(p: dict) -> Solution | None:
             Step("Each user's tokens/s = τ ÷ round", answer, "tokens/s"),
         ),
         (Slip("total", answer * p["batch"], "that is every user together; the question asks for one user."),),
-        _words(p),
+        words(p, SPECS),
     )
 
 
@@ -155,7 +142,7 @@ def break_even(p: dict) -> Solution | None:
             Step("Batch where τ × plain step = round (the speedup falls to 1)", batch, "users"),
         ),
         tuple(slips),
-        _words(p),
+        words(p, SPECS),
     )
 
 
@@ -176,8 +163,8 @@ def alpha_from_speedup(p: dict) -> Solution | None:
             slips.append(
                 Slip("tau", naive, "you set τ to the speedup; the round's cost makes the speedup less than τ.")
             )
-    words = _words(p)
-    words["speedup"] = f"{measured:.2f}"
+    filled = words(p, SPECS)
+    filled["speedup"] = f"{measured:.2f}"
     return Solution(
         answer,
         (
@@ -189,7 +176,7 @@ def alpha_from_speedup(p: dict) -> Solution | None:
             Step("α that gives that τ (solved)", answer, "%"),
         ),
         tuple(slips),
-        words,
+        filled,
     )
 
 
