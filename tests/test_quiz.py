@@ -237,3 +237,13 @@ def test_checking_a_drawn_question_grades_the_same_question_without_solving_it_a
     assert len(calls) == 1 and graded["question"] == asked["question"]
     fresh = Quiz("toy", [Template("double", "Double {x}?", {"x": (3, 5)}, solve, "ms")])
     assert fresh.view("check", 11, "1", "ms")["question"] == asked["question"]  # stateless: the seed is enough
+
+
+def test_the_benchmark_times_every_chapter_s_new_question_and_grade():
+    import bench
+
+    figures = bench.bench_quiz(draws=3)
+    assert sorted(figures) == sorted(QUIZZES)
+    for timed in figures.values():
+        assert set(timed) == {"new_p50_s", "new_p95_s", "check_p50_s", "check_p95_s", "check_cold_p95_s"}
+        assert all(value > 0 for value in timed.values())

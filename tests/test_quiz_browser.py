@@ -109,3 +109,36 @@ def test_progress_shows_on_the_home_page_clears_and_a_tampered_value_is_removed(
         assert page.locator(".rf-progress__count").count() == 0
         assert page.evaluate(f"localStorage.getItem({KEY!r})") is None
     recorded.close()
+
+
+PHONE = {"viewport": {"width": 390, "height": 844}, "has_touch": True, "is_mobile": True}
+DESKTOP = {"viewport": {"width": 1280, "height": 800}}
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize("size", ["390px", "1280px"])
+def test_no_serious_axe_violation_in_the_quiz_open_right_and_wrong(browser, site, size, scheme) -> None:
+    from bench_pages import AXE
+
+    recorded = Recorded.open(browser, color_scheme=scheme, **(PHONE if size == "390px" else DESKTOP))
+    page = recorded.page()
+    page.goto(site.isolated + FOLDER.url)
+    expect(page.locator("body")).to_have_attribute("data-md-color-scheme", "slate" if scheme == "dark" else "default")
+    page.add_script_tag(path=str(AXE))
+    page.locator("[data-rf-quiz]").scroll_into_view_if_needed()
+
+    def violations() -> list[str]:
+        found = page.evaluate(
+            "async () => (await axe.run(document.querySelector('[data-rf-quiz]'),"
+            " { resultTypes: ['violations'] })).violations"
+        )
+        return [f"{item['id']}: {item['help']}" for item in found if item["impact"] in ("serious", "critical")]
+
+    assert violations() == [], "question open"
+    seed = new_question(page)
+    drawn = QUIZ.draw(seed)
+    assert check(page, repr(drawn.solution.answer), drawn.template.unit).startswith("Right")
+    assert violations() == [], "answered right"
+    assert check(page, repr(drawn.solution.answer * 3), drawn.template.unit).startswith("Not quite")
+    assert violations() == [], "answered wrong"
+    recorded.close()

@@ -14,7 +14,9 @@ SPECS = builtin_specs()
 GPUS = ("h100-sxm", "h200", "b200", "a100-80gb", "mi300x")
 #: Models whose every layer is global (the simulator does not model sliding windows).
 MODELS = ("llama-3.1-8b", "mistral-7b", "llama-2-7b", "llama-2-13b", "llama-3.2-1b")
-PROMPT, OUTPUT, REQUESTS = Lengths(512, 2048), Lengths(64, 512), 100
+#: 60 requests: one run costs about 20 ms in CPython, so a new question stays within 100 ms in the
+#: browser's slower Python, and the tightest targets already turn some of them away.
+PROMPT, OUTPUT, REQUESTS = Lengths(512, 2048), Lengths(64, 512), 60
 
 
 def cache_tokens(p: dict) -> Solution | None:
@@ -123,7 +125,7 @@ def _run(p: dict):
 def goodput(p: dict) -> Solution | None:
     result = _run(p)
     answer = result.goodput_requests_per_s
-    if not answer > 0 or result.slo_attainment > 0.95:  # a target nobody misses asks nothing new: draw again
+    if not answer > 0:  # every request missed a target: draw again
         return None
     slips = []
     if result.slo_attainment < 0.95:
@@ -198,7 +200,7 @@ QUIZ = Quiz(
         ),
         Template(
             "goodput",
-            "{model} on one {gpu}, continuous batching (max batch 64), 100 requests at {rate} a second, prompts of"
+            "{model} on one {gpu}, continuous batching (max batch 64), 60 requests at {rate} a second, prompts of"
             " 512 to 2,048 tokens and outputs of 64 to 512: what is the goodput with targets TTFT ≤ {ttft} s and"
             " TPOT ≤ {tpot} s (simulated, seed 0)?",
             {"gpu": GPUS, "model": MODELS, "rate": (20, 40, 80), "ttft": (0.5, 1.0), "tpot": (0.01, 0.02, 0.03)},
@@ -207,7 +209,7 @@ QUIZ = Quiz(
         ),
         Template(
             "throughput",
-            "{model} on one {gpu}, continuous batching (max batch 64), 100 requests at {rate} a second, prompts of"
+            "{model} on one {gpu}, continuous batching (max batch 64), 60 requests at {rate} a second, prompts of"
             " 512 to 2,048 tokens and outputs of 64 to 512: how many output tokens a second does it deliver"
             " (simulated, seed 0)?",
             {"gpu": GPUS, "model": MODELS, "rate": (10, 20, 40, 80)},
