@@ -1052,7 +1052,8 @@ def report_calculators() -> dict[str, object]:
 
 #: In the page: click "New question" (or "Check" with a wrong answer), and the milliseconds until
 #: Python's reply is written into the result line.
-QUIZ_CLICK_MS = """(action) => new Promise((resolve) => {
+QUIZ_CLICK_MS = """(action) => new Promise((resolve, reject) => {
+  setTimeout(() => reject(new Error(`no reply to ${action} in 120 s`)), 120000);
   const quiz = document.querySelector("[data-rf-quiz]");
   const result = quiz.querySelector("[data-rf-quiz-result]");
   const done = action === "new" ? (text) => text.startsWith("New question") : (text) => text && text !== "Checking…";
@@ -1088,6 +1089,7 @@ def measure_quiz(base: str, plain_base: str, site_dir: Path) -> dict[str, object
         figures["calc_p95_ms"] = _percentile(calc, 0.95)
         for slug in slugs:
             page.goto(f"{base}chapters/{slug}/")
+            page.wait_for_selector("[data-rf-quiz][data-rf-mounted]", timeout=TIMEOUT_MS)
             page.evaluate(QUIZ_CLICK_MS, "new")  # the first one waits for Python
             new = [page.evaluate(QUIZ_CLICK_MS, "new") for _ in range(QUIZ_QUESTIONS)]
             check = [page.evaluate(QUIZ_CLICK_MS, "check") for _ in range(QUIZ_QUESTIONS)]
