@@ -9,6 +9,7 @@
 
     <!-- roofline:run-cell programs/NAME.py -->   a Run cell showing programs/NAME.py beside the page
     <!-- roofline:calculator NAME -->            the calculator calculators/NAME.py beside the page
+    <!-- roofline:quiz -->                       the graded quiz quiz.py beside the page
 
 - on_post_page:    on a page with a widget, ``<link rel="modulepreload">`` for the widget
                    modules that main.mjs imports and everything they import, so
@@ -44,7 +45,7 @@ RUNTIME_JS = DOCS / "javascripts" / "runtime"
 DYNAMIC_IMPORT = re.compile(r'\bimport\(\s*"\./([\w.-]+\.mjs)"\s*\)')
 STATIC_IMPORT = re.compile(r'^import\s[^;]*?\bfrom\s+"\./([\w.-]+\.mjs)"', re.M)
 #: Markup only widget pages have (sitegen/widgets.py).
-WIDGET = re.compile(r"<[^>]+\sdata-rf-(?:cell|calc)[\s=>]")
+WIDGET = re.compile(r"<[^>]+\sdata-rf-(?:cell|calc|quiz)[\s=>]")
 
 log = logging.getLogger("mkdocs.hooks.runtime")
 _state: dict[str, Any] = {}

@@ -73,6 +73,8 @@ Layout, lowest layer first. A module imports only from modules above it:
                    run from the seed's generator, draft steps charged (``simulate --speculate-*``).
 - ``benchmarks``   published serving runs (a CSV) beside their ceiling and the simulator's
                    expected figure: what ``scripts/fit_expected.py`` fits on.
+- ``quiz``         graded questions with fresh numbers: templates a chapter declares (its
+                   ``quiz.py``), seeded draws, strict reading of a typed answer, known slips.
 - ``report``       human-readable text for one estimate, one simulation or one speculation.
 - ``cli``          the ``roofline`` command; the only module that prints or exits.
 

@@ -1,6 +1,6 @@
 """Benchmarks: the package's full sweep, the serving simulator, the site build and the in-browser runtime.
 
-Run: ``python scripts/bench.py [package] [config] [simulate] [scale] [site] [browser] [pages]`` (all
+Run: ``python scripts/bench.py [package] [config] [simulate] [scale] [quiz] [site] [browser] [pages]`` (all
 when none is named), or ``make bench``. ``pages`` is Lighthouse and axe-core on every
 page (``scripts/bench_pages.py``). Prints one line per figure and writes nothing.
 
@@ -398,6 +398,71 @@ def report_scale() -> None:
     )
 
 
+#: The quiz's goals once Python is ready: a new question and a grade, p95 (issue 39).
+QUIZ_NEW_GOAL_S, QUIZ_GRADE_GOAL_S = 0.100, 0.050
+
+
+def percentile_95(times: list[float]) -> float:
+    """The 95th percentile of ``times`` (nearest rank)."""
+    ordered = sorted(times)
+    return ordered[max(0, math.ceil(0.95 * len(ordered)) - 1)]
+
+
+def bench_quiz(draws: int = 200, seed: int = 1) -> dict[str, dict[str, float]]:
+    """Every chapter's quiz, as the page's worker calls it: ``view("new", s)`` for ``draws``
+    random seeds, then ``view("check", s, answer, unit)`` for each (the question just drawn, as
+    the page checks it) and the same check on a fresh copy of the quiz that has drawn nothing
+    (the worst case: the question is solved again). Seconds per call: p50 and p95 of each."""
+    import random
+    import statistics
+
+    from roofline.quiz import Quiz
+    from sitegen.pages import chapters
+
+    rng = random.Random(seed)
+    docs = Path(__file__).resolve().parent.parent / "docs"
+    figures = {}
+    for chapter in chapters(docs):
+        if not chapter.quiz_path:
+            continue
+        quiz = chapter.quiz().QUIZ
+        cold = Quiz(quiz.slug, quiz.templates)
+        new, check, check_cold = [], [], []
+        for _ in range(draws):
+            question_seed = rng.randrange(1, 2**53)
+            started = time.perf_counter()
+            asked = quiz.view("new", question_seed)
+            new.append(time.perf_counter() - started)
+            answer = repr(quiz.draw(question_seed).solution.answer * rng.choice((1.0, 0.5, 3.0)))
+            started = time.perf_counter()
+            quiz.view("check", question_seed, answer, asked["unit"])
+            check.append(time.perf_counter() - started)
+            started = time.perf_counter()
+            cold.view("check", question_seed, answer, asked["unit"])
+            check_cold.append(time.perf_counter() - started)
+            cold._drawn.clear()  # every cold check solves its question again
+        figures[chapter.slug] = {
+            "new_p50_s": statistics.median(new),
+            "new_p95_s": percentile_95(new),
+            "check_p50_s": statistics.median(check),
+            "check_p95_s": percentile_95(check),
+            "check_cold_p95_s": percentile_95(check_cold),
+        }
+    return figures
+
+
+def report_quiz() -> None:
+    for slug, figures in bench_quiz().items():
+        new, check, cold = figures["new_p95_s"], figures["check_p95_s"], figures["check_cold_p95_s"]
+        print(
+            f"quiz {slug}: new question p50 {figures['new_p50_s'] * 1e3:.2f} ms, p95 {new * 1e3:.2f} ms"
+            f" (goal {QUIZ_NEW_GOAL_S * 1e3:.0f} ms, {'met' if new <= QUIZ_NEW_GOAL_S else 'MISSED'});"
+            f" grading p50 {figures['check_p50_s'] * 1e3:.3f} ms, p95 {check * 1e3:.3f} ms"
+            f" (goal {QUIZ_GRADE_GOAL_S * 1e3:.0f} ms, {'met' if check <= QUIZ_GRADE_GOAL_S else 'MISSED'});"
+            f" grading a question not yet drawn p95 {cold * 1e3:.2f} ms (CPython)"
+        )
+
+
 def report_site() -> None:
     import bench_site
 
@@ -421,6 +486,7 @@ SECTIONS = {
     "config": report_config,
     "simulate": report_simulate,
     "scale": report_scale,
+    "quiz": report_quiz,
     "site": report_site,
     "browser": report_browser,
     "pages": report_pages,

@@ -1050,6 +1050,67 @@ def report_calculators() -> dict[str, object]:
     return figures
 
 
+#: In the page: click "New question" (or "Check" with a wrong answer), and the milliseconds until
+#: Python's reply is written into the result line.
+QUIZ_CLICK_MS = """(action) => new Promise((resolve, reject) => {
+  setTimeout(() => reject(new Error(`no reply to ${action} in 120 s`)), 120000);
+  const quiz = document.querySelector("[data-rf-quiz]");
+  const result = quiz.querySelector("[data-rf-quiz-result]");
+  const done = action === "new" ? (text) => text.startsWith("New question") : (text) => text && text !== "Checking…";
+  result.textContent = "";
+  if (action === "check") quiz.querySelector("input[name=answer]").value = "123";
+  const started = performance.now();
+  const watch = new MutationObserver(() => {
+    if (done(result.textContent)) {
+      watch.disconnect();
+      resolve(performance.now() - started);
+    }
+  });
+  watch.observe(result, { childList: true, characterData: true, subtree: true });
+  quiz.querySelector(action === "new" ? "[data-rf-quiz-new]" : "[data-rf-quiz-check]").click();
+})"""
+QUIZ_QUESTIONS = 40
+
+
+def measure_quiz(base: str, plain_base: str, site_dir: Path) -> dict[str, object]:
+    """Every chapter's quiz once Python is up: click to reply for a new question and for a check,
+    ``QUIZ_QUESTIONS`` of each a chapter, beside chapter 1's calculator in the same browser."""
+    from playwright.sync_api import sync_playwright
+
+    from sitegen.pages import chapters
+
+    slugs = [chapter.slug for chapter in chapters(ROOT / "docs") if chapter.quiz_path]
+    figures: dict[str, object] = {}
+    with sync_playwright() as playwright:
+        browser = launch(playwright)
+        bench = Bench(browser, base, plain_base, site_dir)
+        context, page = bench.warm_page()
+        calc = [result["inputToNumbersMs"] for result in bench.calculator_ms(page)]
+        figures["calc_p95_ms"] = _percentile(calc, 0.95)
+        for slug in slugs:
+            page.goto(f"{base}chapters/{slug}/")
+            page.wait_for_selector("[data-rf-quiz][data-rf-mounted]", timeout=TIMEOUT_MS)
+            page.evaluate(QUIZ_CLICK_MS, "new")  # the first one waits for Python
+            new = [page.evaluate(QUIZ_CLICK_MS, "new") for _ in range(QUIZ_QUESTIONS)]
+            check = [page.evaluate(QUIZ_CLICK_MS, "check") for _ in range(QUIZ_QUESTIONS)]
+            figures[slug] = {"new_p95_ms": _percentile(new, 0.95), "check_p95_ms": _percentile(check, 0.95)}
+        context.close()
+        browser.close()
+    return figures
+
+
+def report_quiz() -> dict[str, object]:
+    """``quiz``: build, serve and time every chapter's quiz in Chromium."""
+    figures = _serve_and_measure(measure_quiz)
+    _line("calculator (ch. 1) input to numbers, p95 (baseline)", f"{figures['calc_p95_ms']:.1f} ms")
+    for slug, timed in figures.items():
+        if isinstance(timed, dict):
+            new, check = timed["new_p95_ms"], timed["check_p95_ms"]
+            _line(f"quiz ({slug}) new question, p95", f"{new:.1f} ms", "≤ 100 ms", new <= 100)
+            _line(f"quiz ({slug}) grading, p95", f"{check:.1f} ms", "≤ 50 ms", check <= 50)
+    return figures
+
+
 def report() -> dict[str, object]:
     """Build, serve, measure and print every browser figure; return them as a dict."""
     figures = _serve_and_measure(measure)
@@ -1147,10 +1208,12 @@ def main() -> None:
         report_calculators()
     elif sys.argv[1:] == ["own"]:
         own_only()
+    elif sys.argv[1:] == ["quiz"]:
+        report_quiz()
     elif len(sys.argv) in (3, 4) and sys.argv[1] == "compare":
         compare(*map(Path, sys.argv[2:]))
     elif sys.argv[1:]:
-        sys.exit("usage: bench_browser.py [runtime | calculators | own | compare OLD_SITE [NEW_SITE]]")
+        sys.exit("usage: bench_browser.py [runtime | calculators | own | quiz | compare OLD_SITE [NEW_SITE]]")
     else:
         report()
 

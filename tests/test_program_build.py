@@ -120,7 +120,7 @@ def test_any_number_of_run_cells_each_with_its_own_program_and_ids(tmp_path: Pat
         ("<!-- roofline:run-cell ../../../mkdocs.yml -->", "must name a .py file by its path from the page's folder"),
         ("<!-- roofline:run-cell ../../../scripts/serve.py -->", "must name a .py file by its path from the page's"),
         ("<!-- roofline:calculator -->", "needs the calculator's name"),
-        ("<!-- roofline:slider x -->", "is not a widget (use run-cell or calculator)"),
+        ("<!-- roofline:slider x -->", "is not a widget (use run-cell, calculator or quiz)"),
         (CALCULATOR * 2, "appears twice on the page"),
     ],
 )

@@ -415,6 +415,8 @@ def test_widget_pages_preload_every_widget_module_and_other_pages_none(site, cha
         "own.mjs",
         "timeline.mjs",
         "vega.mjs",
+        "quiz.mjs",
+        "progress.mjs",
     }
     for href in preloaded:
         assert (site.directory / "chapters" / "prefill-vs-decode" / href).resolve().is_file(), href

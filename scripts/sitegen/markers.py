@@ -4,6 +4,8 @@
                                                  from the page's folder (anywhere under docs/)
     <!-- roofline:calculator NAME -->            the calculator calculators/NAME.py of the page's
                                                  folder (or, by its site-wide name, another's)
+    <!-- roofline:quiz -->                       the graded quiz quiz.py of the page's folder
+                                                 (roofline.quiz), one question pre-drawn here
 
 A page may hold any number of Run cells and calculators (each calculator once). A marker
 that names a missing program or calculator, a calculator that breaks its contract
@@ -26,11 +28,15 @@ from typing import Any
 from roofline.forms import Form, FormError
 
 from . import widgets
-from .pages import CALCULATOR_NAME, PageModuleError, calculator_folder, failure
+from .pages import CALCULATOR_NAME, PageFolder, PageModuleError, calculator_folder, failure
 
 #: A marker: the widget kind, then its argument. Matched on the page's HTML, where comments pass through.
 MARKER = re.compile(r"<!--\s*roofline:(?P<kind>[\w-]+)(?P<argument>[^>]*?)\s*-->")
-KINDS = ("run-cell", "calculator")
+KINDS = ("run-cell", "calculator", "quiz")
+#: The seed of the question a quiz shows before Python starts (any fixed seed: the build's draw).
+BUILD_SEED = 0
+#: Draws per template the build checks (roofline.quiz.check_quiz), as tests/test_quiz.py does.
+QUIZ_DRAWS = 200
 
 
 class MarkerError(ValueError):
@@ -60,6 +66,27 @@ class Markers:
     pyodide_uri: str = ""
     #: Calculator file -> (form, answer for the defaults), computed once per build.
     calculators: dict[Path, tuple[Form, dict[str, Any]]] = field(default_factory=dict)
+    #: Quiz file -> (its name, the pre-drawn question), each checked once per build.
+    quizzes: dict[Path, tuple[str, dict[str, Any]]] = field(default_factory=dict)
+
+    def quiz(self, page: str) -> tuple[str, dict[str, Any], Path]:
+        """The page folder's quiz: its name, the question drawn for ``BUILD_SEED``, its file.
+        Every template is drawn ``QUIZ_DRAWS`` times first; the first problem is the error."""
+        folder = PageFolder(self.docs, (self.docs / page).parent)
+        path = folder.folder / "quiz.py"
+        if path not in self.quizzes:
+            from roofline.quiz import check_quiz
+
+            try:
+                module = folder.quiz()
+            except PageModuleError as error:
+                raise ValueError(str(error)) from None
+            problems = check_quiz(module.QUIZ, QUIZ_DRAWS)
+            if problems:
+                raise ValueError(f"{folder.where(path)}: {problems[0]}")
+            self.quizzes[path] = folder.quiz_name, module.view("new", BUILD_SEED)
+        name, drawn = self.quizzes[path]
+        return name, drawn, path
 
     def program(self, argument: str, folder: Path) -> tuple[str, str]:
         """``programs/NAME.py`` from the page's ``folder`` -> (its text, its file name); ValueError if wrong."""
@@ -133,7 +160,14 @@ class Markers:
                     # The site serves a calculator where it sits under docs/; the worker fetches it there.
                     module_url = relative_url(path.relative_to(self.docs).as_posix(), page_url)
                     return widgets.calculator(argument, form, initial, links, module_url)
-                raise ValueError(f"is not a widget (use {' or '.join(KINDS)})")
+                if kind == "quiz":
+                    if kind in seen:
+                        raise ValueError("appears twice on the page; a page has one quiz")
+                    seen.add(kind)
+                    name, drawn, path = self.quiz(page)
+                    module_url = relative_url(path.relative_to(self.docs).as_posix(), page_url)
+                    return widgets.quiz(name, folder.name, drawn, links, module_url)
+                raise ValueError(f"is not a widget (use {', '.join(KINDS[:-1])} or {KINDS[-1]})")
             except ValueError as error:
                 raise MarkerError(f"{where} {error}") from None
 

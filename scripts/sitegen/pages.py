@@ -8,6 +8,7 @@ which holds any of::
     charts.py, …       helpers page.py imports relatively (``from . import charts``)
     programs/NAME.py   its Run cells' programs (``<!-- roofline:run-cell programs/NAME.py -->``)
     calculators/NAME.py its calculators (``<!-- roofline:calculator NAME -->``): FORM and view
+    quiz.py            its graded questions (``<!-- roofline:quiz -->``): QUIZ = Quiz(...), view = QUIZ.view
     test_*.py          its own tests (pytest collects them; the site leaves them out)
 
 Chapters are the page folders under ``docs/chapters/``; the reference pages under
@@ -43,6 +44,9 @@ GENERATOR = "page.py"
 CALCULATOR_NAME = re.compile(r"[a-z][a-z0-9_]*")
 #: The module name a calculator gets in CPython and in the reader's worker (roofline_views.py).
 CALCULATOR_MODULE = "roofline_calculator_{name}"
+#: A page folder's quiz declaration (roofline.quiz), and the name the worker imports it by.
+QUIZ_FILE = "quiz.py"
+QUIZ_NAME = "quiz_{slug}"
 #: The package name a page folder's modules get: ``roofline_page_chapters_kv_cache.page``.
 PACKAGE_PREFIX = "roofline_page_"
 
@@ -128,6 +132,32 @@ class PageFolder:
     def calculators(self) -> dict[str, Path]:
         """Calculator name -> its module file."""
         return {path.stem: path for path in sorted((self.folder / "calculators").glob("*.py"))}
+
+    @property
+    def quiz_path(self) -> Path | None:
+        path = self.folder / QUIZ_FILE
+        return path if path.is_file() else None
+
+    @property
+    def quiz_name(self) -> str:
+        """The quiz's name on the calculators' channel: ``quiz_kv_cache`` (a calculator name's alphabet)."""
+        return QUIZ_NAME.format(slug=re.sub(r"[^0-9a-z]", "_", self.slug.lower()))
+
+    def quiz(self) -> ModuleType:
+        """``quiz.py``, imported afresh as the worker names it; PageModuleError if it breaks the contract."""
+        path = self.folder / QUIZ_FILE
+        if not path.is_file():
+            raise PageModuleError(f"{self.where(path)} does not exist: declare QUIZ = Quiz(...) and view = QUIZ.view")
+        try:
+            module = _import_fresh(CALCULATOR_MODULE.format(name=self.quiz_name), path)
+        except Exception as error:  # a QuizError in a template, a syntax error, a failed import
+            raise PageModuleError(f"{self.where(path)}: {failure(error, path)}") from None
+        from roofline.quiz import Quiz
+
+        quiz = getattr(module, "QUIZ", None)
+        if not isinstance(quiz, Quiz) or getattr(module, "view", None) != quiz.view:
+            raise PageModuleError(f"{self.where(path)}: needs QUIZ = Quiz(...) and view = QUIZ.view")
+        return module
 
     @property
     def tests(self) -> list[Path]:

@@ -314,3 +314,44 @@ aria-labelledby="{prefix}-title" novalidate>
 <p class="rf-calc__summary rf-visually-hidden" aria-live="polite"></p>
 </div>
 {figures}</form>"""
+
+
+# ---- The quiz ------------------------------------------------------------------------------------
+
+
+def quiz(name: str, chapter: str, drawn: dict[str, Any], links: RuntimeLinks, module: str) -> str:
+    """The chapter's graded quiz (``roofline.quiz``), showing ``drawn``, the question the build drew.
+
+    ``name`` is the quiz's name on the calculators' channel (``quiz_<slug>``), ``module`` the URL of
+    its ``quiz.py``, relative to the page. quiz.mjs asks the worker for a new question and for each
+    grade, and writes every reply into the page as text; without JavaScript the question stays, and
+    the chapter's Self-check above it has its answers.
+    """
+    prefix = f"rf-{name}"
+    options = "".join(
+        f'<option value="{html.escape(unit)}"{" selected" if unit == drawn["unit"] else ""}>'
+        f"{html.escape(unit)}</option>"
+        for unit in drawn["units"]
+    )
+    return f"""<section class="rf-quiz" data-rf-quiz="{html.escape(name)}" data-rf-chapter="{html.escape(chapter)}" \
+data-rf-module="{html.escape(module)}" data-rf-seed="{int(drawn["seed"])}" {links.attributes()} \
+aria-labelledby="{prefix}-title">
+<p class="rf-quiz__title" id="{prefix}-title"><strong>Quiz: new numbers every question</strong></p>
+<p class="rf-quiz__question" data-rf-quiz-question>{html.escape(drawn["question"])}</p>
+<form class="rf-quiz__form" novalidate>
+<div class="rf-field"><label for="{prefix}-answer">Your answer</label>\
+<input id="{prefix}-answer" name="answer" type="text" inputmode="decimal" autocomplete="off" spellcheck="false" \
+autocapitalize="off" aria-describedby="{prefix}-result"></div>
+<div class="rf-field"><label for="{prefix}-unit">Unit</label>\
+<select id="{prefix}-unit" name="unit">{options}</select></div>
+<div class="rf-quiz__actions">
+<button type="submit" class="rf-button rf-button--primary" data-rf-quiz-check>Check</button>
+<button type="button" class="rf-button" data-rf-quiz-new>New question</button>
+</div>
+</form>
+<p class="rf-quiz__result" id="{prefix}-result" role="status" aria-live="polite" data-rf-quiz-result></p>
+<div class="rf-quiz__working" data-rf-quiz-working hidden><p><strong>Working</strong></p><ol></ol></div>
+<p class="rf-quiz__progress" data-rf-quiz-progress></p>
+<p class="rf-quiz__note">Computed in your browser by the same package as the page; \
+your answers and progress stay in this browser.</p>
+</section>"""

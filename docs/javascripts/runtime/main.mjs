@@ -9,7 +9,7 @@
 // work happens in document$.subscribe, once per page shown, and is idempotent: each
 // widget is marked data-rf-mounted, and listeners of the previous page are dropped.
 
-const SELECTOR = "[data-rf-cell], [data-rf-calc]";
+const SELECTOR = "[data-rf-cell], [data-rf-calc], [data-rf-quiz]";
 let pageListeners = null;
 let runtimeModule = null; // loaded only once a page has a widget
 
@@ -31,11 +31,16 @@ async function setUpPage() {
   const { signal } = pageListeners;
   const widgets = document.querySelectorAll(SELECTOR);
   runtimeModule?.runtime.stopOrphans(); // a program left running on the page we came from
+  if (document.querySelector("[data-rf-progress-home]")) {
+    // The home page: each chapter's quiz progress, kept in this browser (no Python needed).
+    import("./progress.mjs").then(({ showProgress }) => signal.aborted || showProgress(document, signal));
+  }
   if (!widgets.length) return;
   const holdBack = reasonToWait();
   const needs = {
     cells: document.querySelector("[data-rf-cell]") !== null,
-    calculators: document.querySelector("[data-rf-calc]") !== null,
+    // A quiz asks the calculators' worker, so it starts that worker too.
+    calculators: document.querySelector("[data-rf-calc], [data-rf-quiz]") !== null,
   };
   const loading = import("./runtime.mjs");
   if (!holdBack) {
@@ -47,16 +52,18 @@ async function setUpPage() {
       runtime.startPage(needs);
     });
   }
-  const [loaded, { mountRunCells }, { mountCalculators }] = await Promise.all([
+  const [loaded, { mountRunCells }, { mountCalculators }, { mountQuizzes }] = await Promise.all([
     loading,
     import("./runcell.mjs"),
     import("./calculator.mjs"),
+    import("./quiz.mjs"),
   ]);
   runtimeModule = loaded;
   const { runtime } = loaded;
   if (signal.aborted) return;
   mountRunCells(document, signal);
   mountCalculators(document, signal);
+  mountQuizzes(document, signal);
   if (holdBack) {
     // Fetch nothing large until the reader touches a widget (Run and the calculator start it too).
     runtime.deferUntilUsed(holdBack);
