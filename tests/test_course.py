@@ -325,3 +325,12 @@ def test_every_page_has_the_footer_and_the_landing_page_speaks_to_a_learner(site
     # A copy without git history (the tests' site) says no date rather than a wrong one.
     has_history = (site.root / ".git").exists()
     assert (site.soup("chapters/kv-cache/").select_one(".md-source-file") is not None) == has_history
+
+
+def test_the_nav_lists_are_the_ones_pages_may_name() -> None:
+    from sitegen.course import NAV_LISTS, nav_lists
+
+    nav = [{"Chapters": [{"1.": f"chapters/{slug}/index.md"} for slug in support.site_chapters()[:-1]]}]
+    lists = nav_lists(ROOT, ROOT / "docs", nav)
+    assert tuple(lists) == NAV_LISTS
+    assert lists["glossary"].count("\n### ") + lists["glossary"].startswith("### ") == len(TERMS)

@@ -27,6 +27,8 @@ from typing import Any
 WORDS_PER_MINUTE = 238
 #: The heading of the section the build appends to every chapter (the tests look for it).
 NEXT_HEADING = "What comes next"
+#: What ``{{ nav.NAME }}`` may name (``nav_lists`` writes each).
+NAV_LISTS = ("chapters", "reading", "glossary", "changes")
 #: The glossary's terms, relative to docs/ (sitegen/glossary.py reads them).
 GLOSSARY_TERMS = "glossary.toml"
 
