@@ -334,3 +334,30 @@ def test_the_nav_lists_are_the_ones_pages_may_name() -> None:
     lists = nav_lists(ROOT, ROOT / "docs", nav)
     assert tuple(lists) == NAV_LISTS
     assert lists["glossary"].count("\n### ") + lists["glossary"].startswith("### ") == len(TERMS)
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+def test_a_printed_chapter_shows_every_answer_and_no_widget_then_folds_back(browser, site) -> None:
+    """As the browser prints: print media, then the beforeprint event (print.js opens every answer);
+    afterprint folds back the ones the reader had closed."""
+    expect = pytest.importorskip("playwright.sync_api").expect
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    try:
+        page = context.new_page()
+        page.goto(site.isolated + "chapters/kv-cache/")
+        answers = page.locator("article details.question > :not(summary)")
+        count = answers.count()
+        assert count >= 5
+        expect(answers.first).to_be_hidden()
+        page.emulate_media(media="print")
+        page.evaluate("window.dispatchEvent(new Event('beforeprint'))")
+        for index in range(count):
+            expect(answers.nth(index)).to_be_visible()
+        expect(page.locator("article .rf-calc").first).to_be_hidden()
+        expect(page.locator("article .rf-cell").first).to_be_hidden()
+        page.evaluate("window.dispatchEvent(new Event('afterprint'))")
+        page.emulate_media(media="screen")
+        expect(answers.first).to_be_hidden()
+    finally:
+        context.close()
