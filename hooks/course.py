@@ -66,8 +66,9 @@ def on_page_content(html: str, page: Any, config: Any, files: Any) -> str:
 
 
 def _sources(page: Any) -> list[str]:
-    """The files a page is made from, relative to the repository: a page folder's whole folder
-    (its generator, programs and calculators), the glossary's terms, or the page's own file."""
+    """The git pathspecs of the files a page is made from, relative to the repository: a page folder's
+    whole folder (its page, generator, programs and calculators, not its tests), the glossary's terms,
+    or the page's own file."""
     source = Path(page.file.abs_src_path)
     docs = _state["docs"]
     if source.name == "index.md" and (source.parent / "page.py").is_file():
@@ -80,7 +81,10 @@ def _sources(page: Any) -> list[str]:
         paths = [source]
     root = _state["root"]
     resolved = [path.resolve() for path in paths]
-    return [str(path.relative_to(root)) if path.is_relative_to(root) else str(path) for path in resolved]
+    out = [str(path.relative_to(root)) if path.is_relative_to(root) else str(path) for path in resolved]
+    # A folder's own tests change nothing a reader sees: git leaves them out of the date.
+    folders = [path for path, full in zip(out, resolved, strict=True) if full.is_dir()]
+    return out + [f":(exclude,glob){path}/**/test_*.py" for path in folders]
 
 
 def on_page_context(context: Any, page: Any, config: Any, nav: Any) -> Any:
