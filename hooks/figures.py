@@ -3,7 +3,7 @@
 - on_config:       regenerate figures/ (a bad spec stops the build with the package's one-line error),
                    and check that mkdocs.yml's nav lists every chapter (sitegen/navigation.py);
 - on_files:        serve the charts (figures/*.svg, *.vl.json) and the vendored Vega/KaTeX files;
-- on_page_markdown: expand {{ n.NAME }}, {{ md.NAME }}, {{ fig.NAME }} and {{ nav.chapters }} in Markdown pages
+- on_page_markdown: expand {{ n.NAME }}, {{ md.NAME }}, {{ fig.NAME }} and {{ nav.NAME }} in Markdown pages
                    (values per page, figures lettered in reading order; see sitegen/shortcodes.py);
 - on_page_content: refuse an image without alternative text (sitegen/render.py); drop the CDN
                    scripts mkdocs-jupyter writes into notebook pages;
@@ -55,16 +55,18 @@ def on_config(config: Any) -> None:
         os.environ["JUPYTER_CONFIG_PATH"] = os.pathsep.join(entries)
     drop_cached_modules()
     from roofline import SpecError
+    from sitegen.course import nav_lists
     from sitegen.generate import generate
-    from sitegen.navigation import NavError, chapter_list
+    from sitegen.glossary import GlossaryError
+    from sitegen.navigation import NavError
     from sitegen.page import PageModuleError
     from sitegen.shortcodes import Shortcodes
     from sitegen.vendor import vendor_files
 
     docs = Path(config["docs_dir"])
     try:
-        _state["chapters"] = chapter_list(docs, config["nav"])
-    except (NavError, PageModuleError) as error:
+        _state["lists"] = nav_lists(ROOT, docs, config["nav"])
+    except (NavError, PageModuleError, GlossaryError) as error:
         raise PluginError(str(error)) from None
     # ROOFLINE_FIGURES=skip builds from the committed figures/ as they are, and
     # =rerender re-renders every SVG; scripts/bench_site.py times all three modes.
@@ -100,7 +102,7 @@ def on_page_markdown(markdown: str, page: Any, config: Any, files: Files) -> str
     from sitegen.shortcodes import ShortcodeError
 
     try:
-        return _state["shortcodes"].expand(markdown, page=page.file.src_uri, lists={"chapters": _state["chapters"]})
+        return _state["shortcodes"].expand(markdown, page=page.file.src_uri, lists=_state["lists"])
     except ShortcodeError as error:
         raise PluginError(str(error)) from None
 

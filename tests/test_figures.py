@@ -15,6 +15,7 @@ import pytest
 
 import roofline
 import support
+from sitegen.course import NAV_LISTS
 from sitegen.generate import Run, build_outputs, generate
 from sitegen.output import GENERATOR, NOTICE, is_generated, json_file, write_if_changed
 from sitegen.page import PageModuleError
@@ -226,7 +227,9 @@ def test_every_shortcode_in_the_docs_resolves():
     codes = Shortcodes(FIGURES)
     for page in sorted((ROOT / "docs").rglob("*.md")):
         codes.expand(
-            page.read_text(encoding="utf-8"), page.relative_to(ROOT / "docs").as_posix(), lists={"chapters": ""}
+            page.read_text(encoding="utf-8"),
+            page.relative_to(ROOT / "docs").as_posix(),
+            lists=dict.fromkeys(NAV_LISTS, ""),
         )
 
 

@@ -172,7 +172,7 @@ def test_the_calculator_renders_from_its_declaration(root: Path) -> None:
 
 def test_a_chapter_missing_from_the_nav_is_one_line_with_the_line_to_add(root: Path) -> None:
     assert chapter_list(root / "docs", [{"Chapters": [{"1. X": "chapters/x/index.md"}]}]) == (
-        "1. [X](chapters/x/index.md):\n   what x teaches.\n"
+        "1. [X](chapters/x/index.md):\n   what x teaches.\n   About 1 minute to read.\n"
     )
     with pytest.raises(NavError) as error:
         chapter_list(root / "docs", [{"Home": "index.md"}])

@@ -61,7 +61,9 @@ def test_nav_lists_chapters_in_order_then_reference(site):
 
 def test_the_home_pages_list_of_chapters_is_the_navs(site):
     """Generated from mkdocs.yml's nav ({{ nav.chapters }}): every chapter, in nav order, the worked
-    example included (its one nav line is all the tests' site added), each with its title and summary."""
+    example included (its one nav line is all the tests' site added), each with its title, summary,
+    reading time (its prose words over 238 a minute, rounded up) and its Interview-signal question."""
+    from sitegen.course import interview_question, prose_words, reading_minutes
     from sitegen.navigation import nav_pages, title_and_summary
 
     nav = (site.root / "mkdocs.yml").read_text(encoding="utf-8")
@@ -70,7 +72,14 @@ def test_the_home_pages_list_of_chapters_is_the_navs(site):
     assert [item.select_one("a")["href"] for item in items] == [path.removesuffix("index.md") for path in listed]
     for item, path in zip(items, listed, strict=True):
         title, summary = title_and_summary(site.docs, path)
-        assert text_of(item) == f"{title} : {summary}"
+        source = (site.docs / path).read_text(encoding="utf-8")
+        minutes = reading_minutes(prose_words(source))
+        question = interview_question(source)
+        assert question, f"{path} has no Interview-signal question for the home page"
+        assert text_of(item) == (
+            f"{title} : {summary} About {minutes} minute{'s' if minutes != 1 else ''} to read."
+            f" It lets you answer: {question}"
+        )
     assert len(items) == len(support.site_chapters())
     assert list(nav_pages(["a.md", {"B": [{"c": "c.md"}]}])) == ["a.md", "c.md"]
 

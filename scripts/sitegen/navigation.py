@@ -3,7 +3,9 @@
 The nav is the one hand-kept list of chapters (one line per chapter, which sets the
 order). Everything else follows from it: the home page's numbered list of chapters
 (``{{ nav.chapters }}`` in ``docs/index.md``), each item the chapter's own title
-(its first ``# `` heading) and its ``summary`` (front matter in its ``index.md``).
+(its first ``# `` heading), its ``summary`` (front matter in its ``index.md``), the
+question its Interview-signal box asks and its reading time (``sitegen.course``); and the
+"What comes next" section at the end of every chapter (``course.next_section``).
 A chapter folder the nav does not list fails the build, since MkDocs would only
 log it and ship the page orphaned.
 """
@@ -59,9 +61,19 @@ def title_and_summary(docs: Path, page: str) -> tuple[str, str]:
     return heading.group("title").strip(), summary
 
 
+def listed_chapters(nav: Any) -> list[str]:
+    """The chapter pages the nav lists, in its order."""
+    return [page for page in nav_pages(nav) if page.startswith("chapters/")]
+
+
 def chapter_list(docs: Path, nav: Any) -> str:
-    """The home page's list of chapters, in nav order, as Markdown; NavError if the nav misses one."""
-    listed = [page for page in nav_pages(nav) if page.startswith("chapters/")]
+    """The home page's list of chapters, in nav order, as Markdown; NavError if the nav misses one.
+
+    Each item: the title, linked; the summary; the question the chapter lets the reader answer
+    (its Interview-signal question, where it has one); and its reading time, from its word count."""
+    from .course import interview_question, prose_words, reading_minutes
+
+    listed = listed_chapters(nav)
     for chapter in chapters(docs):
         if chapter.page not in listed:
             raise NavError(
@@ -71,5 +83,10 @@ def chapter_list(docs: Path, nav: Any) -> str:
     lines = []
     for number, page in enumerate(listed, start=1):
         title, summary = title_and_summary(docs, page)
-        lines.append(f"{number}. [{title}]({page}):\n   {summary}")
+        text = (docs / page).read_text(encoding="utf-8")
+        question = interview_question(text)
+        answers = f" It lets you answer: *{question}*" if question else ""
+        minutes = reading_minutes(prose_words(text))
+        time = f"About {minutes} minute{'s' if minutes != 1 else ''} to read."
+        lines.append(f"{number}. [{title}]({page}):\n   {summary}\n   {time}{answers}")
     return "\n".join(lines) + "\n"

@@ -5,8 +5,9 @@
 - ``md.NAME`` is the body of ``figures/NAME.md`` (a table or a figure), on any page.
 - ``fig.NAME`` is a cross-reference, "figure (b)", linked to ``{{ md.figure-NAME }}``
   on the same page.
-- ``nav.NAME`` is a list made from mkdocs.yml's nav: ``nav.chapters``, the home page's
-  list of chapters (``navigation.chapter_list``).
+- ``nav.NAME`` is a list made from mkdocs.yml's nav and the repository (``course.nav_lists``):
+  ``nav.chapters``, the home page's list of chapters; ``nav.reading``, the course's reading
+  time; ``nav.glossary``, the glossary's entries; ``nav.changes``, the "What changed" list.
 
 Figures are lettered (a), (b), (c)… in the order the page embeds them, and
 cross-references use the same letters, wherever they stand. An unknown name,
