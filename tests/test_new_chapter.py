@@ -104,7 +104,12 @@ def test_make_new_chapter_runs_the_scaffold_then_the_figures() -> None:
 
 
 #: The tests a chapter must pass that run without a site build (README, "The rules a chapter meets").
-CHAPTER_TESTS = ["tests/test_every_chapter.py", "tests/test_own_entries.py", "tests/test_figures.py"]
+CHAPTER_TESTS = [
+    "tests/test_every_chapter.py",
+    "tests/test_own_entries.py",
+    "tests/test_figures.py",
+    "tests/test_quiz.py",
+]
 
 
 @pytest.mark.slow
