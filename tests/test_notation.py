@@ -150,6 +150,11 @@ def test_the_same_sentences_in_the_table_s_symbols_pass() -> None:
         (r"\frac{\text{KV room on } G \text{ GPUs}}{x^2}", ["G", "x"]),
         (r"\frac{\tau}{1 + \gamma \hat c}", [r"\tau", r"\gamma", r"\hat{c}"]),
         (r"\sum_\ell \min(c, w_\ell)", [r"\ell", "c", r"w_\ell"]),
+        # A braced power keeps its symbol's subscript whole (it once lost the closing brace).
+        (
+            r"E\left(1 - \tfrac{E_\text{tok}}{E}\right)^{n_\text{tok}}",
+            ["E", r"E_\text{tok}", "E", r"n_\text{tok}"],
+        ),
     ],
 )
 def test_a_formula_reads_as_its_symbols(tex: str, symbols: list[str]) -> None:
@@ -165,6 +170,14 @@ def test_the_table_gives_each_symbol_and_each_name_one_meaning(tmp_path) -> None
     (tmp_path / "two.toml").write_text("[[symbol]]\ntex = 'a + b'\nmeaning = 'x'\nunit = 's'\n")
     with pytest.raises(notation.NotationError, match="is not one symbol"):
         notation.load(tmp_path / "two.toml")
+
+
+def test_words_name_a_symbol_only_in_their_own_table_cell() -> None:
+    """The reference page's notation table: the unit column 'parameters' of N's row is not the
+    name of the symbol that opens the next row."""
+    rows = "| Symbol | Unit |\n| --- | --- |\n| \\(N\\) | parameters |\n| \\(N_q\\) | parameters |\n"
+    notation.check_page("docs/reference/formulas/index.md", _html(rows), TABLE)
+    assert "is called 'parameters'" in _error(r"the parameters \(N_q\) of the head")
 
 
 def _math_hook():
