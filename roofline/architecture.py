@@ -1,12 +1,13 @@
 """What a model's architecture implies: parameter counts, KV-cache bytes and FLOPs per token.
 
-Symbols used in the docstrings: L layers, d hidden size, H attention heads,
-K KV heads, h head dim, f FFN size, V vocabulary, E routed experts, k experts
-per token, S shared experts, f_e expert FFN size, L_d leading dense layers,
-W sliding window, c context (tokens cached per user), n norms per layer,
-a the attention projections' input width (d unless ``attention_input_size``), V_o the
-tokens the output head scores (V unless ``head_vocab_size``), u a fusion layer's input
-width (0 unless ``fusion_input_size``).
+Symbols used in the docstrings, the site's notation (docs/notation.toml) where it has them:
+L layers, d hidden size, H attention heads, H_kv key-value heads, d_head head width, f FFN
+size, V vocabulary, E routed experts, E_tok experts per token, E_shared shared experts, f_e
+expert FFN size, L_dense leading dense layers, L_moe layers with experts, w sliding window,
+c context (tokens cached per user), n_tok tokens in a pass; and, for what only the code
+needs, n_norm norms per layer, d_in the attention projections' input width (d unless
+``attention_input_size``), V_o the tokens the output head scores (V unless
+``head_vocab_size``), d_fusion a fusion layer's input width (0 unless ``fusion_input_size``).
 Biases, q/k norms and extra norms are counted where the record says the model
 has them (``qkv_bias``, ``output_bias``, ``qk_norm``, ``norms_per_layer``,
 ``moe.router_bias``, ``moe.expert_bias``). Not counted: gpt-oss's attention
@@ -30,15 +31,16 @@ def swiglu_parameters(hidden_size: int, ffn_size: int) -> int:
 def attention_parameters(model: ModelSpec) -> int:
     """Attention weights of one layer.
 
-    Grouped-query attention: ``a*H*h`` (Q) + ``2*a*K*h`` (K, V) + ``H*h*d`` (output), where
-    the projections read a = d values unless the record widens their input (EAGLE-3: 2d),
-    plus ``H*h + 2*K*h`` with q/k/v biases, ``d`` with an output bias and ``2*h``
-    with q/k norms. A fused qkv or gate-up matrix (Phi-3) holds the same weights.
-    Latent attention (MLA) with ranks r_q, r_kv and head dims h_nope, h_rope, h_v:
-    ``d*r_q + r_q + r_q*H*(h_nope+h_rope)`` (query down, norm, up; ``d*H*(h_nope+h_rope)``
+    Grouped-query attention: ``d_in*H*d_head`` (Q) + ``2*d_in*H_kv*d_head`` (K, V) +
+    ``H*d_head*d`` (output), where the projections read d_in = d values unless the record
+    widens their input (EAGLE-3: 2d), plus ``H*d_head + 2*H_kv*d_head`` with q/k/v biases,
+    ``d`` with an output bias and ``2*d_head`` with q/k norms. A fused qkv or gate-up matrix
+    (Phi-3) holds the same weights.
+    Latent attention (MLA) with ranks r_q, r_latent and head widths d_nope, d_rope, d_v:
+    ``d*r_q + r_q + r_q*H*(d_nope+d_rope)`` (query down, norm, up; ``d*H*(d_nope+d_rope)``
     when r_q is 0, a direct query projection)
-    ``+ d*(r_kv+h_rope) + r_kv + r_kv*H*(h_nope+h_v)`` (KV down, norm, up)
-    ``+ H*h_v*d`` (output).
+    ``+ d*(r_latent+d_rope) + r_latent + r_latent*H*(d_nope+d_v)`` (KV down, norm, up)
+    ``+ H*d_v*d`` (output).
     """
     d, heads = model.hidden_size, model.attention_heads
     mla = model.mla
@@ -70,13 +72,13 @@ def embedding_parameters(model: ModelSpec) -> int:
 
 
 def fusion_parameters(model: ModelSpec) -> int:
-    """A fusion layer's weights, ``u*d`` (no bias), 0 without one: EAGLE-3 maps three of its
-    target's hidden states, u = 3d, to one before its layer."""
+    """A fusion layer's weights, ``d_fusion*d`` (no bias), 0 without one: EAGLE-3 maps three of its
+    target's hidden states, d_fusion = 3d, to one before its layer."""
     return model.fusion_input_size * model.hidden_size
 
 
 def moe_layers(model: ModelSpec) -> int:
-    """Layers whose MLP is a mixture of experts: ``L - L_d``, or 0 for a dense model."""
+    """Layers whose MLP is a mixture of experts: ``L - L_dense``, or 0 for a dense model."""
     return 0 if model.moe is None else model.layers - model.moe.dense_layers
 
 
@@ -101,8 +103,8 @@ def router_parameters(model: ModelSpec) -> int:
 def always_used_parameters(model: ModelSpec) -> int:
     """Parameters every token passes through: all but the routed experts.
 
-    ``embeddings + fusion + d`` (final norm) ``+ L*(attention + n*d)`` (norms)
-    ``+ (L - L_moe)*3*d*f`` (dense MLPs) ``+ L_moe*(router + S*expert)`` (router, shared experts).
+    ``embeddings + fusion + d`` (final norm) ``+ L*(attention + n_norm*d)`` (norms)
+    ``+ (L - L_moe)*3*d*f`` (dense MLPs) ``+ L_moe*(router + E_shared*expert)`` (router, shared experts).
     """
     d = model.hidden_size
     dense_mlp_layers = model.layers - moe_layers(model)
@@ -123,16 +125,16 @@ def total_parameters(model: ModelSpec) -> int:
 
 @functools.cache
 def active_parameters(model: ModelSpec) -> int:
-    """Parameters one token uses: ``always used + L_moe * k * 3*d*f_e`` (all of them if dense)."""
+    """Parameters one token uses: ``always used + L_moe * E_tok * 3*d*f_e`` (all of them if dense)."""
     routed = 0 if model.moe is None else model.moe.experts_per_token
     return always_used_parameters(model) + moe_layers(model) * routed * expert_parameters(model)
 
 
 def expected_distinct_experts(experts: int, experts_per_token: int, tokens: float) -> float:
-    """Expected routed experts a layer uses for ``tokens`` tokens: ``E * (1 - (1 - k/E)**n)``.
+    """Expected routed experts a layer uses for ``tokens`` tokens: ``E * (1 - (1 - E_tok/E)**n_tok)``.
 
-    Each token is taken to pick its k experts independently and evenly. That
-    gives k at one token and approaches E as the batch grows.
+    Each token is taken to pick its E_tok experts independently and evenly. That
+    gives E_tok at one token and approaches E as the batch grows.
     """
     if tokens <= 0:
         return 0.0
@@ -169,11 +171,11 @@ def multiplied_parameters(model: ModelSpec) -> int:
 def parameters_read(model: ModelSpec, tokens: float) -> float:
     """Parameters an inference engine reads from memory for a pass over ``tokens`` tokens.
 
-    ``always used - lookup-only + min(n, V)*d + L_moe * E_touched(n) * 3*d*f_e``.
+    ``always used - lookup-only + min(n_tok, V)*d + L_moe * E_touched(n_tok) * 3*d*f_e``.
     An untied input embedding is indexed: each token copies its one row of d
-    values, so n tokens read at most n rows, not the whole V*d table. A tied
+    values, so n_tok tokens read at most n_tok rows, not the whole V*d table. A tied
     table is read whole, because it is also the output head. A draft head that
-    shares its target's table copies its rows from it; those n*d values (8 kB a
+    shares its target's table copies its rows from it; those n_tok*d values (8 kB a
     token for an 8B model's head) are left out, as its weights hold no table. A dense model
     reads every other weight; a mixture of experts reads only the experts its
     tokens touch.
@@ -254,8 +256,8 @@ def kv_cache_bytes_per_token(model: ModelSpec, precision: str = "bf16") -> float
     """KV-cache bytes one token adds across all layers, while the context is within every window.
 
     Grouped-query attention caches a key and a value per KV head (not per query
-    head): ``2 * L * K * h * bytes``. Latent attention caches the compressed
-    latent and the shared RoPE key: ``L * (r_kv + h_rope) * bytes``. ``bytes``
+    head): ``2 * L * H_kv * d_head * b_kv``. Latent attention caches the compressed
+    latent and the shared RoPE key: ``L * (r_latent + d_rope) * b_kv``. ``b_kv``
     is the KV format's effective bytes per value, scales included (see
     ``kvformats``). Past a sliding window, a local layer stops growing: see
     ``kv_cache_bytes``.
@@ -277,9 +279,9 @@ def local_layers(model: ModelSpec) -> int:
 
 
 def effective_context(model: ModelSpec, context: float) -> float:
-    """Tokens an average layer holds at ``context``: ``(L_g * c + L_loc * min(c, W)) / L``.
+    """Tokens an average layer holds at ``context``: ``((L - L_loc) * c + L_loc * min(c, w)) / L``.
 
-    A global layer keeps every token, a local layer the last W. Without windows
+    A global layer keeps every token, a local layer the last w. Without windows
     this is ``c`` itself, so ``effective_context * KV bytes per token`` is the
     cache of one user in every case.
     """
@@ -301,8 +303,8 @@ def kv_cache_bytes(model: ModelSpec, context: float, precision: str = "bf16") ->
 def shared_prefix_cache_bytes(model: ModelSpec, context: float, prefix: float, precision: str = "bf16") -> float:
     """Bytes of a ``prefix`` shared by every user that each user's cache at ``context`` still holds.
 
-    A global layer holds the whole prefix T. A local layer holds tokens
-    ``(c - W, c]``, so only ``max(0, T - max(0, c - W))`` of the prefix is left
+    A global layer holds the whole prefix P_shared. A local layer holds tokens
+    ``(c - w, c]``, so only ``max(0, P_shared - max(0, c - w))`` of the prefix is left
     in it. Averaged over layers like ``effective_context``, times the KV bytes
     per token. What each user holds alone is ``kv_cache_bytes - this``.
     """
@@ -337,10 +339,10 @@ def context_for_cache_bytes(model: ModelSpec, cache_bytes: float, precision: str
 def attention_flops_per_cached_token(model: ModelSpec, *, latent: bool) -> float:
     """FLOPs one query spends on one cached token, over all layers (scores plus values).
 
-    Grouped-query attention: ``L * (2*H*h + 2*H*h) = 4*L*H*h``, since every query
-    head reads the key and value it shares. Latent attention in decode works on
-    the latent itself (weights absorbed): ``L * 2*H*((r_kv + h_rope) + r_kv)``;
-    in prefill it expands heads first: ``L * 2*H*((h_nope + h_rope) + h_v)``.
+    Grouped-query attention: ``L * (2*H*d_head + 2*H*d_head) = 4*L*H*d_head``, since
+    every query head reads the key and value it shares. Latent attention in decode works on
+    the latent itself (weights absorbed): ``L * 2*H*((r_latent + d_rope) + r_latent)``;
+    in prefill it expands heads first: ``L * 2*H*((d_nope + d_rope) + d_v)``.
     """
     heads = model.attention_heads
     mla = model.mla
@@ -382,7 +384,7 @@ def prefill_attention_flops(model: ModelSpec, prompt: int) -> float:
 
     Token i attends to the i tokens up to itself, so the pairs sum to
     ``P * (P + 1) / 2``, each costing the attention FLOPs per cached token. In
-    a local layer token i attends to ``min(i, W)`` tokens; the layers' pairs are
+    a local layer token i attends to ``min(i, w)`` tokens; the layers' pairs are
     averaged as in ``effective_context``.
     """
     return causal_pairs(model, prompt) * attention_flops_per_cached_token(model, latent=False)
@@ -391,8 +393,8 @@ def prefill_attention_flops(model: ModelSpec, prompt: int) -> float:
 def causal_pairs(model: ModelSpec, tokens: int) -> float:
     """Query-key pairs of a causal pass over ``tokens``, averaged over layers.
 
-    Global layer: ``sum(i for i in 1..n) = n(n+1)/2``. Local layer:
-    ``sum(min(i, W))`` = ``W(W+1)/2 + (n - W) * W`` once n passes W.
+    Global layer: ``sum(i for i in 1..n_tok) = n_tok(n_tok+1)/2``. Local layer:
+    ``sum(min(i, w))`` = ``w(w+1)/2 + (n_tok - w) * w`` once n_tok passes w.
     """
     full = tokens * (tokens + 1) / 2
     local = local_layers(model)

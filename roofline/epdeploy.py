@@ -4,17 +4,17 @@ The layout DeepSeek, SGLang and TensorRT-LLM serve DeepSeek-V3 in: each of the G
 (E+R)/G of every MoE layer's expert slots (R redundant copies of hot experts, 0 by default),
 a whole copy of everything else (attention, dense layers, shared experts, embedding, head),
 and the cache of its own B/G users. Every MoE layer
-sends each token's hidden vector to the ranks of its k experts (dispatch) and brings the k
+sends each token's hidden vector to the ranks of its E_tok experts (dispatch) and brings the E_tok
 outputs back (combine). Formulas are ``roofline.moe``'s; this module times one step.
 
 One decode step on the busiest GPU (imbalance F = busiest rank's routed tokens over the mean):
 
 - weights read = the non-expert weights for its B/G users + ``min((E+R)/G, F * D(B)/G)`` routed
-  experts of every MoE layer, ``D(B) = E (1 - (1 - k/E)^B)`` (``moe.routed_experts_touched``);
+  experts of every MoE layer, ``D(B) = E (1 - (1 - E_tok/E)^B)`` (``moe.routed_experts_touched``);
 - cache read = its B/G users' cache, one copy (data-parallel attention);
 - FLOPs = (all FLOPs of the step less the routed experts') / G + the routed experts' * F / G;
 - all-to-all = per MoE layer, its ``F * B/G`` tokens' copies to other ranks,
-  ``k h (b_d + b_c)`` bytes a token, a share ``(G - 1)/G`` of them off the GPU; those to ranks
+  ``E_tok d (b_d + b_c)`` bytes a token, a share ``(G - 1)/G`` of them off the GPU; those to ranks
   outside its scale-up domain of D GPUs, ``max(0, G - D)/G``, cross the network.
   ``alltoall_s = L_moe * (2 latency + max(NVLink bytes / NVLink rate, RDMA bytes / RDMA rate))``
   at the best figures the GPU's spec gives (``InterconnectSpec.alltoall_ceiling``).

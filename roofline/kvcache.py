@@ -5,9 +5,10 @@ function: cache size by attention type, users that fit, the context where the
 cache read overtakes the weights read, the throughput asymptote, the work a
 cache saves, paging, prefix sharing, and swapping against recomputing.
 
-Symbols: L layers, H query heads, K KV heads, h head dim, b effective bytes
-per cached value (scales included), c context, B batch, T shared prefix,
-W sliding window, BW memory bandwidth, N active parameters.
+Symbols, the site's notation (docs/notation.toml): L layers, H query heads, H_kv key-value
+heads, d_head head width, b_kv effective bytes per cached value (scales included), c context,
+B batch, P_shared shared prefix, w sliding window, B_mem memory bandwidth, N_active active
+parameters.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ PAGED_BLOCK_TOKENS = 16
 
 
 def attention_kind(model: ModelSpec) -> AttentionKind:
-    """Which attention the model caches for: MLA (a latent), MHA (K = H), MQA (K = 1) or GQA."""
+    """Which attention the model caches for: MLA (a latent), MHA (H_kv = H), MQA (H_kv = 1) or GQA."""
     if model.mla is not None:
         return "MLA"
     if model.kv_heads == model.attention_heads:
@@ -75,7 +76,7 @@ def with_kv_heads(model: ModelSpec, kv_heads: int) -> ModelSpec:
     """``model`` with ``kv_heads`` KV heads: full MHA (one per query head), MQA (1) or another grouping.
 
     Not only the cache changes: each layer's key and value projections are
-    ``d x (K * h)`` each, so the weights change by ``2 * L * d * (K' - K) * h``
+    ``d x (H_kv * d_head)`` each, so the weights change by ``2 * L * d * (H_kv' - H_kv) * d_head``
     parameters too (compare ``architecture.weight_bytes`` of the two).
     """
     if model.mla is not None:
@@ -91,8 +92,8 @@ def with_kv_heads(model: ModelSpec, kv_heads: int) -> ModelSpec:
 
 
 def attention_cache(model: ModelSpec, precision: str = "bf16") -> AttentionCache:
-    """KV bytes per token by attention type: MHA/GQA/MQA ``2 * L * K * h * b``, MLA
-    ``L * (r_kv + h_rope) * b``, each beside full MHA's ``2 * L * H * h * b``."""
+    """KV bytes per token by attention type: MHA/GQA/MQA ``2 * L * H_kv * d_head * b_kv``, MLA
+    ``L * (r_latent + d_rope) * b_kv``, each beside full MHA's ``2 * L * H * d_head * b_kv``."""
     return AttentionCache(
         model=model,
         kind=attention_kind(model),
@@ -133,10 +134,10 @@ def kv_equals_weights_context(workload: Workload) -> float | None:
 
 
 def kv_read_asymptote(hardware: Hardware, workload: Workload) -> float | None:
-    """Total decode tokens/s as the batch grows without bound: ``BW / private KV bytes per user``.
+    """Total decode tokens/s as the batch grows without bound: ``B_mem / private KV bytes per user``.
 
-    Step time is ``(weights + shared + B * private) / BW`` while memory-bound,
-    so ``B / step`` rises towards ``BW / private`` (``BW / (c * KV bytes per
+    Step time is ``(weights + shared + B * private) / B_mem`` while memory-bound,
+    so ``B / step`` rises towards ``B_mem / private`` (``B_mem / (c * KV bytes per
     token)`` without windows or sharing) and never reaches it: the weights
     read is spread ever thinner, the cache read is not. Compute can cap the
     rate lower, at ``peak / FLOPs per token``. None when users hold nothing of
@@ -158,12 +159,12 @@ class StepSplit:
 
     @property
     def weights_s(self) -> float:
-        """Time to read the weights: ``weight bytes / BW``."""
+        """Time to read the weights: ``weight bytes / B_mem``."""
         return self.weights_bytes / self.bandwidth_bytes_per_s
 
     @property
     def kv_s(self) -> float:
-        """Time to read the cache: ``KV bytes / BW``."""
+        """Time to read the cache: ``KV bytes / B_mem``."""
         return self.kv_bytes / self.bandwidth_bytes_per_s
 
     @property
@@ -207,7 +208,7 @@ def _sum_causal_pairs(model: ModelSpec, first: int, last: int) -> float:
     """``sum(causal_pairs(n) for n in first..last)``, in closed form.
 
     Global layers: ``sum n(n+1)/2`` = tetrahedral numbers ``n(n+1)(n+2)/6``.
-    Local layers past the window: ``W(W+1)/2 + (n - W) * W`` each.
+    Local layers past the window: ``w(w+1)/2 + (n - w) * w`` each.
     """
     if last < first:
         return 0.0
@@ -373,7 +374,7 @@ VLLM_PAPER_PRIOR_SYSTEMS_USED = PublishedMeasurement(
 
 
 def prefix_sharing_savings(workload: Workload) -> float:
-    """Bytes saved by storing the shared prefix once instead of per user: ``(B - 1) * T * KV bytes per token``.
+    """Bytes saved by storing the shared prefix once instead of per user: ``(B - 1) * P_shared * KV bytes per token``.
 
     With windows, only the part of the prefix still inside each layer's window
     counts (see ``architecture.shared_prefix_cache_bytes``).

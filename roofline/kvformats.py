@@ -42,7 +42,9 @@ class KvFormat:
 
     @property
     def effective_bytes(self) -> float:
-        """Bytes per cached value, scales included: ``b + scale bytes / group size``."""
+        """Bytes per cached value, scales included, b_kv in the site's notation:
+        ``value bytes + scale bytes / g``, i.e. ``(q + (q_s + q_z) / g) / 8`` for q-bit values with
+        a q_s-bit scale and a q_z-bit zero point (in ``scale_bytes``) per group of g."""
         if self.group_size == 0:
             return self.value_bytes
         return self.value_bytes + self.scale_bytes / self.group_size

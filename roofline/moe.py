@@ -1,17 +1,18 @@
 """What a mixture-of-experts decode step reads and sends, one formula a function.
 
-Notation: E routed experts a layer, k of them per token, S shared experts, B tokens in the
-step (decode: one per user), G expert-parallel ranks (GPUs), ``h`` the hidden size.
+Notation, the site's (docs/notation.toml) where it has the symbol: E routed experts a layer,
+E_tok of them per token, E_shared shared experts, d the hidden size, B tokens in the step
+(decode: one per user), G expert-parallel ranks (GPUs).
 
 - ``experts_touched``: expected distinct experts one layer runs for B tokens,
-  ``E * (1 - (1 - k/E)**B) + S``. Each token picks a given routed expert with probability
-  k/E under uniform routing, so the routed part is exact for that routing; real routers are
+  ``E * (1 - (1 - E_tok/E)**B) + E_shared``. Each token picks a given routed expert with
+  probability E_tok/E under uniform routing, so the routed part is exact for that routing; real routers are
   skewed, which touches fewer experts but loads the busiest rank more (``expert_imbalance``).
-- ``tokens_per_expert``: ``B * k / E``, the rows one routed expert's GEMM gets on average.
+- ``tokens_per_expert``: ``B * E_tok / E``, the rows one routed expert's GEMM gets on average.
 - ``expert_critical_batch``: the batch at which that reaches a GPU's critical batch,
-  ``E / k`` times a dense model's.
+  ``E / E_tok`` times a dense model's.
 - ``alltoall_bytes_per_token``: what one token sends through one MoE layer's dispatch and
-  combine, ``k * h * (b_dispatch + b_combine)``.
+  combine, ``E_tok * d * (b_dispatch + b_combine)``.
 
 Precisions of the all-to-all: fp8 dispatch and bf16 combine are DeepEP's DeepSeek-V3/R1
 setting ("FP8 dispatching and BF16 combining", https://github.com/deepseek-ai/DeepEP/blob/
@@ -59,30 +60,31 @@ def check_imbalance(factor: float, field: str = "expert_imbalance") -> float:
 
 def routed_experts_touched(experts: int, experts_per_token: int, tokens: float) -> float:
     """Expected distinct routed experts one layer runs for ``tokens`` tokens:
-    ``E * (1 - (1 - k/E)**B)``; k at one token, approaching E as B grows (0 at B = 0)."""
+    ``E * (1 - (1 - E_tok/E)**B)``; E_tok at one token, approaching E as B grows (0 at B = 0)."""
     if tokens <= 0:
         return 0.0
     return experts * (1.0 - (1.0 - experts_per_token / experts) ** tokens)
 
 
 def experts_touched(experts: int, experts_per_token: int, tokens: float, shared: int = 0) -> float:
-    """Routed experts touched (``routed_experts_touched``) plus the ``S`` shared experts, which
-    every token runs: ``E * (1 - (1 - k/E)**B) + S``. DeepSeek-V3 (E 256, k 8, S 1) at B = 64:
+    """Routed experts touched (``routed_experts_touched``) plus the ``E_shared`` shared experts,
+    which every token runs: ``E * (1 - (1 - E_tok/E)**B) + E_shared``. DeepSeek-V3 (E 256,
+    E_tok 8, E_shared 1) at B = 64:
     256 * (1 - (31/32)**64) + 1 = 223.4."""
     return routed_experts_touched(experts, experts_per_token, tokens) + (shared if tokens > 0 else 0)
 
 
 def tokens_per_expert(tokens: float, experts_per_token: int, experts: int) -> float:
-    """Mean rows one routed expert's GEMM gets: ``B * k / E`` (DeepSeek-V3 at B = 256: 8)."""
+    """Mean rows one routed expert's GEMM gets: ``B * E_tok / E`` (DeepSeek-V3 at B = 256: 8)."""
     return tokens * experts_per_token / experts
 
 
 def expert_critical_batch(dense_critical_batch: float, experts: int, experts_per_token: int) -> float:
-    """Tokens a step needs before the mean expert GEMM reaches the critical batch: ``B* * E / k``.
+    """Tokens a step needs before the mean expert GEMM reaches the critical batch: ``B* * E / E_tok``.
 
     An expert with m rows does ``2 m`` FLOPs per weight it reads, as a dense layer with batch m
     does, so it turns compute-bound at the same m = B* (``quantization.critical_batch_for``);
-    m = B k / E then gives B = B* E / k. DeepSeek-V3 (E/k = 32) on an H100 at fp8 math
+    m = B E_tok / E then gives B = B* E / E_tok. DeepSeek-V3 (E/E_tok = 32) on an H100 at fp8 math
     (B* = 295): 9,452 tokens a step.
     """
     return dense_critical_batch * experts / experts_per_token
@@ -106,10 +108,10 @@ def alltoall_bytes_per_token(
     dispatch: str = DEFAULT_DISPATCH_PRECISION,
     combine: str = DEFAULT_COMBINE_PRECISION,
 ) -> float:
-    """Bytes one token sends through one MoE layer: ``k * h * (b_dispatch + b_combine)``.
+    """Bytes one token sends through one MoE layer: ``E_tok * d * (b_dispatch + b_combine)``.
 
-    Dispatch sends one copy of the hidden vector to each of its k experts; combine brings k
-    outputs back. DeepSeek-V3 (h 7,168, k 8, fp8 dispatch with scales, bf16 combine):
+    Dispatch sends one copy of the hidden vector to each of its E_tok experts; combine brings
+    E_tok outputs back. DeepSeek-V3 (d 7,168, E_tok 8, fp8 dispatch with scales, bf16 combine):
     8 * 7,392 + 8 * 14,336 = 59,136 + 114,688 = 173,824 bytes.
     """
     per_value = alltoall_value_bytes(dispatch, "dispatch_precision") + alltoall_value_bytes(

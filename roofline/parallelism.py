@@ -50,8 +50,8 @@ def splits_heads(model: ModelSpec, degree: int) -> bool:
     """Whether ``degree`` GPUs can each hold whole attention heads of ``model``.
 
     The degree must divide the attention heads. With grouped-query attention it must
-    also divide the K KV heads, or be a multiple of K: then each KV head is copied to
-    ``degree / K`` GPUs, as vLLM and TensorRT-LLM do. Latent attention (MLA) keeps one
+    also divide the H_kv key-value heads, or be a multiple of H_kv: then each KV head is copied to
+    ``degree / H_kv`` GPUs, as vLLM and TensorRT-LLM do. Latent attention (MLA) keeps one
     latent per token that every head reads, so only the attention heads constrain it.
     """
     _whole("degree", degree, 1)

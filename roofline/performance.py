@@ -374,8 +374,8 @@ class Hardware:
         return self.costs.link_efficiency * nameplate
 
     def allreduce_s(self, message_bytes: float) -> float:
-        """One ring all-reduce of ``message_bytes`` over the GPUs:
-        ``latency + 2 (G - 1) / G * bytes / link`` (NCCL's ring: each GPU sends and receives
+        """One ring all-reduce of ``message_bytes`` (S_AR) over the G GPUs:
+        ``t_lat(G) + 2 (G - 1) / G * S_AR / B_link`` (NCCL's ring: each GPU sends and receives
         ``2 (G - 1) / G`` of the message). 0 for one GPU or without an interconnect."""
         link = self.link_bytes_per_s
         if link is None:
@@ -507,9 +507,9 @@ class Workload:
 def kv_copies(hardware: Hardware, model: ModelSpec) -> float:
     """How many times the GPUs together hold each cached token, relative to one copy.
 
-    Grouped-query attention: each GPU holds ``ceil(K / G)`` of the K KV heads, so the G
-    GPUs hold ``G * ceil(K / G) / K`` copies: 1 while G <= K divides K, ``G / K`` past
-    it (vLLM and TensorRT-LLM copy each head to ``G / K`` GPUs). Latent attention (MLA)
+    Grouped-query attention: each GPU holds ``ceil(H_kv / G)`` of the H_kv key-value heads, so
+    the G GPUs hold ``G * ceil(H_kv / G) / H_kv`` copies: 1 while G <= H_kv divides H_kv,
+    ``G / H_kv`` past it (vLLM and TensorRT-LLM copy each head to ``G / H_kv`` GPUs). Latent attention (MLA)
     has one latent per token that every head needs: each GPU holds all of it (G copies),
     unless attention is data-parallel and each GPU holds its own users' latents (1).
     """
@@ -867,7 +867,7 @@ def tensor_parallel_degrees(model: ModelSpec, limit: int = 1024) -> tuple[int, .
     """GPU counts a model can be split over by tensor parallelism, up to ``limit``: one rule,
     ``parallelism.usable_tp_degrees``. Each GPU holds whole attention heads; with grouped-query
     attention the degree also divides the KV heads, or is a multiple of them, each KV head then
-    copied to ``degree / K`` GPUs as vLLM and TensorRT-LLM do (``kv_copies`` counts the copies'
+    copied to ``degree / H_kv`` GPUs as vLLM and TensorRT-LLM do (``kv_copies`` counts the copies'
     cache). Latent attention (MLA) has no KV heads to split. Not only powers of two: Llama 2
     13B's 40 heads split 5 ways.
     """

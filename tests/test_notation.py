@@ -39,12 +39,71 @@ def _error(text: str) -> str:
     return message
 
 
-@pytest.mark.parametrize("chapter", [c.slug for c in chapters(ROOT / "docs")])
-def test_every_chapter_s_formulas_use_the_table(chapter: str) -> None:
+def _pages_with_math() -> list[str]:
+    """Every page under docs/ with a formula in its Markdown, by its path under docs/."""
+    pages = sorted(path.relative_to(ROOT / "docs").as_posix() for path in (ROOT / "docs").rglob("*.md"))
+    return [page for page in pages if re.search(r"\\\(|\\\[", (ROOT / "docs" / page).read_text(encoding="utf-8"))]
+
+
+REFERENCE = "reference/formulas/index.md"
+
+
+def _page_html(page: str, source: str | None = None) -> str:
     values = json.loads((ROOT / "figures" / "values.json").read_text(encoding="utf-8"))["pages"]
-    page = f"chapters/{chapter}/index.md"
-    source = (ROOT / "docs" / page).read_text(encoding="utf-8")
-    notation.check_page(f"docs/{page}", _html(source, values.get(page, {})), TABLE)
+    if source is None:
+        source = (ROOT / "docs" / page).read_text(encoding="utf-8")
+    return _html(source, values.get(page, {}))
+
+
+def test_the_check_covers_every_chapter_and_the_reference_page() -> None:
+    pages = _pages_with_math()
+    assert REFERENCE in pages
+    assert {f"chapters/{c.slug}/index.md" for c in chapters(ROOT / "docs")} <= set(pages)
+
+
+@pytest.mark.parametrize("page", _pages_with_math())
+def test_every_page_s_formulas_use_the_table(page: str) -> None:
+    notation.check_page(f"docs/{page}", _page_html(page), TABLE)
+
+
+@pytest.mark.parametrize(
+    ("new", "old", "words"),
+    [
+        # The reference page's own symbols before issue 40: K for KV heads (the table's H_kv) ...
+        (
+            r"\(H_\text{kv}\) key-value heads",
+            r"\(K\) KV heads",
+            ["\\(K\\) is not in the notation table", "'kv heads' is \\(H_\\text{kv}\\)", "write \\(H_\\text{kv}\\)"],
+        ),
+        # ... k for experts per token, where the table's k is KV bytes per token ...
+        (
+            r"\(E_\text{tok}\) experts per token",
+            r"\(k\) is the experts per token",
+            ["\\(k\\) is called 'experts per token'", "KV-cache bytes per token", "write \\(E_\\text{tok}\\)"],
+        ),
+        # ... W_link for link bandwidth (the table's B_link) ...
+        (
+            r"over links of \(B_\text{link}\) bytes/s",
+            r"over links of \(W_\text{link}\) bytes/s",
+            ["\\(W_\\text{link}\\) is not in the notation table", "add it there with its meaning and unit"],
+        ),
+        # ... and alpha for the all-reduce latency, the table's alpha being the acceptance rate.
+        (
+            r"\(t_\text{lat}(G) = t_\text{base} + 2(G-1)\,t_\text{ring}\)",
+            r"\(\alpha(G) = \alpha_0 + 2(G-1)\,h\)",
+            ["\\(\\alpha_0\\) is not in the notation table"],
+        ),
+    ],
+)
+def test_a_clash_seeded_on_the_reference_page_fails_in_one_line(new: str, old: str, words: list[str]) -> None:
+    source = (ROOT / "docs" / REFERENCE).read_text(encoding="utf-8")
+    assert new in source
+    with pytest.raises(notation.NotationError) as raised:
+        notation.check_page(f"docs/{REFERENCE}", _page_html(REFERENCE, source.replace(new, old, 1)), TABLE)
+    message = str(raised.value)
+    assert "\n" not in message and message.startswith(f"docs/{REFERENCE}: "), message
+    for word in words:
+        assert word in message, message
 
 
 @pytest.mark.parametrize(
@@ -91,6 +150,11 @@ def test_the_same_sentences_in_the_table_s_symbols_pass() -> None:
         (r"\frac{\text{KV room on } G \text{ GPUs}}{x^2}", ["G", "x"]),
         (r"\frac{\tau}{1 + \gamma \hat c}", [r"\tau", r"\gamma", r"\hat{c}"]),
         (r"\sum_\ell \min(c, w_\ell)", [r"\ell", "c", r"w_\ell"]),
+        # A braced power keeps its symbol's subscript whole (it once lost the closing brace).
+        (
+            r"E\left(1 - \tfrac{E_\text{tok}}{E}\right)^{n_\text{tok}}",
+            ["E", r"E_\text{tok}", "E", r"n_\text{tok}"],
+        ),
     ],
 )
 def test_a_formula_reads_as_its_symbols(tex: str, symbols: list[str]) -> None:
@@ -108,6 +172,14 @@ def test_the_table_gives_each_symbol_and_each_name_one_meaning(tmp_path) -> None
         notation.load(tmp_path / "two.toml")
 
 
+def test_words_name_a_symbol_only_in_their_own_table_cell() -> None:
+    """The reference page's notation table: the unit column 'parameters' of N's row is not the
+    name of the symbol that opens the next row."""
+    rows = "| Symbol | Unit |\n| --- | --- |\n| \\(N\\) | parameters |\n| \\(N_q\\) | parameters |\n"
+    notation.check_page("docs/reference/formulas/index.md", _html(rows), TABLE)
+    assert "is called 'parameters'" in _error(r"the parameters \(N_q\) of the head")
+
+
 def _math_hook():
     spec = importlib.util.spec_from_file_location("math_hook", ROOT / "hooks" / "math.py")
     module = importlib.util.module_from_spec(spec)
@@ -115,8 +187,9 @@ def _math_hook():
     return module
 
 
-def test_the_build_stops_on_a_chapter_that_breaks_the_notation_and_not_on_other_pages() -> None:
-    """hooks/math.py runs the check before KaTeX: a chapter with bandwidth W fails with the one line."""
+def test_the_build_stops_on_any_page_that_breaks_the_notation() -> None:
+    """hooks/math.py runs the check before KaTeX on every page: a chapter or any other page with
+    bandwidth W fails with the one line; a page whose formulas keep the table renders."""
     from mkdocs.exceptions import PluginError
 
     hook = _math_hook()
@@ -126,8 +199,13 @@ def test_the_build_stops_on_a_chapter_that_breaks_the_notation_and_not_on_other_
     with pytest.raises(PluginError) as raised:
         hook.on_page_content(html, chapter, None, None)
     assert str(raised.value).startswith("docs/chapters/quantization/index.md: \\(W\\) is called 'bandwidth'")
+    reference = SimpleNamespace(file=SimpleNamespace(src_uri="reference/formulas/index.md"))
+    with pytest.raises(PluginError) as raised:
+        hook.on_page_content(html, reference, None, None)
+    assert str(raised.value).startswith("docs/reference/formulas/index.md: \\(W\\) is called 'bandwidth'")
     home = SimpleNamespace(file=SimpleNamespace(src_uri="index.md"))
-    assert "katex" in hook.on_page_content(html, home, None, None)
+    good = _html(r"the bytes per weight and \(B_\text{mem}\) the bandwidth.")
+    assert "katex" in hook.on_page_content(good, home, None, None)
 
 
 def test_the_reference_page_shows_the_table() -> None:

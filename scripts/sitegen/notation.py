@@ -1,8 +1,9 @@
 """One notation for the whole course: ``docs/notation.toml`` and the build's check against it.
 
-The table gives every symbol a chapter's formulas use one meaning and one unit, site-wide.
-``hooks/math.py`` calls ``check_page`` on every chapter before its formulas are rendered, and a
-page that breaks the table stops the build with one line naming the page, the symbol and the fix:
+The table gives every symbol a page's formulas use one meaning and one unit, site-wide.
+``hooks/math.py`` calls ``check_page`` on every page before its formulas are rendered (a chapter,
+a reference page, any page with a formula), and a page that breaks the table stops the build
+with one line naming the page, the symbol and the fix:
 
 - a symbol the table does not list (``\\(U\\)`` for memory, where the table says ``M``);
 - a symbol written right after the words the table gives another symbol's meaning ("bandwidth
@@ -11,7 +12,8 @@ page that breaks the table stops the build with one line naming the page, the sy
 A symbol is a letter or a Greek letter, with an accent (``\\hat{c}``), a subscript (``B_\\text{mem}``,
 ``T_s``, ``w_\\ell``) and a star (``c^\\ast``) as part of its name; any other superscript is a power,
 ``\\text{...}`` outside a subscript is words, and every other command (``\\frac``, ``\\sum``, ``\\min``)
-is an operator. The reference page renders the table itself (``markdown``).
+is an operator. The reference page "How the numbers are computed" renders the table itself
+(``markdown``) and is checked against it like every other page.
 """
 
 from __future__ import annotations
@@ -39,6 +41,9 @@ _FORMULA = re.compile(
     r'<span class="arithmatex">\\\((?P<inline>.*?)\\\)</span>|<div class="arithmatex">\\\[(?P<display>.*?)\\\]</div>',
     re.S,
 )
+
+#: A tag that opens or closes a block of text (a paragraph, a table cell, a list item, a heading).
+_BLOCK = re.compile(r"</?(?:p|td|th|tr|li|div|h[1-6]|table|ul|ol|dd|dt|blockquote)\b[^>]*>")
 
 
 class NotationError(Exception):
@@ -114,6 +119,11 @@ def _group(tex: str, start: int) -> tuple[str, int]:
     return tex[start], start + 1
 
 
+def _inner(group: str) -> str:
+    """A braced group without its outer braces (``{n_\\text{tok}}`` -> ``n_\\text{tok}``), a token as it is."""
+    return group[1:-1] if group.startswith("{") and group.endswith("}") else group
+
+
 def symbols_in(tex: str) -> list[str]:
     """The symbols of formula ``tex``, in order, each as its key (see the module's docstring)."""
     found: list[str] = []
@@ -126,7 +136,7 @@ def symbols_in(tex: str) -> list[str]:
             continue
         if command and command.group(1) in ACCENTS:
             argument, end = _group(tex, index + len(command.group(0)))
-            inner = argument.strip("{}").strip()
+            inner = _inner(argument).strip()
             name, index = f"\\{command.group(1)}{{{inner}}}", end
         elif command and command.group(1) in GREEK:
             name, index = command.group(0), index + len(command.group(0))
@@ -138,7 +148,7 @@ def symbols_in(tex: str) -> list[str]:
         elif char in "_^":
             # A subscript or power on something that is not a symbol (\sum_{t}, a bracket's power): its symbols.
             argument, index = _group(tex, index + 1)
-            found.extend(symbols_in(argument.strip("{}")) if not argument.startswith("\\text") else [])
+            found.extend(symbols_in(_inner(argument)) if not argument.startswith("\\text") else [])
             continue
         else:
             index += 1
@@ -159,40 +169,54 @@ def _plain(text: str) -> str:
     return re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", " ", text))).lower()
 
 
+def _named(before: str, after: str, names: list[tuple[str, Symbol]], bare: bool) -> tuple[str, Symbol] | None:
+    """The table's words that stand right beside a formula, and the symbol they name: "bandwidth
+    \\(W\\)", "\\(W\\) the bandwidth", "\\(W\\) is the bandwidth"; with ``bare`` also "\\(K\\) KV
+    heads". Bare words after a symbol may count it ("\\(g\\) weights per group"), so they only
+    suggest the fix for a symbol already wrong, never make a symbol wrong. None if no words."""
+    article = "(the )?" if bare else "the "
+    for name, owner in names:
+        if re.search(rf"(^|[^a-z]){re.escape(name)}$", before) or re.match(
+            rf"(is |as )?{article}{re.escape(name)}([^a-z]|$)", after
+        ):
+            return name, owner
+    return None
+
+
 def check_page(page: str, page_html: str, table: dict[str, Symbol]) -> None:
     """NotationError, in one line, for the first formula of ``page`` (its rendered Markdown, before
-    KaTeX) that uses a symbol outside ``table`` or one right after another symbol's words."""
+    KaTeX) that uses a symbol outside ``table`` or one right beside another symbol's words. Where
+    the words beside an unknown symbol name one in the table, the fix names that symbol."""
     names = sorted(((name, symbol) for symbol in table.values() for name in symbol.names), key=lambda x: -len(x[0]))
     last = 0
     matches = list(_FORMULA.finditer(page_html))
     for number, match in enumerate(matches):
         tex = html.unescape(match.group("inline") if match.group("inline") is not None else match.group("display"))
         found = symbols_in(tex)
-        for key in found:
-            if key not in table:
-                raise NotationError(
-                    f"{page}: \\({key}\\) is not in the notation table; use the symbol {SOURCE} gives this"
-                    " quantity, or add it there with its meaning and unit"
-                )
-        before = _plain(page_html[last : match.start()])[-60:].rstrip()
+        # Words name a symbol only within its own paragraph, list item or table cell: the unit
+        # column of one row of a table is not the name of the next row's symbol.
+        before = _plain(_BLOCK.split(page_html[last : match.start()])[-1])[-60:].rstrip()
         last = match.end()
         end = matches[number + 1].start() if number + 1 < len(matches) else len(page_html)
-        after = _plain(page_html[match.end() : end])[:60].lstrip()
-        if len(found) != 1 or match.group("inline") is None:
-            continue
-        # "bandwidth \(W\)" or "\(W\) the bandwidth": the words name the symbol they stand beside.
-        for name, owner in names:
-            said = re.search(rf"(^|[^a-z]){re.escape(name)}$", before) or re.match(
-                rf"(is |as )?the {re.escape(name)}([^a-z]|$)", after
+        after = _plain(_BLOCK.split(page_html[match.end() : end])[0])[:60].lstrip()
+        # Only a lone symbol in running text is introduced by the words beside it.
+        lone = len(found) == 1 and match.group("inline") is not None
+        for key in found:
+            if key not in table:
+                named = _named(before, after, names, bare=True) if lone else None
+                fix = (
+                    f"'{named[0]}' is \\({named[1].tex}\\) in {SOURCE}; write \\({named[1].tex}\\)"
+                    if named
+                    else f"use the symbol {SOURCE} gives this quantity, or add it there with its meaning and unit"
+                )
+                raise NotationError(f"{page}: \\({key}\\) is not in the notation table; {fix}")
+        named = _named(before, after, names, bare=False) if lone else None
+        if named and _key(named[1].tex) != found[0]:
+            (name, owner), symbol = named, found[0]
+            raise NotationError(
+                f"{page}: \\({symbol}\\) is called '{name}', which {SOURCE} gives to \\({owner.tex}\\)"
+                f" ({owner.meaning}), while \\({symbol}\\) is {table[symbol].meaning}; write \\({owner.tex}\\)"
             )
-            if said:
-                if _key(owner.tex) != found[0]:
-                    symbol, other = found[0], owner.tex
-                    raise NotationError(
-                        f"{page}: \\({symbol}\\) is called '{name}', which {SOURCE} gives to \\({other}\\)"
-                        f" ({owner.meaning}), while \\({symbol}\\) is {table[symbol].meaning}; write \\({other}\\)"
-                    )
-                break
 
 
 def markdown(table: dict[str, Symbol]) -> str:
