@@ -166,16 +166,18 @@ def test_a_chapter_on_the_print_page_keeps_its_links_ids_and_answers() -> None:
         '<h1 id="t">T</h1><p>See <a href="#fn:1">1</a> and <a href="../y/">y</a>.</p>'
         '<details class="question"><summary>Q?</summary><p>The answer is <strong>4</strong>.</p></details>'
         '<form class="rf-calc" id="c"><input id="c-a"></form>'
+        '<section class="rf-quiz" data-rf-module="quiz.py"><form><input id="q-a"></form></section>'
         '<h2 id="what-comes-next">What comes next</h2><p>Chapter 2.</p><div class="footnote" id="fn:1">s</div>'
     )
     out = BeautifulSoup(printable_chapter(Chapter("chapters/x/", "1. X", html), "print/"), "html.parser")
     assert out.select_one("details")["open"] == ""
     assert [e["id"] for e in out.find_all(id=True)] == ["x--t", "x--fn:1"]
     assert out.select_one('a[href="#x--fn:1"]') and out.select_one('a[href="../chapters/y/"]')
-    assert out.select_one("form") is None
-    assert text_of(out.select_one(".print-widget")) == (
-        "[A calculator stands here in the chapter online: 1. X, ../chapters/x/]"
-    )
+    assert out.select_one("form") is None and out.select_one("[data-rf-module]") is None
+    assert [text_of(note) for note in out.select(".print-widget")] == [
+        "[A calculator stands here in the chapter online: 1. X, ../chapters/x/]",
+        "[A quiz stands here in the chapter online: 1. X, ../chapters/x/]",
+    ]
     assert "What comes next" not in text_of(out) and "The answer is 4 ." in text_of(out)
 
 

@@ -22,8 +22,9 @@ from dataclasses import dataclass
 
 from bs4 import BeautifulSoup, Tag
 
-#: The widget roots the runtime hook writes (sitegen/markers.py): a Run cell and a calculator.
-WIDGETS = "form.rf-calc, div.rf-cell"
+#: The widget roots the build writes (sitegen/markers.py, sitegen/widgets.py), each with what the
+#: print page calls it: paper can run none of them.
+WIDGETS = {"form.rf-calc": "calculator", "div.rf-cell": "Run cell", "section.rf-quiz": "quiz"}
 _SCHEME = re.compile(r"^[a-z][a-z0-9+.-]*:", re.I)
 
 
@@ -68,11 +69,11 @@ def printable_chapter(chapter: Chapter, print_url: str) -> str:
             sibling.decompose()
         heading.decompose()
     online = rebase("./", chapter.url, print_url)
-    for widget in soup.select(WIDGETS):
-        kind = "calculator" if widget.name == "form" else "Run cell"
-        note = soup.new_tag("p", attrs={"class": "print-widget"})
-        note.string = f"[A {kind} stands here in the chapter online: {chapter.title}, {online}]"
-        widget.replace_with(note)
+    for selector, kind in WIDGETS.items():
+        for widget in soup.select(selector):
+            note = soup.new_tag("p", attrs={"class": "print-widget"})
+            note.string = f"[A {kind} stands here in the chapter online: {chapter.title}, {online}]"
+            widget.replace_with(note)
     for link in soup.select("a.glossary-term"):
         link.unwrap()
     for details in soup.find_all("details"):
