@@ -112,9 +112,10 @@ def test_a_calculator_greyed_while_python_starts_says_why_and_how_far(slow_page,
 
 
 #: Every box whose content is wider than itself (it scrolls sideways): how it can be reached and named.
+#: The program's editor is left out: its textarea takes the focus and scrolls it with the caret.
 OVERFLOWING = """() => [...document.querySelectorAll('.md-content *')]
   .filter((element) => element.scrollWidth > element.clientWidth + 1 && element.clientWidth > 0
-    && ['auto', 'scroll'].includes(getComputedStyle(element).overflowX))
+    && ['auto', 'scroll'].includes(getComputedStyle(element).overflowX) && !element.querySelector('textarea'))
   .map((element) => ({
     box: element.className || element.tagName,
     tabindex: element.tabIndex,
