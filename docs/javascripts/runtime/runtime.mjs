@@ -70,7 +70,7 @@ const STREAMS = new Set(["stdout", "stderr"]);
 /**
  * The line a Run cell or calculator shows while `worker` (a PythonWorker) starts: what has
  * downloaded of what the host said the files weigh, and an estimate of the time left drawn
- * from the rate seen so far (no estimate until a second of it has been seen). After the
+ * from the rate seen since the first bytes came (no estimate until a second of it has been seen). After the
  * download, Python still restores its snapshot and unpacks the package: a second or two on a
  * laptop, a few on a loaded phone, said as such rather than as a number the page cannot know.
  */
@@ -81,9 +81,12 @@ export function startingText(worker) {
   const mb = (bytes) => (bytes / 1e6).toFixed(1);
   const got = `${mb(loaded)} of ${mb(total)} MB`;
   if (loaded >= total) return `Starting Python: files downloaded (${got}); starting it (a few seconds)…`;
-  const elapsed = at - worker.startedAt;
-  if (elapsed < 1000 || loaded <= 0) return `Starting Python: downloading ${got}…`;
-  const left = Math.max(1, Math.ceil(((total - loaded) / loaded) * (elapsed / 1000)));
+  // The rate since the first bytes came: the time before (the worker's script, the requests' round
+  // trips) would make the first estimates twice too long on a slow link.
+  const since = worker.firstProgress;
+  const elapsed = since ? at - since.at : 0;
+  if (elapsed < 1000 || loaded <= since.loaded) return `Starting Python: downloading ${got}…`;
+  const left = Math.max(1, Math.ceil(((total - loaded) / (loaded - since.loaded)) * (elapsed / 1000)));
   return `Starting Python: downloading ${got}, about ${left} s left at this speed, then a few seconds to start…`;
 }
 
@@ -236,6 +239,7 @@ class PythonWorker extends EventTarget {
     this.port = spawned.port;
     this.startedAt = spawned.startedAt;
     this.progress = null; // this worker's downloads, as it reports them (see progressed)
+    this.firstProgress = null; // the first of them with any bytes: the estimate's rate counts from it
     this.connected();
     if (spawned.broken) return this.fail(spawned.broken);
     for (const data of spawned.inbox.splice(0)) if (this.worker === spawned.worker) this.receive(data);
@@ -293,6 +297,7 @@ class PythonWorker extends EventTarget {
   progressed({ loaded, total }) {
     if (!isCount(loaded) || !isCount(total)) return;
     this.progress = { loaded, total, at: performance.now() };
+    if (loaded > 0) this.firstProgress ??= this.progress;
     this.dispatchEvent(new Event("progress"));
   }
 
