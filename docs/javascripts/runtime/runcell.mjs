@@ -325,8 +325,8 @@ class RunCell {
     this.setState("running");
     const waits = runtime.busyWithOther(this.root);
     this.starting = runtime.state !== "ready";
-    this.setStatus(waits ? "Waiting for the program running in another cell…" : "Running…");
-    this.showStarting();
+    if (this.starting) this.showStarting();
+    else this.setStatus(waits ? "Waiting for the program running in another cell…" : "Running…");
     const started = performance.now();
     const result = await runtime.run(this.editor.value, this.filename, (c, d) => this.append(c, d), this.root);
     this.running = false;
