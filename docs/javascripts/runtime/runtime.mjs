@@ -68,12 +68,12 @@ const STATUSES = new Set(["ok", "error", "stopped"]);
 const STREAMS = new Set(["stdout", "stderr"]);
 
 /**
- * The line a Run cell or calculator shows while `worker` (a PythonWorker) starts: what has
- * downloaded of what the host said the files weigh, and an estimate of the time left drawn
- * from the rate seen since the first bytes came (no estimate until a second of it has been seen). After the
- * download, Python still restores its snapshot and unpacks the package (0.5 to 0.9 s from the
- * last byte to "Running…" at 9, 3 and 1.6 Mbit/s on the course's test machine, more on a slow phone): said
- * as a step, not as a number of seconds the page cannot know.
+ * The line a Run cell or calculator shows while `worker` (a PythonWorker) starts: the bytes
+ * downloaded of the files' whole (boot.mjs, progressCounter), and the time left at the rate seen
+ * since the first bytes came (no estimate until a second of it has been seen). After the download,
+ * Python restores its snapshot and unpacks the package (0.5 to 0.9 s from the last byte to
+ * "Running…" at 9, 3 and 1.6 Mbit/s on the test machine, more on a slow phone): said as a step,
+ * not as a number of seconds the page cannot know.
  */
 export function startingText(worker) {
   const progress = worker.progress;
