@@ -102,6 +102,16 @@ def on_config(config: Any) -> None:
         snapshot_digest=snapshot_digest,
         snapshot_raw_digest=raw_digest,
         version=digest,
+        # What the worker fetches (the modules it imports aside), for its progress line's total.
+        sizes={
+            _state["wheel_uri"]: wheel.stat().st_size,
+            _state["snapshot_uri"]: len(snapshot_bytes),
+            **{
+                _state["pyodide_uri"] + name: (PYODIDE / name).stat().st_size
+                for name in PYODIDE_FILES
+                if name.endswith((".wasm", ".zip", ".json"))  # the .mjs are imported, not fetched
+            },
+        },
     )
     log.info("runtime: %s, Pyodide from node_modules", _state["wheel_uri"])
 

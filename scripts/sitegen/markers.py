@@ -64,6 +64,8 @@ class Markers:
     snapshot_raw_digest: str = ""
     #: Where Pyodide's runtime files are served (a folder named by its version); "": the runtime's default.
     pyodide_uri: str = ""
+    #: Bytes of each runtime file the worker downloads, by its site address (hooks/runtime.py).
+    sizes: dict[str, int] = field(default_factory=dict)
     #: Calculator file -> (form, answer for the defaults), computed once per build.
     calculators: dict[Path, tuple[Form, dict[str, Any]]] = field(default_factory=dict)
     #: Quiz file -> (its name, the pre-drawn question), each checked once per build.
@@ -138,6 +140,7 @@ class Markers:
             snapshot=relative_url(self.snapshot_uri, page_url) + self.snapshot_fragment(),
             version=self.version,
             pyodide=relative_url(self.pyodide_uri.rstrip("/"), page_url) + "/" if self.pyodide_uri else "",
+            sizes=tuple((relative_url(uri, page_url), size) for uri, size in sorted(self.sizes.items())),
         )
         folder = (self.docs / page).parent
         seen: set[str] = set()

@@ -38,9 +38,14 @@ class RuntimeLinks:
     version: str
     snapshot: str = ""
     pyodide: str = ""  # Pyodide's folder, named by its version (hooks/runtime.py)
+    #: The runtime's files (address relative to the page -> bytes, unpacked): the whole that the
+    #: "Starting Python" line counts the download against (runtime.mjs), where a host's gzip hides it.
+    sizes: tuple[tuple[str, int], ...] = ()
 
     def attributes(self) -> str:
         snapshot = f' data-rf-snapshot="{html.escape(self.snapshot)}"' if self.snapshot else ""
+        if self.sizes:
+            snapshot += f' data-rf-sizes="{html.escape(json.dumps(dict(self.sizes), separators=(",", ":")))}"'
         pyodide = f' data-rf-pyodide="{html.escape(self.pyodide)}"' if self.pyodide else ""
         wheel = f'data-rf-wheel="{html.escape(self.wheel)}"'
         return f'{wheel} data-rf-version="{html.escape(self.version)}"{snapshot}{pyodide}'

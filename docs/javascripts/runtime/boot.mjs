@@ -48,6 +48,59 @@ roofline.builtin_specs()
 const WASM_FILE = "pyodide.asm.wasm";
 const MISSING = "a runtime file is missing";
 
+/**
+ * A counter of the bytes Python's files have downloaded, for the reader's progress line:
+ * `watch(response)` counts a response's body as it arrives, read from a clone (tee'd, so the
+ * original still streams to its reader, and a wasm still compiles from the browser's own
+ * response). Each file's whole is its size in `sizes` (address without query or fragment ->
+ * bytes, from the build: a host that gzips the wasm sends a Content-Length of the packed bytes,
+ * while the body read here is unpacked), else its Content-Length when the host sent it unpacked,
+ * else what it turns out to be. `onProgress({loaded, total})` is called at most every
+ * PROGRESS_MS, and whenever a file starts or ends. Files count from when they are asked for:
+ * the total grows once, early, when Pyodide asks for its own (the standard library).
+ */
+export const PROGRESS_MS = 100;
+export function progressCounter(onProgress, sizes = {}) {
+  const files = [];
+  let last = 0;
+  const report = (force) => {
+    const now = performance.now();
+    if (!force && now - last < PROGRESS_MS) return;
+    last = now;
+    let loaded = 0;
+    let total = 0;
+    for (const file of files) {
+      loaded += file.loaded;
+      total += file.done ? file.loaded : Math.max(file.size, file.loaded);
+    }
+    onProgress({ loaded, total });
+  };
+  const watch = (response) => {
+    if (!onProgress || !response?.ok || !response.body || typeof response.clone !== "function") return response;
+    const address = response.url ? response.url.split(/[?#]/)[0] : "";
+    const length = Number(response.headers.get("Content-Length"));
+    const packed = Boolean(response.headers.get("Content-Encoding"));
+    const size = sizes[address] ?? (!packed && length > 0 ? length : 0);
+    const file = { loaded: 0, size, done: false };
+    files.push(file);
+    const reader = response.clone().body.getReader();
+    const pump = () =>
+      reader.read().then(({ done, value }) => {
+        if (done) {
+          file.done = true;
+          return report(true);
+        }
+        file.loaded += value.byteLength;
+        report(false);
+        return pump();
+      });
+    pump().catch(() => (file.done = true));
+    report(true);
+    return response;
+  };
+  return { watch };
+}
+
 async function fetchOk(get, url, what) {
   const response = await get(url);
   if (!response.ok) throw new Error(`${what}: HTTP ${response.status}`);
@@ -202,14 +255,14 @@ async function checkedCopy(found, digest) {
  * is downloaded and compiled once. fetch and instantiateStreaming are the worker's own
  * (or, under Node, unused by Pyodide), and both are put back when `load` settles.
  */
-async function whileLoading(load, { runtimeBase, wasmURL, compiled, memoryBytes = null }) {
+async function whileLoading(load, { runtimeBase, wasmURL, compiled, memoryBytes = null, watch = (r) => r }) {
   const realFetch = globalThis.fetch;
   const realInstantiate = WebAssembly.instantiateStreaming;
   const realInstantiateBytes = WebAssembly.instantiate;
   let reportMissing;
   const missing = new Promise((_, reject) => (reportMissing = reject));
   const checked = async (input, init) => {
-    const response = await realFetch(input, init);
+    const response = watch(await realFetch(input, init));
     const url = urlOf(input);
     if (!response.ok && url.startsWith(runtimeBase)) {
       reportMissing(missingFile(url.slice(runtimeBase.length), response.status));
@@ -320,8 +373,14 @@ export async function bootPython({
   prepared = null,
   keep = false,
   caches = globalThis.caches,
+  onProgress = null,
+  sizes = {},
 }) {
   const started = performance.now();
+  // Every file fetched from here on is counted for the reader's progress line (see progressCounter).
+  const counter = progressCounter(onProgress, sizes);
+  const plainGet = get;
+  get = (url, init) => Promise.resolve(plainGet(url, init)).then(counter.watch);
   // A file path (Node) becomes a file: URL; an http(s) URL is left as it is.
   const base = new URL(indexURL, "file:///");
   // Every download starts now, the small ones first: over HTTP/1.1 a host serves six at a
@@ -368,7 +427,7 @@ export async function bootPython({
   const { loadPyodide } = await pyodideScript;
   // packageBaseUrl: without it Pyodide would fall back to its CDN for anything it looks up.
   const options = { indexURL, packageBaseUrl: indexURL, stdout: () => {}, stderr: () => {} };
-  const watch = { runtimeBase: base.href, wasmURL, compiled: wasm?.compiled ?? null };
+  const watch = { runtimeBase: base.href, wasmURL, compiled: wasm?.compiled ?? null, watch: counter.watch };
 
   let pyodide = null;
   if (snapshot) {

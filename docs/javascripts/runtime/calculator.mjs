@@ -24,7 +24,7 @@
 import { brokenRule, checkChoice, checkNumber, ruleMessage } from "./checks.mjs";
 import { KINDS, SIZED } from "./outputs.mjs";
 import { KIND_WORDS, OWN_ID, ownId, recall, remember, stored, typedText } from "./own.mjs";
-import { runtime } from "./runtime.mjs";
+import { runtime, startingText } from "./runtime.mjs";
 
 const ANNOUNCE_DELAY_MS = 600;
 // Longest piece of a link's value a note quotes, as the package's errors quote input (SHOWN_LENGTH).
@@ -73,6 +73,15 @@ class Calculator {
     form.addEventListener("submit", (event) => event.preventDefault());
     form.addEventListener("input", (event) => this.changed(event));
     runtime.calcs.addEventListener("state", () => this.showRuntime(), { signal });
+    // While the numbers are greyed for want of Python, a line above them says why and how far
+    // along its start is (runtime.mjs, startingText); it follows the form's data-state.
+    this.loading = document.createElement("p");
+    this.loading.className = "rf-calc__loading";
+    this.loading.hidden = true;
+    this.note.before(this.loading);
+    runtime.calcs.addEventListener("progress", () => this.showLoading(), { signal });
+    runtime.calcs.addEventListener("state", () => this.showLoading(), { signal });
+    new MutationObserver(() => this.showLoading()).observe(form, { attributes: true, attributeFilter: ["data-state"] });
     // Redraw what is drawn to its width when the page is resized or rotated.
     const widths = new WeakMap();
     const resized = new ResizeObserver((entries) => {
@@ -459,6 +468,13 @@ class Calculator {
         },
       }),
     );
+  }
+
+  /** The "Starting Python" line while an answer waits for Python to start; hidden otherwise. */
+  showLoading() {
+    const waiting = this.form.dataset.state === "waiting" && runtime.calcs.state !== "ready" && runtime.calcs.state !== "failed";
+    this.loading.hidden = !waiting;
+    if (waiting) this.loading.textContent = `${startingText(runtime.calcs)} The greyed numbers are for the earlier inputs.`;
   }
 
   showStale(stale) {

@@ -7,7 +7,7 @@
 //   running   a program is running (Stop is enabled)
 //   failed    Python could not start here; the message says why, Retry is shown
 import { createEditor } from "./editor.mjs";
-import { runtime } from "./runtime.mjs";
+import { runtime, startingText } from "./runtime.mjs";
 
 // What the output pane holds at most: the newest lines, as a terminal's scrollback would.
 // A runaway print loop must not eat the tab's memory or its main thread.
@@ -58,6 +58,8 @@ class RunCell {
     // Without isolation, using a cell readies a standby Python for Stop (runtime.mjs, keepStandby).
     for (const type of ["focusin", "pointerdown"]) root.addEventListener(type, () => runtime.touch(), { signal });
     runtime.addEventListener("state", () => this.showRuntime(), { signal });
+    runtime.addEventListener("progress", () => this.showStarting(), { signal });
+    this.starting = false; // a Run was pressed and waits for Python to start (see showStarting)
     this.showRuntime();
   }
 
@@ -67,8 +69,20 @@ class RunCell {
     this.retry.hidden = state !== "failed";
   }
 
+  /** While a pressed Run waits for Python: the bytes downloaded so far and the time left (runtime.mjs). */
+  showStarting() {
+    if (this.running && this.starting) this.setStatus(startingText(runtime), "starting");
+  }
+
   showRuntime() {
-    if (this.running) return;
+    if (this.running) {
+      // Python is up: the Run pressed while it started is running now.
+      if (this.starting && runtime.state === "ready") {
+        this.starting = false;
+        this.setStatus(runtime.busyWithOther(this.root) ? "Waiting for the program running in another cell…" : "Running…");
+      } else this.showStarting();
+      return;
+    }
     const { state, failure } = runtime;
     if (state === "failed") {
       this.setState("failed");
@@ -310,13 +324,13 @@ class RunCell {
     this.clearOutput();
     this.setState("running");
     const waits = runtime.busyWithOther(this.root);
-    const starting = runtime.state !== "ready";
-    this.setStatus(
-      starting ? "Starting Python (the first run takes a few seconds)…" : waits ? "Waiting for the program running in another cell…" : "Running…",
-    );
+    this.starting = runtime.state !== "ready";
+    if (this.starting) this.showStarting();
+    else this.setStatus(waits ? "Waiting for the program running in another cell…" : "Running…");
     const started = performance.now();
     const result = await runtime.run(this.editor.value, this.filename, (c, d) => this.append(c, d), this.root);
     this.running = false;
+    this.starting = false;
     if (result.status === "error") this.append([["stderr", result.traceback]]);
     this.paintNow();
     const took = seconds(performance.now() - started);

@@ -260,13 +260,15 @@ function useInterruptBuffer(buffer) {
   pyodide?.setInterruptBuffer(interrupt);
 }
 
-async function boot({ indexURL, wheelURL, snapshotURL, modules, share = false, prepared: waitForPrepared = false }) {
+async function boot({ indexURL, wheelURL, snapshotURL, modules, sizes = {}, share = false, prepared: waitForPrepared = false }) {
   // boot.mjs restores Python from the build's snapshot, or boots it plainly if it cannot;
   // either way the package is imported and the helper modules are on sys.path.
   const onRestoring = () => send({ type: "restoring" });
   const prepared = waitForPrepared && snapshotURL ? await preparedArrived : null;
   const keep = share === true && !prepared;
-  const booted = await bootPython({ indexURL, wheelURL, snapshotURL, modules, onRestoring, prepared, keep });
+  // Bytes downloaded of the total so far, for the page's "Starting Python" line (runtime.mjs).
+  const onProgress = ({ loaded, total }) => send({ type: "progress", loaded, total });
+  const booted = await bootPython({ indexURL, wheelURL, snapshotURL, modules, onRestoring, prepared, keep, onProgress, sizes });
   if (booted.prepared) {
     // The snapshot's buffer goes to the page (no copy); Python has its own copy of the memory.
     const { module, snapshot } = booted.prepared;
