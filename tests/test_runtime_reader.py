@@ -5,6 +5,8 @@ names on a desktop, and a Run's printed table that is wider than a phone says it
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from support import BOOT_MS, STEP_MS, Recorded
@@ -44,6 +46,9 @@ def test_python_waits_for_the_reader_on_save_data_and_slow_connections(browser, 
     cell = page.locator("[data-rf-cell]")
     cell.scroll_into_view_if_needed()  # in view: a normal connection would start Python now
     expect(cell.locator(".rf-status")).to_contain_text(f"loads when you press Run or edit: {reason}", timeout=STEP_MS)
+    # The size it names is the build's measure of the files (data-rf-sizes), never a typed figure.
+    megabytes = round(sum(json.loads(cell.get_attribute("data-rf-sizes")).values()) / 1e6)
+    expect(cell.locator(".rf-status")).to_contain_text(f"Python ({megabytes} MB of files) loads when")
     page.wait_for_timeout(2500)  # idle time in which the page would otherwise warm up
     assert not [url for url in recorded.gets if url.endswith(PYTHON_FILES)]
     cell.locator("[data-rf-action=run]").click()

@@ -14,7 +14,7 @@ let pageListeners = null;
 let runtimeModule = null; // loaded only once a page has a widget
 
 /**
- * Why Python's 12 MB should wait for the reader, or "": the browser asks to save data, or the
+ * Why Python's files (data-rf-sizes) should wait for the reader, or "": the browser asks to save data, or the
  * connection looks slow (Network Information API, where the browser has it; others warm as usual).
  */
 function reasonToWait() {

@@ -93,7 +93,9 @@ class RunCell {
       if (this.status.dataset.kind === "runtime" || !this.status.textContent) this.setStatus(runtime.notice, "runtime");
     } else if (state === "idle" && runtime.deferredBecause) {
       this.setState("starting");
-      this.setStatus(`Python (about 12 MB) loads when you press Run or edit: ${runtime.deferredBecause}.`, "runtime");
+      const megabytes = runtime.downloadMegabytes();
+      const size = megabytes ? ` (${megabytes} MB of files)` : "";
+      this.setStatus(`Python${size} loads when you press Run or edit: ${runtime.deferredBecause}.`, "runtime");
     } else {
       this.setState("starting");
       if (this.status.dataset.kind === "runtime" && runtime.deferredBecause) this.setStatus("", "runtime");

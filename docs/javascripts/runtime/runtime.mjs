@@ -406,6 +406,12 @@ class RunWorker extends PythonWorker {
     settings.version ||= rfVersion || "";
   }
 
+  /** The runtime's files in MB as the build measured them (data-rf-sizes), "" before any is known. */
+  downloadMegabytes() {
+    const total = Object.values(settings.sizes).reduce((sum, size) => sum + size, 0);
+    return total ? String(Math.round(total / 1e6)) : "";
+  }
+
   sharesPrepared() {
     return !this.isolated;
   }
