@@ -42,6 +42,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from .architecture import total_parameters
 from .errors import SpecError, entry_label, one_line
 from .forms import OWN_ID, OWN_KINDS
 from .hfconfig import MAX_CONFIG_BYTES, decode_json, model_from_config, read_config, read_small_file, too_large
@@ -264,6 +265,42 @@ def own_entry(kind: str, entry_id: str, text: str) -> GpuSpec | ModelSpec:
         except SpecError as error:
             raise error.located(file=label) from None
     return replace(parse_gpu_text(text, label), id=entry_id)
+
+
+def what_was_read(spec: GpuSpec | ModelSpec) -> str:
+    """One line of the values the package read from the reader's pasted file, so the page can show
+    what it understood: "Read: 32 layers, hidden size 4,096, …" (a model) or "Read: 80.0 GB, …" (a GPU).
+    Only values the entry holds; a field the file left out reads as its default, shown the same."""
+    if isinstance(spec, GpuSpec):
+        peaks = ", ".join(
+            f"{flops / 1e12:,.0f} TFLOP/s {precision}" for precision, flops in sorted(spec.dense_flops_per_s.items())
+        )
+        parts = [
+            f"memory {spec.memory_bytes / 1e9:,.1f} GB",
+            f"bandwidth {spec.bandwidth_bytes_per_s / 1e12:,.2f} TB/s",
+            f"dense peak {peaks}",
+        ]
+        return f"Read: {spec.name}: " + "; ".join(parts) + "."
+    parts = [
+        f"{spec.layers:,} layers",
+        f"hidden size {spec.hidden_size:,}",
+        f"{spec.attention_heads:,} attention heads",
+    ]
+    if spec.mla is not None:
+        parts.append("latent attention (MLA)")
+    else:
+        parts += [f"{spec.kv_heads:,} KV heads", f"head size {spec.head_dim:,}"]
+    parts += [f"MLP size {spec.ffn_size:,}", f"vocabulary {spec.vocab_size:,}"]
+    if spec.moe is not None:
+        parts.append(f"{spec.moe.experts:,} experts, {spec.moe.experts_per_token:,} per token")
+    if spec.sliding_window:
+        parts.append(f"sliding window {spec.sliding_window:,}")
+    if spec.max_context:
+        parts.append(f"context up to {spec.max_context:,}")
+    # A pasted config's weight format is not read (own_entry: the calculator's precision menu sets it).
+    parts.append(f"weights stored as {spec.weight_precision}" if spec.weight_precision else "precision from the menu")
+    parts.append(f"{total_parameters(spec) / 1e9:,.2f}B parameters in all")
+    return f"Read: {spec.name}: " + ", ".join(parts) + "."
 
 
 # -- Writing a model entry ------------------------------------------------------------------------

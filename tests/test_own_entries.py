@@ -91,10 +91,18 @@ def test_a_pasted_config_and_gpu_file_change_every_calculator_s_numbers(name: st
         own[kind] = {"id": request[field], "text": GPU_TEXT if kind == "gpu" else MODEL_TEXT}
     after = ask(name, request, own)
     assert "error" not in after, after
-    assert after["own"] == {
-        "gpu": {"id": GPU_ID, "name": "My <b>GPU</b>"},
-        "model": {"id": MODEL_ID, "name": "Your model (Qwen3)"},
+    assert {kind: (entry["id"], entry["name"]) for kind, entry in after["own"].items()} == {
+        "gpu": (GPU_ID, "My <b>GPU</b>"),
+        "model": (MODEL_ID, "Your model (Qwen3)"),
     }
+    # What the package read, for the line under the box (issue 40): the file's own numbers.
+    assert after["own"]["model"]["read"].startswith(
+        "Read: Your model (Qwen3): 64 layers, hidden size 5,120, 64 attention heads, 8 KV heads, head size 128,"
+        " MLP size 25,600, vocabulary 151,936,"
+    )
+    assert after["own"]["gpu"]["read"] == (
+        "Read: My <b>GPU</b>: memory 192.0 GB; bandwidth 8.00 TB/s; dense peak 2,250 TFLOP/s bf16, 4,500 TFLOP/s fp8."
+    )
     changed = [key for key in (output.name for output in form.outputs) if after[key] != before[key]]
     assert len(changed) >= 3, (
         f"calculator {name!r}: only {changed or 'no output'} changed with the reader's GPU and model; "

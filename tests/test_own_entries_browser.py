@@ -179,6 +179,41 @@ def test_hostile_text_shows_as_text_and_a_100_mb_paste_is_refused_by_its_size(br
     context.close()
 
 
+def test_a_paste_shows_what_the_package_read_from_it_as_text(browser, site) -> None:
+    """After a paste the panel says what the package understood (issue 40): the file's layers, widths,
+    heads, vocabulary and experts, the package's own line, set as text; a refused paste clears it."""
+    from roofline.ownspecs import own_entry, what_was_read
+
+    context = browser.new_context()
+    page = context.new_page()
+    form = _ready(page, site.isolated, "prefill-vs-decode", "decode_speed")
+    panel = form.locator("details[data-rf-own=model]")
+    panel.locator("summary").click()
+    box, read = panel.locator("textarea"), panel.locator(".rf-own__read")
+    marked = '<img src=x onerror="window.__pwned = 1">'
+    moe = (ROOT / "tests" / "fixtures" / "hfconfig" / "qwen3-30b-a3b.json").read_text(encoding="utf-8")
+    named = moe.replace("{", '{\n  "_name_or_path": ' + json.dumps(marked) + ",", 1)
+    box.evaluate(PASTE, named)
+    expect(form.locator("select[name=model] option:checked")).to_have_text(marked, timeout=support.STEP_MS)
+    config = json.loads(moe)
+    expect(read).to_have_text(what_was_read(own_entry("model", "own-00000000", named)))
+    shown = read.text_content()
+    for words in (
+        f"Read: {marked}: {config['num_hidden_layers']} layers",
+        f"hidden size {config['hidden_size']:,}",
+        f"{config['num_attention_heads']} attention heads, {config['num_key_value_heads']} KV heads",
+        f"vocabulary {config['vocab_size']:,}",
+        f"{config['num_experts']} experts, {config['num_experts_per_tok']} per token",
+    ):
+        assert words in shown, (words, shown)
+    assert form.locator("img").count() == 0 and page.evaluate("window.__pwned") is None
+    # A paste the package refuses: its one line, and no reading left over from the last one.
+    box.evaluate(PASTE, MALFORMED)
+    expect(panel.locator(".rf-own__error")).to_contain_text("field 'hidden_size': is missing", timeout=support.STEP_MS)
+    expect(read).to_have_text("")
+    context.close()
+
+
 STORE_KEY = "roofline.own.v1"
 #: A config.json nested 3,000 deep (6 kB): it overflowed JavaScript's stack inside json.loads and
 #: killed the calculators' Python, and the page kept it (issue 42, NC1).

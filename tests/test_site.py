@@ -239,6 +239,22 @@ def test_formulas_page_names_every_formula_function(site):
         assert name in text, name
 
 
+def test_notebook_page_says_at_its_top_how_to_run_it(site):
+    """The notebook does not run in the page like a Run cell (issue 40), so before its first cell the
+    page says so, and gives the README's commands to get the package and open the notebook."""
+    notebook = page(site, "notebooks/explore-the-roofline")
+    first_cell = notebook.select_one(".jp-CodeCell")
+    top = " ".join(" ".join(cell.get_text().split()) for cell in first_cell.find_all_previous(class_="jp-MarkdownCell"))
+    assert "unlike the chapters' Run cells, it does not run in your browser" in top
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("### The notebook") :]
+    block = section[section.index("```sh") + len("```sh") : section.index("```", section.index("```sh") + 5)]
+    commands = [line.split("  #")[0].strip() for line in block.strip().splitlines()]
+    assert len(commands) == 5 and commands[-1].startswith("jupyter lab docs/notebooks/")
+    for command in commands:
+        assert " ".join(command.split()) in top, command
+
+
 def test_notebook_page_is_executed_with_inline_charts(site):
     notebook = page(site, "notebooks/explore-the-roofline")
     assert "decode, per user" in text_of(notebook)  # an executed cell's output

@@ -14,9 +14,21 @@
 # # Explore the roofline
 #
 # This notebook runs the same `roofline` package as the chapters, when the site
-# is built. <a href="explore-the-roofline.py" download>Download it</a> (a
-# Jupytext notebook: a plain `.py` file), change the GPU, the model or the load,
-# and run it again; the repository's README says how to run it on your machine.
+# is built. This page shows what it printed then: unlike the chapters' Run cells,
+# it does not run in your browser. <a href="explore-the-roofline.py" download>Download it</a>
+# (a Jupytext notebook: a plain `.py` file), change the GPU, the model or the load,
+# and run it again on your machine:
+#
+# ```sh
+# git clone <this repository> roofline && cd roofline
+# python3 -m venv .venv && . .venv/bin/activate
+# pip install .                         # the roofline package, standard library only
+# pip install jupyterlab jupytext altair vl-convert-python
+# jupyter lab docs/notebooks/explore-the-roofline.py   # Jupytext opens it as a notebook
+# ```
+#
+# Without Jupyter, `python docs/notebooks/explore-the-roofline.py` prints the same
+# numbers (the charts need a notebook to show).
 #
 # Charts use Altair's `svg` renderer: vl-convert draws them in the kernel, so
 # the page needs no JavaScript from anywhere to show them.

@@ -267,6 +267,7 @@ def _own_entry(field_id: str, field: Field) -> str:
         f'<textarea id="{panel}-text" rows="4" spellcheck="false" autocomplete="off" autocapitalize="off"'
         f' aria-describedby="{panel}-error"></textarea>'
         f'<span class="rf-own__error" id="{panel}-error" aria-live="polite"></span>'
+        f'<p class="rf-own__read" id="{panel}-read" aria-live="polite"></p>'
         f'<div class="rf-own__fill" role="group" aria-labelledby="{panel}-fill">'
         f'<p class="rf-own__or" id="{panel}-fill">Or type its numbers:</p>{numbers}'
         f'<button type="button" class="rf-button rf-own__use">Use these numbers</button></div>'

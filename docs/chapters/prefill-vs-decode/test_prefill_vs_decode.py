@@ -621,3 +621,29 @@ def test_the_4_bit_crossover_is_the_quantization_chapters_with_the_rules_beside(
     assert values["crossover_int4_weights"] == fmt.users(simple_crossover_batch(h100, "int4"))
     assert values["crossover_int4_awq"] == quantization["cb_h100_int4_awq"]
     assert values["crossover_int4_scaled"] != values["crossover_int4_weights"]
+
+
+@pytest.mark.slow
+def test_terms_from_later_chapters_are_introduced_where_they_first_appear(chapter):
+    """Tensor parallelism, mixtures of experts and fp8 are taught in later chapters (issue 40): the
+    page's first use of each, in reading order, is in or after the sentence that says what it is."""
+    # Without a separator between elements, so that a glossary link inside a sentence reads on.
+    text = " ".join(chapter.select_one("article").get_text().split())
+    lowered = text.lower()
+    for term, introduction in (
+        ("tensor parallel", "Splitting every layer between them is called tensor parallelism"),
+        ("tensor-parallel", "Splitting every layer between them is called tensor parallelism"),
+        ("expert", "mixtures of experts: models whose feed-forward layers are split into many blocks"),
+        ("fp8", "The format is fp8: a floating-point number in one byte"),
+    ):
+        assert introduction in text, introduction
+        assert lowered.index(term) >= text.index(introduction), (term, text[lowered.index(term) - 80 :][:200])
+    assert "the parallelism chapter teaches it" in text and "quantization chapter covers the formats" in text
+    # Beside the calculator, before its expected output, one sentence says what "expected" means.
+    start = text.index("Try it: pick a GPU, a model and a load")
+    label = text.index("Tokens/s for each user (expected, with band)", start)
+    beside = text[start:label]
+    assert "an expected figure: a calibrated prediction with a band, fitted on published serving runs" in beside
+    assert "Measured vs ceiling explains the fit" in beside
+    links = [a["href"] for a in chapter.select("article a") if a.get_text(strip=True) == "Measured vs ceiling"]
+    assert "../../reference/measured/" in links

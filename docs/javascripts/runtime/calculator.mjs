@@ -389,6 +389,8 @@ class Calculator {
     if (typeof answer.own === "string" && entry) {
       // The package refused the pasted text: one line under the box; the menu and results stay.
       this.ownError(entry.field, String(answer.error));
+      const read = this.owns[entry.field].panel.querySelector(".rf-own__read");
+      if (read) read.textContent = ""; // what an earlier paste read is not what this one says
       this.form.dataset.state = entry.state;
       return;
     }
@@ -450,6 +452,9 @@ class Calculator {
     this.control(entry.field).value = entry.id;
     this.mark(entry.field, "");
     this.ownError(entry.field, problem);
+    // What the package understood of the paste (layers, heads, experts…): as text, never as markup.
+    const read = this.owns[entry.field].panel.querySelector(".rf-own__read");
+    if (read) read.textContent = typeof named?.read === "string" ? named.read : "";
     clearTimeout(this.urlTimer);
     this.urlTimer = setTimeout(() => this.saveToURL(params), URL_DELAY_MS);
   }

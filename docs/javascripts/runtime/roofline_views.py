@@ -15,9 +15,10 @@ The reader's own GPU or model ("Your GPU…", "Your model…") comes as ``own``,
 ``{"model": {"id": "own-1a2b3c4d", "text": "<config.json>"}}``: the text the reader pasted,
 read by the package's own readers (``roofline.ownspecs.own_entry``, as ``--model`` and
 ``--gpu`` read a file) and given to the view for that call only (``forms.own_entries``).
-Every answer then says what each entry is called, ``"own": {"model": {"id", "name"}}``, for
-the menu. A text the readers refuse answers ``{"error": "...", "own": "model"}``: the page
-shows the line under the paste and keeps the results it has.
+Every answer then says what each entry is called, ``"own": {"model": {"id", "name", "read"}}``:
+the name for the menu, and what the package read from it (``ownspecs.what_was_read``) for the
+line under the box. A text the readers refuse answers ``{"error": "...", "own": "model"}``: the
+page shows the line under the paste and keeps the results it has.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from roofline import SpecError
 from roofline.errors import shortened
 from roofline.forms import OWN_KINDS, InputError, own_entries
 from roofline.loader import SpecSet
-from roofline.ownspecs import own_entry
+from roofline.ownspecs import own_entry, what_was_read
 
 #: Python module name of a calculator, as the worker writes it (sitegen.pages.CALCULATOR_MODULE too).
 MODULE_PREFIX = "roofline_calculator_"
@@ -51,7 +52,8 @@ def _own(own: str) -> tuple[SpecSet, dict[str, dict[str, str]]]:
             error.kind = kind
             raise
         (gpus if kind == "gpu" else models)[spec.id] = spec
-        names[kind] = {"id": spec.id, "name": spec.name}
+        # What the package read from the text, for the page to show under the box (as text).
+        names[kind] = {"id": spec.id, "name": spec.name, "read": what_was_read(spec)}
     return SpecSet(gpus=gpus, models=models), names
 
 
