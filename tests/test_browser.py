@@ -471,7 +471,10 @@ def test_the_calculator_shows_the_rule_the_ceiling_and_the_expected_band(chapter
         set_control(page, name, defaults[name])
     wait_for(page, defaults)
     assert shown(page) == expected(defaults)
-    expect(form.locator("[data-rf-out=expected]")).to_have_text("130 (band 113–166) tokens/s")
+    # The expected figure is the calibration's (it moves when the fit does): its shape, computed by the package.
+    band = expected(defaults)["expected"]
+    assert re.fullmatch(r"\d[\d,]* \(band \d[\d,]*–\d[\d,]*\) tokens/s", band), band
+    expect(form.locator("[data-rf-out=expected]")).to_have_text(band)
     expect(form.locator("[data-rf-out=explain]")).to_contain_text(
         "The rule of thumb gives 209; an engine reads one row of the embedding, not the whole table, so 223"
     )
