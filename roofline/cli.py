@@ -33,7 +33,7 @@ import urllib.parse
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from . import architecture as arch
 from . import formatting as fmt
@@ -41,7 +41,7 @@ from .calibration import COSTS, cost_model, load_calibration
 from .deployment import PARALLEL, Split, best_tp_degree, deploy, deployment_dict, hops_across_nodes, split_for
 from .epdeploy import ExpertLayout, check_layout, expert_dict, expert_report, expert_step
 from .errors import SHOWN_LENGTH, SpecError, did_you_mean, one_line, shortened, shown
-from .estimate import estimate
+from .estimate import Estimate, estimate
 from .explain import math_choice
 from .fleet import MAX_REPLICAS, fleet_facts, replicas_lines, replicated, simulate_fleet
 from .hfconfig import FAMILIES, read_config
@@ -702,6 +702,25 @@ def _spans_nodes_note(hardware: Hardware, split: Split, hops_across: int) -> str
     )
 
 
+def _estimate(args: argparse.Namespace, specs: SpecSet, **layout: Any) -> Estimate:
+    """``estimate`` with the options every layout reads from the command line (GPU, model,
+    precisions, GPU count, batch, context, prompt, usable fraction), plus ``layout``'s own."""
+    return estimate(
+        args.gpu,
+        args.model,
+        precision=args.precision,
+        kv_precision=args.kv_precision,
+        compute_precision=args.compute_precision,
+        gpus=args.gpus,
+        batch=args.batch,
+        context=args.context,
+        prompt=args.prompt,
+        usable_fraction=args.usable_fraction,
+        specs=specs,
+        **layout,
+    )
+
+
 def _run_estimate(args: argparse.Namespace, specs: SpecSet) -> str:
     _check_id("--gpu", specs.gpu, args.gpu)
     _check_id("--model", specs.model, args.model)
@@ -712,23 +731,14 @@ def _run_estimate(args: argparse.Namespace, specs: SpecSet) -> str:
     if args.parallel != "tp":
         return _run_split(args, specs)
     try:
-        result = estimate(
-            args.gpu,
-            args.model,
-            precision=args.precision,
-            kv_precision=args.kv_precision,
-            compute_precision=args.compute_precision,
-            gpus=args.gpus,
-            batch=args.batch,
-            context=args.context,
-            prompt=args.prompt,
+        result = _estimate(
+            args,
+            specs,
             shared_prefix=args.shared_prefix,
-            usable_fraction=args.usable_fraction,
             attention_dp=args.attention_dp,
             allreduce_latency_s=args.allreduce_latency,
             allreduce_preset=args.allreduce_preset,
             costs=args.costs,
-            specs=specs,
         )
     except SpecError as error:
         raise _precision_hint(error) from None
@@ -881,20 +891,8 @@ def _run_expert(args: argparse.Namespace, specs: SpecSet) -> str:
         option = _EXPERT_FIELDS.get(error.field or "", error.field)
         raise SpecError(f"{option}: {error.message}", hint=error.hint) from None
     try:
-        result = estimate(
-            args.gpu,
-            args.model,
-            precision=args.precision,
-            kv_precision=args.kv_precision,
-            compute_precision=args.compute_precision,
-            gpus=args.gpus,
-            batch=args.batch,
-            context=args.context,
-            prompt=args.prompt,
-            usable_fraction=args.usable_fraction,
-            attention_dp=args.gpus > 1,
-            specs=specs,
-        )
+        # Expert parallelism keeps attention data-parallel: each GPU holds its own users' cache.
+        result = _estimate(args, specs, attention_dp=args.gpus > 1)
         step = expert_step(result.hardware, result.workload, layout)
     except SpecError as error:
         raise _precision_hint(error) from None
