@@ -668,3 +668,26 @@ def test_the_decode_speed_example_shows_the_lone_users_quoted_speed(values):
     assert answer["per_user"] == values["decode_small_ceiling"]
     assert answer["total"] == values["decode_small_ceiling"]
     assert calculator.view(**calculator.FORM.defaults)["per_user"] != values["decode_small_ceiling"]
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+def test_pressing_the_example_button_shows_the_lone_users_quoted_speed(browser, site, values) -> None:
+    """Issue 40, in the browser: Space on the focused button sets every input to the paragraph's
+    single user with no context, Python recomputes, and the quoted tokens/s is what the widget shows."""
+    from support import BOOT_MS, Recorded, rendered, text_outputs
+
+    expect = pytest.importorskip("playwright.sync_api").expect
+    recorded = Recorded.open(browser)
+    page = recorded.page()
+    page.goto(site.isolated + FOLDER.url)
+    form = page.locator("[data-rf-calc=decode_speed]")
+    form.scroll_into_view_if_needed()
+    form.get_by_role("button", name="Load this section's example").focus()
+    page.keyboard.press("Space")
+    example = chapter_module.EXAMPLES["lone"]
+    expect(form).to_have_attribute("data-rf-rendered", rendered(example), timeout=BOOT_MS)
+    for name, value in example.items():
+        assert form.locator(f"[name={name}]").input_value() == str(value), name
+    assert text_outputs(form)["per_user"] == values["decode_small_ceiling"]
+    recorded.close()
