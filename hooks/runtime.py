@@ -9,6 +9,7 @@
 
     <!-- roofline:run-cell programs/NAME.py -->   a Run cell showing programs/NAME.py beside the page
     <!-- roofline:calculator NAME -->            the calculator calculators/NAME.py beside the page
+    <!-- roofline:calculator NAME example=KEY --> the same, with a button loading page.py's EXAMPLES[KEY]
     <!-- roofline:quiz -->                       the graded quiz quiz.py beside the page
 
 - on_post_page:    on a page with a widget, ``<link rel="modulepreload">`` for the widget

@@ -153,6 +153,44 @@ def test_a_broken_calculator_is_one_line_naming_page_marker_and_key(root: Path, 
     assert message in line
 
 
+EXAMPLE_MARKER = "<!-- roofline:calculator c example=busy -->"
+
+
+def example_widget(root: Path, examples: str) -> str:
+    """The calculator c with the page's example ``busy``, where page.py declares ``examples``."""
+    page = root / "docs" / "chapters" / "x" / "page.py"
+    page.write_text(page.read_text() + f"\nEXAMPLES = {examples}\n")
+    return markers(root).replace(EXAMPLE_MARKER, "chapters/x/index.md", "chapters/x/")
+
+
+def test_a_calculator_offers_the_pages_example_as_a_button(root: Path) -> None:
+    html = example_widget(root, "{'busy': {'users': helper.ANSWER and 7}}")
+    assert 'data-rf-example="{&quot;users&quot;:7}"' in html
+    assert ">Load this section's example</button>" in html
+    assert "rf-calc__example" not in widget(root)  # no example named, no button
+
+
+@pytest.mark.parametrize(
+    ("examples", "message"),
+    [
+        ("{'busy': {'users': 11}}", "field users must be a whole number from 1 to 10, got 11"),
+        ("{'busy': {'users': 2, 'gpu': 'h100-sxm'}}", "field gpu is not a field of this calculator (fields: users)"),
+        ("{'busy': {}}", "field users is missing"),
+        ("{'calm': {'users': 2}}", "does not exist (examples there: calm); add it, built from the prose's constants"),
+    ],
+    ids=["out of range", "unknown field", "missing field", "unknown example"],
+)
+def test_a_bad_example_is_one_line_naming_page_calculator_and_field(root: Path, examples: str, message: str) -> None:
+    with pytest.raises(MarkerError) as error:
+        example_widget(root, examples)
+    line = one_line(error)
+    assert line.startswith(
+        f"runtime hook: docs/chapters/x/index.md: {EXAMPLE_MARKER} docs/chapters/x/page.py: EXAMPLES['busy']"
+        " for calculator c"
+    )
+    assert message in line, line
+
+
 def test_a_calculator_name_used_twice_is_one_line(root: Path) -> None:
     write(root, {"docs/chapters/y/index.md": "# Y\n", "docs/chapters/y/calculators/c.py": GOOD_CALCULATOR})
     with pytest.raises(PageModuleError) as error:

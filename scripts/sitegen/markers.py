@@ -4,6 +4,9 @@
                                                  from the page's folder (anywhere under docs/)
     <!-- roofline:calculator NAME -->            the calculator calculators/NAME.py of the page's
                                                  folder (or, by its site-wide name, another's)
+    <!-- roofline:calculator NAME example=KEY --> the same, with a "Load this section's example"
+                                                 button setting the inputs to EXAMPLES[KEY] of the
+                                                 page's page.py (the prose's own constants)
     <!-- roofline:quiz -->                       the graded quiz quiz.py of the page's folder
                                                  (roofline.quiz), one question pre-drawn here
 
@@ -25,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from roofline.forms import Form, FormError
+from roofline.forms import Form, FormError, InputError
 
 from . import widgets
 from .pages import CALCULATOR_NAME, PageFolder, PageModuleError, calculator_folder, failure
@@ -33,6 +36,8 @@ from .pages import CALCULATOR_NAME, PageFolder, PageModuleError, calculator_fold
 #: A marker: the widget kind, then its argument. Matched on the page's HTML, where comments pass through.
 MARKER = re.compile(r"<!--\s*roofline:(?P<kind>[\w-]+)(?P<argument>[^>]*?)\s*-->")
 KINDS = ("run-cell", "calculator", "quiz")
+#: A calculator marker's argument: the calculator's name, then optionally the page's example to offer.
+CALCULATOR_ARGUMENT = re.compile(r"(?P<name>\S*)(?:\s+example=(?P<example>[\w-]+))?")
 #: The seed of the question a quiz shows before Python starts (any fixed seed: the build's draw).
 BUILD_SEED = 0
 #: Draws per template the build checks (roofline.quiz.check_quiz), as tests/test_quiz.py does.
@@ -126,6 +131,25 @@ class Markers:
         form, initial = self.calculators[path]
         return form, initial, path
 
+    def example(self, form: Form, name: str, key: str, page: str) -> dict[str, Any]:
+        """``EXAMPLES[key]`` of the page's ``page.py``, checked against ``form``: the inputs at which the
+        calculator shows the figures the prose quotes. ValueError naming page, calculator and field."""
+        folder = PageFolder(self.docs, (self.docs / page).parent)
+        try:
+            examples = getattr(folder.module(), "EXAMPLES", None)
+        except PageModuleError as error:
+            raise ValueError(str(error)) from None
+        where = f"{folder.where(folder.generator)}: EXAMPLES[{key!r}] for calculator {name}"
+        if not isinstance(examples, dict) or key not in examples:
+            known = ", ".join(examples) if isinstance(examples, dict) else "none"
+            raise ValueError(
+                f"{where} does not exist (examples there: {known}); add it, built from the prose's constants"
+            )
+        try:
+            return form.validate(examples[key])
+        except InputError as error:
+            raise ValueError(f"{where}: field {', '.join(error.fields)} {error.message}") from None
+
     def snapshot_fragment(self) -> str:
         """``#sha256=RECORDS&raw=RAW``: the digests the worker checks the snapshot against (boot.mjs)."""
         named = [f"sha256={self.snapshot_digest}"] if self.snapshot_digest else []
@@ -156,13 +180,16 @@ class Markers:
                     count += 1
                     return widgets.run_cell(source, filename, links, index=count)
                 if kind == "calculator":
-                    if argument in seen:
+                    parsed = CALCULATOR_ARGUMENT.fullmatch(argument)
+                    name, key = (parsed["name"], parsed["example"]) if parsed else (argument, None)
+                    if name in seen:
                         raise ValueError("appears twice on the page; each calculator once (its inputs live in the URL)")
-                    seen.add(argument)
-                    form, initial, path = self.calculator(argument, page)
+                    seen.add(name)
+                    form, initial, path = self.calculator(name, page)
+                    example = self.example(form, name, key, page) if key else None
                     # The site serves a calculator where it sits under docs/; the worker fetches it there.
                     module_url = relative_url(path.relative_to(self.docs).as_posix(), page_url)
-                    return widgets.calculator(argument, form, initial, links, module_url)
+                    return widgets.calculator(name, form, initial, links, module_url, example=example)
                 if kind == "quiz":
                     if kind in seen:
                         raise ValueError("appears twice on the page; a page has one quiz")

@@ -295,23 +295,42 @@ def _json_attribute(value: Any) -> str:
     return html.escape(json.dumps(value, separators=(",", ":"), ensure_ascii=False), quote=True)
 
 
-def calculator(name: str, form: Form, initial: dict[str, Any], links: RuntimeLinks, module: str) -> str:
+def calculator(
+    name: str,
+    form: Form,
+    initial: dict[str, Any],
+    links: RuntimeLinks,
+    module: str,
+    *,
+    example: dict[str, Any] | None = None,
+) -> str:
     """The calculator ``name``: its declared form, its outputs filled with ``initial`` (the view of the defaults).
 
     ``module`` is the URL of its Python view module, relative to the page; the worker imports it.
+    ``example``: checked inputs at which it shows the section's quoted figures (the page's
+    ``EXAMPLES``); a button then sets them, and calculator.mjs recomputes as for typed input.
     """
     prefix = f"rf-{name}"
     controls = "".join(_control(f"{prefix}-{field.name}", field) for field in form.fields)
     rows = "".join(_row(output, initial) for output in form.outputs if KINDS[output.kind].place == "row")
     figures = "".join(_figure(output, initial) for output in form.outputs if KINDS[output.kind].place == "figure")
     rules = [rule.declaration() for rule in form.rules]
+    offer = ""
+    if example is not None:
+        offer = (
+            f'<p class="rf-calc__example-row"><button type="button" class="rf-button rf-calc__example"'
+            f' data-rf-example="{_json_attribute(example)}" aria-describedby="{prefix}-example-why">'
+            "Load this section's example</button>"
+            f' <span id="{prefix}-example-why">Sets the inputs to those the text above uses, so its figures'
+            " appear below.</span></p>"
+        )
     return f"""<form class="rf-calc" data-rf-calc="{html.escape(name)}" data-state="static" \
 data-fits="{str(bool(initial.get("fits", True))).lower()}" {links.attributes()} \
 data-rf-module="{html.escape(module)}" data-rf-defaults="{_json_attribute(form.defaults)}" \
 data-rf-rules="{_json_attribute(rules)}" data-rf-initial="{_json_attribute(initial)}" \
 aria-labelledby="{prefix}-title" novalidate>
 <p class="rf-calc__title" id="{prefix}-title"><strong>{html.escape(form.title)}</strong></p>
-<fieldset><legend>{html.escape(form.legend)}</legend>{controls}</fieldset>
+<fieldset><legend>{html.escape(form.legend)}</legend>{controls}</fieldset>{offer}
 <p class="rf-calc__note" role="status" hidden></p>
 <div class="rf-calc__results">
 <p class="rf-calc__verdict" data-rf-out="verdict">{html.escape(str(initial.get("verdict", "")))}</p>

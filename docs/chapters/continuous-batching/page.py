@@ -140,6 +140,28 @@ class Spread:
         return f"from {show(self.low)} to {show(self.high)}"
 
 
+#: The serving calculator's "Load this section's example" (``<!-- roofline:calculator serving example=compare -->``):
+#: the comparison's continuous run, so the widget shows the figures the prose quotes for it (seed 0,
+#: ``COMPARE.requests`` requests, as the calculator runs). The build checks these against the form's fields.
+EXAMPLES: dict[str, dict[str, object]] = {
+    "compare": {
+        "gpu": GPU,
+        "gpus": "1",
+        "precision": PRECISION,
+        "model": MODEL,
+        "policy": "continuous",
+        "admission": "paged",
+        "rate": int(COMPARE.rate),
+        "max_batch": COMPARE.max_batch,
+        "prompt_low": COMPARE.prompt.low,
+        "prompt_high": COMPARE.prompt.high,
+        "output_low": COMPARE.output.low,
+        "output_high": COMPARE.output.high,
+        "token_budget": CHUNK_BUDGET,
+    },
+}
+
+
 def duration(seconds: float | None) -> str:
     """A latency as the page prints it (``roofline.formatting.duration``); — where there is no sample."""
     return "—" if seconds is None else fmt.duration(seconds)

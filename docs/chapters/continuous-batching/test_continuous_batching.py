@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import html
 import itertools
+import json
 import re
 import subprocess
 import sys
@@ -670,3 +671,62 @@ def test_the_calculator_says_its_times_under_load_are_not_ceilings_and_gives_the
     assert f"or a next one sooner than {fmt.duration(best['itl_mean_s'])} (one decode pass" in view["explain"]
     page = (Path(__file__).parent / "index.md").read_text()
     assert "where the ceiling is a\nbound no run beats" not in page and "That does not make its times ceilings" in page
+
+
+# ---- "Load this section's example" (issue 40) ---------------------------------------------------------------
+
+#: The comparison's figures the prose quotes for its continuous run, and the calculator output showing each.
+EXAMPLE_FIGURES = {
+    "cmp_continuous_tps": "throughput",
+    "cmp_continuous_rps": "throughput",
+    "cmp_continuous_ttft": "ttft",
+    "cmp_continuous_tpot": "tpot",
+    "cmp_continuous_goodput": "goodput",
+    "cmp_itl_p50": "itl",
+    "cmp_itl_p99": "itl",
+}
+
+
+def test_the_example_is_the_comparisons_inputs_and_the_view_shows_its_quoted_figures(values) -> None:
+    """At the page's example the calculator shows what the prose quotes for the continuous run, not
+    the defaults' different traffic (the defaults' prompts reach 2,048 tokens and arrive 10 a second)."""
+    example = chapter.EXAMPLES["compare"]
+    assert calculator.FORM.validate(example) == example
+    assert (example["rate"], example["prompt_high"]) == (chapter.COMPARE.rate, chapter.COMPARE.prompt.high)
+    assert calculator.REQUESTS == chapter.COMPARE.requests  # the same draw of requests as the prose's run
+    answer = calculator.view(**example)
+    defaults = calculator.view(**calculator.DEFAULTS)
+    for key, output in EXAMPLE_FIGURES.items():
+        assert values[key] in answer[output], (key, values[key], answer[output])
+    assert values["cmp_continuous_tps"] not in defaults["throughput"]
+
+
+@pytest.mark.slow
+def test_the_page_offers_the_example_button_with_its_inputs(page) -> None:
+    button = page.select_one("[data-rf-calc=serving] button.rf-calc__example")
+    assert button is not None, "the serving calculator offers the section's example"
+    assert button.get("type") == "button" and button.get_text() == "Load this section's example"
+    assert page.select_one(f"#{button['aria-describedby']}").get_text().startswith("Sets the inputs")
+    assert json.loads(button["data-rf-example"]) == chapter.EXAMPLES["compare"]
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+def test_pressing_the_example_button_sets_the_inputs_and_shows_the_prose_figures(browser, site, values) -> None:
+    expect = pytest.importorskip("playwright.sync_api").expect
+    recorded = Recorded.open(browser)
+    page = recorded.page()
+    page.goto(site.isolated + FOLDER.url)
+    form = page.locator("[data-rf-calc=serving]")
+    form.scroll_into_view_if_needed()
+    button = form.get_by_role("button", name="Load this section's example")
+    button.focus()
+    page.keyboard.press("Enter")  # reachable and pressed from the keyboard
+    example = chapter.EXAMPLES["compare"]
+    expect(form).to_have_attribute("data-rf-rendered", rendered(example), timeout=BOOT_MS)
+    for name, value in example.items():
+        assert form.locator(f"[name={name}]").input_value() == str(value), name
+    shown = text_outputs(form)
+    for key, output in EXAMPLE_FIGURES.items():
+        assert values[key] in shown[output], (key, values[key], shown[output])
+    recorded.close()

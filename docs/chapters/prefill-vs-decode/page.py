@@ -74,6 +74,13 @@ CACHED_EXAMPLE = 1000
 CAPACITY_CONTEXT = 4096
 QUIZ_CONTEXT = 8192
 QUIZ_PROMPT = 8000
+#: The decode-speed calculator's "Load this section's example" (``<!-- roofline:calculator decode_speed
+#: example=lone -->``): the single user with no context that "A lightly loaded GPU is an expensive way to
+#: serve" prices just above the widget, whose defaults (4,096 tokens of context) differ. ``build`` computes
+#: that paragraph's step from these same inputs; the build checks them against the form's fields.
+EXAMPLES: dict[str, dict[str, object]] = {
+    "lone": {"gpu": GPU, "model": SMALL_MODEL, "precision": PRECISIONS[0], "gpus": 1, "users": 1, "context": 0},
+}
 
 
 def model_groups(ctx: Context) -> tuple[list[str], list[str]]:
@@ -195,8 +202,11 @@ def compute_values(ctx: Context, content: PageContent) -> None:
     _rule_and_ceiling(ctx, focus, content, at)
 
     # Batching at no context, on the ceiling's accounting (one step, computed once, quoted everywhere).
-    lone = decode_step(one, Workload(small, batch=1))
-    crowd = decode_step(one, Workload(small, batch=BATCH_EXAMPLE))
+    alone = EXAMPLES["lone"]  # the inputs the calculator's example loads
+    lone = decode_step(
+        one, Workload(small, str(alone["precision"]), batch=int(alone["users"]), context=int(alone["context"]))
+    )
+    crowd = decode_step(one, Workload(small, str(alone["precision"]), batch=BATCH_EXAMPLE))
     put("batch_example", str(BATCH_EXAMPLE))
     put("step_batch1_ms", ms(lone.seconds))
     put("step_batchN_ms", ms(crowd.seconds))

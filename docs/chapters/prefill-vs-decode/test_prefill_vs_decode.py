@@ -286,6 +286,16 @@ def test_the_first_paint_shows_the_packages_numbers_for_the_defaults(markers) ->
         assert f'id="rf-decode_speed-{field.name}"' in html
 
 
+def test_the_page_marker_offers_the_lone_example_as_a_button(markers) -> None:
+    """Issue 40: the page's marker names the example; the widget carries its inputs on a labelled button."""
+    marker = "<!-- roofline:calculator decode_speed example=lone -->"
+    assert marker in PAGE.read_text(encoding="utf-8")
+    soup = BeautifulSoup(markers.replace(marker, FOLDER.page, FOLDER.url), "html.parser")
+    button = soup.select_one("button.rf-calc__example")
+    assert button.get_text() == "Load this section's example" and button["type"] == "button"
+    assert json.loads(button["data-rf-example"]) == chapter_module.EXAMPLES["lone"]
+
+
 def test_the_view_words_a_deployment_that_does_not_fit() -> None:
     view = calculator.view(**dict(calculator.DEFAULTS, model="llama-3.1-405b"))
     # 811.7 GB over 85.0 GB per H100 is 9.5 GPUs; the smallest tensor-parallel degree that holds it is 16.
@@ -554,7 +564,7 @@ def test_chapter_covers_the_required_topics(chapter):
 def test_chapter_source_keeps_the_runtime_markers_on_their_own_lines():
     lines = PAGE.read_text(encoding="utf-8").splitlines()
     run_cell_marker = "<!-- roofline:run-cell programs/h100_decode_prefill.py -->"
-    calculator_marker = "<!-- roofline:calculator decode_speed -->"
+    calculator_marker = "<!-- roofline:calculator decode_speed example=lone -->"
     run_cell = lines.index(run_cell_marker)
     calculator = lines.index(calculator_marker)
     assert lines.count(run_cell_marker) == lines.count(calculator_marker) == 1
@@ -647,3 +657,37 @@ def test_terms_from_later_chapters_are_introduced_where_they_first_appear(chapte
     assert "Measured vs ceiling explains the fit" in beside
     links = [a["href"] for a in chapter.select("article a") if a.get_text(strip=True) == "Measured vs ceiling"]
     assert "../../reference/measured/" in links
+
+
+def test_the_decode_speed_example_shows_the_lone_users_quoted_speed(values):
+    """Issue 40: the calculator's example is the paragraph's single user with no context; at those
+    inputs it shows the tokens/s the prose quotes, which its defaults (4,096 tokens cached) do not."""
+    example = chapter_module.EXAMPLES["lone"]
+    assert calculator.FORM.validate(example) == example
+    answer = calculator.view(**example)
+    assert answer["per_user"] == values["decode_small_ceiling"]
+    assert answer["total"] == values["decode_small_ceiling"]
+    assert calculator.view(**calculator.FORM.defaults)["per_user"] != values["decode_small_ceiling"]
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+def test_pressing_the_example_button_shows_the_lone_users_quoted_speed(browser, site, values) -> None:
+    """Issue 40, in the browser: Space on the focused button sets every input to the paragraph's
+    single user with no context, Python recomputes, and the quoted tokens/s is what the widget shows."""
+    from support import BOOT_MS, Recorded, rendered, text_outputs
+
+    expect = pytest.importorskip("playwright.sync_api").expect
+    recorded = Recorded.open(browser)
+    page = recorded.page()
+    page.goto(site.isolated + FOLDER.url)
+    form = page.locator("[data-rf-calc=decode_speed]")
+    form.scroll_into_view_if_needed()
+    form.get_by_role("button", name="Load this section's example").focus()
+    page.keyboard.press("Space")
+    example = chapter_module.EXAMPLES["lone"]
+    expect(form).to_have_attribute("data-rf-rendered", rendered(example), timeout=BOOT_MS)
+    for name, value in example.items():
+        assert form.locator(f"[name={name}]").input_value() == str(value), name
+    assert text_outputs(form)["per_user"] == values["decode_small_ceiling"]
+    recorded.close()

@@ -72,6 +72,9 @@ class Calculator {
     }
     form.addEventListener("submit", (event) => event.preventDefault());
     form.addEventListener("input", (event) => this.changed(event));
+    // "Load this section's example" (sitegen/widgets.py): the prose's inputs, checked at build time.
+    const example = form.querySelector("button[data-rf-example]");
+    if (example) example.addEventListener("click", () => this.loadExample(JSON.parse(example.dataset.rfExample)));
     runtime.calcs.addEventListener("state", () => this.showRuntime(), { signal });
     // While the numbers are greyed for want of Python, a line above them says why and how far
     // along its start is (runtime.mjs, startingText); it follows the form's data-state.
@@ -345,6 +348,17 @@ class Calculator {
     // two, and Chrome ignores it when called hundreds of times in a few seconds.
     clearTimeout(this.urlTimer);
     this.urlTimer = setTimeout(() => this.saveToURL(params), URL_DELAY_MS);
+  }
+
+  /** Set every control to `params` (the section's example) and recompute, as typed input would. */
+  loadExample(params) {
+    this.setControls(params);
+    const checked = this.readControls();
+    if (!checked) return; // the build checked the example; a control marks what it refused
+    this.showNote([]);
+    this.request(checked);
+    clearTimeout(this.urlTimer);
+    this.saveToURL(checked);
   }
 
   /** This calculator's inputs into the address bar (none while they are the defaults); others' keys stay. */
