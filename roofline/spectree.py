@@ -33,7 +33,7 @@ from dataclasses import dataclass, replace
 from .errors import SpecError, shown
 from .performance import Hardware, Pass, Workload, decode_pass, resolved
 from .specs import ModelSpec
-from .speculative import MAX_BREAK_EVEN_BATCH, _emptied, _falling_root, _verification, check_draft, without_fusion
+from .speculative import MAX_BREAK_EVEN_BATCH, _emptied, _verification, check_draft, gain_falls_to_zero, without_fusion
 
 #: Largest tree the package prices: SGLang's own examples verify up to 64 tokens per request.
 MAX_VERIFIED = 1024
@@ -150,14 +150,7 @@ class TreeRounds:
             round_ = self.at(batch)
             return tau * round_.baseline.seconds - round_.seconds
 
-        if gain(1) <= 0:
-            return 1.0
-        low, high = 1.0, 2.0
-        while gain(high) > 0:
-            if high >= MAX_BREAK_EVEN_BATCH:
-                return None
-            low, high = high, min(2 * high, MAX_BREAK_EVEN_BATCH)
-        return _falling_root(gain, low, high, tolerance=1e-4)
+        return gain_falls_to_zero(gain)
 
 
 def tree_break_even(

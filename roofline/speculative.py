@@ -416,15 +416,22 @@ class Rounds:
             round_ = self.at(batch)
             return tokens * round_.baseline.seconds - round_.seconds
 
-        if gain(1) <= 0:
-            return 1.0
-        low, high = 1.0, 2.0
-        while gain(high) > 0:
-            if high >= MAX_BREAK_EVEN_BATCH:
-                return None
-            low, high = high, min(2 * high, MAX_BREAK_EVEN_BATCH)
-        # A ten-thousandth of the batch is far finer than any reader needs (the page shows whole users).
-        return _falling_root(gain, low, high, tolerance=1e-4)
+        return gain_falls_to_zero(gain)
+
+
+def gain_falls_to_zero(gain: Callable[[float], float]) -> float | None:
+    """The batch at which a speculative round's ``gain(B)`` (``τ t(B) - round(B)``, above 0 while
+    speculating pays) falls to 0: 1.0 if it never pays, None if it still pays at
+    ``MAX_BREAK_EVEN_BATCH``. The bracket doubles from 1, then ``_falling_root`` narrows it."""
+    if gain(1) <= 0:
+        return 1.0
+    low, high = 1.0, 2.0
+    while gain(high) > 0:
+        if high >= MAX_BREAK_EVEN_BATCH:
+            return None
+        low, high = high, min(2 * high, MAX_BREAK_EVEN_BATCH)
+    # A ten-thousandth of the batch is far finer than any reader needs (the page shows whole users).
+    return _falling_root(gain, low, high, tolerance=1e-4)
 
 
 def _falling_root(falling: Callable[[float], float], low: float, high: float, tolerance: float) -> float:
