@@ -2,9 +2,9 @@
 
 - A slow link: the network is throttled through Chromium's DevTools protocol
   (Network.emulateNetworkConditions on a CDP session of the page), Run is pressed on a cold page,
-  and the cell must say "Starting Python" with the bytes downloaded of the total within 300 ms,
-  and that figure must move while the download lasts; a calculator whose numbers are greyed while
-  Python starts says so in words, with the same figure.
+  and the cell must say "Starting Python" in the click's own handler (at once, timed by no clock),
+  then the bytes downloaded of the total, and that figure must move while the download lasts; a
+  calculator whose numbers are greyed while Python starts says so in words, with the same figure.
 - A phone: every chapter at 390 px, one Run and one calculator answer each, and then nothing may
   be wider than the screen; every output box that scrolls sideways is reachable from the
   keyboard (tabindex 0) and named for a screen reader.
@@ -77,7 +77,13 @@ def test_run_on_a_cold_page_shows_the_download_at_once_and_it_moves(slow_page, s
     cell = page.locator("[data-rf-cell]").first
     expect(cell).to_have_attribute("data-state", re.compile("starting|ready"), timeout=STEP_MS)
     page.evaluate(WATCH_STATUS, "[data-rf-cell] .rf-status")
-    cell.locator("[data-rf-action=run]").click()
+    # "At once" without a clock (a loaded machine would make any bound flaky): the click's own
+    # handler, before it yields to anything, has put "Starting Python" in the status line.
+    said = cell.locator("[data-rf-action=run]").evaluate(
+        "(button) => { button.click();"
+        " return button.closest('[data-rf-cell]').querySelector('.rf-status').textContent; }"
+    )
+    assert said.startswith("Starting Python"), said
     # The download of some 18 MB at 3 Mbit/s takes half a minute: wait until the figure has moved
     # and, a second into the download, the line gives the time left that the rate so far implies.
     page.wait_for_function(
@@ -86,8 +92,7 @@ def test_run_on_a_cold_page_shows_the_download_at_once_and_it_moves(slow_page, s
         timeout=STEP_MS,
     )
     log = page.evaluate("window.__statusLog")
-    first = next((at for at, text, clicked in log if clicked and text.startswith("Starting Python")), None)
-    assert first is not None and first <= 300, log[:5]
+    assert any(clicked and text.startswith("Starting Python") for _, text, clicked in log), log[:5]
     figures = loaded_figures(log)
     assert figures, log[:5]
     loaded = [value for value, _ in figures]

@@ -10,7 +10,9 @@
 (() => {
   "use strict";
 
-  const REGIONS = ".md-typeset__scrollwrap, .md-typeset div.arithmatex, .rf-output";
+  // A block of code scrolls in its <pre> where the page's Markdown is not Material's own (the
+  // notebook page's cells, as nbconvert writes them); Material's code blocks scroll in <code>.
+  const REGIONS = ".md-typeset__scrollwrap, .md-typeset div.arithmatex, .rf-output, .md-typeset pre";
   // A Run cell's output pane is already a focusable, named log (scripts/sitegen/widgets.py):
   // it only gets the fade and the hint, and its content changes as a program prints.
   const OUTPUT = ".rf-output";
@@ -31,6 +33,7 @@
   function label(region, measured = true) {
     const scrolls = measured ? ", scrolls sideways" : "";
     if (region.matches(".arithmatex")) return `Formula${scrolls}`;
+    if (region.matches("pre")) return `Code${scrolls}`;
     const caption = region.querySelector("caption, th");
     return caption ? `Table (${caption.textContent.trim()} …)${scrolls}` : `Table${scrolls}`;
   }

@@ -17,14 +17,15 @@
 # is built. This page shows what it printed then: unlike the chapters' Run cells,
 # it does not run in your browser. <a href="explore-the-roofline.py" download>Download it</a>
 # (a Jupytext notebook: a plain `.py` file), change the GPU, the model or the load,
-# and run it again on your machine:
+# and run it again on your machine: install the `roofline` package (standard library only) and
+# Jupyter with Jupytext, which opens the `.py` file as a notebook:
 #
 # ```sh
 # git clone <this repository> roofline && cd roofline
 # python3 -m venv .venv && . .venv/bin/activate
-# pip install .                         # the roofline package, standard library only
+# pip install .
 # pip install jupyterlab jupytext altair vl-convert-python
-# jupyter lab docs/notebooks/explore-the-roofline.py   # Jupytext opens it as a notebook
+# jupyter lab docs/notebooks/explore-the-roofline.py
 # ```
 #
 # Without Jupyter, `python docs/notebooks/explore-the-roofline.py` prints the same

@@ -89,8 +89,12 @@ class RunCell {
       this.status.textContent = `${failure} The rest of the page works without it.`;
     } else if (state === "ready") {
       this.setState("ready");
-      // Clears a "restarting" note, or says that Python started without its snapshot.
-      if (this.status.dataset.kind === "runtime" || !this.status.textContent) this.setStatus(runtime.notice, "runtime");
+      // After a restart that Stop began, the status still says the program was stopped (blanking it
+      // at once would hide that), with any notice about how Python started; otherwise it says that
+      // Python started without its snapshot, or clears what the runtime said before.
+      const { kind } = this.status.dataset;
+      if (kind === "restarting") this.setStatus(runtime.notice ? `Stopped. ${runtime.notice}` : "Stopped.");
+      else if (kind === "runtime" || !this.status.textContent) this.setStatus(runtime.notice, "runtime");
     } else if (state === "idle" && runtime.deferredBecause) {
       this.setState("starting");
       const megabytes = runtime.downloadMegabytes();
@@ -351,7 +355,7 @@ class RunCell {
       const restarting = result.restarted && runtime.state !== "ready";
       this.setStatus(
         restarting ? "Stopped. Python is restarting (a few seconds); Run waits for it." : "Stopped.",
-        restarting ? "runtime" : "",
+        restarting ? "restarting" : "",
       );
     } else this.setStatus(result.message || "Python could not start.");
     this.showRuntime();
