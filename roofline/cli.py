@@ -749,17 +749,13 @@ def _run_estimate(args: argparse.Namespace, specs: SpecSet) -> str:
         figures["replicas"] = replicated(figures, args.replicas)
     _check_finite(figures)
     model = specs.model(args.model)
-    warnings = _warn(
-        "estimate",
-        (
-            model.past_max_context(args.context, "--context"),
-            model.past_max_context(args.prompt, "--prompt"),
-            *_tensor_parallel_notes(result.hardware, model),
-        ),
+    return _estimate_output(
+        args,
+        model,
+        figures,
+        lambda: text_report(result) + replicas_lines(figures.get("replicas")),
+        *_tensor_parallel_notes(result.hardware, model),
     )
-    if args.json:
-        return json.dumps({**figures, "warnings": warnings}, indent=2, allow_nan=False) + "\n"
-    return text_report(result) + replicas_lines(figures.get("replicas"))
 
 
 def _run_split(args: argparse.Namespace, specs: SpecSet) -> str:
@@ -817,17 +813,13 @@ def _run_split(args: argparse.Namespace, specs: SpecSet) -> str:
         figures["replicas"] = replicated(figures, args.replicas)
     _check_finite(figures)
     model = specs.model(args.model)
-    warnings = _warn(
-        "estimate",
-        (
-            model.past_max_context(args.context, "--context"),
-            model.past_max_context(args.prompt, "--prompt"),
-            _spans_nodes_note(hardware, split, result.step.hops_across),
-        ),
+    return _estimate_output(
+        args,
+        model,
+        figures,
+        lambda: deployment_report(hardware, workload, result, expected) + replicas_lines(figures.get("replicas"), 27),
+        _spans_nodes_note(hardware, split, result.step.hops_across),
     )
-    if args.json:
-        return json.dumps({**figures, "warnings": warnings}, indent=2, allow_nan=False) + "\n"
-    return deployment_report(hardware, workload, result, expected) + replicas_lines(figures.get("replicas"), 27)
 
 
 _EXPERT_OPTIONS = ("ep", "expert_imbalance", "redundant_experts", "dispatch_precision", "combine_precision")
@@ -902,16 +894,7 @@ def _run_expert(args: argparse.Namespace, specs: SpecSet) -> str:
     figures["best_tp_degree"] = best_tp_degree(replace(result.hardware, attention_dp=False), result.workload)
     _check_finite(figures)
     model = specs.model(args.model)
-    warnings = _warn(
-        "estimate",
-        (
-            model.past_max_context(args.context, "--context"),
-            model.past_max_context(args.prompt, "--prompt"),
-        ),
-    )
-    if args.json:
-        return json.dumps({**figures, "warnings": warnings}, indent=2, allow_nan=False) + "\n"
-    return expert_report(figures)
+    return _estimate_output(args, model, figures, lambda: expert_report(figures))
 
 
 #: Keys of ``estimate --json`` (tensor parallelism) that a pipeline's JSON leaves out: totals over
@@ -976,6 +959,21 @@ def _domain(hardware: Hardware) -> int:
     """GPUs that share the scale-up fabric; a spec without an interconnect has no limit."""
     link = hardware.gpu.interconnect
     return GPUS_RANGE[1] if link is None else link.domain_gpus
+
+
+def _estimate_output(
+    args: argparse.Namespace, model: Any, figures: dict, text: Callable[[], str], *notes: str | None
+) -> str:
+    """What ``estimate`` prints in every layout: warnings on stderr for a context or prompt past the
+    model's and for ``notes``, then the JSON of ``figures`` (with those warnings) or the report
+    ``text()`` writes (only asked for without --json)."""
+    warnings = _warn(
+        "estimate",
+        (model.past_max_context(args.context, "--context"), model.past_max_context(args.prompt, "--prompt"), *notes),
+    )
+    if args.json:
+        return json.dumps({**figures, "warnings": warnings}, indent=2, allow_nan=False) + "\n"
+    return text()
 
 
 def _warn(command: str, notes: Iterable[str | None]) -> list[str]:
