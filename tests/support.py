@@ -7,7 +7,8 @@ scripts) on the path; no test module imports another.
   in (its files and its nav line, exactly as the README shows them) and the widget test
   page (``tests/fixtures/widgets``), then built once (``conftest.site``).
 - The command line: good spec files and the one-line-error check.
-- The browser: a context that records every request, and a calculator's inputs and outputs.
+- The browser: a context that records every request, a calculator's inputs and outputs, and what
+  every chapter page shows (its Run cell, calculator, figures, self-check and interview box).
 - Node: one test file run with Node's own test runner.
 """
 
@@ -388,6 +389,96 @@ def text_outputs(form: Any) -> dict[str, str]:
         "(form) => Object.fromEntries([...form.querySelectorAll('[data-rf-out]')]"
         ".map((element) => [element.dataset.rfOut, element.textContent]))"
     )
+
+
+# ---- A chapter's page, as its browser test reads it -----------------------------------------------
+
+
+@contextmanager
+def open_chapter(browser: Any, site: Any, url: str) -> Iterator[Any]:
+    """The chapter at ``url`` on the tests' isolated site, once its Run cell is ready; on leaving,
+    no request has gone to another origin (the site works offline)."""
+    from playwright.sync_api import expect  # only the browser tests call this
+
+    recorded = Recorded.open(browser)
+    page = recorded.page()
+    page.goto(site.isolated + url)
+    expect(page.locator("[data-rf-cell]")).to_have_attribute("data-state", "ready", timeout=BOOT_MS)
+    yield page
+    recorded.assert_only(site.isolated)
+    recorded.close()
+
+
+@dataclass(frozen=True)
+class CalculatorUnderTest:
+    """One calculator of a chapter: the outputs a test compares (``shown``), as the page shows them
+    and as CPython's view computes them for the same inputs."""
+
+    view: Any  # the calculator's module (``sitegen.pages`` folder.calculator(name))
+    name: str
+    shown: tuple[str, ...]
+
+    def form(self, page: Any) -> Any:
+        return page.locator(f"form[data-rf-calc={self.name}]")
+
+    def displayed(self, page: Any) -> dict[str, str]:
+        """The first element of each shown key, as the page wrote it."""
+        outputs = self.form(page).evaluate(
+            "(form) => { const out = {}; for (const element of form.querySelectorAll('[data-rf-out]'))"
+            " if (!(element.dataset.rfOut in out)) out[element.dataset.rfOut] = element.textContent; return out; }"
+        )
+        return {name: outputs[name] for name in self.shown}
+
+    def expected(self, params: dict[str, Any]) -> dict[str, str]:
+        view = self.view.view(**params)
+        return {name: str(view[name]) for name in self.shown}
+
+    def assert_follows(self, page: Any, changes: list[tuple[str, Any]]) -> dict[str, Any]:
+        """From the defaults, change one input at a time: after each, the page shows what CPython
+        computes, and something it shows changed. Returns the inputs last set."""
+        params = dict(self.view.DEFAULTS)
+        start_at_defaults(self.form(page), params)  # whatever test ran before on this page
+        assert self.displayed(page) == self.expected(params)
+        for name, value in changes:
+            before = self.displayed(page)
+            params[name] = value
+            set_inputs(self.form(page), {name: value})
+            wait_for_render(self.form(page), params)
+            assert self.displayed(page) == self.expected(params), name
+            assert self.displayed(page) != before, f"changing {name} changed nothing"
+        return params
+
+
+def assert_run_cell_prints_what_cpython_prints(page: Any, program: Path) -> None:
+    """The page's first Run cell, run, prints exactly what CPython prints for ``program``."""
+    from playwright.sync_api import expect  # only the browser tests call this
+
+    cell = page.locator("[data-rf-cell]").first
+    cell.locator("[data-rf-action=run]").click()
+    expect(cell.locator(".rf-status")).to_contain_text("Finished", timeout=STEP_MS)
+    cpython = subprocess.run([sys.executable, str(program)], capture_output=True, text=True, check=True).stdout
+    assert cell.locator(".rf-output").text_content() == cpython
+
+
+def assert_figures_self_check_and_interview(page: Any, letters: str) -> str:
+    """What every chapter shows a reader: no template left unfilled, its figures lettered (a), (b), …
+    in order, at least four self-check questions that start closed, and one interview box whose weak
+    answer comes before its strong one. Returns the interview box's text."""
+    text = page.locator("article").inner_text()
+    assert "{{" not in text and "}}" not in text
+    # text_content: figures off screen are skipped by content-visibility, and innerText leaves them out.
+    captions = [caption.strip() for caption in page.locator("figure figcaption").all_text_contents()]
+    assert [caption[:11] for caption in captions if caption.startswith("Figure")] == [
+        f"Figure ({letter})." for letter in letters
+    ]
+    questions = page.locator("details.question")
+    assert questions.count() >= 4
+    assert all(not questions.nth(i).evaluate("(details) => details.open") for i in range(questions.count()))
+    box = page.locator(".admonition.note").filter(has_text="Interview signal")
+    assert box.count() == 1
+    answers = box.text_content()  # innerText skips what content-visibility has not laid out
+    assert answers.index("Weak:") < answers.index("Strong:")
+    return answers
 
 
 # ---- Node --------------------------------------------------------------------------------------------

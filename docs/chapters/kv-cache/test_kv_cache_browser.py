@@ -9,49 +9,40 @@ and the context is checked in the page.
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from sitegen.pages import find
-from support import BOOT_MS, STEP_MS, Recorded, set_inputs, start_at_defaults, wait_for_render
+from support import (
+    CalculatorUnderTest,
+    assert_figures_self_check_and_interview,
+    assert_run_cell_prints_what_cpython_prints,
+    open_chapter,
+    set_inputs,
+    start_at_defaults,
+    wait_for_render,
+)
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 expect = pytest.importorskip("playwright.sync_api").expect
 
 FOLDER = find(Path(__file__).resolve().parents[2], "kv-cache")
-CHAPTER = FOLDER.url
 PROGRAM = FOLDER.folder / "programs" / "kv_budget.py"
-CALC = "kv_budget"
-calculator_view = FOLDER.calculator(CALC)
-SHOWN = ("verdict", "users", "per_user", "total", "kv_per_user", "memory", "step")
+calculator_view = FOLDER.calculator("kv_budget")
+CALCULATOR = CalculatorUnderTest(
+    calculator_view, "kv_budget", ("verdict", "users", "per_user", "total", "kv_per_user", "memory", "step")
+)
+form = CALCULATOR.form
+shown = CALCULATOR.displayed
+expected = CALCULATOR.expected
 
 
 @pytest.fixture(scope="module")
 def chapter(browser, site) -> Iterator[object]:
-    recorded = Recorded.open(browser)
-    page = recorded.page()
-    page.goto(site.isolated + CHAPTER)
-    expect(page.locator("[data-rf-cell]")).to_have_attribute("data-state", "ready", timeout=BOOT_MS)
-    yield page
-    recorded.assert_only(site.isolated)
-    recorded.close()
-
-
-def form(page: object) -> object:
-    return page.locator(f"form[data-rf-calc={CALC}]")
-
-
-def shown(page: object) -> dict[str, str]:
-    return {name: form(page).locator(f"[data-rf-out={name}]").first.text_content() for name in SHOWN}
-
-
-def expected(params: dict[str, object]) -> dict[str, str]:
-    view = calculator_view.view(**params)
-    return {name: str(view[name]) for name in SHOWN}
+    with open_chapter(browser, site, FOLDER.url) as page:
+        yield page
 
 
 def stack_widths(page: object, name: str) -> list[float]:
@@ -67,27 +58,18 @@ def stack_widths(page: object, name: str) -> list[float]:
 
 
 def test_the_run_cell_prints_what_cpython_prints(chapter) -> None:
-    cell = chapter.locator("[data-rf-cell]")
-    cell.locator("[data-rf-action=run]").click()
-    expect(cell.locator(".rf-status")).to_contain_text("Finished", timeout=STEP_MS)
-    cpython = subprocess.run([sys.executable, str(PROGRAM)], capture_output=True, text=True, check=True).stdout
-    assert cell.locator(".rf-output").text_content() == cpython
+    assert_run_cell_prints_what_cpython_prints(chapter, PROGRAM)
 
 
 def test_the_calculator_shows_the_packages_numbers_and_bars_for_each_input(chapter) -> None:
     params = dict(calculator_view.DEFAULTS)
     start_at_defaults(form(chapter), params)  # whatever test ran before on this page
-    assert shown(chapter) == expected(params)
     view = calculator_view.view(**params)
     widths = stack_widths(chapter, "memory_parts")
     assert widths == pytest.approx([part["share"] for part in view["memory_parts"]], abs=0.01)
-    for name, value in [("kv", "fp8"), ("context", 32768), ("prefix", 2000), ("gpu", "h200"), ("gpus", 2)]:
-        before = shown(chapter)
-        params[name] = value
-        set_inputs(form(chapter), {name: value})
-        wait_for_render(form(chapter), params)
-        assert shown(chapter) == expected(params), name
-        assert shown(chapter) != before, f"changing {name} changed nothing"
+    params = CALCULATOR.assert_follows(
+        chapter, [("kv", "fp8"), ("context", 32768), ("prefix", 2000), ("gpu", "h200"), ("gpus", 2)]
+    )
     view = calculator_view.view(**params)
     assert stack_widths(chapter, "step_parts") == pytest.approx(
         [part["share"] for part in view["step_parts"]], abs=0.01
@@ -109,21 +91,7 @@ def test_the_built_page_shows_its_figures_self_check_and_interview_box(chapter) 
     answers, and the interview box, its weak answer before its strong one, which quotes numbers."""
     from roofline import Hardware, Workload, builtin_specs, users_that_fit
 
-    text = chapter.locator("article").inner_text()
-    assert "{{" not in text and "}}" not in text
-    # text_content: figures off screen are skipped by content-visibility, and innerText leaves them out.
-    captions = [text.strip() for text in chapter.locator("figure figcaption").all_text_contents()]
-    assert [caption[:11] for caption in captions if caption.startswith("Figure")] == [
-        f"Figure ({letter})." for letter in "abcd"
-    ]
-    questions = chapter.locator("details.question")
-    assert questions.count() >= 4
-    assert all(not questions.nth(i).evaluate("(details) => details.open") for i in range(questions.count()))
-    # One style in every chapter: the question, then a weak answer and why it is weak, then a strong one.
-    box = chapter.locator(".admonition.note").filter(has_text="Interview signal")
-    assert box.count() == 1
-    answers = box.text_content()  # innerText skips what content-visibility has not laid out
-    assert answers.index("Weak:") < answers.index("Strong:")
+    answers = assert_figures_self_check_and_interview(chapter, "abcd")
     specs = builtin_specs()
     users = users_that_fit(Hardware(specs.gpu("h100-sxm")), Workload(specs.model("llama-3.1-8b"), context=32768))
     assert f"fits only {users} users" in answers.split("Strong:")[1]
