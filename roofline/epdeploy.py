@@ -214,6 +214,7 @@ class ExpertCosts:
 
     @property
     def model(self):
+        """The model served (``one.model``)."""
         return self.one.model
 
     @property
