@@ -21,13 +21,15 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import pytest
 
 from roofline import serving
+from roofline.benchmarks import load_serving_runs
 from roofline.calibration import load_calibration
 from roofline.cli import main
-from roofline.epdeploy import EP_BAND_WIDENING, ExpertLayout, expert_costs
+from roofline.epdeploy import EP_BAND_WIDENING, ExpertLayout, expert_costs, expert_step
 from roofline.loader import builtin_specs
 from roofline.performance import Hardware, Workload
 from roofline.serving import ServingConfig, parse_lengths, simulate
@@ -335,3 +337,41 @@ def test_bad_layouts_are_one_line(capsys: pytest.CaptureFixture[str], argv: tupl
     assert code != 0 and out == "" and "\n" not in line and "Traceback" not in line
     for name in names:
         assert name in line, line
+
+
+# -- Every published mixture-of-experts row of the measurement file, under its expert layout -----
+
+RUNS_FILE = Path(__file__).resolve().parents[1] / "data" / "serving-measurements.csv"
+
+
+def expert_bound(run) -> float:
+    """A figure no engine beats on the row's GPUs with its experts spread over them (attention
+    data-parallel where the row says so, else tensor-parallel over all of them): throughput, the
+    most users that fit at the prompt's length times one step's tokens over that step (prefills
+    and longer contexts only cost more); TTFT, the prompt alone; ITL, one user's step at the
+    prompt's length."""
+    model = SPECS.model(run.model)
+    hardware = Hardware(SPECS.gpu(run.gpu), 1, "auto")
+    layout = ExpertLayout(run.gpus, attention_tp=1 if run.attention_dp or run.gpus == 1 else run.gpus)
+    alone = Workload(model, run.weight_precision, run.kv_precision, 1, run.input_tokens, run.input_tokens)
+    step = expert_step(hardware, alone, layout)
+    if run.kind == "ttft":
+        return step.prefill_s
+    if run.kind == "itl":
+        return step.step_s
+    users = step.max_batch_that_fits
+    full = Workload(model, run.weight_precision, run.kv_precision, users, run.input_tokens)
+    return users / expert_step(hardware, full, layout).step_s
+
+
+def test_no_published_moe_row_beats_its_expert_parallel_ceiling() -> None:
+    runs = [
+        run
+        for run in load_serving_runs(RUNS_FILE)
+        if run.model in SPECS.models and SPECS.model(run.model).moe is not None and run.gpu in SPECS.gpus
+    ]
+    assert {run.model for run in runs} == {"mixtral-8x7b", "deepseek-v3"} and len(runs) > 100
+    for run in runs:
+        bound = expert_bound(run)
+        beaten = run.value > bound if run.kind == "throughput" else run.value < bound
+        assert not beaten, (run.id, run.value, bound)
