@@ -59,7 +59,7 @@ from .explain import math_choice
 from .fleet import MAX_REPLICAS, fleet_facts, replicas_lines, replicated, simulate_fleet
 from .hfconfig import FAMILIES, read_config
 from .kvformats import KV_FORMAT_NAMES, KV_FORMATS
-from .load_bounds import bounds_report
+from .load_bounds import SCHEDULED_NOTE, bounds_report
 from .loader import SpecSet, builtin_specs, check_id, check_same_compute, load_specs, read_spec_file
 from .measured import load_measurements
 from .moe import (
@@ -1300,7 +1300,18 @@ def _run_simulate_expert(args: argparse.Namespace, specs: SpecSet) -> str:
     prompt = config.prompt.low
     ttft = costs.prefill(prompt).seconds if prompt else 0.0
     step = costs.iteration(1, prompt).seconds
-    figures["best_case"] = {"ttft_mean_s": ttft, "itl_mean_s": step, "tpot_mean_s": step}
+    alone = "alone on the expert-parallel layout at the ceiling's costs, its tokens spread over every GPU"
+    figures["best_case"] = {
+        "ttft_mean_s": ttft,
+        "itl_mean_s": step,
+        "tpot_mean_s": step,
+        "accounting": {
+            "ttft": f"the shortest prompt prefilled {alone}",
+            "itl": f"one decode step of one user at the prompt's length, {alone}",
+            "tpot": f"one decode step of one user at the prompt's length, {alone}",
+        },
+        "times_under_load": SCHEDULED_NOTE,
+    }
     _check_finite(figures)
     longest = config.prompt.high + config.output.high
     warnings = _warn("simulate", (model.past_max_context(longest, "a request (prompt plus output)"),))
@@ -1308,7 +1319,9 @@ def _run_simulate_expert(args: argparse.Namespace, specs: SpecSet) -> str:
         return json.dumps({**figures, "warnings": warnings}, indent=2, allow_nan=False) + "\n"
     # The report's band is the widened one the JSON gives; its GPU count is the layout's.
     shown = None if calibration is None else widened(calibration)
-    report = simulation_report(result, replace(hardware, count=args.gpus), workload, expected, shown)
+    report = simulation_report(
+        result, replace(hardware, count=args.gpus), workload, expected, shown, bounds=figures["best_case"]
+    )
     lines = expert_simulation_lines(figures)
     if expected is not None:
         lines += f"  expected band: {figures['band_basis']}\n"
