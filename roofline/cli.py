@@ -950,8 +950,12 @@ def _run_expert(args: argparse.Namespace, specs: SpecSet) -> str:
         figures.update(ep_band(calibration, expected_dict(expected)))
     figures["pipeline_bubble_fraction"] = 0.0
     figures["best_tp_degree"] = best_tp_degree(replace(result.hardware, attention_dp=False), result.workload)
+    if args.replicas > 1:
+        figures["replicas"] = replicated(figures, args.replicas)
     _check_finite(figures)
-    return _estimate_output(args, model, figures, lambda: expert_report(figures))
+    return _estimate_output(
+        args, model, figures, lambda: expert_report(figures) + replicas_lines(figures.get("replicas"), 24)
+    )
 
 
 #: Keys of ``estimate --json`` (tensor parallelism) that a pipeline's JSON leaves out: totals over

@@ -416,3 +416,12 @@ def test_no_published_moe_row_beats_its_expert_parallel_ceiling() -> None:
         bound = expert_bound(run)
         beaten = run.value > bound if run.kind == "throughput" else run.value < bound
         assert not beaten, (run.id, run.value, bound)
+
+
+def test_estimate_ep_counts_its_replicas(capsys: pytest.CaptureFixture[str]) -> None:
+    """--replicas with an expert-parallel layout: N copies of the whole EP group, never ignored."""
+    base = ("estimate", "--parallel", "ep", *DSV3, "--gpus", "16", "--batch", "64")
+    one = as_json(capsys, *base)
+    three = as_json(capsys, *base, "--replicas", "3")
+    assert three["replicas"]["gpus"] == 48 and three["replicas"]["users"] == 192
+    assert three["replicas"]["decode_tokens_per_s_total"] == pytest.approx(3 * one["decode_tokens_per_s_total"])
