@@ -39,14 +39,27 @@ from . import architecture as arch
 from . import formatting as fmt
 from .calibration import COSTS, cost_model, load_calibration
 from .deployment import PARALLEL, Split, best_tp_degree, deploy, deployment_dict, hops_across_nodes, split_for
-from .epdeploy import ExpertLayout, check_layout, expert_dict, expert_report, expert_step
+from .epdeploy import (
+    EXPERT_PARALLEL,
+    ExpertLayout,
+    check_layout,
+    ep_band,
+    expected_dict,
+    expert_costs,
+    expert_dict,
+    expert_report,
+    expert_simulation_lines,
+    expert_step,
+    simulated_expert_figures,
+    widened,
+)
 from .errors import SHOWN_LENGTH, SpecError, did_you_mean, one_line, shortened, shown
 from .estimate import Estimate, estimate
 from .explain import math_choice
 from .fleet import MAX_REPLICAS, fleet_facts, replicas_lines, replicated, simulate_fleet
 from .hfconfig import FAMILIES, read_config
 from .kvformats import KV_FORMAT_NAMES, KV_FORMATS
-from .load_bounds import bounds_report
+from .load_bounds import SCHEDULED_NOTE, bounds_report
 from .loader import SpecSet, builtin_specs, check_id, check_same_compute, load_specs, read_spec_file
 from .measured import load_measurements
 from .moe import (
@@ -74,6 +87,7 @@ from .serving import (
     SLO_RANGE_S,
     TOKEN_BUDGET_RANGE,
     ServingConfig,
+    finished_run,
     parse_lengths,
 )
 from .specs import SOURCE_LENGTH
@@ -228,11 +242,20 @@ def _add_split_options(parser: argparse.ArgumentParser) -> None:
     """How the GPUs split the model and what each all-reduce costs: estimate's and simulate's options alike."""
     parser.add_argument(
         "--parallel",
-        choices=(*PARALLEL, "ep"),
+        choices=(*PARALLEL, *EXPERT_PARALLEL),
         default="tp",
         help="how the --gpus GPUs split the model: tp, every layer over all of them (default); pp, one GPU"
-        " per pipeline stage; tpxpp, --pp-stages stages of tensor-parallel groups; ep (estimate only), a"
-        " mixture of experts' experts spread over the GPUs with data-parallel attention",
+        " per pipeline stage; tpxpp, --pp-stages stages of tensor-parallel groups; ep, a mixture of experts'"
+        " experts spread over the GPUs with data-parallel attention; tpxep, the same with attention"
+        " tensor-parallel over groups of --tp GPUs",
+    )
+    parser.add_argument(
+        "--dp-attention",
+        "--attention-dp",
+        dest="attention_dp",
+        action="store_true",
+        help="data-parallel attention: each GPU keeps its own users' cache (a latent MLA cache is"
+        " otherwise held whole by every GPU); always so under --parallel ep",
     )
     parser.add_argument(
         "--pp-stages",
@@ -265,7 +288,14 @@ def _add_split_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _add_expert_options(parser: argparse.ArgumentParser) -> None:
-    """``estimate --parallel ep``'s options (``roofline.epdeploy``)."""
+    """``--parallel ep|tpxep``'s options (``roofline.epdeploy``), estimate's and simulate's alike."""
+    parser.add_argument(
+        "--tp",
+        type=_whole_number(GPUS_RANGE),
+        default=None,
+        metavar="N",
+        help="GPUs each attention group splits attention over, --parallel tpxep only (a divisor of --gpus)",
+    )
     parser.add_argument(
         "--ep",
         type=_whole_number(GPUS_RANGE),
@@ -366,12 +396,6 @@ def build_parser() -> argparse.ArgumentParser:
         f" (default {DEFAULT_USABLE_FRACTION:g})",
     )
     run.add_argument(
-        "--attention-dp",
-        action="store_true",
-        help="data-parallel attention: each GPU keeps its own users' cache (a latent MLA cache is"
-        " otherwise held whole by every GPU)",
-    )
-    run.add_argument(
         "--costs",
         choices=COSTS,
         default="ceiling",
@@ -451,6 +475,7 @@ def _add_simulate_parser(commands: argparse._SubParsersAction) -> None:
         help=f"GPUs, {_span(GPUS_RANGE)}, splitting every layer and paying its all-reduces (default 1)",
     )
     _add_split_options(run)
+    _add_expert_options(run)
     run.add_argument("--precision", type=_precision, help=_PRECISION_HELP)
     run.add_argument("--kv-precision", type=_kv_precision, default="bf16", help="KV-cache format (default bf16)")
     run.add_argument(
@@ -635,15 +660,20 @@ def _check_split_options(args: argparse.Namespace) -> None:
             hint="a preset is a measured latency that grows with the GPU count; --allreduce-latency fixes one;"
             " give one of the two",
         )
-    if args.parallel in ("tp", "ep") and args.pp_stages is not None:
+    if args.parallel in ("tp", *EXPERT_PARALLEL) and args.pp_stages is not None:
         raise SpecError("--pp-stages splits a pipeline", hint="add --parallel tpxpp (or pp), or leave it out")
-    if args.parallel in ("tp", "ep") and args.microbatches is not None:
+    if args.parallel in ("tp", *EXPERT_PARALLEL) and args.microbatches is not None:
         raise SpecError("--microbatches: groups of users go through a pipeline", hint=_PIPELINE_HINT)
     if args.microbatches is None:
         args.microbatches = 1
     if getattr(args, "attention_dp", False) and args.gpus == 1:
         raise SpecError(
-            "--attention-dp: one GPU has no attention to split", hint="add --gpus N (2 or more), or leave it out"
+            "--dp-attention: one GPU has no attention to split", hint="add --gpus N (2 or more), or leave it out"
+        )
+    if args.attention_dp and args.parallel == "tpxep":
+        raise SpecError(
+            "--dp-attention: --parallel tpxep splits attention over --tp GPUs",
+            hint="use --parallel ep for data-parallel attention beside the experts, or leave it out",
         )
 
 
@@ -726,7 +756,7 @@ def _run_estimate(args: argparse.Namespace, specs: SpecSet) -> str:
     _check_id("--model", specs.model, args.model)
     _check_split_options(args)
     _check_expert_options(args)
-    if args.parallel == "ep":
+    if args.parallel in EXPERT_PARALLEL:
         return _run_expert(args, specs)
     if args.parallel != "tp":
         return _run_split(args, specs)
@@ -822,7 +852,7 @@ def _run_split(args: argparse.Namespace, specs: SpecSet) -> str:
     )
 
 
-_EXPERT_OPTIONS = ("ep", "expert_imbalance", "redundant_experts", "dispatch_precision", "combine_precision")
+_EXPERT_OPTIONS = ("ep", "expert_imbalance", "redundant_experts", "dispatch_precision", "combine_precision", "tp")
 #: The option that sets each field ``epdeploy.check_layout`` may name.
 _EXPERT_FIELDS = {
     "ep": "--ep",
@@ -831,70 +861,101 @@ _EXPERT_FIELDS = {
     "parallel": "--parallel ep",
     "dispatch_precision": "--dispatch-precision",
     "combine_precision": "--combine-precision",
+    "tp": "--tp",
 }
 
 
 def _check_expert_options(args: argparse.Namespace) -> None:
-    """Expert-parallel options without ``--parallel ep`` are refused, never ignored; with it,
-    ``--ep`` must name every GPU, and the options the layout has no place for are refused."""
-    if args.parallel != "ep":
+    """Expert-parallel options without ``--parallel ep|tpxep`` are refused, never ignored; with it,
+    ``--ep`` must name every GPU, ``--tp`` belongs to tpxep alone, and the options the layout has
+    no place for are refused."""
+    if args.parallel not in EXPERT_PARALLEL:
         for name in _EXPERT_OPTIONS:
             if getattr(args, name) is not None:
                 option = "--" + name.replace("_", "-")
-                raise SpecError(
-                    f"{option}: only an expert-parallel layout has it", hint="add --parallel ep, or leave it out"
-                )
+                hint = "add --parallel tpxep, or leave it out" if name == "tp" else "add --parallel ep, or leave it out"
+                raise SpecError(f"{option}: only an expert-parallel layout has it", hint=hint)
         return
     if args.ep is None:
         args.ep = args.gpus
     if args.ep != args.gpus:
         raise SpecError(
-            f"--ep {args.ep:,}: with --parallel ep every one of the --gpus {args.gpus:,} GPUs is one rank",
+            f"--ep {args.ep:,}: with --parallel {args.parallel} every one of the --gpus {args.gpus:,} GPUs is one rank",
             hint=f"give --ep {args.gpus:,} (or leave it out), or --gpus {args.ep:,}",
         )
-    if args.costs != "ceiling":
+    if args.parallel == "tpxep" and args.tp is None:
         raise SpecError(
-            "--costs expected: the expert-parallel layout has a ceiling only, nothing calibrated yet",
-            hint="leave --costs out",
+            "--parallel tpxep: needs --tp N, the GPUs each attention group splits attention over",
+            hint="add --tp N (a divisor of --gpus), or use --parallel ep for data-parallel attention",
         )
-    if args.shared_prefix:
+    if args.parallel == "ep" and args.tp is not None:
+        raise SpecError(
+            f"--tp {args.tp:,}: --parallel ep keeps attention data-parallel, one GPU a group",
+            hint="use --parallel tpxep to split attention over --tp GPUs, or leave --tp out",
+        )
+    if getattr(args, "shared_prefix", 0):
         raise SpecError("--shared-prefix: not part of the expert-parallel layout yet", hint="leave it out")
     if args.allreduce_latency is not None or args.allreduce_preset is not None:
         raise SpecError(
-            "--allreduce-latency/--allreduce-preset: an expert-parallel step has no all-reduce",
+            "--allreduce-latency/--allreduce-preset: an expert-parallel step charges the ceiling's all-reduces",
             hint="leave them out",
         )
 
 
-def _run_expert(args: argparse.Namespace, specs: SpecSet) -> str:
-    """``estimate --parallel ep``: the tensor-parallel estimate's keys on the same GPUs, with the
-    step, the prefill and the memory of the expert-parallel layout in place of its own
-    (``roofline.epdeploy``); the TP-only comparisons (``TP_ONLY_KEYS``) left out."""
+def _expert_layout(args: argparse.Namespace, model) -> ExpertLayout:
+    """The layout ``--parallel ep|tpxep`` and its options describe, checked against ``model``
+    (``epdeploy.check_layout``); a refusal names the option that set the field."""
     layout = ExpertLayout(
         args.ep,
         DEFAULT_EXPERT_IMBALANCE if args.expert_imbalance is None else args.expert_imbalance,
         args.dispatch_precision or DEFAULT_DISPATCH_PRECISION,
         args.combine_precision or DEFAULT_COMBINE_PRECISION,
         args.redundant_experts or 0,
+        args.tp or 1,
     )
     try:
-        check_layout(specs.model(args.model), layout)
+        check_layout(model, layout)
     except SpecError as error:
         option = _EXPERT_FIELDS.get(error.field or "", error.field)
+        if error.field == "parallel":
+            option = f"--parallel {args.parallel}"
         raise SpecError(f"{option}: {error.message}", hint=error.hint) from None
+    return layout
+
+
+def _run_expert(args: argparse.Namespace, specs: SpecSet) -> str:
+    """``estimate --parallel ep|tpxep``: the tensor-parallel estimate's keys on the same GPUs, with
+    the step, the prefill and the memory of the expert-parallel layout in place of its own
+    (``roofline.epdeploy``); the TP-only comparisons (``TP_ONLY_KEYS``) left out. With
+    ``--costs expected``, the same step at the fitted costs, its band widened (``ep_band``)."""
+    model = specs.model(args.model)
+    layout = _expert_layout(args, model)
+    # A bad calibration file names itself and its field, not an estimate option: loaded outside the try.
+    calibration = load_calibration() if args.costs == "expected" else None
     try:
-        # Expert parallelism keeps attention data-parallel: each GPU holds its own users' cache.
-        result = _estimate(args, specs, attention_dp=args.gpus > 1)
+        # Each GPU holds its own users' cache under data-parallel attention; tpxep's groups split theirs.
+        result = _estimate(args, specs, attention_dp=args.gpus > 1 and layout.attention_tp == 1)
         step = expert_step(result.hardware, result.workload, layout)
+        expected = None
+        if calibration is not None:
+            fitted = replace(result.hardware, costs=calibration.cost_model(result.hardware.gpu))
+            expected = expert_step(fitted, result.workload, layout)
     except SpecError as error:
         raise _precision_hint(error) from None
     figures = {key: value for key, value in result.to_dict().items() if key not in TP_ONLY_KEYS}
     figures.update(expert_dict(step))
+    figures["costs"] = args.costs
+    if expected is not None and calibration is not None:
+        figures["expected"] = expected_dict(expected)
+        figures.update(ep_band(calibration, expected_dict(expected)))
     figures["pipeline_bubble_fraction"] = 0.0
     figures["best_tp_degree"] = best_tp_degree(replace(result.hardware, attention_dp=False), result.workload)
+    if args.replicas > 1:
+        figures["replicas"] = replicated(figures, args.replicas)
     _check_finite(figures)
-    model = specs.model(args.model)
-    return _estimate_output(args, model, figures, lambda: expert_report(figures))
+    return _estimate_output(
+        args, model, figures, lambda: expert_report(figures) + replicas_lines(figures.get("replicas"), 24)
+    )
 
 
 #: Keys of ``estimate --json`` (tensor parallelism) that a pipeline's JSON leaves out: totals over
@@ -1135,11 +1196,7 @@ def _run_simulate(args: argparse.Namespace, specs: SpecSet) -> str:
             hint="a closed loop of N clients sets its own arrivals; give one of the two",
         )
     _check_split_options(args)
-    if args.parallel == "ep":
-        raise SpecError(
-            "--parallel ep: simulate does not serve an expert-parallel layout yet",
-            hint="use roofline estimate --parallel ep for its ceiling, or --parallel tp here",
-        )
+    _check_expert_options(args)
     _check_scheduler_options(args)
     drafting = _drafting(args, specs)
     if drafting is not None and (args.replicas != 1 or args.warmup):
@@ -1147,6 +1204,8 @@ def _run_simulate(args: argparse.Namespace, specs: SpecSet) -> str:
             f"{'--replicas' if args.replicas != 1 else '--warmup'}: not simulated with speculation yet",
             hint="leave out --replicas and --warmup, or the --speculate options",
         )
+    if drafting is None and args.parallel in EXPERT_PARALLEL:
+        return _run_simulate_expert(args, specs)
     if drafting is not None:
         if args.parallel != "tp":
             raise SpecError(
@@ -1204,6 +1263,75 @@ def _run_simulate(args: argparse.Namespace, specs: SpecSet) -> str:
     return simulation_report(result, hardware, workload, expected, calibration, split, bounds)
 
 
+def _run_simulate_expert(args: argparse.Namespace, specs: SpecSet) -> str:
+    """``simulate --parallel ep|tpxep``: the one scheduler (``serving``), every iteration timed by
+    ``epdeploy.ExpertCosts`` on the busiest GPU, the cache every attention group's blocks; with
+    ``--costs expected`` the same run at the fitted costs, its band widened (``epdeploy.ep_band``).
+    The JSON and the report carry the expert-parallel keys as means over the run's iterations."""
+    if args.replicas != 1 or args.warmup:
+        raise SpecError(
+            f"{'--replicas' if args.replicas != 1 else '--warmup'}: not simulated with --parallel {args.parallel} yet",
+            hint="leave it out, or use --parallel tp",
+        )
+    model = specs.model(args.model)
+    layout = _expert_layout(args, model)
+    # A bad calibration file names itself and its field, not a simulate option: loaded outside the try.
+    calibration = load_calibration() if args.costs == "expected" else None
+    try:
+        hardware = _simulate_hardware(args, specs, 1)
+        workload = Workload(model, args.precision, args.kv_precision)
+        config = _simulate_config(args)
+        costs = expert_costs(hardware, workload, layout)
+        run = finished_run(hardware, workload, config, costs=costs)
+        result = run.result()
+        expected = expected_run = None
+        if calibration is not None:
+            fitted = replace(hardware, costs=calibration.cost_model(hardware.gpu))
+            expected_costs = expert_costs(fitted, workload, layout)
+            expected_run = finished_run(fitted, workload, config, costs=expected_costs)
+            expected = expected_run.result()
+    except SpecError as error:
+        raise _simulate_option_error(error) from None
+    figures = result.to_dict()
+    figures.update(simulated_expert_figures(costs, run.sizes), gpus=args.gpus, kv_blocks=costs.kv_blocks)
+    figures["costs"] = args.costs
+    if expected is not None and expected_run is not None and calibration is not None:
+        expected_figures = expected.to_dict()
+        expected_figures["expert_means"] = simulated_expert_figures(expected_costs, expected_run.sizes)["expert_means"]
+        figures["expected"] = expected_figures
+        figures.update(ep_band(calibration, expected_figures))
+    # No schedule beats one request alone: its prompt as one iteration, then one decode at its length.
+    prompt = config.prompt.low
+    ttft = costs.prefill(prompt).seconds if prompt else 0.0
+    step = costs.iteration(1, prompt).seconds
+    alone = "alone on the expert-parallel layout at the ceiling's costs, its tokens spread over every GPU"
+    figures["best_case"] = {
+        "ttft_mean_s": ttft,
+        "itl_mean_s": step,
+        "tpot_mean_s": step,
+        "accounting": {
+            "ttft": f"the shortest prompt prefilled {alone}",
+            "itl": f"one decode step of one user at the prompt's length, {alone}",
+            "tpot": f"one decode step of one user at the prompt's length, {alone}",
+        },
+        "times_under_load": SCHEDULED_NOTE,
+    }
+    _check_finite(figures)
+    longest = config.prompt.high + config.output.high
+    warnings = _warn("simulate", (model.past_max_context(longest, "a request (prompt plus output)"),))
+    if args.json:
+        return json.dumps({**figures, "warnings": warnings}, indent=2, allow_nan=False) + "\n"
+    # The report's band is the widened one the JSON gives; its GPU count is the layout's.
+    shown = None if calibration is None else widened(calibration)
+    report = simulation_report(
+        result, replace(hardware, count=args.gpus), workload, expected, shown, bounds=figures["best_case"]
+    )
+    lines = expert_simulation_lines(figures)
+    if expected is not None:
+        lines += f"  expected band: {figures['band_basis']}\n"
+    return report + lines
+
+
 def _simulate_hardware(args: argparse.Namespace, specs: SpecSet, count: int) -> Hardware:
     """The simulate command's GPUs: ``count`` of ``--gpu`` at its math, memory share and all-reduce latency."""
     return Hardware(
@@ -1211,6 +1339,7 @@ def _simulate_hardware(args: argparse.Namespace, specs: SpecSet, count: int) -> 
         count,
         args.compute_precision,
         args.usable_fraction,
+        attention_dp=args.attention_dp,
         allreduce_latency_s=args.allreduce_latency,
         allreduce_preset=args.allreduce_preset,
     )

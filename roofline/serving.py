@@ -514,11 +514,39 @@ def blocks_for(tokens: int) -> int:
 Piece = tuple[float, float, int, int]
 
 
-def _pieces(memory0: float, memory_slope: float, compute0: float, compute_slope: float, steps: int) -> list[Piece]:
+def _pieces(
+    memory0: float, memory_slope: float, compute0: float, compute_slope: float, steps: int, floor: float = 0.0
+) -> list[Piece]:
     """``steps`` steps whose memory and compute times grow linearly, ``memory0 + memory_slope * i``
     and the like, each taking the larger: one piece when one side leads throughout, else two,
-    split at the step where the lead changes (the difference is linear, so it changes once)."""
+    split at the step where the lead changes (the difference is linear, so it changes once).
+    A ``floor`` (an overlapped all-to-all, ``iteration_floor``) holds the first steps up to it."""
+    pieces = _two_lines(memory0, memory_slope, compute0, compute_slope, steps)
+    return _floored(pieces, floor) if floor > pieces[0][0] else pieces
 
+
+def _floored(pieces: list[Piece], floor: float) -> list[Piece]:
+    """``pieces`` (times that never fall) with each step taking at least ``floor``: the steps
+    below it, a prefix, become one flat piece at ``floor``."""
+    out: list[Piece] = []
+    for first, slope, start, stop in pieces:
+        if first + slope * (stop - 1) <= floor:
+            out.append((floor, 0.0, start, stop))
+            continue
+        cut = start
+        if first + slope * start < floor:  # the first step at or above the floor, by bisection
+            low, high = start, stop - 1
+            while high - low > 1:
+                middle = (low + high) // 2
+                low, high = (middle, high) if first + slope * middle < floor else (low, middle)
+            cut = high
+            out.append((floor, 0.0, start, cut))
+        out.append((first, slope, cut, stop))
+    return out
+
+
+def _two_lines(memory0: float, memory_slope: float, compute0: float, compute_slope: float, steps: int) -> list[Piece]:
+    """``_pieces`` without a floor."""
     last = steps - 1
     leads_first = memory0 >= compute0
     if leads_first == (memory0 + memory_slope * last >= compute0 + compute_slope * last):
@@ -604,9 +632,16 @@ LINE_PROBE = _PROBE = 2**20
 
 
 def _beyond_roofline(timed: Pass) -> float:
-    """What an iteration's time adds to its roofline ``max(memory, compute)`` (nothing today);
-    taken as the same for every iteration of a run."""
-    return timed.seconds - max(timed.memory_s, timed.compute_s)
+    """What an iteration's time adds to its roofline ``max(memory, compute, overlapped)``
+    (all-reduces, overheads); taken as the same for every iteration of a run."""
+    return timed.seconds - max(timed.memory_s, timed.compute_s, timed.overlapped_s)
+
+
+def iteration_floor(at0: Pass) -> float:
+    """The least time an iteration along a line takes, whatever its context: its overlapped
+    communication (an expert-parallel all-to-all, constant along the line, since the tokens are)
+    plus what the time adds beyond the roofline; 0 when nothing runs beside the math."""
+    return at0.overlapped_s + _beyond_roofline(at0) if at0.overlapped_s else 0.0
 
 
 def iteration_line(at0: Pass, far: Pass) -> tuple[float, float, float, float]:
@@ -1049,7 +1084,10 @@ class _Run:
         self.resume: dict[int, tuple[str, int, int]] = {}  # preempted: (kind, tokens cached, tokens to reach)
         self.redoing: set[int] = set()  # traced requests whose prefill is a recompute
         self.decoders: list[int] = []  # traced requests now decoding
-        self.decode_lines: dict[int, tuple[float, float, float, float]] = {}
+        self.decode_lines: dict[int, tuple[float, float, float, float, float]] = {}
+        #: Iterations run at each size in tokens (decodes plus prompt tokens): ``{tokens: count}``,
+        #: for figures that are means over iterations (``roofline.epdeploy``'s expert-parallel keys).
+        self.sizes: dict[int, int] = {}
 
     # -- arrivals --------------------------------------------------------------------------------
 
@@ -1097,6 +1135,11 @@ class _Run:
         else:
             spans.append([kind, start, end, iterations])
 
+    def tally(self, tokens: int, iterations: int) -> None:
+        """Count ``iterations`` iterations of ``tokens`` tokens each (``sizes``)."""
+        if iterations > 0:
+            self.sizes[tokens] = self.sizes.get(tokens, 0) + iterations
+
     def spend(self, seconds: float, iterations: int, running: int | None = None) -> None:
         """Run ``iterations`` iterations taking ``seconds`` in all, with ``running`` requests in the batch."""
         self.now += seconds
@@ -1124,7 +1167,7 @@ class _Run:
         alone depends on its batch only through ``decode_line``, worked out once per batch size.
         """
         if not new:
-            memory_at, memory_per, compute_at, compute_per = self.decode_line(decodes)
+            memory_at, memory_per, compute_at, compute_per, floor = self.decode_line(decodes)
             memory0, compute0 = memory_at + memory_per * context, compute_at + compute_per * context
             memory_slope, compute_slope = memory_per * decodes, compute_per * decodes
         else:
@@ -1132,6 +1175,7 @@ class _Run:
             at0 = costs.iteration(decodes, context, new, cached, pairs, 0)
             if steps == 1:
                 return [(at0.seconds, 0.0, 0, 1)]
+            floor = iteration_floor(at0)
             far = costs.iteration(
                 decodes,
                 context + decodes * _PROBE,
@@ -1141,16 +1185,16 @@ class _Run:
                 0,
             )
             memory0, memory_slope, compute0, compute_slope = iteration_line(at0, far)
-        return _pieces(memory0, memory_slope, compute0, compute_slope, steps)
+        return _pieces(memory0, memory_slope, compute0, compute_slope, steps, floor)
 
-    def decode_line(self, decodes: int) -> tuple[float, float, float, float]:
+    def decode_line(self, decodes: int) -> tuple[float, float, float, float, float]:
         """An iteration of ``decodes`` decodes alone at total context D takes ``max(memory_at +
-        memory_per * D, compute_at + compute_per * D)``: the four numbers, from two
+        memory_per * D, compute_at + compute_per * D, floor)``: the five numbers, from two
         ``IterationCosts.iteration`` calls per batch size (memoized: the same sizes recur)."""
         line = self.decode_lines.get(decodes)
         if line is None:
             at0, far = self.costs.iteration(decodes, 0), self.costs.iteration(decodes, _PROBE)
-            line = self.decode_lines[decodes] = iteration_line(at0, far)
+            line = self.decode_lines[decodes] = (*iteration_line(at0, far), iteration_floor(at0))
         return line
 
     # -- static ------------------------------------------------------------------------------------
@@ -1193,12 +1237,14 @@ class _Run:
             self.admitted[index] = start
         pairs = size * longest_prompt * (longest_prompt + 1) / 2
         self.spend(self.costs.iteration(0, 0, size * longest_prompt, 0, pairs, size).seconds, 1, size)
+        self.tally(size * longest_prompt, 1)
         prefill_end = self.now
         # Token j (j >= 2) of every slot comes from decode step j - 1 at padded length P + j - 1.
         steps = longest_output - 1
         pieces = self.series(steps, size, size * (longest_prompt + 1)) if steps else []
         end = prefill_end + _pieces_seconds(pieces)
         self.spend(end - prefill_end, steps, size)
+        self.tally(size, steps)
         finishes = []
         for index in members:
             own_steps = self.output[index] - 1
@@ -1519,10 +1565,10 @@ class _Run:
         decodes = len(self.base)
         steps = self.run_length(step, math.inf, single)
         # series() for decodes alone, and spend() below, inline: one call a run fewer each.
-        memory_at, memory_per, compute_at, compute_per = self.decode_line(decodes)
+        memory_at, memory_per, compute_at, compute_per, floor = self.decode_line(decodes)
         context = self.base_sum + decodes * step
         memory0, compute0 = memory_at + memory_per * context, compute_at + compute_per * context
-        pieces = _pieces(memory0, memory_per * decodes, compute0, compute_per * decodes, steps)
+        pieces = _pieces(memory0, memory_per * decodes, compute0, compute_per * decodes, steps, floor)
         # The run stops at the step whose end reaches the next arrival, if a newcomer could join then.
         gap = self.next_arrival_s() - self.now - self.swap_s if can_join and steps > 1 else math.inf
         if len(pieces) == 1:
@@ -1544,6 +1590,7 @@ class _Run:
         self.now += seconds
         self.busy += seconds
         self.iterations += steps
+        self.tally(decodes, steps)
         self.batch_seconds += len(self.running) * seconds
         if self.paged and steps > 1:
             self.take_blocks(step + 1, steps - 1)
@@ -1569,6 +1616,7 @@ class _Run:
                     steps = _pieces_to_reach(pieces, self.next_arrival_s() - self.now - self.swap_s)
                     pieces = _clipped(pieces, 0, steps)
                 self.spend(self.swap_s + _pieces_seconds(pieces), steps)
+                self.tally(decodes + chunk, steps)
                 entry[1] += steps * chunk
                 if index < self.traced:
                     self.span(index, "recompute" if index in self.redoing else "prefill", start, self.now, steps)
@@ -1594,6 +1642,7 @@ class _Run:
             finished += cached + chunk == target
         seconds = costs.iteration(decodes, context, new, cached_total, pairs, finished).seconds
         self.spend(self.swap_s + seconds, 1)
+        self.tally(decodes + new, 1)
         if decodes:
             self.record_decodes([(seconds, 0.0, 0, 1)], start, 1, swapped_in)
             step += 1
@@ -1730,10 +1779,10 @@ def request_figures(
 
 
 def simulate(
-    hardware: Hardware, workload: Workload, config: ServingConfig, split: Split | None = None
+    hardware: Hardware, workload: Workload, config: ServingConfig, split: Split | None = None, costs: Any = None
 ) -> SimulationResult:
     """Serve ``config.requests`` requests and measure them: ``finished_run(...).result()``."""
-    return finished_run(hardware, workload, config, split).result()
+    return finished_run(hardware, workload, config, split, costs=costs).result()
 
 
 def finished_run(
@@ -1742,6 +1791,7 @@ def finished_run(
     config: ServingConfig,
     split: Split | None = None,
     factory: Any = None,
+    costs: Any = None,
 ) -> _Run:
     """Serve ``config.requests`` requests of ``workload.model`` (at its weight and KV precisions;
     its batch, context and prompt are not used) on ``hardware``; the finished run, whose
@@ -1752,6 +1802,9 @@ def finished_run(
     pipeline stages each iteration takes ``deployment.PipelineCosts``' round of micro-batches
     through the stages (``roofline estimate --parallel``'s rules), and the cache holds the
     blocks the binding stage has room for.
+
+    With ``costs`` (``epdeploy.ExpertCosts``: an expert-parallel layout), every iteration is
+    timed by it instead, and the cache holds its ``kv_blocks``; ``split`` is then None.
 
     Raises SpecError when the weights leave no room for a KV cache, when the model has
     sliding-window layers (the simulator counts every layer's cache as growing with the
@@ -1775,11 +1828,13 @@ def finished_run(
     if split is not None and split.pp == 1:
         check_split(hardware, model, split)
         hardware, split = replace(hardware, count=split.tp), None
-    costs = iteration_costs(hardware, workload) if split is None else pipeline_costs(hardware, workload, split)
+    if costs is not None:
+        capacity = costs.kv_blocks
+    else:
+        costs = iteration_costs(hardware, workload) if split is None else pipeline_costs(hardware, workload, split)
+        capacity = kv_blocks_available(hardware, workload, split)
     # ``factory`` builds the run instead of ``_Run`` (``fleet``: one replica's share of a stream).
-    run = (factory or _Run)(
-        costs, config, kv_blocks_available(hardware, workload, split), hardware.costs.request_overhead_s
-    )
+    run = (factory or _Run)(costs, config, capacity, hardware.costs.request_overhead_s)
     if config.policy == "static":
         run.run_static()
     else:

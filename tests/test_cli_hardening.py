@@ -584,7 +584,7 @@ SIMULATE = ["simulate", "--gpu", "h100-sxm", "--model", "llama-3.1-8b", "--reque
         ),
         ([*SIMULATE, "--gpus", "2", "--microbatches", "4"], "--microbatches: groups of users go through a pipeline"),
         ([*BASE, "--gpus", "2", "--microbatches", "4"], "--microbatches: groups of users go through a pipeline"),
-        ([*BASE, "--attention-dp"], "--attention-dp: one GPU has no attention to split"),
+        ([*BASE, "--attention-dp"], "--dp-attention: one GPU has no attention to split"),
     ],
 )
 def test_an_option_the_chosen_mode_does_not_use_is_refused_not_ignored(
