@@ -235,8 +235,8 @@ def batched_prefill(
 def batch_reading_share(model, precision: str, share: float, limit: int = 1_000_000) -> int | None:
     """The fewest users whose decode step reads ``share`` of the weights held:
     ``arch.weights_read_bytes(B) >= share * arch.weight_bytes``, the routed experts touched growing
-    as ``E (1 - (1 - E_tok/E)^B)``; None when no batch up to ``limit`` does (the embedding table is
-    looked up, not read whole, so a share near 1 may never be reached)."""
+    as ``E (1 - (1 - E_tok/E)^B)``; None when no batch up to ``limit`` does. A step reads only the
+    embedding rows its tokens look up, so a share of 1 needs as many users as the vocabulary has tokens."""
     if not 0 < share <= 1:
         raise SpecError(f"must be above 0 and at most 1, got {share!r}", field="share")
     target = share * arch.weight_bytes(model, precision)
