@@ -192,6 +192,9 @@ def build(ctx: Context) -> PageContent:
         ),
     )
     order = [specs.model(m).name for m, _ in MODELS]
+    share_batches = {
+        specs.model(m).name: batch_reading_share(specs.model(m), precision, READ_SHARE) for m, precision in MODELS
+    }
     chart = (
         alt.Chart(alt.Data(values=points))
         .mark_line(point=True)
@@ -214,9 +217,11 @@ def build(ctx: Context) -> PageContent:
             "A decode step reads most of a mixture of experts once the batch is a few dozen",
             ["Weights one step reads, as a share of all the weights, each model in its checkpoint's format."],
         ),
-        "Line chart: the share of its weights one decode step reads against the batch, 1 to 4,096 users, "
-        "for Mixtral 8x7B, Qwen3-30B-A3B, gpt-oss-120b and DeepSeek-V3. Mixtral passes 90% by 8 users; the "
-        "three fine-grained models start near their active share and pass 90% between about 60 and 130 users.",
+        "Line chart: the share of its weights one decode step reads against the batch, "
+        f"{BATCHES[0]:,} to {BATCHES[-1]:,} users, for " + ", ".join(order) + ". Each starts near its active "
+        f"share and climbs to nearly all of it; {percent(READ_SHARE, 0)} is reached at "
+        + ", ".join(f"{name} {share_batches[name]:,} users" for name in order)
+        + ".",
     )
     ds_weights = arch.weight_bytes(ds, DS_PRECISION)
     put("ds_total", fmt.parameters(arch.total_parameters(ds)))
@@ -229,9 +234,8 @@ def build(ctx: Context) -> PageContent:
     put("ds_read_64", _gb(arch.weights_read_bytes(ds, 64, DS_PRECISION)))
     put("ds_read_64_share", percent(arch.weights_read_bytes(ds, 64, DS_PRECISION) / ds_weights, 0))
     put("read_share", percent(READ_SHARE, 0))
-    for model_id, precision in MODELS:
-        key = model_id.split("-")[0]
-        put(f"{key}_share_batch", _int(batch_reading_share(specs.model(model_id), precision, READ_SHARE)))
+    for model_id, _ in MODELS:
+        put(f"{model_id.split('-')[0]}_share_batch", _int(share_batches[specs.model(model_id).name]))
     mixtral = specs.model("mixtral-8x7b")
     put("mixtral_touched_4", _x(moe.routed_experts_touched(8, mixtral.moe.experts_per_token, 4)))
     put("mxfp4_bits", f"{bytes_per_value('mxfp4') * 8:g}")
