@@ -111,6 +111,8 @@ CITED = {
     "tbo_big_tokens": Cited(256, SOURCES["sglang"]),
     # TensorRT-LLM: attention data parallelism, "400% speedup" in the max-throughput cases on 8 B200s.
     "adp_speedup": Cited(400, SOURCES["trtllm"]),
+    # DeepEP's H800s: "~160 GB/s NVLink maximum bandwidth".
+    "h800_nvlink_gbps": Cited(160, SOURCES["deepep"]),
     # DeepEP V1 low-latency kernels on H800 + CX7 (128 tokens a batch): dispatch and combine at EP8 and EP256.
     "ll_dispatch_ep8_us": Cited(77, SOURCES["deepep"]),
     "ll_combine_ep8_us": Cited(114, SOURCES["deepep"]),
@@ -219,8 +221,8 @@ def build(ctx: Context) -> PageContent:
         ),
         "Line chart: the share of its weights one decode step reads against the batch, "
         f"{BATCHES[0]:,} to {BATCHES[-1]:,} users, for " + ", ".join(order) + ". Each starts near its active "
-        f"share and climbs to nearly all of it; {percent(READ_SHARE, 0)} is reached at "
-        + ", ".join(f"{name} {share_batches[name]:,} users" for name in order)
+        f"share and climbs to nearly all of it, reaching {percent(READ_SHARE, 0)} at "
+        + ", ".join(f"{share_batches[name]:,} users for {name}" for name in order)
         + ".",
     )
     ds_weights = arch.weight_bytes(ds, DS_PRECISION)
@@ -243,6 +245,7 @@ def build(ctx: Context) -> PageContent:
         put(key, f"{CITED[key].value:g}%")
     for key in ("tbo_small_tokens", "tbo_big_tokens"):
         put(key, f"{CITED[key].value:g}")
+    put("h800_nvlink_gbps", f"{CITED['h800_nvlink_gbps'].value:g}")
     put("imb_no_eplb", f"{moe.MEASURED_IMBALANCE_NO_EPLB:g}")
     put("imb_eplb", f"{moe.MEASURED_IMBALANCE_EPLB:g}")
 
@@ -368,7 +371,8 @@ def build(ctx: Context) -> PageContent:
         DS_PRECISION,
         "bf16",
         REDUNDANT,
-        "H800s (ceiling: H100), 288 slots, 128 users a GPU, 4,989 tokens of context",
+        f"H800s (ceiling: H100), {ds.moe.experts + REDUNDANT} slots, {CITED['ds_batch_per_gpu'].value:,.0f} users"
+        f" a GPU, {CITED['ds_kv_length'].value:,.0f} tokens of context",
     )
     sgl_ceiling, sgl_step = decode_row(
         "SGLang, decode, EP72",
@@ -380,7 +384,8 @@ def build(ctx: Context) -> PageContent:
         DS_PRECISION,
         "bf16",
         REDUNDANT,
-        "H100s, 288 slots, 256 users a GPU, 2,000-token inputs",
+        f"H100s, {ds.moe.experts + REDUNDANT} slots, {CITED['sgl_decode_batch_per_gpu'].value:,.0f} users a GPU,"
+        f" {CITED['sgl_decode_context'].value:,.0f}-token inputs",
     )
     trt_context = int(CITED["trt_prompt"].value + CITED["trt_output"].value / 2)
     trt_ceiling, _ = decode_row(
@@ -393,7 +398,9 @@ def build(ctx: Context) -> PageContent:
         "nvfp4",
         "fp8",
         0,
-        f"B200s, FP4 experts, FP8 cache, 500 users a GPU, 1K in and 2K out ({trt_context:,} tokens on average)",
+        f"B200s, FP4 experts, FP8 cache, {CITED['trt_batch_per_gpu'].value:,.0f} users a GPU,"
+        f" {CITED['trt_prompt'].value:,.0f} in and {CITED['trt_output'].value:,.0f} out"
+        f" ({trt_context:,} tokens on average)",
     )
     prefills = {}
     for prompt, key in ((1024, "sgl_prefill_1k"), (2048, "sgl_prefill_2k"), (4096, "sgl_prefill_4k")):
