@@ -228,6 +228,7 @@ def build(ctx: Context) -> PageContent:
     ds_weights = arch.weight_bytes(ds, DS_PRECISION)
     put("ds_total", fmt.parameters(arch.total_parameters(ds)))
     put("ds_active", fmt.parameters(arch.active_parameters(ds)))
+    put("ds_total_over_active", f"{arch.total_parameters(ds) / arch.active_parameters(ds):.0f}")
     put("ds_weights", _gb(ds_weights))
     put("ds_read_1", _gb(arch.weights_read_bytes(ds, 1, DS_PRECISION)))
     put("ds_experts", f"{ds.moe.experts:,}")
