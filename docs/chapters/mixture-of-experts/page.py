@@ -61,6 +61,8 @@ REDUNDANT = 32
 #: Prefill servers run many prompts at once: SGLang's profile ran 16,384 tokens a GPU (CITED["sglang"]).
 PREFILL_TOKENS_PER_GPU = 16384
 GPUS_PER_NODE = 8
+#: DeepSeek does not publish its prompt lengths: its prefill ceiling is taken at SGLang's profiled 4,096.
+DS_PREFILL_PROMPT = 4096
 
 
 @dataclass(frozen=True)
@@ -422,7 +424,16 @@ def build(ctx: Context) -> PageContent:
             )
         )
     ds_prefill = batched_prefill(
-        h100, Workload(ds, DS_PRECISION, "bf16", 1, 0, 4096), EP_BIG, PREFILL_TOKENS_PER_GPU, redundant=REDUNDANT
+        h100,
+        Workload(ds, DS_PRECISION, "bf16", 1, 0, DS_PREFILL_PROMPT),
+        EP_BIG,
+        PREFILL_TOKENS_PER_GPU,
+        redundant=REDUNDANT,
+    )
+    put("ds_prefill_prompt", f"{DS_PREFILL_PROMPT:,}")
+    put(
+        "prefill_tpe",
+        _int(moe.tokens_per_expert(PREFILL_TOKENS_PER_GPU * EP_BIG, ds.moe.experts_per_token, ds.moe.experts)),
     )
     ds_prefill_ceiling = ds_prefill.tokens_per_s * GPUS_PER_NODE / EP_BIG
     content.table(

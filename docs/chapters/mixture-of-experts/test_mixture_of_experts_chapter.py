@@ -192,6 +192,9 @@ def test_the_serving_prose_names_what_bounds_each_ceiling(values) -> None:
     assert number(values["ds_prefill_uncached"]) < number(values["ds_prefill_ceiling"])
     assert seconds(values["prefill_a2a_s"]) > seconds(values["prefill_compute_s"])
     assert number(values["trt_measured"]) < number(values["trt_ceiling_gpu"])
+    # "far past the critical batch": a prefill batch feeds every expert.
+    assert values["prefill_tpe"] == f"{16384 * 32 * 8 // 256:,}"
+    assert number(values["prefill_tpe"]) > 10 * number(values["ds_dense_crit"])
 
 
 def test_the_page_says_ceiling_only_for_expert_parallelism() -> None:
