@@ -18,7 +18,7 @@ import altair as alt
 from roofline import Hardware, Workload, moe
 from roofline import architecture as arch
 from roofline import formatting as fmt
-from roofline.epdeploy import ExpertLayout, expert_step
+from roofline.epdeploy import ExpertLayout, alltoall_s, expert_step
 from roofline.moelayout import (
     batch_reading_share,
     batched_prefill,
@@ -121,6 +121,12 @@ CITED = {
     "ll_dispatch_ep256_us": Cited(194, SOURCES["deepep"]),
     "ll_combine_ep256_us": Cited(360, SOURCES["deepep"]),
 }
+
+#: DeepEP V1's tables (SOURCES["deepep"]) by EP size: low-latency dispatch and combine in µs (128 tokens a
+#: batch), and the normal kernels' bottleneck bandwidth in GB/s (4,096 tokens a batch; NVLink at EP8, RDMA above).
+DEEPEP_LOW_LATENCY_US = {8: (77, 114), 16: (118, 195), 32: (155, 273), 64: (173, 314), 128: (192, 369), 256: (194, 360)}
+DEEPEP_NORMAL_GBPS = {8: (153, 158), 16: (43, 43), 32: (58, 57), 64: (51, 50)}
+DEEPEP_TOKENS = 128
 
 #: The figure's colours, one per model in MODELS' order (light and dark pages alike).
 COLOURS = ["#4e79a7", "#f28e2b", "#59a14f", "#e15759"]
@@ -328,6 +334,34 @@ def build(ctx: Context) -> PageContent:
     put("deepep_rdma_gbps", f"{normal.rdma_bytes_per_s / 1e9:,.0f}")
     for key in ("ll_dispatch_ep8_us", "ll_combine_ep8_us", "ll_dispatch_ep256_us", "ll_combine_ep256_us"):
         put(key, f"{CITED[key].value:g}")
+    kernel_rows = []
+    for ep, (out_us, back_us) in DEEPEP_LOW_LATENCY_US.items():
+        floor = alltoall_s(h100, ep, DEEPEP_TOKENS, dispatch, 1)[0]
+        normal = DEEPEP_NORMAL_GBPS.get(ep)
+        kernel_rows.append(
+            (
+                f"EP{ep}",
+                f"{out_us:g} / {back_us:g}",
+                f"{floor * 1e6:,.0f}",
+                percent(floor * 1e6 / (out_us + back_us), 0),
+                "—" if normal is None else f"{normal[0]:g} / {normal[1]:g}" + (" (NVLink)" if ep == 8 else " (RDMA)"),
+            )
+        )
+    content.table(
+        "deepep-kernels",
+        markdown_table(
+            (
+                "EP",
+                "Low-latency dispatch / combine, µs",
+                "Ceiling for both, µs",
+                "Ceiling ÷ measured",
+                "Normal kernels, GB/s",
+            ),
+            kernel_rows,
+            right={1, 2, 3, 4},
+        ),
+    )
+    put("deepep_tokens", f"{DEEPEP_TOKENS}")
     latency_floor = arch.moe_layers(ds) * (CITED["ll_dispatch_ep8_us"].value + CITED["ll_combine_ep8_us"].value) / 1e6
     put("ll_floor_ms", fmt.milliseconds(latency_floor))
 

@@ -18,7 +18,7 @@ import pytest
 from roofline import Hardware, Workload, builtin_specs, moe
 from roofline import architecture as arch
 from roofline import formatting as fmt
-from roofline.epdeploy import ExpertLayout, expert_step
+from roofline.epdeploy import ExpertLayout, alltoall_s, expert_step
 from roofline.moelayout import ep_break_even_batch, ep_layout, tp_layout
 from roofline.quantization import critical_batch_for
 from sitegen.context import load_context
@@ -263,3 +263,16 @@ def test_each_run_cell_prints_the_pages_numbers(program: str, values) -> None:
         assert f"from {values['break_even']} users" in out
     else:
         assert "memory" in out and "yes" in out
+
+
+def test_deepeps_published_kernel_times_stay_above_the_ceilings_time(content) -> None:
+    """The ceiling's dispatch and combine (bytes at the best link rates, no fixed latency) take less
+    time than DeepEP measured at every EP size, and its times are the package's own."""
+    rows = rows_of(content.tables["deepep-kernels"])
+    assert [row[0] for row in rows] == [f"EP{ep}" for ep in chapter.DEEPEP_LOW_LATENCY_US]
+    hardware = Hardware(SPECS.gpu("h100-sxm"))
+    per_token = moe.alltoall_bytes_per_token(DS.hidden_size, 8)
+    for row, (ep, (out_us, back_us)) in zip(rows, chapter.DEEPEP_LOW_LATENCY_US.items(), strict=True):
+        ceiling = alltoall_s(hardware, ep, 128, per_token, 1)[0] * 1e6
+        assert row[2] == f"{ceiling:,.0f}"
+        assert ceiling < out_us + back_us, row
