@@ -48,6 +48,9 @@ Layout, lowest layer first. A module imports only from modules above it:
 - ``deployment``   the parallelism chapter's answers: a split of tensor-parallel groups and
                    pipeline stages (Split), each stage's pass and the hops, a pipeline's
                    latency and interval, memory per GPU, the best split and TP degree.
+- ``moelayout``    the mixture-of-experts chapter's answers: tensor- and expert-parallel layouts
+                   of a GPU count side by side (each the package's own step) or why one cannot
+                   serve, the batch where EP overtakes TP, a batched prefill on EP.
 - ``estimate``     one call combining them into an Estimate (what the CLI prints).
 - ``fit``          why an estimate does not fit in memory, and changes checked to make it fit.
 - ``measured``     published measurements (``data/measurements.toml``) beside their ceilings.

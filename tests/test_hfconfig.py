@@ -68,6 +68,8 @@ BUILTIN_CONFIGS = {
     "mixtral-8x7b": "mixtral-8x7b",
     "gemma-2-9b": "gemma-2-9b",
     "deepseek-v3": "deepseek-v3",
+    "qwen3-30b-a3b": "qwen3-30b-a3b",
+    "gpt-oss-120b": "gpt-oss-120b",
 }
 
 
