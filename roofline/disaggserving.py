@@ -16,8 +16,11 @@ KV transfer
     ``latency + bytes / (G * link bytes/s * link efficiency)``, each of the instance's G GPUs sending
     its shard over its own link). ``auto`` takes the scale-up link (NVLink) when every GPU of both
     pools fits one scale-up domain, else the scale-out network (an InfiniBand or RoCE NIC per GPU).
-    The transfer occupies neither pool's GPUs: it is not overlapped with the prefill layer by layer
-    (the request waits for all of it), and nothing else slows it (no contention between transfers).
+    The transfer occupies neither pool's GPUs, so other requests compute while one request's cache
+    moves (as TensorRT-LLM overlaps "KV cache transmission with computation for multiple independent
+    requests", its disaggregated-serving blog, "Overlap Optimization"); it is not overlapped with its
+    own prefill layer by layer (the request waits for all of it), and nothing else slows it (no
+    contention between transfers).
 Decode pool
     The requests reach the decode pool when their transfer ends, and are dealt round-robin in that
     order to the D decode instances. Each joins its instance's batch as a decoding request holding
