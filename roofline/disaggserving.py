@@ -29,6 +29,13 @@ Decode pool
     Its first inter-token gap runs from its first token to its second, so it holds the transfer
     and the wait for a decode slot. A one-token output ends at the prefill and never moves.
 
+``max_rate_within_slo(hardware, workload, config, pools=None, attainment=0.9)`` is DistServe's goodput
+of a deployment: the highest Poisson rate at which at least ``attainment`` of the completed requests
+meet both ``config.ttft_slo_s`` and ``config.tpot_slo_s`` ("maximum request rate per second when at
+least 90% of requests has both TTFT < 200ms and TPOT < 50ms", the DistServe blog's definition),
+found by bisection on a log scale between ``low`` and ``high`` (``steps`` halvings of the ratio), for
+the two pools or, with ``pools=None``, one colocated instance (or ``replicas`` of it).
+
 Metrics: TTFT, TPOT, latency and goodput over every request as ``serving`` defines them; ITL over the
 decode pool's gaps. The JSON adds ``kv_transfer_s_mean`` and ``disaggregation``: the pools (instances,
 GPUs, busy share, mean batch; TTFT for the prefill pool, ITL and TPOT for the decode pool), the link,
@@ -45,7 +52,7 @@ from typing import Any
 
 from .disagg import LINKS, link_bytes_per_s, link_name
 from .errors import SpecError, shown
-from .fleet import FleetResult, _draw, _Share
+from .fleet import FleetResult, _draw, _Share, simulate_fleet
 from .parsing import parse_whole
 from .performance import Hardware, Workload
 from .serving import (
@@ -326,3 +333,33 @@ def _result(
         disaggregation=disaggregation,
         **figures,
     )
+
+
+def max_rate_within_slo(
+    hardware: Hardware,
+    workload: Workload,
+    config: ServingConfig,
+    pools: Pools | None = None,
+    *,
+    replicas: int = 1,
+    attainment: float = 0.9,
+    low: float = 0.1,
+    high: float = 1000.0,
+    steps: int = 14,
+) -> float:
+    """The highest rate (requests/s, whole deployment) at which ``attainment`` of the requests meet
+    both SLOs, between ``low`` and ``high`` (module docstring); ``low`` when even that misses."""
+    if not 0 < attainment <= 1:
+        raise SpecError(f"must be above 0 and at most 1, got {attainment!r}", field="attainment")
+    if not 0 < low < high:
+        raise SpecError(f"must satisfy 0 < low < high, got {low!r} and {high!r}", field="rate")
+    for _ in range(steps):
+        rate = math.sqrt(low * high)
+        trial = replace(config, rate=rate, concurrency=None)
+        if pools is None:
+            run = simulate_fleet(hardware, workload, trial, replicas=replicas)
+        else:
+            run = simulate_disaggregated(hardware, workload, trial, pools)
+        met = run.slo_attainment is not None and run.slo_attainment >= attainment
+        low, high = (rate, high) if met else (low, rate)
+    return low
