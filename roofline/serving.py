@@ -1219,7 +1219,7 @@ class _Run:
         self.prefix_lookups += 1
         if hit:
             self.prefix.acquire(self.group[index])
-            self.shared[index] = self.prefix_blocks
+            self.shared[index] = hit // BLOCK_TOKENS  # the blocks admission did not charge it
             self.prefix_hits += 1
             self.prefill_tokens_saved += hit
         return hit

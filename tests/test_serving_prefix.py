@@ -13,7 +13,7 @@ from roofline import Hardware, ServingConfig, Workload, builtin_specs, load_cali
 from roofline.cli import main
 from roofline.fleet import simulate_fleet
 from roofline.prefixcache import hit_saving, lru_hit_rate
-from roofline.serving import Lengths, simulate
+from roofline.serving import Lengths, finished_run, simulate
 
 SPECS = builtin_specs()
 CEILING = Hardware(SPECS.gpu("h100-sxm"))
@@ -120,3 +120,28 @@ def test_bad_prefix_input_is_one_line_naming_the_fix(capsys, args, words):
     assert status != 0 and not out
     line = err.strip().splitlines()[-1]
     assert words in line
+
+
+@pytest.mark.parametrize("policy", ["continuous", "chunked"])
+@pytest.mark.parametrize(
+    ("prefix", "prompt"), [(512, Lengths(512, 512)), (500, Lengths(500, 900)), (256, Lengths(300, 2000))]
+)
+def test_every_block_comes_back_when_the_run_ends_even_through_preemptions(policy, prefix, prompt):
+    # A cache so small that paged admission preempts thousands of times; a prefix that is the whole
+    # prompt (its last block is then computed, not cached), or shorter than some prompts.
+    hardware = replace(CEILING, usable_fraction=0.03)
+    config = ServingConfig(
+        rate=math.inf,
+        requests=2000,
+        prompt=prompt,
+        output=Lengths(16, 1024),
+        max_batch=256,
+        policy=policy,
+        prefix_tokens=prefix,
+        prefix_groups=7,
+        prefix_cache_share=0.2,
+    )
+    run = finished_run(hardware, WORKLOAD, config)
+    assert run.preemptions > 1000 and run.prefix_hits > 0
+    assert run.free_blocks == run.capacity  # nothing leaked, nothing freed twice
+    assert sum(run.shared) == 0
