@@ -128,3 +128,24 @@ def test_bad_disaggregation_input_is_one_line_naming_the_fix(capsys, args, words
     status, out, err = _cli(capsys, *args)
     assert status != 0 and not out
     assert words in err.strip().splitlines()[-1]
+
+
+def test_every_instances_blocks_come_back_through_decode_preemptions(monkeypatch):
+    import roofline.disaggserving as disaggserving
+
+    runs = []
+    build = disaggserving.finished_run
+
+    def kept(*args, **kwargs):
+        runs.append(build(*args, **kwargs))
+        return runs[-1]
+
+    monkeypatch.setattr(disaggserving, "finished_run", kept)
+    small = replace(H100, usable_fraction=0.03)  # a cache so small that the decode pool preempts
+    config = ServingConfig(
+        rate=math.inf, requests=2000, prompt=Lengths(128, 512), output=Lengths(1, 1024), max_batch=256
+    )
+    result = simulate_disaggregated(small, LLAMA_8B, config, Pools(2, 3))
+    assert result.completed == 2000
+    assert result.disaggregation["decode_pool"]["preemptions"] > 1000
+    assert len(runs) == 5 and all(run.free_blocks == run.capacity for run in runs)
