@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import pytest
 
-from roofline import Hardware, SpecError, Workload, builtin_specs, decode_step, prefill_pass
+from roofline import Hardware, SpecError, Workload, builtin_specs, decode_step, iteration_costs, prefill_pass
 from roofline import disagg as dg
 
 SPECS = builtin_specs()
@@ -48,6 +48,14 @@ def test_pool_rates_match_prefill_and_decode_instances_by_their_request_rates():
     assert rates.prefill_requests_per_s == pytest.approx(1 / prefill)
     assert rates.decode_requests_per_s == pytest.approx(64 / (127 * step))
     assert rates.prefill_gpus_per_decode_gpu == pytest.approx(rates.decode_requests_per_s * prefill)
+    # eight prompts in one iteration read the weights once: more prompts a second than one at a time
+    batched = dg.pool_rates(H100, H100, LLAMA_8B, 100, 128, 64, prefill_batch=8)
+    alone = dg.pool_rates(H100, H100, LLAMA_8B, 100, 128, 64)
+    assert batched.prefill_requests_per_s > 2 * alone.prefill_requests_per_s
+    # the eight prompts' pairs are 8 x 100 x 101 / 2, not 800 x 801 / 2: the same as eight prefills' FLOPs
+    eight = 8 * prefill_pass(H100, Workload(LLAMA_8B.model, prompt=100)).flops
+    costs = iteration_costs(H100, LLAMA_8B).iteration(0, 0, 800, 0, 8 * 100 * 101 / 2, 8)
+    assert costs.flops == pytest.approx(eight)
 
 
 def test_the_ttft_limited_rate_puts_the_m_d_1_mean_ttft_on_the_slo():
