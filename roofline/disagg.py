@@ -10,8 +10,8 @@ Public API
     ``LINKS``: the links a KV cache can travel over, each read from the GPU's spec, one direction:
         ``"nvlink"`` the scale-up link inside a domain (``interconnect.link_bytes_per_s``: NVLink 4 on
         an H100, 450 GB/s), ``"network"`` the scale-out NIC per GPU between domains
-        (``interconnect.scale_out_bytes_per_s``: one 400 Gb/s InfiniBand or RoCE NIC, 50 GB/s; the
-        two fabrics run at the same line rate, so one figure serves both), ``"pcie"`` the GPU's
+        (``interconnect.scale_out_bytes_per_s``: on an H100 one 400 Gb/s InfiniBand NIC, 50 GB/s, as
+        gpus.toml cites it; a RoCE NIC of the same line rate gives the same figure), ``"pcie"`` the GPU's
         host link (``host_link_bytes_per_s``), for a copy staged through host memory.
     ``link_bytes_per_s(gpu, link)``: that figure, SpecError naming the field when the spec lacks it.
     ``kv_transfer(hardware, workload, prompt, link="network", latency_s=0.0)`` -> ``KvTransfer``
@@ -49,7 +49,8 @@ Public API
         ``min(N_P * ttft_limited_rate, N_D * R_D at itl_limited_batch)`` requests/s, and per GPU
         ``/ (N_P G_P + N_D G_D)``: an estimate from the mean TTFT, not DistServe's P90.
 
-The serving simulator (``serving``) runs the same split request by request (``--disaggregate``).
+The serving simulator runs the same split request by request (``disaggserving``, ``simulate
+--disaggregate``).
 """
 
 from __future__ import annotations
