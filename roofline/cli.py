@@ -1324,10 +1324,16 @@ def _run_simulate_expert(args: argparse.Namespace, specs: SpecSet) -> str:
     ``epdeploy.ExpertCosts`` on the busiest GPU, the cache every attention group's blocks; with
     ``--costs expected`` the same run at the fitted costs, its band widened (``epdeploy.ep_band``).
     The JSON and the report carry the expert-parallel keys as means over the run's iterations."""
-    for given, option in ((args.replicas != 1, "--replicas"), (args.warmup, "--warmup"), (args.disaggregate is not None, "--disaggregate")):
+    not_yet = (
+        (args.replicas != 1, "--replicas"),
+        (args.warmup, "--warmup"),
+        (args.disaggregate is not None, "--disaggregate"),
+    )
+    for given, option in not_yet:
         if given:
             raise SpecError(
-                f"{option}: not simulated with --parallel {args.parallel} yet", hint="leave it out, or use --parallel tp"
+                f"{option}: not simulated with --parallel {args.parallel} yet",
+                hint="leave it out, or use --parallel tp",
             )
     model = specs.model(args.model)
     layout = _expert_layout(args, model)
