@@ -135,6 +135,7 @@ from .deployment import PipelineCosts, Split, check_split, memory_per_gpu, pipel
 from .errors import SpecError, shown, unknown_name
 from .parsing import parse_whole
 from .performance import Hardware, IterationCosts, Pass, Workload, iteration_costs, memory_use
+from .traces import LengthTrace
 
 Policy = Literal["static", "continuous", "chunked"]
 POLICIES: tuple[Policy, ...] = ("static", "continuous", "chunked")
@@ -277,6 +278,9 @@ class ServingConfig:
     #: Scheduling steps a run may take per request before it is refused as thrashing; None:
     #: ``MAX_STEPS_PER_REQUEST``. A caller that must answer fast (the page's calculator) sets less.
     max_steps_per_request: int | None = None
+    #: Request lengths from a trace (``traces.LengthTrace``), drawn as pairs instead of ``prompt``
+    #: and ``output``, which then give the trace's ranges (for the bounds and the reports).
+    trace: LengthTrace | None = None
 
     def __post_init__(self) -> None:
         _check_choice("policy", "policy", self.policy, POLICIES)
@@ -308,6 +312,14 @@ class ServingConfig:
             raise SpecError(f"must be true or false, got {shown(self.record_blocks)}", field="record_blocks")
         if self.max_steps_per_request is not None:
             _check_number("max_steps_per_request", self.max_steps_per_request, minimum=1, whole=True)
+        if self.trace is not None and not isinstance(self.trace, LengthTrace):
+            raise SpecError("must be a traces.LengthTrace (see traces.load_trace)", field="trace")
+
+    def draw_lengths(self, rng: random.Random) -> tuple[int, int]:
+        """One request's prompt and output: a trace's pair (one draw), else each range's (two)."""
+        if self.trace is not None:
+            return self.trace.draw(rng)
+        return self.prompt.draw(rng), self.output.draw(rng)
 
 
 @dataclass(frozen=True)
@@ -1005,8 +1017,7 @@ class _Run:
             if config.concurrency is None and config.rate != math.inf:
                 clock += gap / config.rate
                 arrival[index] = clock
-            prompt[index] = config.prompt.draw(rng)
-            output[index] = config.output.draw(rng)
+            prompt[index], output[index] = config.draw_lengths(rng)
         if request_overhead_s:
             arrival = array("d", (sent + request_overhead_s for sent in arrival))
         self.arrival, self.prompt, self.output = arrival, prompt, output
