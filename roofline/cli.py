@@ -1199,7 +1199,9 @@ def _run_simulate(args: argparse.Namespace, specs: SpecSet) -> str:
         fleet = {"replicas": args.replicas, "warmup": args.warmup}
 
         def at_rate(gpus: Hardware, rate: float) -> SimulationResult:
-            return simulate_fleet(gpus, workload, replace(config, rate=rate), split, **fleet)
+            # The saturating run measures capacity: every request counts there, warm-up or not.
+            sizes = {**fleet, "warmup": 0} if math.isinf(rate) else fleet
+            return simulate_fleet(gpus, workload, replace(config, rate=rate), split, **sizes)
 
         searches = {}
         if args.search_rate:

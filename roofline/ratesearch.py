@@ -5,7 +5,8 @@ MLPerf's Server scenario sends requests as a Poisson process and reports the hig
 ``search_rate`` finds that rate for the seeded simulator:
 
 1. A saturating run (every request at time 0) gives the capacity C, completed requests per second: above
-   it a queue grows without end, so the search looks no higher.
+   it a queue grows without end, so the search looks no higher. (The command line runs it without the
+   warm-up, whose requests would otherwise be served but not counted.)
 2. The lowest rate tried is ``C / LOW_DIVISOR``, where requests seldom meet. If the targets fail even
    there, no rate meets them (the work of one request alone is too slow) and the search stops with one
    line naming the target that failed and the fix.

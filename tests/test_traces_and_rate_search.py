@@ -215,3 +215,13 @@ def test_search_rate_is_deterministic_and_monotone_in_the_bracket() -> None:
     passed = sorted(t.rate for t in first.trials if t.meets)
     failed = sorted(t.rate for t in first.trials[1:] if not t.meets)
     assert passed[-1] == first.rate and (not failed or failed[0] > passed[-1])
+
+
+def test_the_capacity_counts_every_request_served_whatever_the_warmup(capsys) -> None:
+    """The saturating run is made without the warm-up: its requests would be served, not counted, and
+    the capacity would read a sixth low at --warmup 100 --requests 500."""
+    args = ["--trace", "azure-conv-2023", "--requests", "500", "--search-rate", "--ttft-slo", "0.2"]
+    plain = _json(capsys, *args, "--tpot-slo", "0.02")["rate_search"]
+    warm = _json(capsys, *args, "--tpot-slo", "0.02", "--warmup", "100")
+    assert warm["rate_search"]["capacity_requests_per_s"] == plain["capacity_requests_per_s"]
+    assert warm["fleet"]["warmup_requests"] == 100 and warm["rate_search"]["binds"] == ["ttft"]
