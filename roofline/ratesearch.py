@@ -58,6 +58,7 @@ class Trial:
     missed: tuple[str, ...]
 
     def to_dict(self) -> dict[str, Any]:
+        """One entry of ``rate_search.tried``: the rate (None for the saturating run) and its p99s."""
         return {
             "rate": None if math.isinf(self.rate) else self.rate,
             "ttft_p99_s": self.ttft_p99_s,
