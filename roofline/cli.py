@@ -75,6 +75,7 @@ from .parsing import parse_real, parse_whole
 from .performance import DEFAULT_USABLE_FRACTION, Hardware, Workload, gpu_count_problem, kv_copies
 from .precisions import AUTO, DEFAULT_COMPUTE_PRECISION, FORMATS, PRECISIONS, number_format
 from .quantization import critical_batch_for
+from .ratesearch import DEFAULT_TRIES, TRIES_RANGE, rate_search_lines, search_rate
 from .report import deployment_report, simulation_report, speculation_lines, speculation_report, text_report
 from .serving import (
     ADMISSIONS,
@@ -88,6 +89,7 @@ from .serving import (
     SEED_RANGE,
     SLO_RANGE_S,
     TOKEN_BUDGET_RANGE,
+    Lengths,
     ServingConfig,
     SimulationResult,
     finished_run,
@@ -97,6 +99,7 @@ from .specs import SOURCE_LENGTH
 from .specserving import Drafting, simulate_speculative
 from .speculative import GAMMA_RANGE, speculate
 from .sweep import Table, decode_prefill_rows, decode_prefill_table
+from .traces import BUILTIN_TRACES, LengthTrace, check_context, load_trace
 
 EXIT_OUTPUT_FAILED = 1
 #: Weights' precision when neither --precision nor the model (a config's quantization) gives one.
@@ -557,14 +560,35 @@ def _add_simulate_parser(commands: argparse._SubParsersAction) -> None:
     run.add_argument(
         "--prompt",
         type=_lengths("--prompt"),
-        default=defaults.prompt,
-        help="prompt tokens, N or uniform LO:HI (default %(default)s)",
+        default=None,
+        help=f"prompt tokens, N or uniform LO:HI (default {defaults.prompt})",
     )
     run.add_argument(
         "--output",
         type=_lengths("--output"),
-        default=defaults.output,
-        help="output tokens, N or uniform LO:HI (default %(default)s)",
+        default=None,
+        help=f"output tokens, N or uniform LO:HI (default {defaults.output})",
+    )
+    run.add_argument(
+        "--trace",
+        metavar="NAME|FILE",
+        help="draw each request's prompt and output as one pair from a trace instead of --prompt and --output:"
+        f" a built-in one ({', '.join(sorted(BUILTIN_TRACES))}) or a CSV file with columns prompt_tokens and"
+        " output_tokens",
+    )
+    run.add_argument(
+        "--search-rate",
+        action="store_true",
+        help="find the highest Poisson rate whose p99 TTFT and p99 TPOT meet --ttft-slo and --tpot-slo"
+        " (MLPerf's Server scenario) by bisection, and report the run at that rate",
+    )
+    run.add_argument(
+        "--search-tries",
+        type=_whole_number(TRIES_RANGE),
+        default=None,
+        metavar="N",
+        help=f"runs the rate search may make, {_span(TRIES_RANGE)}, the saturating run included"
+        f" (default {DEFAULT_TRIES})",
     )
     run.add_argument(
         "--max-batch",
@@ -583,13 +607,13 @@ def _add_simulate_parser(commands: argparse._SubParsersAction) -> None:
         "--ttft-slo",
         type=_number_in(SLO_RANGE_S),
         default=defaults.ttft_slo_s,
-        help="time-to-first-token target for goodput, s (default %(default)g)",
+        help="time-to-first-token target for goodput and for --search-rate's p99, s (default %(default)g)",
     )
     run.add_argument(
         "--tpot-slo",
         type=_number_in(SLO_RANGE_S),
         default=defaults.tpot_slo_s,
-        help="time-per-output-token target for goodput, s (default %(default)g)",
+        help="time-per-output-token target for goodput and for --search-rate's p99, s (default %(default)g)",
     )
     run.add_argument(
         "--seed",
@@ -1250,11 +1274,17 @@ def _run_simulate(args: argparse.Namespace, specs: SpecSet) -> str:
     _check_split_options(args)
     _check_expert_options(args)
     _check_scheduler_options(args)
+    trace = args.length_trace = _check_length_options(args, specs)
     drafting = _drafting(args, specs)
     if drafting is not None and args.disaggregate is not None:
         raise SpecError(
             "--disaggregate: not simulated with speculation yet",
             hint="leave out --disaggregate or the --speculate options",
+        )
+    if drafting is not None and args.search_rate:
+        raise SpecError(
+            "--search-rate: not simulated with speculation yet",
+            hint="leave out --search-rate or the --speculate options",
         )
     if drafting is not None and (args.replicas != 1 or args.warmup):
         raise SpecError(
@@ -1281,11 +1311,35 @@ def _run_simulate(args: argparse.Namespace, specs: SpecSet) -> str:
         workload = Workload(specs.model(args.model), args.precision, args.kv_precision)
         config = _simulate_config(args)
         serve = _simulation(args, split)
-        result = serve(hardware, workload, config)
+        # --replicas and --warmup wrap the one-replica simulation (roofline/fleet.py); without them, the same run.
+        fleet = {"replicas": args.replicas, "warmup": args.warmup}
+
+        def at_rate(gpus: Hardware, rate: float) -> SimulationResult:
+            # The saturating run measures capacity: every request counts there, warm-up or not.
+            sizes = {**fleet, "warmup": 0} if math.isinf(rate) else fleet
+            return simulate_fleet(gpus, workload, replace(config, rate=rate), split, **sizes)
+
+        searches = {}
+        if args.search_rate:
+            if args.disaggregate is not None:
+                raise SpecError(
+                    "--search-rate: not searched with --disaggregate yet",
+                    hint="leave out --search-rate, or --disaggregate",
+                )
+            # MLPerf's Server scenario: the highest Poisson rate meeting both p99 targets (roofline/ratesearch.py).
+            tries = DEFAULT_TRIES if args.search_tries is None else args.search_tries
+            search = functools.partial(search_rate, ttft_slo_s=config.ttft_slo_s, tpot_slo_s=config.tpot_slo_s)
+            searches["ceiling"] = search(functools.partial(at_rate, hardware), tries=tries, costs="ceiling")
+            config = replace(config, rate=searches["ceiling"].rate)
+            result = searches["ceiling"].result
+        else:
+            result = serve(hardware, workload, config)
         expected = None
         if calibration is not None:
             costs = replace(hardware, costs=calibration.cost_model(hardware.gpu))
             expected = serve(costs, workload, config)
+            if args.search_rate:
+                searches["expected"] = search(functools.partial(at_rate, costs), tries=tries, costs="expected")
     except SpecError as error:
         raise _simulate_option_error(error) from None
     figures = result.to_dict()
@@ -1305,8 +1359,15 @@ def _run_simulate(args: argparse.Namespace, specs: SpecSet) -> str:
     bounds = bounds_report(hardware, workload, config.prompt.low, split, config.shared_prefix_tokens)
     figures["best_case"] = bounds
     figures["fleet"] = fleet_facts(result)
+    if trace is not None:
+        figures["length_trace"] = trace.facts()
+    if searches:
+        figures["rate_search"] = {
+            **searches["ceiling"].to_dict(),
+            **({"expected": searches["expected"].to_dict()} if "expected" in searches else {}),
+        }
     _check_finite(figures)
-    longest = config.prompt.high + config.output.high
+    longest = trace.longest_request if trace is not None else config.prompt.high + config.output.high
     model = workload.model
     notes = (
         _tensor_parallel_notes(hardware, model)
@@ -1316,7 +1377,45 @@ def _run_simulate(args: argparse.Namespace, specs: SpecSet) -> str:
     warnings = _warn("simulate", (model.past_max_context(longest, "a request (prompt plus output)"), *notes))
     if args.json:
         return json.dumps({**figures, "warnings": warnings}, indent=2, allow_nan=False) + "\n"
-    return simulation_report(result, hardware, workload, expected, calibration, split, bounds)
+    report = simulation_report(result, hardware, workload, expected, calibration, split, bounds)
+    return report + rate_search_lines(searches)
+
+
+def _check_length_options(args: argparse.Namespace, specs: SpecSet) -> LengthTrace | None:
+    """``--trace`` (its pairs replace --prompt and --output, so those are refused beside it, never
+    ignored) and ``--search-rate`` (a Poisson rate it chooses itself); then the lengths' defaults."""
+    if args.search_rate and (args.rate is not None or args.concurrency is not None):
+        given = "--rate" if args.rate is not None else "--concurrency"
+        raise SpecError(
+            f"{given}: cannot be combined with --search-rate, which chooses the Poisson rate itself",
+            hint=f"leave out {given}, or --search-rate",
+        )
+    if args.search_tries is not None and not args.search_rate:
+        raise SpecError(
+            "--search-tries: only a rate search makes several runs", hint="add --search-rate, or leave it out"
+        )
+    defaults = ServingConfig()
+    if args.trace is None:
+        args.prompt = args.prompt or defaults.prompt
+        args.output = args.output or defaults.output
+        return None
+    if args.prompt is not None or args.output is not None:
+        given = "--prompt" if args.prompt is not None else "--output"
+        raise SpecError(
+            f"{given}: cannot be combined with --trace, whose rows give each request's prompt and output",
+            hint=f"leave out {given}, or --trace",
+        )
+    try:
+        trace = load_trace(args.trace)
+        model = specs.model(args.model)
+        check_context(trace, model.max_context, model.name)
+    except SpecError as error:
+        raise SpecError(f"--trace: {error}") from None
+    # The pairs' ranges stand in for --prompt and --output: the bounds take the shortest prompt, the
+    # reports and the warnings the longest request.
+    args.prompt = Lengths(min(trace.prompts), max(trace.prompts))
+    args.output = Lengths(min(trace.outputs), max(trace.outputs))
+    return trace
 
 
 def _run_simulate_expert(args: argparse.Namespace, specs: SpecSet) -> str:
@@ -1328,6 +1427,7 @@ def _run_simulate_expert(args: argparse.Namespace, specs: SpecSet) -> str:
         (args.replicas != 1, "--replicas"),
         (args.warmup, "--warmup"),
         (args.disaggregate is not None, "--disaggregate"),
+        (args.search_rate, "--search-rate"),
     )
     for given, option in not_yet:
         if given:
@@ -1439,6 +1539,7 @@ def _simulate_option_error(error: SpecError) -> SpecError:
 def _simulate_config(args: argparse.Namespace) -> ServingConfig:
     """The simulate command's traffic and scheduler options as a ServingConfig (which checks them)."""
     return ServingConfig(
+        trace=args.length_trace,
         policy=args.policy,
         rate=ServingConfig.rate if args.rate is None else args.rate,
         requests=args.requests,
@@ -1481,7 +1582,8 @@ def _run_simulate_speculative(args: argparse.Namespace, specs: SpecSet, drafting
         expected_figures = expected.to_dict()
         figures.update(expected=expected_figures, band=calibration.bands(expected_figures))
     _check_finite(figures)
-    longest = args.prompt.high + args.output.high
+    trace = args.length_trace
+    longest = trace.longest_request if trace is not None else args.prompt.high + args.output.high
     warnings = _warn("simulate", (workload.model.past_max_context(longest, "a request (prompt plus output)"),))
     if args.json:
         return json.dumps({**figures, "warnings": warnings}, indent=2, allow_nan=False) + "\n"

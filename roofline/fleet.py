@@ -225,8 +225,7 @@ def _draw(config: ServingConfig, total: int) -> tuple[list[float], list[int], li
         if config.concurrency is None and config.rate != math.inf:
             clock += gap / config.rate
             sends[index] = clock
-        prompts[index] = config.prompt.draw(rng)
-        outputs[index] = config.output.draw(rng)
+        prompts[index], outputs[index] = config.draw_lengths(rng)
     return sends, prompts, outputs
 
 

@@ -224,6 +224,13 @@ def _split_gpus(hardware: Hardware, split: Split) -> str:
     )
 
 
+def _lengths(config: Any) -> str:
+    """How the run's lengths are drawn: uniform ranges, or a trace's pairs with their ranges."""
+    if config.trace is None:
+        return f"prompt {config.prompt} and output {config.output} tokens"
+    return f"lengths from {config.trace}: prompt {config.prompt} and output {config.output} tokens"
+
+
 def simulation_report(
     result: SimulationResult,
     hardware: Hardware,
@@ -256,7 +263,7 @@ def simulation_report(
         f"{workload.model.name} on {gpus}, {workload.weight_precision} weights,"
         f" {workload.kv_precision} KV cache; {config.policy} batching, max batch {config.max_batch}"
         + (f", token budget {config.token_budget:,}" if config.policy == "chunked" else "")
-        + f"\n{_traffic(result)} (seed {config.seed}), prompt {config.prompt} and output {config.output} tokens"
+        + f"\n{_traffic(result)} (seed {config.seed}), {_lengths(config)}"
         + f"\n{_memory(result)}"
     )
 

@@ -160,6 +160,7 @@ from .errors import SpecError, shown, unknown_name
 from .parsing import parse_whole
 from .performance import Hardware, IterationCosts, Pass, Workload, iteration_costs, memory_use
 from .prefixcache import LruPrefixCache, check_prefix, check_share
+from .traces import LengthTrace
 
 Policy = Literal["static", "continuous", "chunked"]
 POLICIES: tuple[Policy, ...] = ("static", "continuous", "chunked")
@@ -312,6 +313,9 @@ class ServingConfig:
     prefix_share: float | None = None
     prefix_groups: int = 1
     prefix_cache_share: float = DEFAULT_PREFIX_CACHE_SHARE
+    #: Request lengths from a trace (``traces.LengthTrace``), drawn as pairs instead of ``prompt``
+    #: and ``output``, which then give the trace's ranges (for the bounds and the reports).
+    trace: LengthTrace | None = None
 
     def __post_init__(self) -> None:
         _check_choice("policy", "policy", self.policy, POLICIES)
@@ -344,6 +348,14 @@ class ServingConfig:
         if self.max_steps_per_request is not None:
             _check_number("max_steps_per_request", self.max_steps_per_request, minimum=1, whole=True)
         self._check_prefix()
+        if self.trace is not None and not isinstance(self.trace, LengthTrace):
+            raise SpecError("must be a traces.LengthTrace (see traces.load_trace)", field="trace")
+
+    def draw_lengths(self, rng: random.Random) -> tuple[int, int]:
+        """One request's prompt and output: a trace's pair (one draw), else each range's (two)."""
+        if self.trace is not None:
+            return self.trace.draw(rng)
+        return self.prompt.draw(rng), self.output.draw(rng)
 
     @property
     def shared_prefix_tokens(self) -> int:
@@ -1169,8 +1181,7 @@ class _Run:
             if config.concurrency is None and config.rate != math.inf:
                 clock += gap / config.rate
                 arrival[index] = clock
-            prompt[index] = config.prompt.draw(rng)
-            output[index] = config.output.draw(rng)
+            prompt[index], output[index] = config.draw_lengths(rng)
         if request_overhead_s:
             arrival = array("d", (sent + request_overhead_s for sent in arrival))
         self.arrival, self.prompt, self.output = arrival, prompt, output

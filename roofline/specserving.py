@@ -294,8 +294,7 @@ class _SpeculativeRun:
             if config.concurrency is None and config.rate != math.inf:
                 clock += gap / config.rate
                 self.arrival[index] = clock
-            self.prompt[index] = config.prompt.draw(rng)
-            self.output[index] = config.output.draw(rng)
+            self.prompt[index], self.output[index] = config.draw_lengths(rng)
         if request_overhead_s:
             self.arrival = array("d", (sent + request_overhead_s for sent in self.arrival))
         self.issued = count if config.concurrency is None else min(config.concurrency, count)

@@ -1,6 +1,6 @@
 """Benchmarks: the package's full sweep, the serving simulator, the site build and the in-browser runtime.
 
-Run: ``python scripts/bench.py [package] [config] [simulate] [scale] [quiz] [site] [browser] [pages]`` (all
+Run: ``python scripts/bench.py [package] [config] [simulate] [load] [scale] [quiz] [site] [browser] [pages]`` (all
 when none is named), or ``make bench``. ``pages`` is Lighthouse and axe-core on every
 page (``scripts/bench_pages.py``). Prints one line per figure and writes nothing.
 
@@ -11,7 +11,9 @@ to a baseline measured in the same process (or browser session) just before.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
+import io
 import itertools
 import math
 import time
@@ -360,6 +362,35 @@ def report_simulate() -> None:
     )
 
 
+#: Issue 36's goals for the traffic options: a 3,000-request run from the shipped trace, and a rate
+#: search over 10 rates (``simulate --search-rate``), each as the command line runs it.
+LOAD_CASES = {
+    "trace burst": ["--trace", "azure-conv-2023", "--requests", "3000", "--rate", "inf"],
+    "trace at 20/s, 4 replicas": [
+        *("--trace", "azure-conv-2023", "--requests", "3000", "--rate", "20", "--replicas", "4"),
+    ],
+    "search, 10 rates": ["--trace", "azure-conv-2023", "--requests", "3000", "--search-rate", "--search-tries", "10"],
+    "search, 10 rates, both costs": [
+        *("--trace", "azure-conv-2023", "--requests", "3000", "--search-rate", "--search-tries", "10"),
+        *("--costs", "expected"),
+    ],
+}
+
+
+def load_run(name: str) -> None:
+    from roofline.cli import main
+
+    with contextlib.redirect_stdout(io.StringIO()):
+        main(["simulate", "--gpu", "h100-sxm", "--model", "llama-3.1-8b", *LOAD_CASES[name], "--json"])
+
+
+def report_load(repeats: int = 3) -> None:
+    for name in LOAD_CASES:
+        seconds = best_of(repeats, functools.partial(load_run, name))
+        goal = "≤ 20 s" if name.startswith("search") else "≤ 2 s"
+        print(f"simulate, {name} ({' '.join(LOAD_CASES[name])}): {seconds:.3f} s, best of {repeats} (goal {goal})")
+
+
 #: Issue 42's NH4 goals, each run as ``roofline simulate`` on an H100 SXM and Llama 3.1 8B with
 #: the CLI's defaults otherwise: a plain run of a million requests (goal ≤ 10 s CPU, ≤ 400 MB peak
 #: RSS), and 1,000 requests of 100,000 output tokens each, plain and speculative (γ 1, α 0: one
@@ -528,6 +559,7 @@ SECTIONS = {
     "package": report_package,
     "config": report_config,
     "simulate": report_simulate,
+    "load": report_load,
     "scale": report_scale,
     "quiz": report_quiz,
     "site": report_site,

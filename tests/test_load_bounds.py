@@ -26,8 +26,6 @@ TOLERANCE = 1.02
 NIM = "nim1.8.0-h100-sxm-tp2-llama-3.1-70b-fp8-5000-500-concurrency{}-ttft_mean"
 #: Rows no bound is computed for, each with the reason (the test checks the list is exactly these).
 UNBOUNDED = {
-    "a100-80gb-pcie": "the GPU has no spec in the package (split = out)",
-    "gh200": "the GPU has no spec in the package (split = out)",
     "mixtral-8x22b": "the model has no spec in the package (split = out)",
 }
 

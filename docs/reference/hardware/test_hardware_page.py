@@ -49,11 +49,13 @@ def test_the_hardware_table_says_what_each_memory_figure_means(ctx):
 
 
 def test_the_hardware_table_names_each_chip_that_computes_as_another_and_why(ctx):
-    """The H200 is the H100 SXM's die with other memory: the page says its expected figures use the
-    H100's compute shares, with the source that says the two have the same tensor rates."""
+    """The H200 and the GH200 are the H100 SXM's die with other memory (the MI325X the MI300X's, the
+    A100 PCIe the A100 SXM's): the page says their expected figures use the other chip's compute
+    shares, with the source that says the two have the same tensor rates."""
     notes = hardware_page.hardware_table(ctx).split("**Chips with another's tensor cores**", 1)[1]
     sharing = [gpu for gpu in ctx.specs.gpus.values() if gpu.same_compute_as]
-    assert [gpu.id for gpu in sharing] == ["h200"]
+    pairs = {gpu.id: gpu.same_compute_as for gpu in sharing}
+    assert pairs == {"h200": "h100-sxm", "gh200": "h100-sxm", "mi325x": "mi300x", "a100-80gb-pcie": "a100-80gb"}
     for gpu in sharing:
         named = ctx.specs.gpu(gpu.same_compute_as)
         line = next(line for line in notes.splitlines() if f"(`{gpu.id}`)" in line)
