@@ -36,13 +36,14 @@ from pathlib import Path
 
 from .calibration import Calibration
 from .errors import SpecError
-from .harness import HARNESSES, engine_of
+from .harness import ENGINES, HARNESSES, engine_of
 from .load_bounds import ITL_ACCOUNTING, TTFT_ACCOUNTING, best_case_times
 from .loader import SpecSet, load_specs
 from .measured import SPLIT_METRICS, Measurement, max_output_throughput
-from .performance import CEILING, CostModel, Hardware, Workload, decode_step, prefill_pass
+from .performance import CEILING, CostModel, Hardware, Workload, decode_step, math_precision, prefill_pass
 from .serving import Lengths, ServingConfig, simulate
 
+_ENGINE_LABELS = ", ".join(ENGINES.values())
 #: Metric -> (kind of figure, whether larger is better).
 METRICS: dict[str, tuple[str, bool]] = {
     "throughput_tokens_per_s": ("throughput", True),
@@ -423,9 +424,28 @@ def expectation_of(
     return Expectation(kind, measured, expected, expected * low, expected * high, measured / expected)
 
 
-def expectation(run: ServingRun, expected: float, calibration: Calibration) -> Expectation:
-    """A serving run's measured figure beside its ``expected`` one (``predict``) and band."""
-    return expectation_of(run.kind, run.value, expected, calibration)
+def grounded(run: ServingRun, calibration: Calibration, specs: SpecSet | None = None) -> Calibration:
+    """``calibration`` on the run's ground (``Calibration.for_ground``): its GPU and math, engine and
+    harness, the band widened where the fit has no rows for them."""
+    specs = specs or load_specs()
+    engine = run.engine_id
+    if engine is None:
+        raise SpecError(
+            "names no engine roofline knows",
+            entry=run.id,
+            field="engine",
+            hint=f"start it with one of {_ENGINE_LABELS}",
+        )
+    gpu = specs.gpu(run.gpu)
+    return calibration.for_ground(gpu, engine, run.harness or "offline", math_precision(gpu, run.weight_precision))
+
+
+def expectation(
+    run: ServingRun, expected: float, calibration: Calibration, specs: SpecSet | None = None
+) -> Expectation:
+    """A serving run's measured figure beside its ``expected`` one (``predict``) and the band of its
+    ground (``grounded``)."""
+    return expectation_of(run.kind, run.value, expected, grounded(run, calibration, specs))
 
 
 def expect_measurement(

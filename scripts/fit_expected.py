@@ -965,12 +965,7 @@ class Validation:
 
     @staticmethod
     def _ground_band(calibration, specs, run) -> tuple[float, float]:
-        engine = run.engine_id
-        if engine is None:
-            raise SpecError("names no engine roofline knows", file=str(ROWS), entry=run.id, field="engine")
-        math_used = math_precision(specs.gpu(run.gpu), run.weight_precision)
-        grounded = calibration.for_ground(specs.gpu(run.gpu), engine, run.harness, math_used)
-        return grounded.band[benchmarks.BAND_METRIC[run.kind]]
+        return benchmarks.grounded(run, calibration, specs).band[benchmarks.BAND_METRIC[run.kind]]
 
     def lines(self, band) -> list[str]:
         """The file's ``[fit.coverage]``, ``[fit.held_out_by_gpu]`` and ceiling count (nothing before
