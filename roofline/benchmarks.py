@@ -437,7 +437,8 @@ def grounded(run: ServingRun, calibration: Calibration, specs: SpecSet | None = 
             hint=f"start it with one of {_ENGINE_LABELS}",
         )
     gpu = specs.gpu(run.gpu)
-    return calibration.for_ground(gpu, engine, run.harness or "offline", math_precision(gpu, run.weight_precision))
+    math = math_precision(gpu, run.weight_precision)
+    return calibration.for_ground(gpu, engine, run.harness or "offline", math, 1 if run.attention_dp else run.gpus)
 
 
 def expectation(

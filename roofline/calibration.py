@@ -5,7 +5,10 @@ prediction. Its parameters live in ``data/calibration.toml``, written by
 ``scripts/fit_expected.py`` from published serving measurements and never edited by hand:
 
 - ``bandwidth_efficiency``: the share of the HBM bandwidth a pass reaches;
-- ``link_efficiency``: the share of the links' bandwidth an all-reduce reaches;
+- ``link_efficiency``: the share of the links' bandwidth an all-reduce reaches over NVLink, and
+  ``link_efficiency_by_kind``: the share over another kind of link (``link_kind``: PCIe peer
+  to peer) where multi-GPU fit rows ran over it; any other kind takes the NVLink share and is
+  flagged (``for_ground``);
 - ``compute_efficiency.<gpu>.<math>``: the share of the dense peak a pass reaches, per chip
   and math precision (``default_compute_efficiency`` where the fit saw no run). A chip whose
   spec names another as ``same_compute_as`` (the same die, the same tensor cores) shares that
@@ -88,6 +91,21 @@ BAND_METRICS = ("throughput_tokens_per_s", "ttft_mean_s", "itl_mean_s", "tpot_me
 #: The GPUs δ and the switch were measured on: vLLM PR #2566's runs of the legacy ``awq_gemm``
 #: kernel, one A100 80GB (``data/dequant-measurements.csv``).
 DEQUANT_MEASURED_ON = frozenset({"a100-80gb"})
+
+
+def link_kind(gpu: GpuSpec | None) -> str | None:
+    """The kind of the links between ``gpu``s, read off its interconnect's ``scale_up``: "nvlink",
+    "pcie", "infinity-fabric", "ici" or "other"; None for a GPU with no interconnect block."""
+    if gpu is None or gpu.interconnect is None:
+        return None
+    text = gpu.interconnect.scale_up.lower()
+    # PCIe first: a PCIe card's spec says "(no NVLink)".
+    for word, kind in (("pcie", "pcie"), ("infinity fabric", "infinity-fabric"), ("nvlink", "nvlink"), ("ici", "ici")):
+        if word in text:
+            return kind
+    return "other"
+
+
 #: The cross-validated bands kept beside ``[band]``, for predictions off the fit's ground.
 OUT_OF_GROUND_BANDS = ("band_leave_one_release_out", "band_leave_one_gpu_out")
 
@@ -114,7 +132,10 @@ class Calibration:
 
     package_version: str
     bandwidth_efficiency: float
+    #: The share of NVLink's bandwidth an all-reduce reaches.
     link_efficiency: float
+    #: Link kind (``link_kind``) other than NVLink -> its fitted share.
+    link_efficiency_by_kind: Mapping[str, float]
     #: GPU id -> math precision -> share of that peak reached.
     compute_efficiency: Mapping[str, Mapping[str, float]]
     default_compute_efficiency: float
@@ -163,13 +184,15 @@ class Calibration:
         engine: str = DEFAULT_ENGINE,
         harness: str = DEFAULT_HARNESS,
         math: str | None = None,
+        gpus: int = 1,
     ) -> Calibration:
         """This calibration for a prediction on ``gpu`` (at ``math``, when given) run by ``engine``
         and measured through ``harness``: the harness's host costs, and the band widened where
         the fit has no rows for it, with one sentence for each reason (``unfitted``):
 
         - a GPU (or its math) without a fitted compute share takes ``default_compute_efficiency``
-          and the leave-one-GPU-out band;
+          and the leave-one-GPU-out band; so does a group of ``gpus`` joined by a kind of link
+          without a fitted share (it takes NVLink's);
         - an engine or a harness without fit rows takes the common fit (a harness, its stand-in's
           host costs) and the leave-one-release-out band.
 
@@ -187,6 +210,15 @@ class Calibration:
                     "band_leave_one_gpu_out",
                     f"GPU {gpu_id}: {what} unfitted (no fit rows), the default"
                     f" {self.default_compute_efficiency:.0%} of the peak: band widened to the leave-one-GPU-out band",
+                )
+            )
+        kind = link_kind(_spec(gpu))
+        if gpus > 1 and kind not in (None, "nvlink", *self.link_efficiency_by_kind):
+            reasons.append(
+                (
+                    "band_leave_one_gpu_out",
+                    f"GPU {gpu_id}: {kind} links unfitted (no multi-GPU fit rows over them), NVLink's"
+                    f" {self.link_efficiency:.0%} of the bandwidth: band widened to the leave-one-GPU-out band",
                 )
             )
         if engine not in self.fitted_engines:
@@ -253,6 +285,12 @@ class Calibration:
             return gpu in DEQUANT_MEASURED_ON
         return gpu.id in DEQUANT_MEASURED_ON or gpu.compute_efficiency_id in DEQUANT_MEASURED_ON
 
+    def link_share(self, gpu: GpuSpec | str) -> float:
+        """The share of ``gpu``'s link bandwidth an all-reduce reaches: its link kind's fitted share
+        (``link_efficiency_by_kind``), else NVLink's (``link_efficiency``)."""
+        kind = link_kind(_spec(gpu))
+        return self.link_efficiency_by_kind.get(kind, self.link_efficiency) if kind else self.link_efficiency
+
     def cost_model(self, gpu: GpuSpec | str) -> CostModel:
         """The expected costs on ``gpu`` (a spec, or a built-in chip's id): its fitted compute
         shares (``compute_shares``), the shared rest. δ and the switch only on the chip they were
@@ -262,7 +300,7 @@ class Calibration:
         return CostModel(
             name="expected",
             bandwidth_efficiency=self.bandwidth_efficiency,
-            link_efficiency=self.link_efficiency,
+            link_efficiency=self.link_share(gpu),
             compute_efficiency=self.compute_shares(gpu),
             default_compute_efficiency=self.default_compute_efficiency,
             layer_overhead_s=self.layer_overhead_s,
@@ -293,6 +331,18 @@ class Calibration:
             metric: None if figures.get(metric) is None else list(self.band_for(metric, figures[metric]))
             for metric in BAND_METRICS
         }
+
+
+def _spec(gpu: GpuSpec | str) -> GpuSpec | None:
+    """``gpu`` as a spec: a built-in chip's by its id; None for an id no built-in chip has."""
+    if not isinstance(gpu, str):
+        return gpu
+    from .loader import load_specs  # here, not at the top: the loader imports this module's users
+
+    try:
+        return load_specs().gpu(gpu)
+    except SpecError:
+        return None
 
 
 def _fail(message: str, label: str, field: str | None = None) -> SpecError:
@@ -337,7 +387,8 @@ def parse_calibration(text: str, label: str = CALIBRATION_FILE) -> Calibration:
     if version != VERSION:
         raise _fail(f"was fitted for roofline {version}, and this is roofline {VERSION}", label, "fit.package_version")
     costs = _table(document, "costs", label)
-    known = ("bandwidth_efficiency", "link_efficiency", "compute_efficiency", "default_compute_efficiency")
+    known = ("bandwidth_efficiency", "link_efficiency", "link_efficiency_by_kind", "compute_efficiency")
+    known += ("default_compute_efficiency",)
     known += ("layer_overhead_s", "allreduce_latency_s", "allreduce_hop_s")
     known += ("dequant_overhead", "dequant_switch_tokens")
     for key in costs:
@@ -356,6 +407,10 @@ def parse_calibration(text: str, label: str = CALIBRATION_FILE) -> Calibration:
         compute[gpu] = MappingProxyType(
             {p: _share(v, label, f"costs.compute_efficiency.{gpu}.{p}") for p, v in shares.items()}
         )
+    by_kind = costs["link_efficiency_by_kind"]
+    if not isinstance(by_kind, dict):
+        raise _fail(f"must be a table of link kinds, got {by_kind!r}", label, "costs.link_efficiency_by_kind")
+    links = {kind: _share(v, label, f"costs.link_efficiency_by_kind.{kind}") for kind, v in by_kind.items()}
     delta = costs["dequant_overhead"]
     if isinstance(delta, bool) or not isinstance(delta, (int, float)) or not 0 <= delta <= 100:
         raise _fail(f"must be a number from 0 to 100, got {delta!r}", label, "costs.dequant_overhead")
@@ -374,6 +429,7 @@ def parse_calibration(text: str, label: str = CALIBRATION_FILE) -> Calibration:
         package_version=version,
         bandwidth_efficiency=_share(costs["bandwidth_efficiency"], label, "costs.bandwidth_efficiency"),
         link_efficiency=_share(costs["link_efficiency"], label, "costs.link_efficiency"),
+        link_efficiency_by_kind=MappingProxyType(links),
         compute_efficiency=MappingProxyType(compute),
         default_compute_efficiency=_share(
             costs["default_compute_efficiency"], label, "costs.default_compute_efficiency"

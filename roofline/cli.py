@@ -727,7 +727,9 @@ def _add_ground_options(run: argparse.ArgumentParser) -> None:
 def _grounded(args: argparse.Namespace, hardware: Hardware) -> Calibration:
     """The built-in calibration for ``hardware``'s GPU and math under ``--harness`` and ``--engine``
     (``Calibration.for_ground``: their host costs, the band widened where the fit has no rows)."""
-    return load_calibration().for_ground(hardware.gpu, args.engine, args.harness, hardware.compute_precision)
+    return load_calibration().for_ground(
+        hardware.gpu, args.engine, args.harness, hardware.compute_precision, hardware.count
+    )
 
 
 def _estimate(args: argparse.Namespace, specs: SpecSet, **layout: Any) -> Estimate:

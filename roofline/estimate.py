@@ -243,7 +243,7 @@ def evaluate(hardware: Hardware, workload: Workload, calibration: Calibration | 
         # The band and host costs for this GPU and math, harness and engine: widened, and said so,
         # where the fit has no rows for them (Calibration.for_ground).
         calibration = calibration.for_ground(
-            engine.gpu, calibration.engine, calibration.harness, engine.compute_precision
+            engine.gpu, calibration.engine, calibration.harness, engine.compute_precision, engine.count
         )
         fitted = replace(engine, costs=calibration.cost_model(engine.gpu))
         expected = Expected(decode_step(fitted, workload), prefill_pass(fitted, workload), workload.batch, calibration)

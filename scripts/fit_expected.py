@@ -71,7 +71,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from roofline import benchmarks
-from roofline.calibration import BAND_METRICS, CALIBRATION_FILE, parse_calibration
+from roofline.calibration import BAND_METRICS, CALIBRATION_FILE, link_kind, parse_calibration
 from roofline.errors import SpecError
 from roofline.harness import HARNESSES
 from roofline.loader import load_specs
@@ -162,6 +162,16 @@ def host_costs(values: dict[str, float], harness: str) -> tuple[float, float]:
     return request, values[f"token_overhead_s:{source}"]
 
 
+def _link_kind(gpu: str, specs=None) -> str | None:
+    """``calibration.link_kind`` of ``gpu``'s spec: "nvlink", "pcie", ..."""
+    return link_kind((specs or _WORKER_SPECS or load_specs()).gpu(gpu))
+
+
+def _link_share(values: dict[str, float], gpu: str, specs=None) -> float:
+    """The link share ``gpu``'s all-reduces reach: its link kind's own (``link:<kind>``), else NVLink's."""
+    return values.get(f"link:{_link_kind(gpu, specs)}", values["link"])
+
+
 def _cost_model(values: dict[str, float], gpu: str, specs=None, harness: str = "offline") -> CostModel:
     shares_of = _compute_id(gpu, specs)
     request, token = host_costs(values, harness)
@@ -170,7 +180,7 @@ def _cost_model(values: dict[str, float], gpu: str, specs=None, harness: str = "
     return CostModel(
         name="expected",
         bandwidth_efficiency=values["bandwidth"],
-        link_efficiency=values["link"],
+        link_efficiency=_link_share(values, gpu, specs),
         compute_efficiency=compute,
         default_compute_efficiency=_geometric_mean(shares),
         layer_overhead_s=values["layer_overhead_s"],
@@ -277,7 +287,7 @@ def _residuals(runs, values, simulator: Simulator) -> list[float]:
     return [math.log(run.measured_over(e)) for run, e in zip(runs, simulator.predict(runs, values), strict=True)]
 
 
-def depends(parameter: str, run, specs) -> bool:
+def depends(parameter: str, run, specs, own_links: frozenset = frozenset()) -> bool:
     """Whether ``run``'s expected figure moves with ``parameter`` at all; the fit's Jacobian has
     an exact 0 wherever it does not, so those runs are not simulated again. Bandwidth and the
     overheads time every run; the links and the all-reduce latency only runs whose layers are
@@ -286,7 +296,13 @@ def depends(parameter: str, run, specs) -> bool:
     family = parameter.split(":")[0]
     if family in ("token_overhead_s", "request_overhead_s"):
         return run.harness == parameter.split(":")[1]
-    if family in ("link", "allreduce_latency_s", "allreduce_hop_s"):
+    if family == "link":
+        # A kind of link with a share of its own (``own_links``) moves only with it; NVLink's moves the rest.
+        kind = _link_kind(run.gpu, specs)
+        mine = parameter.split(":")[1] if ":" in parameter else None
+        moves = kind == mine if mine else kind not in own_links
+        return run.gpus > 1 and not run.attention_dp and moves
+    if family in ("allreduce_latency_s", "allreduce_hop_s"):
         return run.gpus > 1 and not run.attention_dp
     if family == "compute":
         _, gpu, precision = parameter.split(":")
@@ -328,6 +344,15 @@ class Problem:
         """``start``: parameter values to start from (else ``START``); ``held``: values of the
         parameters no run in ``runs`` moves (a refit without some runs), held where they are."""
         names = ["bandwidth", "link", "layer_overhead_s", "allreduce_latency_s", "allreduce_hop_s"]
+        # A kind of link other than NVLink that multi-GPU runs crossed gets a share of its own.
+        own_links = frozenset(
+            kind
+            for run in runs
+            if run.gpus > 1 and not run.attention_dp
+            for kind in [_link_kind(run.gpu, specs)]
+            if kind not in (None, "nvlink")
+        )
+        names += [f"link:{kind}" for kind in sorted(own_links)]
         for harness in sorted({run.harness for run in runs}):
             names.append(f"token_overhead_s:{harness}")
             if harness != "offline":  # an offline loop has no request path: 0, not fitted
@@ -337,13 +362,13 @@ class Problem:
         )
         names += [f"compute:{gpu}:{precision}" for gpu, precision in pairs]
         # A parameter no run moves would make the normal equations singular: held instead.
-        names = [name for name in names if any(depends(name, run, specs) for run in runs)]
+        names = [name for name in names if any(depends(name, run, specs, own_links) for run in runs)]
         self.start = start or {}
         self.held = {key: value for key, value in (held or {}).items() if key not in names}
         self.runs = runs
         self.params = [Parameter(name) for name in names]
         self.weights = _weights(runs)
-        self.moved = [[depends(p.name, run, specs) for run in runs] for p in self.params]
+        self.moved = [[depends(p.name, run, specs, own_links) for run in runs] for p in self.params]
         self.simulator = simulator
 
     def values_of(self, point: list[float]) -> dict[str, float]:
@@ -475,7 +500,8 @@ def cross_validated(runs, specs, simulator: Simulator, values: dict[str, float],
     parameters no remaining run moves (links, all-reduce latency, a harness's host costs when
     its only release is left out) are held at the full fit's values: they are the host's and
     the links', not the left-out group's hardware, but a reader should know the check borrows them."""
-    held = {key: value for key, value in values.items() if not key.startswith("compute:")}
+    # A left-out GPU's compute share and its own kind of link are not borrowed from the full fit.
+    held = {key: value for key, value in values.items() if not key.startswith(("compute:", "link:"))}
     groups: dict[str, list] = {}
     for run in runs:
         groups.setdefault(group_of(run), []).append(run)
@@ -791,6 +817,7 @@ def render(
         "[costs]",
         f"bandwidth_efficiency = {_number(values['bandwidth'])}",
         f"link_efficiency = {_number(values['link'])}",
+        f"link_efficiency_by_kind = {{ {_link_shares(values)} }}",
         f"default_compute_efficiency = {_number(_geometric_mean(shares))}",
         f"layer_overhead_s = {_number(values['layer_overhead_s'])}",
         f"allreduce_latency_s = {_number(values['allreduce_latency_s'])}",
@@ -825,6 +852,12 @@ def render(
             lines.append(f"{metric} = [{_number(low)}, {_number(high)}]")
         lines.append("")
     return "\n".join(lines[:-1]) + "\n"
+
+
+def _link_shares(values) -> str:
+    """``pcie = 0.4``: each kind of link with a fitted share of its own, for the file's inline table."""
+    links = sorted((key.split(":")[1], value) for key, value in values.items() if key.startswith("link:"))
+    return ", ".join(f"{kind} = {_number(value)}" for kind, value in links)
 
 
 def harness_lines(fit_runs, values) -> list[str]:
@@ -934,6 +967,13 @@ class Validation:
                 ]
                 for name in CV_GROUPS
             },
+            **{
+                name.removeprefix("band_") + "_on_ground": [
+                    (run, ratio, self._left_out_band(calibration, specs, fit_runs, run, group_of))
+                    for run, ratio in zip(fit_runs, cv[name], strict=True)
+                ]
+                for name, (_, group_of) in CV_GROUPS.items()
+            },
             "held_out_fixed_band": [(run, ratio, fixed[run.kind]) for run, ratio in counted],
             "held_out_on_ground": ground,
         }
@@ -967,6 +1007,37 @@ class Validation:
     def _ground_band(calibration, specs, run) -> tuple[float, float]:
         return benchmarks.grounded(run, calibration, specs).band[benchmarks.BAND_METRIC[run.kind]]
 
+    @staticmethod
+    def _left_out_band(calibration, specs, fit_runs, run, group_of) -> tuple[float, float]:
+        """The band ``run`` would get from a fit without its group (``group_of``): the file's, widened
+        as ``Calibration.for_ground`` widens it for a GPU, math, kind of link or harness that none of
+        the remaining runs has (the refit predicting it knows them no better)."""
+        rest = [other for other in fit_runs if group_of(other) != group_of(run)]
+        kept = {specs.gpu(other.gpu).compute_efficiency_id for other in rest}
+        maths = {
+            (specs.gpu(o.gpu).compute_efficiency_id, math_precision(specs.gpu(o.gpu), o.weight_precision)) for o in rest
+        }
+        compute = {
+            gpu: {m: share for m, share in shares.items() if (specs.gpu(gpu).compute_efficiency_id, m) in maths}
+            for gpu, shares in calibration.compute_efficiency.items()
+            if specs.gpu(gpu).compute_efficiency_id in kept
+        }
+        links = {_link_kind(o.gpu, specs) for o in rest if o.gpus > 1 and not o.attention_dp}
+        by_kind = {kind: share for kind, share in calibration.link_efficiency_by_kind.items() if kind in links}
+        harnesses = {o.harness for o in rest}
+        costs = {
+            name: h if name in harnesses else replace(h, fit_rows=0, stand_in=next(iter(sorted(harnesses))))
+            for name, h in calibration.harnesses.items()
+        }
+        reduced = replace(
+            calibration,
+            compute_efficiency={gpu: shares for gpu, shares in compute.items() if shares},
+            link_efficiency_by_kind=by_kind,
+            harnesses=costs,
+            fitted_engines=tuple(sorted({o.engine_id for o in rest})),
+        )
+        return benchmarks.grounded(run, reduced, specs).band[benchmarks.BAND_METRIC[run.kind]]
+
     def lines(self, band) -> list[str]:
         """The file's ``[fit.coverage]``, ``[fit.held_out_by_gpu]`` and ceiling count (nothing before
         ``measure``)."""
@@ -975,9 +1046,10 @@ class Validation:
         lines = [
             "[fit.coverage]",
             'note = "share of measured values inside the band: the fit rows in sample, predicted without their'
-            " benchmark, without their release, without their GPU (against the file's band); the held-out rows"
-            " against the file's band and against the band of their ground (widened where their GPU, engine or"
-            ' harness is unfitted)"',
+            " benchmark, without their release, without their GPU (against the file's band; the _on_ground rows"
+            " against the band the refit would give them, widened where the remaining rows have no share for their"
+            " GPU, math, links or harness); the held-out rows against the file's band and against the band of their"
+            ' ground (widened where their GPU, engine or harness is unfitted)"',
         ]
         for label, shares in self.coverage.items():
             entries = ", ".join(f"{kind} = {_number(share)}" for kind, share in shares.items())
@@ -997,10 +1069,10 @@ class Validation:
     def report(self) -> str:
         """The coverage table ``main`` prints."""
         kinds = ("all", *benchmarks.KINDS)
-        out = [f"{'band coverage':<24}" + "".join(f"{kind:>12}" for kind in kinds)]
+        out = [f"{'band coverage':<34}" + "".join(f"{kind:>12}" for kind in kinds)]
         for label, shares in self.coverage.items():
             cells = "".join(f"{shares[k]:>12.0%}" if k in shares else f"{'-':>12}" for k in kinds)
-            out.append(f"{label:<24}{cells}")
+            out.append(f"{label:<34}{cells}")
         out.append("held-out throughput by GPU: median (p10-p90), inside the band of its ground")
         for label, stats in self.by_gpu.items():
             out.append(

@@ -311,6 +311,8 @@ COVERAGE_SETS = {
     "left_out_benchmark": "fit runs, each benchmark left out",
     "leave_one_release_out": "fit runs, each engine release left out",
     "leave_one_gpu_out": "fit runs, each GPU left out",
+    "leave_one_release_out_on_ground": "fit runs, each release left out, the band of their ground",
+    "leave_one_gpu_out_on_ground": "fit runs, each GPU left out, the band of their ground",
     "held_out_fixed_band": "held-out runs, the fit's band",
     "held_out_on_ground": "held-out runs, the band of their ground",
 }
