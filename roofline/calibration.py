@@ -123,6 +123,7 @@ class HarnessCosts:
 
     @property
     def fitted(self) -> bool:
+        """Whether fit rows measured through this harness fixed its costs (no stand-in)."""
         return self.stand_in is None
 
 
