@@ -6,13 +6,17 @@ the squared logs of measured ÷ expected, each kind of figure weighted alike, ar
 they get (Levenberg-Marquardt on the logs of the parameters, a forward-difference Jacobian,
 a fixed start: the same inputs give the same file). The parameters:
 
-- one bandwidth efficiency, and one for the links between GPUs;
+- one bandwidth efficiency; one link efficiency for NVLink, and one for each other kind of link
+  (``calibration.link_kind``: PCIe) that multi-GPU fit runs crossed;
 - one compute efficiency per GPU and math precision the fit runs use (others take the
   geometric mean of these), a GPU whose spec names another ``same_compute_as`` (the same die,
   the same tensor cores: the H200 and the H100) counted as that one, so their runs fit one
   share and the file lists it under both;
-- one overhead per layer of every iteration, one per token sampled, and one per request on
-  its way to the scheduler (``CostModel.request_overhead_s``);
+- one overhead per layer of every iteration; for each harness the fit runs were measured
+  through (the rows' ``harness``: ``roofline.harness``), one per token sampled and, for a
+  server or HTTP harness, one per request on its way to the scheduler
+  (``CostModel.request_overhead_s``; an offline loop has no request path, 0). A harness with no
+  fit rows borrows a fitted one's (``STAND_INS``), and the file says which;
 - the latency of one all-reduce over G GPUs, a fixed start plus a hop for each of a ring's
   2(G-1) steps (``CostModel.allreduce_latency``).
 
@@ -40,6 +44,12 @@ without its benchmark (the rows one simulation predicts, left out together;
 runs it never saw scatter by (on the rows of December 2026: TTFT p10-p90 0.88-1.18 in-sample,
 0.85-1.29 left out, 0.85-1.58 held out, 0.85-2.81 with the rows reported as defects), so a band
 from them held too few of the held-out values.
+Two more bands are cross-validated by refitting (``cross_validated``): without every fit run of
+one engine release, and without every fit run on one GPU. They are written beside the band
+(``band_leave_one_release_out``, ``band_leave_one_gpu_out``) for predictions off the fit's
+ground (``Calibration.for_ground``), and the band's coverage each way, in sample and on the
+held-out runs, is printed and recorded (``[fit.coverage]``, ``Validation``), with the held-out
+throughput per GPU and the count of rows beating a ceiling by more than 2%.
 data/serving-expected.csv gets every fit and check run's ceiling and expected figure, which
 the measured page shows.
 
