@@ -36,12 +36,14 @@ from pathlib import Path
 
 from .calibration import Calibration
 from .errors import SpecError
+from .harness import ENGINES, HARNESSES, engine_of
 from .load_bounds import ITL_ACCOUNTING, TTFT_ACCOUNTING, best_case_times
 from .loader import SpecSet, load_specs
 from .measured import SPLIT_METRICS, Measurement, max_output_throughput
-from .performance import CEILING, CostModel, Hardware, Workload, decode_step, prefill_pass
+from .performance import CEILING, CostModel, Hardware, Workload, decode_step, math_precision, prefill_pass
 from .serving import Lengths, ServingConfig, simulate
 
+_ENGINE_LABELS = ", ".join(ENGINES.values())
 #: Metric -> (kind of figure, whether larger is better).
 METRICS: dict[str, tuple[str, bool]] = {
     "throughput_tokens_per_s": ("throughput", True),
@@ -74,6 +76,7 @@ _COLUMNS = (
     "source",
     "note",
     "reported_defect",
+    "harness",
 )
 #: The scheduler the simulator stands in for an in-flight-batching engine with: a token
 #: budget per iteration (TensorRT-LLM's max_num_tokens default) and a batch cap well above
@@ -118,6 +121,14 @@ class ServingRun:
     #: length the same, closed-loop clients finish together and send together, each round's
     #: prompts queued behind one another, which varied lengths undo.
     length_spread: float = 0.0
+    #: What the measurement includes besides the GPU (``roofline.harness.HARNESSES``): "offline",
+    #: "server" or "http", read in the row's source; "" only on an ``out`` row.
+    harness: str = "offline"
+
+    @property
+    def engine_id(self) -> str | None:
+        """The engine (``roofline.harness.engine_of``) of the row's ``engine`` label."""
+        return engine_of(self.engine)
 
     @property
     def counted(self) -> bool:
@@ -195,6 +206,21 @@ def _spread(row: dict[str, str], label: str) -> float:
     return value
 
 
+def _harness(row: dict[str, str], label: str) -> str:
+    """The row's ``harness``: one of ``HARNESSES`` (empty only on an ``out`` row, never modelled)."""
+    text = (row["harness"] or "").strip()
+    if text in HARNESSES or (not text and row["split"] == "out"):
+        return text
+    raise SpecError(
+        f"must be one of {', '.join(HARNESSES)}, got {text!r}",
+        file=label,
+        entry=row["id"],
+        field="harness",
+        hint="read in the row's source what the figure includes: the engine's own loop (offline), an inference"
+        " server (server), or an HTTP client that tokenizes (http)",
+    )
+
+
 def parse_serving_runs(text: str, label: str = "data/serving-measurements.csv") -> tuple[ServingRun, ...]:
     """The runs in a CSV's ``text`` (lines starting with ``#`` are comments); the first bad
     row raises one SpecError naming the file, the row and the column."""
@@ -248,6 +274,7 @@ def parse_serving_runs(text: str, label: str = "data/serving-measurements.csv") 
                 note=row["note"],
                 reported_defect=_reported_defect(row, label),
                 length_spread=_spread(row, label),
+                harness=_harness(row, label),
             )
         )
     return tuple(runs)
@@ -332,7 +359,8 @@ def simulation_key(run: ServingRun) -> tuple:
     """What ``predict`` simulates for ``run``, its costs aside: runs with equal keys get the same
     simulation (a benchmark's throughput, TTFT and ITL are three rows of one run), so a caller
     predicting many runs simulates each key once (``simulated_figures``, then ``figure``)."""
-    return (run.gpu, run.gpus, run.attention_dp, run.model, run.weight_precision, run.kv_precision, scenario(run))
+    key = (run.gpu, run.gpus, run.attention_dp, run.model, run.weight_precision, run.kv_precision, scenario(run))
+    return (*key, run.harness)  # the harness's host costs differ, so its runs are simulated apart
 
 
 def simulated_figures(run: ServingRun, costs: CostModel, specs: SpecSet | None = None) -> dict[str, float]:
@@ -396,9 +424,29 @@ def expectation_of(
     return Expectation(kind, measured, expected, expected * low, expected * high, measured / expected)
 
 
-def expectation(run: ServingRun, expected: float, calibration: Calibration) -> Expectation:
-    """A serving run's measured figure beside its ``expected`` one (``predict``) and band."""
-    return expectation_of(run.kind, run.value, expected, calibration)
+def grounded(run: ServingRun, calibration: Calibration, specs: SpecSet | None = None) -> Calibration:
+    """``calibration`` on the run's ground (``Calibration.for_ground``): its GPU and math, engine and
+    harness, the band widened where the fit has no rows for them."""
+    specs = specs or load_specs()
+    engine = run.engine_id
+    if engine is None:
+        raise SpecError(
+            "names no engine roofline knows",
+            entry=run.id,
+            field="engine",
+            hint=f"start it with one of {_ENGINE_LABELS}",
+        )
+    gpu = specs.gpu(run.gpu)
+    math = math_precision(gpu, run.weight_precision)
+    return calibration.for_ground(gpu, engine, run.harness or "offline", math, 1 if run.attention_dp else run.gpus)
+
+
+def expectation(
+    run: ServingRun, expected: float, calibration: Calibration, specs: SpecSet | None = None
+) -> Expectation:
+    """A serving run's measured figure beside its ``expected`` one (``predict``) and the band of its
+    ground (``grounded``)."""
+    return expectation_of(run.kind, run.value, expected, grounded(run, calibration, specs))
 
 
 def expect_measurement(

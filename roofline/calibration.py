@@ -5,20 +5,25 @@ prediction. Its parameters live in ``data/calibration.toml``, written by
 ``scripts/fit_expected.py`` from published serving measurements and never edited by hand:
 
 - ``bandwidth_efficiency``: the share of the HBM bandwidth a pass reaches;
-- ``link_efficiency``: the share of the links' bandwidth an all-reduce reaches;
+- ``link_efficiency``: the share of the links' bandwidth an all-reduce reaches over NVLink, and
+  ``link_efficiency_by_kind``: the share over another kind of link (``link_kind``: PCIe peer
+  to peer) where multi-GPU fit rows ran over it; any other kind takes the NVLink share and is
+  flagged (``for_ground``);
 - ``compute_efficiency.<gpu>.<math>``: the share of the dense peak a pass reaches, per chip
   and math precision (``default_compute_efficiency`` where the fit saw no run). A chip whose
   spec names another as ``same_compute_as`` (the same die, the same tensor cores) shares that
   chip's shares: the fit ties them, and the file lists them under both ids;
 - ``layer_overhead_s``: fixed seconds per layer of every pass (kernel launches,
   synchronization);
-- ``token_overhead_s``: host seconds per token sampled (sampling, stop checks, the
-  scheduler's bookkeeping), which grow with the batch;
-- ``request_overhead_s``: host seconds per request between its being sent and its reaching
-  the scheduler (the HTTP request, tokenizing, streaming the first token back): the serving
-  simulator delays each request by it, so it is in every TTFT and latency, not in the GPU's
-  time. At light load a published TTFT sits a few milliseconds above its prefill whatever
-  the prompt's length: this is that constant;
+- ``[harness.<name>]`` (``roofline.harness``): what the benchmark adds round the GPU, fitted
+  apart from the hardware on the rows measured through that harness:
+  ``token_overhead_s``, host seconds per token sampled (sampling, stop checks, the scheduler's
+  bookkeeping), which grow with the batch; ``request_overhead_s``, host seconds per request
+  between its being sent and its reaching the scheduler (the network or HTTP request,
+  tokenizing, streaming the first token back): the serving simulator delays each request by
+  it, so it is in every TTFT and latency, not in the GPU's time. An offline loop has no such
+  path (0, not fitted). A harness with no fit rows borrows a fitted one's costs (``stand_in``)
+  and says so;
 - ``allreduce_latency_s`` and ``allreduce_hop_s``: the latency of one tensor-parallel
   all-reduce over G GPUs, ``allreduce_latency_s + 2 (G-1) * allreduce_hop_s``, a fixed
   start plus one hop per step of a ring (NCCL's own latency model has this shape), so
@@ -47,7 +52,11 @@ once per tile in a fused weight-only pass. The file also holds the band:
 for each kind of figure, the 10th and 90th percentiles of measured ÷ expected over the fit's rows,
 each predicted by the fit without its benchmark run (cross-validated: a benchmark's TTFT, ITL and
 throughput rows are left out together), so an expected value ``x`` comes with ``[p10 * x, p90 * x]``.
-In-sample residuals would give a band too narrow for runs the fit never saw.
+In-sample residuals would give a band too narrow for runs the fit never saw. Two wider bands are
+kept beside it: the same percentiles with each engine release left out of the fit
+(``band_leave_one_release_out``) and with each GPU left out (``band_leave_one_gpu_out``). A
+prediction off the fit's ground (``for_ground``: a GPU or math with no fitted compute share, an
+engine or harness with no fit rows) gets the wider of the bands that apply, and says why.
 
 A file that is missing, malformed, or fitted for another version of the package is
 refused with one line that names the fix.
@@ -59,13 +68,14 @@ import functools
 import math
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
 from .errors import SpecError, did_you_mean
+from .harness import DEFAULT_ENGINE, DEFAULT_HARNESS, ENGINES, HARNESSES, check_engine, check_harness
 from .performance import CEILING, CostModel
 from .specs import GpuSpec
 from .version import VERSION
@@ -83,19 +93,56 @@ BAND_METRICS = ("throughput_tokens_per_s", "ttft_mean_s", "itl_mean_s", "tpot_me
 DEQUANT_MEASURED_ON = frozenset({"a100-80gb"})
 
 
+def link_kind(gpu: GpuSpec | None) -> str | None:
+    """The kind of the links between ``gpu``s, read off its interconnect's ``scale_up``: "nvlink",
+    "pcie", "infinity-fabric", "ici" or "other"; None for a GPU with no interconnect block."""
+    if gpu is None or gpu.interconnect is None:
+        return None
+    text = gpu.interconnect.scale_up.lower()
+    # PCIe first: a PCIe card's spec says "(no NVLink)".
+    for word, kind in (("pcie", "pcie"), ("infinity fabric", "infinity-fabric"), ("nvlink", "nvlink"), ("ici", "ici")):
+        if word in text:
+            return kind
+    return "other"
+
+
+#: The cross-validated bands kept beside ``[band]``, for predictions off the fit's ground.
+OUT_OF_GROUND_BANDS = ("band_leave_one_release_out", "band_leave_one_gpu_out")
+
+
+@dataclass(frozen=True)
+class HarnessCosts:
+    """One harness's host costs (``roofline.harness``) and whether rows measured through it fixed them."""
+
+    request_overhead_s: float
+    token_overhead_s: float
+    #: Fit rows measured through this harness (0: not fitted).
+    fit_rows: int
+    #: The fitted harness whose costs an unfitted one borrows, or None when fitted.
+    stand_in: str | None = None
+
+    @property
+    def fitted(self) -> bool:
+        """Whether fit rows measured through this harness fixed its costs (no stand-in)."""
+        return self.stand_in is None
+
+
 @dataclass(frozen=True)
 class Calibration:
     """The fitted expected-mode parameters, their band, and where they came from."""
 
     package_version: str
     bandwidth_efficiency: float
+    #: The share of NVLink's bandwidth an all-reduce reaches.
     link_efficiency: float
+    #: Link kind (``link_kind``) other than NVLink -> its fitted share.
+    link_efficiency_by_kind: Mapping[str, float]
     #: GPU id -> math precision -> share of that peak reached.
     compute_efficiency: Mapping[str, Mapping[str, float]]
     default_compute_efficiency: float
     layer_overhead_s: float
-    token_overhead_s: float
-    request_overhead_s: float
+    #: Harness name -> its host costs (``HarnessCosts``).
+    harnesses: Mapping[str, HarnessCosts]
     allreduce_latency_s: float
     allreduce_hop_s: float
     #: δ: a fused weight-only GEMM's extra math per weight multiplied, a share of its multiply-add.
@@ -107,6 +154,120 @@ class Calibration:
     band: Mapping[str, tuple[float, float]]
     #: The ``[fit]`` table: script, rows, method, and the residuals on fit and held-out rows.
     provenance: Mapping[str, Any]
+    #: Engines the fit set has rows for (``[engines] fitted``).
+    fitted_engines: tuple[str, ...] = (DEFAULT_ENGINE,)
+    #: ``OUT_OF_GROUND_BANDS`` name -> metric -> (p10, p90).
+    out_of_ground_bands: Mapping[str, Mapping[str, tuple[float, float]]] = field(default_factory=dict)
+    #: The harness and engine the costs and band are for (``for_ground``).
+    harness: str = DEFAULT_HARNESS
+    engine: str = DEFAULT_ENGINE
+    #: Why the band is wider than ``[band]`` (``for_ground``); empty on the fit's ground.
+    unfitted: tuple[str, ...] = ()
+
+    @property
+    def host_costs(self) -> HarnessCosts:
+        """The chosen harness's host costs."""
+        return self.harnesses[self.harness]
+
+    @property
+    def token_overhead_s(self) -> float:
+        """Host seconds per token sampled, the chosen harness's."""
+        return self.host_costs.token_overhead_s
+
+    @property
+    def request_overhead_s(self) -> float:
+        """Host seconds per request on its way to the scheduler, the chosen harness's."""
+        return self.host_costs.request_overhead_s
+
+    def for_ground(
+        self,
+        gpu: GpuSpec | str,
+        engine: str = DEFAULT_ENGINE,
+        harness: str = DEFAULT_HARNESS,
+        math: str | None = None,
+        gpus: int = 1,
+    ) -> Calibration:
+        """This calibration for a prediction on ``gpu`` (at ``math``, when given) run by ``engine``
+        and measured through ``harness``: the harness's host costs, and the band widened where
+        the fit has no rows for it, with one sentence for each reason (``unfitted``):
+
+        - a GPU (or its math) without a fitted compute share takes ``default_compute_efficiency``
+          and the leave-one-GPU-out band; so does a group of ``gpus`` joined by a kind of link
+          without a fitted share (it takes NVLink's);
+        - an engine or a harness without fit rows takes the common fit (a harness, its stand-in's
+          host costs) and the leave-one-release-out band.
+
+        Several reasons take the widest: the lowest p10 and the highest p90 of the bands that
+        apply. Unknown names raise one SpecError naming the choices."""
+        check_engine(engine)
+        check_harness(harness)
+        gpu_id = gpu if isinstance(gpu, str) else gpu.id
+        shares = self.compute_shares(gpu)
+        reasons: list[tuple[str, str]] = []
+        if not shares or (math is not None and math not in shares):
+            what = "compute share" if not shares else f"{math} compute share"
+            reasons.append(
+                (
+                    "band_leave_one_gpu_out",
+                    f"GPU {gpu_id}: {what} unfitted (no fit rows), the default"
+                    f" {self.default_compute_efficiency:.0%} of the peak: band widened to the leave-one-GPU-out band",
+                )
+            )
+        kind = link_kind(_spec(gpu))
+        if gpus > 1 and kind not in (None, "nvlink", *self.link_efficiency_by_kind):
+            reasons.append(
+                (
+                    "band_leave_one_gpu_out",
+                    f"GPU {gpu_id}: {kind} links unfitted (no multi-GPU fit rows over them), NVLink's"
+                    f" {self.link_efficiency:.0%} of the bandwidth: band widened to the leave-one-GPU-out band",
+                )
+            )
+        if engine not in self.fitted_engines:
+            fitted = ", ".join(ENGINES[name] for name in self.fitted_engines)
+            reasons.append(
+                (
+                    "band_leave_one_release_out",
+                    f"engine {ENGINES[engine]}: unfitted (no fit rows), the common fit ({fitted}) is used:"
+                    " band widened to the leave-one-release-out band",
+                )
+            )
+        costs = self.harnesses[harness]
+        if not costs.fitted:
+            reasons.append(
+                (
+                    "band_leave_one_release_out",
+                    f"harness {harness}: unfitted (no fit rows), the {costs.stand_in} harness's host costs are"
+                    " used: band widened to the leave-one-release-out band",
+                )
+            )
+        band = dict(self.band)
+        for name, _ in reasons:
+            wider = self.out_of_ground_bands.get(name, {})
+            for metric, (low, high) in wider.items():
+                band[metric] = (min(band[metric][0], low), max(band[metric][1], high))
+        return replace(
+            self,
+            harness=harness,
+            engine=engine,
+            band=MappingProxyType(band),
+            unfitted=tuple(sentence for _, sentence in reasons),
+        )
+
+    def ground_dict(self) -> dict[str, Any]:
+        """The ``fit`` object of a JSON answer: the harness and engine, their host costs, and
+        every reason the band is widened (``for_ground``)."""
+        costs = self.host_costs
+        return {
+            "harness": self.harness,
+            "harness_includes": HARNESSES[self.harness],
+            "engine": self.engine,
+            "request_overhead_s": costs.request_overhead_s,
+            "token_overhead_s": costs.token_overhead_s,
+            "harness_fitted": costs.fitted,
+            "engine_fitted": self.engine in self.fitted_engines,
+            "unfitted": list(self.unfitted),
+            "band_widened": bool(self.unfitted),
+        }
 
     def compute_shares(self, gpu: GpuSpec | str) -> Mapping[str, float]:
         """Math precision -> fitted share of the peak on ``gpu`` (a spec, or a built-in chip's id):
@@ -125,6 +286,12 @@ class Calibration:
             return gpu in DEQUANT_MEASURED_ON
         return gpu.id in DEQUANT_MEASURED_ON or gpu.compute_efficiency_id in DEQUANT_MEASURED_ON
 
+    def link_share(self, gpu: GpuSpec | str) -> float:
+        """The share of ``gpu``'s link bandwidth an all-reduce reaches: its link kind's fitted share
+        (``link_efficiency_by_kind``), else NVLink's (``link_efficiency``)."""
+        kind = link_kind(_spec(gpu))
+        return self.link_efficiency_by_kind.get(kind, self.link_efficiency) if kind else self.link_efficiency
+
     def cost_model(self, gpu: GpuSpec | str) -> CostModel:
         """The expected costs on ``gpu`` (a spec, or a built-in chip's id): its fitted compute
         shares (``compute_shares``), the shared rest. δ and the switch only on the chip they were
@@ -134,7 +301,7 @@ class Calibration:
         return CostModel(
             name="expected",
             bandwidth_efficiency=self.bandwidth_efficiency,
-            link_efficiency=self.link_efficiency,
+            link_efficiency=self.link_share(gpu),
             compute_efficiency=self.compute_shares(gpu),
             default_compute_efficiency=self.default_compute_efficiency,
             layer_overhead_s=self.layer_overhead_s,
@@ -167,6 +334,18 @@ class Calibration:
         }
 
 
+def _spec(gpu: GpuSpec | str) -> GpuSpec | None:
+    """``gpu`` as a spec: a built-in chip's by its id; None for an id no built-in chip has."""
+    if not isinstance(gpu, str):
+        return gpu
+    from .loader import load_specs  # here, not at the top: the loader imports this module's users
+
+    try:
+        return load_specs().gpu(gpu)
+    except SpecError:
+        return None
+
+
 def _fail(message: str, label: str, field: str | None = None) -> SpecError:
     return SpecError(message, file=label, field=field, hint=REFIT)
 
@@ -197,9 +376,10 @@ def parse_calibration(text: str, label: str = CALIBRATION_FILE) -> Calibration:
         document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise _fail(f"TOML syntax error: {error}", label) from None
+    tables = ("fit", "costs", "harness", "engines", "band", *OUT_OF_GROUND_BANDS)
     for key in document:
-        if key not in ("fit", "costs", "band"):
-            hint = did_you_mean(key, ("fit", "costs", "band")) or REFIT
+        if key not in tables:
+            hint = did_you_mean(key, tables) or REFIT
             raise SpecError(f"unknown table [{key}]", file=label, hint=hint)
     fit = _table(document, "fit", label)
     version = fit.get("package_version")
@@ -208,8 +388,9 @@ def parse_calibration(text: str, label: str = CALIBRATION_FILE) -> Calibration:
     if version != VERSION:
         raise _fail(f"was fitted for roofline {version}, and this is roofline {VERSION}", label, "fit.package_version")
     costs = _table(document, "costs", label)
-    known = ("bandwidth_efficiency", "link_efficiency", "compute_efficiency", "default_compute_efficiency")
-    known += ("layer_overhead_s", "token_overhead_s", "request_overhead_s", "allreduce_latency_s", "allreduce_hop_s")
+    known = ("bandwidth_efficiency", "link_efficiency", "link_efficiency_by_kind", "compute_efficiency")
+    known += ("default_compute_efficiency",)
+    known += ("layer_overhead_s", "allreduce_latency_s", "allreduce_hop_s")
     known += ("dequant_overhead", "dequant_switch_tokens")
     for key in costs:
         if key not in known:
@@ -227,6 +408,10 @@ def parse_calibration(text: str, label: str = CALIBRATION_FILE) -> Calibration:
         compute[gpu] = MappingProxyType(
             {p: _share(v, label, f"costs.compute_efficiency.{gpu}.{p}") for p, v in shares.items()}
         )
+    by_kind = costs["link_efficiency_by_kind"]
+    if not isinstance(by_kind, dict):
+        raise _fail(f"must be a table of link kinds, got {by_kind!r}", label, "costs.link_efficiency_by_kind")
+    links = {kind: _share(v, label, f"costs.link_efficiency_by_kind.{kind}") for kind, v in by_kind.items()}
     delta = costs["dequant_overhead"]
     if isinstance(delta, bool) or not isinstance(delta, (int, float)) or not 0 <= delta <= 100:
         raise _fail(f"must be a number from 0 to 100, got {delta!r}", label, "costs.dequant_overhead")
@@ -235,36 +420,80 @@ def parse_calibration(text: str, label: str = CALIBRATION_FILE) -> Calibration:
         raise _fail(
             f"must be a whole number of tokens (0: never), got {switch!r}", label, "costs.dequant_switch_tokens"
         )
-    band_table = _table(document, "band", label)
-    band: dict[str, tuple[float, float]] = {}
-    for metric in BAND_METRICS:
-        pair = band_table.get(metric)
-        if (
-            not isinstance(pair, list)
-            or len(pair) != 2
-            or not all(isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) for x in pair)
-            or not 0 < pair[0] <= pair[1]
-        ):
-            raise _fail(f"must be [p10, p90] with 0 < p10 <= p90, got {pair!r}", label, f"band.{metric}")
-        band[metric] = (float(pair[0]), float(pair[1]))
+    band = _band(document, "band", label)
+    wider = {name: MappingProxyType(_band(document, name, label)) for name in OUT_OF_GROUND_BANDS}
+    harnesses = _harnesses(_table(document, "harness", label), label)
+    engines = _table(document, "engines", label).get("fitted")
+    if not isinstance(engines, list) or not all(isinstance(e, str) and e in ENGINES for e in engines):
+        raise _fail(f"must list engines among {', '.join(ENGINES)}, got {engines!r}", label, "engines.fitted")
     return Calibration(
         package_version=version,
         bandwidth_efficiency=_share(costs["bandwidth_efficiency"], label, "costs.bandwidth_efficiency"),
         link_efficiency=_share(costs["link_efficiency"], label, "costs.link_efficiency"),
+        link_efficiency_by_kind=MappingProxyType(links),
         compute_efficiency=MappingProxyType(compute),
         default_compute_efficiency=_share(
             costs["default_compute_efficiency"], label, "costs.default_compute_efficiency"
         ),
         layer_overhead_s=_seconds(costs["layer_overhead_s"], label, "costs.layer_overhead_s"),
-        token_overhead_s=_seconds(costs["token_overhead_s"], label, "costs.token_overhead_s"),
-        request_overhead_s=_seconds(costs["request_overhead_s"], label, "costs.request_overhead_s"),
+        harnesses=MappingProxyType(harnesses),
         allreduce_latency_s=_seconds(costs["allreduce_latency_s"], label, "costs.allreduce_latency_s"),
         allreduce_hop_s=_seconds(costs["allreduce_hop_s"], label, "costs.allreduce_hop_s"),
         dequant_overhead=float(delta),
         dequant_switch_tokens=switch or None,
         band=MappingProxyType(band),
         provenance=MappingProxyType(dict(fit)),
+        fitted_engines=tuple(engines),
+        out_of_ground_bands=MappingProxyType(wider),
     )
+
+
+def _band(document: Mapping[str, Any], name: str, label: str) -> dict[str, tuple[float, float]]:
+    """The table ``name`` of ``[p10, p90]`` pairs, one for each of ``BAND_METRICS``."""
+    table = _table(document, name, label)
+    band: dict[str, tuple[float, float]] = {}
+    for metric in BAND_METRICS:
+        pair = table.get(metric)
+        if (
+            not isinstance(pair, list)
+            or len(pair) != 2
+            or not all(isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) for x in pair)
+            or not 0 < pair[0] <= pair[1]
+        ):
+            raise _fail(f"must be [p10, p90] with 0 < p10 <= p90, got {pair!r}", label, f"{name}.{metric}")
+        band[metric] = (float(pair[0]), float(pair[1]))
+    return band
+
+
+def _harnesses(table: Mapping[str, Any], label: str) -> dict[str, HarnessCosts]:
+    """``[harness.<name>]`` for every name of ``roofline.harness.HARNESSES``: its two host costs,
+    its fit rows, and for one without rows the fitted harness it borrows from."""
+    for name in table:
+        if name not in HARNESSES:
+            raise _fail(f"unknown harness (choose from {', '.join(HARNESSES)})", label, f"harness.{name}")
+    out = {}
+    for name in HARNESSES:
+        entry = table.get(name)
+        field = f"harness.{name}"
+        if not isinstance(entry, dict):
+            raise _fail("is missing" if entry is None else f"must be a table, got {entry!r}", label, field)
+        rows = entry.get("fit_rows")
+        if isinstance(rows, bool) or not isinstance(rows, int) or rows < 0:
+            raise _fail(f"must be a whole number of rows, got {rows!r}", label, f"{field}.fit_rows")
+        stand_in = entry.get("stand_in")
+        if (rows == 0) != (stand_in is not None) or (stand_in is not None and stand_in not in HARNESSES):
+            raise _fail(
+                f"a harness without fit rows names a fitted harness as stand_in, and only it; got {stand_in!r}",
+                label,
+                f"{field}.stand_in",
+            )
+        out[name] = HarnessCosts(
+            request_overhead_s=_seconds(entry.get("request_overhead_s"), label, f"{field}.request_overhead_s"),
+            token_overhead_s=_seconds(entry.get("token_overhead_s"), label, f"{field}.token_overhead_s"),
+            fit_rows=rows,
+            stand_in=stand_in,
+        )
+    return out
 
 
 def load_calibration(path: str | Path | None = None) -> Calibration:
@@ -300,7 +529,7 @@ def _parsed(text: str) -> Calibration:
 
 def cost_model(costs: str, gpu: GpuSpec | str, calibration: Calibration | None = None) -> CostModel:
     """The cost model named ``costs`` ("ceiling" or "expected") for ``gpu`` (a spec, or a
-    built-in chip's id: ``Calibration.cost_model``)."""
+    built-in chip's id: ``Calibration.cost_model``, at the calibration's harness)."""
     if costs == "ceiling":
         return CEILING
     if costs != "expected":

@@ -37,7 +37,7 @@ from typing import Any, NoReturn
 
 from . import architecture as arch
 from . import formatting as fmt
-from .calibration import COSTS, cost_model, load_calibration
+from .calibration import COSTS, Calibration, cost_model, load_calibration
 from .deployment import PARALLEL, Split, best_tp_degree, deploy, deployment_dict, hops_across_nodes, split_for
 from .disaggserving import KV_LINK_CHOICES, parse_pools, simulate_disaggregated
 from .epdeploy import (
@@ -58,6 +58,7 @@ from .errors import SHOWN_LENGTH, SpecError, did_you_mean, one_line, shortened, 
 from .estimate import Estimate, estimate
 from .explain import math_choice
 from .fleet import MAX_REPLICAS, fleet_facts, replicas_lines, replicated, simulate_fleet
+from .harness import DEFAULT_ENGINE, DEFAULT_HARNESS, ENGINES, HARNESSES
 from .hfconfig import FAMILIES, read_config
 from .kvformats import KV_FORMAT_NAMES, KV_FORMATS
 from .load_bounds import SCHEDULED_NOTE, bounds_report
@@ -72,7 +73,7 @@ from .moe import (
 from .ownspecs import config_path, model_entry_toml, resolve_gpu, resolve_model
 from .parallelism import pipeline_bubble_fraction
 from .parsing import parse_real, parse_whole
-from .performance import DEFAULT_USABLE_FRACTION, Hardware, Workload, gpu_count_problem, kv_copies
+from .performance import DEFAULT_USABLE_FRACTION, Hardware, Workload, gpu_count_problem, kv_copies, resolved
 from .precisions import AUTO, DEFAULT_COMPUTE_PRECISION, FORMATS, PRECISIONS, number_format
 from .quantization import critical_batch_for
 from .ratesearch import DEFAULT_TRIES, TRIES_RANGE, rate_search_lines, search_rate
@@ -407,6 +408,7 @@ def build_parser() -> argparse.ArgumentParser:
         default="ceiling",
         help="ceiling: the upper bound (default); expected: also the calibrated prediction and its band",
     )
+    _add_ground_options(run)
     _add_split_options(run)
     run.add_argument(
         "--shared-prefix",
@@ -504,6 +506,7 @@ def _add_simulate_parser(commands: argparse._SubParsersAction) -> None:
         help="ceiling: every iteration at its upper bound (default); expected: also the same run at the"
         " calibrated costs, with its band",
     )
+    _add_ground_options(run)
     run.add_argument("--policy", choices=POLICIES, default=defaults.policy, help="scheduler (default %(default)s)")
     run.add_argument(
         "--admission",
@@ -808,6 +811,33 @@ def _spans_nodes_note(hardware: Hardware, split: Split, hops_across: int) -> str
     )
 
 
+def _add_ground_options(run: argparse.ArgumentParser) -> None:
+    """``--harness`` and ``--engine``: what ``--costs expected`` predicts a measurement of."""
+    run.add_argument(
+        "--harness",
+        choices=tuple(HARNESSES),
+        default=DEFAULT_HARNESS,
+        help="with --costs expected, what the measurement includes: offline (the engine's own loop, no request"
+        " path), server (an inference server such as Triton), http (an OpenAI-compatible server and a client"
+        " that tokenizes); each has its own fitted host costs (default %(default)s)",
+    )
+    run.add_argument(
+        "--engine",
+        choices=tuple(ENGINES),
+        default=DEFAULT_ENGINE,
+        help="with --costs expected, the serving engine; one the fit has no runs of uses the common fit with"
+        " a wider band, and says so (default %(default)s)",
+    )
+
+
+def _grounded(args: argparse.Namespace, hardware: Hardware) -> Calibration:
+    """The built-in calibration for ``hardware``'s GPU and math under ``--harness`` and ``--engine``
+    (``Calibration.for_ground``: their host costs, the band widened where the fit has no rows)."""
+    return load_calibration().for_ground(
+        hardware.gpu, args.engine, args.harness, hardware.compute_precision, hardware.count
+    )
+
+
 def _estimate(args: argparse.Namespace, specs: SpecSet, **layout: Any) -> Estimate:
     """``estimate`` with the options every layout reads from the command line (GPU, model,
     precisions, GPU count, batch, context, prompt, usable fraction), plus ``layout``'s own."""
@@ -845,6 +875,8 @@ def _run_estimate(args: argparse.Namespace, specs: SpecSet) -> str:
             allreduce_latency_s=args.allreduce_latency,
             allreduce_preset=args.allreduce_preset,
             costs=args.costs,
+            harness=args.harness,
+            engine=args.engine,
         )
     except SpecError as error:
         raise _precision_hint(error) from None
@@ -890,7 +922,7 @@ def _run_split(args: argparse.Namespace, specs: SpecSet) -> str:
         result = deploy(hardware, workload, split)
         expected = None
         if args.costs == "expected":
-            calibration = load_calibration()
+            calibration = _grounded(args, resolved(hardware, workload))
             fitted = replace(hardware, costs=cost_model("expected", hardware.gpu, calibration))
             expected = deploy(fitted, workload, split)
     except SpecError as error:
@@ -914,6 +946,7 @@ def _run_split(args: argparse.Namespace, specs: SpecSet) -> str:
             "communication_s": expected.step.communication_s,
         }
         figures["band"] = calibration.bands(banded)
+        figures["fit"] = calibration.ground_dict()
     figures["best_tp_degree"] = best_tp_degree(replace(hardware, count=min(args.gpus, _domain(hardware))), workload)
     if args.replicas > 1:
         figures["replicas"] = replicated(figures, args.replicas)
@@ -1336,6 +1369,7 @@ def _run_simulate(args: argparse.Namespace, specs: SpecSet) -> str:
             result = serve(hardware, workload, config)
         expected = None
         if calibration is not None:
+            calibration = _grounded(args, resolved(hardware, workload))
             costs = replace(hardware, costs=calibration.cost_model(hardware.gpu))
             expected = serve(costs, workload, config)
             if args.search_rate:
@@ -1354,7 +1388,12 @@ def _run_simulate(args: argparse.Namespace, specs: SpecSet) -> str:
         )
     if expected is not None and calibration is not None:
         expected_figures = expected.to_dict()
-        figures.update(costs="expected", expected=expected_figures, band=calibration.bands(expected_figures))
+        figures.update(
+            costs="expected",
+            expected=expected_figures,
+            band=calibration.bands(expected_figures),
+            fit=calibration.ground_dict(),
+        )
     # The simulated times under load are one scheduler's; the bounds beside them are any scheduler's best.
     bounds = bounds_report(hardware, workload, config.prompt.low, split, config.shared_prefix_tokens)
     figures["best_case"] = bounds
@@ -1573,6 +1612,7 @@ def _run_simulate_speculative(args: argparse.Namespace, specs: SpecSet, drafting
         run = simulate_speculative(hardware, workload, config, drafting)
         expected = None
         if calibration is not None:
+            calibration = _grounded(args, resolved(hardware, workload))
             fitted = replace(hardware, costs=calibration.cost_model(hardware.gpu))
             expected = simulate_speculative(fitted, workload, config, drafting)
     except SpecError as error:
@@ -1580,7 +1620,9 @@ def _run_simulate_speculative(args: argparse.Namespace, specs: SpecSet, drafting
     figures = {**run.to_dict(), "costs": args.costs}
     if expected is not None and calibration is not None:
         expected_figures = expected.to_dict()
-        figures.update(expected=expected_figures, band=calibration.bands(expected_figures))
+        figures.update(
+            expected=expected_figures, band=calibration.bands(expected_figures), fit=calibration.ground_dict()
+        )
     _check_finite(figures)
     trace = args.length_trace
     longest = trace.longest_request if trace is not None else args.prompt.high + args.output.high

@@ -9,6 +9,7 @@ from . import architecture as arch
 from . import formatting as fmt
 from .calibration import BAND_METRICS, Calibration, cost_model, load_calibration
 from .explain import explain_decode, explain_prefill, math_choice
+from .harness import check_engine, check_harness
 from .loader import SpecSet, load_specs
 from .performance import (
     DEFAULT_USABLE_FRACTION,
@@ -172,6 +173,7 @@ class Estimate:
                     **{metric: figures[metric] for metric in BAND_METRICS},
                 },
                 "band": self.expected.band(),
+                "fit": self.expected.calibration.ground_dict(),
             }
         return {
             "costs": "ceiling" if self.expected is None else "expected",
@@ -238,6 +240,11 @@ def evaluate(hardware: Hardware, workload: Workload, calibration: Calibration | 
     engine = resolved(hardware, workload)  # resolve "auto" once, not in every pass
     expected = None
     if calibration is not None:
+        # The band and host costs for this GPU and math, harness and engine: widened, and said so,
+        # where the fit has no rows for them (Calibration.for_ground).
+        calibration = calibration.for_ground(
+            engine.gpu, calibration.engine, calibration.harness, engine.compute_precision, engine.count
+        )
         fitted = replace(engine, costs=calibration.cost_model(engine.gpu))
         expected = Expected(decode_step(fitted, workload), prefill_pass(fitted, workload), workload.batch, calibration)
     return Estimate(
@@ -321,6 +328,8 @@ def estimate(
     costs: str = "ceiling",
     specs: SpecSet | None = None,
     calibration: Calibration | None = None,
+    harness: str | None = None,
+    engine: str | None = None,
 ) -> Estimate:
     """Estimate by ids, as the CLI and the calculator ask: ``estimate("h100-sxm", "llama-3.1-8b")``.
 
@@ -330,12 +339,21 @@ def estimate(
 
     ``costs="expected"`` adds the calibrated prediction and its band beside the ceiling
     (``calibration`` defaults to the built-in file). ``specs`` defaults to the built-in
-    spec files. Bad ids or values raise SpecError.
+    spec files. ``harness`` and ``engine`` (``roofline.harness``) say what the expected figures are
+    for: the harness's host costs, and the band widened where the fit has no rows for them
+    (``Calibration.for_ground``); None keeps the calibration's. Bad ids or values raise SpecError.
     """
     specs = specs or load_specs()
     if costs != "ceiling":
         cost_model(costs, gpu, calibration)  # an unknown name or a bad file fails here, in one line
         calibration = calibration or load_calibration()
+        if harness is not None or engine is not None:
+            # Checked here; evaluate grounds the calibration once the math is known.
+            calibration = replace(
+                calibration,
+                harness=check_harness(harness or calibration.harness),
+                engine=check_engine(engine or calibration.engine),
+            )
     else:
         calibration = None
     hardware = Hardware(

@@ -14,6 +14,7 @@ from .deployment import Deployment, Split
 from .estimate import Estimate
 from .fit import memory_shortfall
 from .fleet import fleet_facts
+from .harness import ENGINES, HARNESSES
 from .memorykinds import BUDGET, NAMEPLATE, POOL, USABLE, labelled
 from .performance import CostModel, Hardware, Workload, dequantizes, memory_use, resolved
 from .serving import BLOCK_TOKENS, SimulationResult
@@ -137,7 +138,24 @@ def _expected_rows(estimate: Estimate) -> list[tuple[str, str]]:
             )
         )
     rows.append(_expected_costs(expected.calibration, estimate.hardware, estimate.workload.weight_precision))
-    return rows
+    return [*rows, *expected_ground_rows(expected.calibration)]
+
+
+def expected_ground_rows(calibration: Calibration) -> list[tuple[str, str]]:
+    """What the expected figures assume round the GPU: the harness (what the measurement includes)
+    with its host costs, the engine, and one ``unfitted`` row for each reason the band is widened
+    (``Calibration.for_ground``)."""
+    costs = calibration.host_costs
+    fitted = f"fitted on {costs.fit_rows} runs" if costs.fitted else f"no fit rows: the {costs.stand_in} harness's"
+    engine = ENGINES[calibration.engine]
+    rows = [
+        (
+            "expected harness",
+            f"{calibration.harness}, {HARNESSES[calibration.harness]}: {fmt.milliseconds(costs.request_overhead_s)}"
+            f" a request, {fmt.microseconds(costs.token_overhead_s)} a sampled token ({fitted}); engine {engine}",
+        )
+    ]
+    return rows + [("unfitted", sentence) for sentence in calibration.unfitted]
 
 
 def _allreduce_words(costs: CostModel, gpus: int) -> str:
@@ -440,7 +458,7 @@ def _expected_simulation_rows(
         ("expected TPOT", banded("tpot_mean_s", fmt.duration, before="mean ")),
         ("expected ITL", banded("itl_mean_s", fmt.duration, before="mean ")),
     ]
-    return [*rows, _expected_costs(calibration, hardware, weight_precision)]
+    return [*rows, _expected_costs(calibration, hardware, weight_precision), *expected_ground_rows(calibration)]
 
 
 def speculation_report(result: Speculation) -> str:

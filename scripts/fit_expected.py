@@ -6,13 +6,17 @@ the squared logs of measured ÷ expected, each kind of figure weighted alike, ar
 they get (Levenberg-Marquardt on the logs of the parameters, a forward-difference Jacobian,
 a fixed start: the same inputs give the same file). The parameters:
 
-- one bandwidth efficiency, and one for the links between GPUs;
+- one bandwidth efficiency; one link efficiency for NVLink, and one for each other kind of link
+  (``calibration.link_kind``: PCIe) that multi-GPU fit runs crossed;
 - one compute efficiency per GPU and math precision the fit runs use (others take the
   geometric mean of these), a GPU whose spec names another ``same_compute_as`` (the same die,
   the same tensor cores: the H200 and the H100) counted as that one, so their runs fit one
   share and the file lists it under both;
-- one overhead per layer of every iteration, one per token sampled, and one per request on
-  its way to the scheduler (``CostModel.request_overhead_s``);
+- one overhead per layer of every iteration; for each harness the fit runs were measured
+  through (the rows' ``harness``: ``roofline.harness``), one per token sampled and, for a
+  server or HTTP harness, one per request on its way to the scheduler
+  (``CostModel.request_overhead_s``; an offline loop has no request path, 0). A harness with no
+  fit rows borrows a fitted one's (``STAND_INS``), and the file says which;
 - the latency of one all-reduce over G GPUs, a fixed start plus a hop for each of a ring's
   2(G-1) steps (``CostModel.allreduce_latency``).
 
@@ -40,6 +44,12 @@ without its benchmark (the rows one simulation predicts, left out together;
 runs it never saw scatter by (on the rows of December 2026: TTFT p10-p90 0.88-1.18 in-sample,
 0.85-1.29 left out, 0.85-1.58 held out, 0.85-2.81 with the rows reported as defects), so a band
 from them held too few of the held-out values.
+Two more bands are cross-validated by refitting (``cross_validated``): without every fit run of
+one engine release, and without every fit run on one GPU. They are written beside the band
+(``band_leave_one_release_out``, ``band_leave_one_gpu_out``) for predictions off the fit's
+ground (``Calibration.for_ground``), and the band's coverage each way, in sample and on the
+held-out runs, is printed and recorded (``[fit.coverage]``, ``Validation``), with the held-out
+throughput per GPU and the count of rows beating a ceiling by more than 2%.
 data/serving-expected.csv gets every fit and check run's ceiling and expected figure, which
 the measured page shows.
 
@@ -71,8 +81,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from roofline import benchmarks
-from roofline.calibration import BAND_METRICS, CALIBRATION_FILE, parse_calibration
+from roofline.calibration import BAND_METRICS, CALIBRATION_FILE, link_kind, parse_calibration
 from roofline.errors import SpecError
+from roofline.harness import HARNESSES
 from roofline.loader import load_specs
 from roofline.performance import CostModel, math_precision
 from roofline.version import VERSION
@@ -136,19 +147,55 @@ def _compute_id(gpu: str, specs=None) -> str:
     return (specs or _WORKER_SPECS or load_specs()).gpu(gpu).compute_efficiency_id
 
 
-def _cost_model(values: dict[str, float], gpu: str, specs=None) -> CostModel:
+#: Harness -> the harnesses whose host costs it borrows, in order, when no fit row was measured
+#: through it (an offline loop has no request path: its request overhead is 0, never borrowed).
+STAND_INS = {"http": ("server", "offline"), "server": ("http", "offline"), "offline": ("server", "http")}
+
+
+def stand_in(values: dict[str, float], harness: str) -> str | None:
+    """The harness whose fitted host costs ``harness`` uses: itself when fitted (its token overhead
+    is among ``values``), else the first fitted one of ``STAND_INS``; None when none is."""
+    for name in (harness, *STAND_INS[harness]):
+        if f"token_overhead_s:{name}" in values:
+            return name
+    return None
+
+
+def host_costs(values: dict[str, float], harness: str) -> tuple[float, float]:
+    """(request overhead, token overhead) of ``harness`` at ``values``: its own, or its stand-in's
+    (``stand_in``). Offline: no request path, so 0 a request; an online harness whose stand-in is
+    offline gets the same 0 (nothing measured says more)."""
+    source = stand_in(values, harness)
+    if source is None:
+        raise SpecError(f"no harness has fit rows, so {harness} has no host costs", file=str(ROWS))
+    request = 0.0 if harness == "offline" else values.get(f"request_overhead_s:{source}", 0.0)
+    return request, values[f"token_overhead_s:{source}"]
+
+
+def _link_kind(gpu: str, specs=None) -> str | None:
+    """``calibration.link_kind`` of ``gpu``'s spec: "nvlink", "pcie", ..."""
+    return link_kind((specs or _WORKER_SPECS or load_specs()).gpu(gpu))
+
+
+def _link_share(values: dict[str, float], gpu: str, specs=None) -> float:
+    """The link share ``gpu``'s all-reduces reach: its link kind's own (``link:<kind>``), else NVLink's."""
+    return values.get(f"link:{_link_kind(gpu, specs)}", values["link"])
+
+
+def _cost_model(values: dict[str, float], gpu: str, specs=None, harness: str = "offline") -> CostModel:
     shares_of = _compute_id(gpu, specs)
+    request, token = host_costs(values, harness)
     compute = {key.split(":")[2]: value for key, value in values.items() if key.startswith(f"compute:{shares_of}:")}
     shares = [value for key, value in values.items() if key.startswith("compute:")]
     return CostModel(
         name="expected",
         bandwidth_efficiency=values["bandwidth"],
-        link_efficiency=values["link"],
+        link_efficiency=_link_share(values, gpu, specs),
         compute_efficiency=compute,
         default_compute_efficiency=_geometric_mean(shares),
         layer_overhead_s=values["layer_overhead_s"],
-        token_overhead_s=values["token_overhead_s"],
-        request_overhead_s=values["request_overhead_s"],
+        token_overhead_s=token,
+        request_overhead_s=request,
         allreduce_latency_s=values["allreduce_latency_s"],
         allreduce_hop_s=values["allreduce_hop_s"],
     )
@@ -175,7 +222,7 @@ def _simulate_task(task) -> dict[str, float] | str:
     run's figures (``benchmarks.simulated_figures``), or the one-line message of its SpecError
     (an exception crossing processes would lose its file, entry and field)."""
     run, values, dequant = task
-    costs = _cost_model(values, run.gpu)
+    costs = _cost_model(values, run.gpu, harness=run.harness)
     if dequant is not None:
         costs = _with_dequant(costs, *dequant)
     try:
@@ -250,14 +297,22 @@ def _residuals(runs, values, simulator: Simulator) -> list[float]:
     return [math.log(run.measured_over(e)) for run, e in zip(runs, simulator.predict(runs, values), strict=True)]
 
 
-def depends(parameter: str, run, specs) -> bool:
+def depends(parameter: str, run, specs, own_links: frozenset = frozenset()) -> bool:
     """Whether ``run``'s expected figure moves with ``parameter`` at all; the fit's Jacobian has
     an exact 0 wherever it does not, so those runs are not simulated again. Bandwidth and the
     overheads time every run; the links and the all-reduce latency only runs whose layers are
     split over several GPUs (``performance.allreduces_per_pass``); a compute share only the runs
     on its GPU at its math (``performance.math_precision``)."""
     family = parameter.split(":")[0]
-    if family in ("link", "allreduce_latency_s", "allreduce_hop_s"):
+    if family in ("token_overhead_s", "request_overhead_s"):
+        return run.harness == parameter.split(":")[1]
+    if family == "link":
+        # A kind of link with a share of its own (``own_links``) moves only with it; NVLink's moves the rest.
+        kind = _link_kind(run.gpu, specs)
+        mine = parameter.split(":")[1] if ":" in parameter else None
+        moves = kind == mine if mine else kind not in own_links
+        return run.gpus > 1 and not run.attention_dp and moves
+    if family in ("allreduce_latency_s", "allreduce_hop_s"):
         return run.gpus > 1 and not run.attention_dp
     if family == "compute":
         _, gpu, precision = parameter.split(":")
@@ -295,21 +350,39 @@ class Problem:
     """The least-squares problem: the fit runs, the parameters (each on a log scale), each run's
     weight, and which runs each parameter moves (``depends``)."""
 
-    def __init__(self, runs, specs, simulator: Simulator) -> None:
-        names = ["bandwidth", "link", "layer_overhead_s", "token_overhead_s", "request_overhead_s"]
-        names += ["allreduce_latency_s", "allreduce_hop_s"]
+    def __init__(self, runs, specs, simulator: Simulator, start=None, held=None) -> None:
+        """``start``: parameter values to start from (else ``START``); ``held``: values of the
+        parameters no run in ``runs`` moves (a refit without some runs), held where they are."""
+        names = ["bandwidth", "link", "layer_overhead_s", "allreduce_latency_s", "allreduce_hop_s"]
+        # A kind of link other than NVLink that multi-GPU runs crossed gets a share of its own.
+        own_links = frozenset(
+            kind
+            for run in runs
+            if run.gpus > 1 and not run.attention_dp
+            for kind in [_link_kind(run.gpu, specs)]
+            if kind not in (None, "nvlink")
+        )
+        names += [f"link:{kind}" for kind in sorted(own_links)]
+        for harness in sorted({run.harness for run in runs}):
+            names.append(f"token_overhead_s:{harness}")
+            if harness != "offline":  # an offline loop has no request path: 0, not fitted
+                names.append(f"request_overhead_s:{harness}")
         pairs = sorted(
             {(_compute_id(run.gpu, specs), math_precision(specs.gpu(run.gpu), run.weight_precision)) for run in runs}
         )
         names += [f"compute:{gpu}:{precision}" for gpu, precision in pairs]
+        # A parameter no run moves would make the normal equations singular: held instead.
+        names = [name for name in names if any(depends(name, run, specs, own_links) for run in runs)]
+        self.start = start or {}
+        self.held = {key: value for key, value in (held or {}).items() if key not in names}
         self.runs = runs
         self.params = [Parameter(name) for name in names]
         self.weights = _weights(runs)
-        self.moved = [[depends(p.name, run, specs) for run in runs] for p in self.params]
+        self.moved = [[depends(p.name, run, specs, own_links) for run in runs] for p in self.params]
         self.simulator = simulator
 
     def values_of(self, point: list[float]) -> dict[str, float]:
-        return {p.name: math.exp(v) for p, v in zip(self.params, point, strict=True)}
+        return {**self.held, **{p.name: math.exp(v) for p, v in zip(self.params, point, strict=True)}}
 
     def clamp(self, point: list[float]) -> list[float]:
         return [
@@ -345,7 +418,7 @@ class Problem:
         """The fitted point (log parameters), the iterations taken (Levenberg-Marquardt), and the
         Jacobian of the last iteration (at the fitted point, or one step before it that lowered
         the sum of squares by less than ``TOLERANCE``)."""
-        x = [math.log(START[p.family]) for p in self.params]
+        x = self.clamp([math.log(self.start.get(p.name, START[p.family])) for p in self.params])
         r, total = self.cost(x)
         damping = 1e-2
         for iteration in range(1, ITERATIONS + 1):
@@ -417,6 +490,40 @@ def fit(runs, specs, simulator: Simulator) -> tuple[dict[str, float], int, list[
     problem = Problem(runs, specs, simulator)
     x, iterations, columns = problem.fit()
     return problem.values_of(x), iterations, problem.left_out_residuals(x, columns)
+
+
+#: How the fit runs are grouped for the two cross-validations: every row of one engine release
+#: (the ``engine`` label: "TensorRT-LLM 0.17", "TensorRT-LLM 0.14 + Triton") or of one GPU id.
+CV_GROUPS = {
+    "band_leave_one_release_out": ("release", lambda run: run.engine),
+    "band_leave_one_gpu_out": ("GPU", lambda run: run.gpu),
+}
+
+
+def cross_validated(runs, specs, simulator: Simulator, values: dict[str, float], group_of) -> list[float]:
+    """measured ÷ expected of each fit run, predicted by a refit on the other groups' runs alone
+    (``group_of(run)``: its release or its GPU).
+
+    The refit starts at ``values`` (the full fit) and refits every parameter the remaining runs
+    move. A compute share no remaining run moves is dropped, so the left-out runs get the default
+    share (the geometric mean of the others), as a GPU the fit never saw does. The other
+    parameters no remaining run moves (links, all-reduce latency, a harness's host costs when
+    its only release is left out) are held at the full fit's values: they are the host's and
+    the links', not the left-out group's hardware, but a reader should know the check borrows them."""
+    # A left-out GPU's compute share and its own kind of link are not borrowed from the full fit.
+    held = {key: value for key, value in values.items() if not key.startswith(("compute:", "link:"))}
+    groups: dict[str, list] = {}
+    for run in runs:
+        groups.setdefault(group_of(run), []).append(run)
+    ratios: dict[str, float] = {}
+    for key in sorted(groups):
+        rest = [run for run in runs if group_of(run) != key]
+        problem = Problem(rest, specs, simulator, start=values, held=held)
+        x, _, _ = problem.fit()
+        refit = problem.values_of(x)
+        for run, figure in zip(groups[key], simulator.predict(groups[key], refit), strict=True):
+            ratios[run.id] = run.measured_over(figure)
+    return [ratios[run.id] for run in runs]
 
 
 def kernel_switch(run) -> int | None:
@@ -643,9 +750,21 @@ def _band(runs, ratios) -> dict[str, tuple[float, float]]:
 
 
 def render(
-    values, iterations, fit_runs, check_runs, fit_ratios, check_ratios, band, simulator, pairs, delta, specs
+    values,
+    iterations,
+    fit_runs,
+    check_runs,
+    fit_ratios,
+    check_ratios,
+    band,
+    simulator,
+    pairs,
+    delta,
+    specs,
+    validation=None,
 ) -> str:
-    """The calibration file's text."""
+    """The calibration file's text. ``validation``: ``Validation`` of the cross-validations and the
+    held-out rows on their ground (``None``: the first rendering, which that is computed from)."""
     shares = [value for key, value in values.items() if key.startswith("compute:")]
     metric_kind = {
         "throughput_tokens_per_s": "throughput",
@@ -673,8 +792,14 @@ def render(
         f' {benchmarks.SIMULATED_REQUESTS:,} requests)"',
         "band = \"p10 and p90, per kind, of the fit rows' measured / expected with each benchmark run left out of the"
         " fit (its rows together), by the linearized fit's hat matrix: e_(-G) = (I - H_GG)^-1 e_G\"",
+        'cross_validation = "band_leave_one_release_out and band_leave_one_gpu_out: p10 and p90, per kind, of the fit'
+        " rows' measured / expected, each predicted by a refit without every row of its engine release (its GPU);"
+        " a left-out GPU's compute share is the default, and parameters no remaining row moves (links, all-reduce"
+        " latency, a harness's host costs) are held at the full fit's\"",
         "",
     ]
+    if validation is not None:
+        lines += validation.lines(band)
     counted = [(run, ratio) for run, ratio in zip(check_runs, check_ratios, strict=True) if run.counted]
     summaries = [
         ("fit_rows", fit_runs, fit_ratios),
@@ -702,10 +827,9 @@ def render(
         "[costs]",
         f"bandwidth_efficiency = {_number(values['bandwidth'])}",
         f"link_efficiency = {_number(values['link'])}",
+        f"link_efficiency_by_kind = {{ {_link_shares(values)} }}",
         f"default_compute_efficiency = {_number(_geometric_mean(shares))}",
         f"layer_overhead_s = {_number(values['layer_overhead_s'])}",
-        f"token_overhead_s = {_number(values['token_overhead_s'])}",
-        f"request_overhead_s = {_number(values['request_overhead_s'])}",
         f"allreduce_latency_s = {_number(values['allreduce_latency_s'])}",
         f"allreduce_hop_s = {_number(values['allreduce_hop_s'])}",
         f"dequant_overhead = {_number(delta)}",
@@ -724,11 +848,45 @@ def render(
         entries = fitted.get(specs.gpu(gpu).compute_efficiency_id)
         if entries:
             lines.append(f'"{gpu}" = {{ {", ".join(entries)} }}')
-    lines += ["", "[band]"]
-    for metric in BAND_METRICS:
-        low, high = band[metric_kind[metric]]
-        lines.append(f"{metric} = [{_number(low)}, {_number(high)}]")
-    return "\n".join(lines) + "\n"
+    lines.append("")
+    lines += harness_lines(fit_runs, values)
+    engines = sorted({run.engine_id for run in fit_runs})
+    lines += ["[engines]", f"fitted = [{', '.join(f'{e!r}'.replace(chr(39), chr(34)) for e in engines)}]", ""]
+    bands = {"band": band}
+    # The first rendering has no cross-validation yet: the in-sample band stands in, never written.
+    bands.update({name: band for name in CV_GROUPS} if validation is None else validation.bands)
+    for name, table in bands.items():
+        lines.append(f"[{name}]")
+        for metric in BAND_METRICS:
+            low, high = table[metric_kind[metric]]
+            lines.append(f"{metric} = [{_number(low)}, {_number(high)}]")
+        lines.append("")
+    return "\n".join(lines[:-1]) + "\n"
+
+
+def _link_shares(values) -> str:
+    """``pcie = 0.4``: each kind of link with a fitted share of its own, for the file's inline table."""
+    links = sorted((key.split(":")[1], value) for key, value in values.items() if key.startswith("link:"))
+    return ", ".join(f"{kind} = {_number(value)}" for kind, value in links)
+
+
+def harness_lines(fit_runs, values) -> list[str]:
+    """The file's ``[harness.<name>]`` tables: each harness's host costs, its fit rows, and for one
+    without rows the harness whose costs it borrows (``stand_in``)."""
+    lines = []
+    for harness in HARNESSES:
+        rows = sum(1 for run in fit_runs if run.harness == harness)
+        request, token = host_costs(values, harness)
+        lines += [
+            f"[harness.{harness}]",
+            f"request_overhead_s = {_number(request)}",
+            f"token_overhead_s = {_number(token)}",
+            f"fit_rows = {rows}",
+        ]
+        if not rows:
+            lines.append(f'stand_in = "{stand_in(values, harness)}"')
+        lines.append("")
+    return lines
 
 
 def predictions_text(runs, expected: dict[str, float], specs) -> str:
@@ -747,6 +905,11 @@ def predictions_text(runs, expected: dict[str, float], specs) -> str:
 def build(jobs: int | None = None) -> dict[Path, str]:
     """Refit from the rows; return each output file's text (raises SpecError on any failure).
     ``jobs``: processes to simulate in (``default_jobs`` when None); the files do not depend on it."""
+    return build_and_validate(jobs)[0]
+
+
+def build_and_validate(jobs: int | None = None) -> tuple[dict[Path, str], Validation]:
+    """``build``'s files, and the ``Validation`` whose coverage they record (``main`` prints it)."""
     jobs = default_jobs() if jobs is None else jobs
     specs = load_specs()
     runs = benchmarks.load_serving_runs(ROWS)
@@ -761,13 +924,177 @@ def build(jobs: int | None = None) -> dict[Path, str]:
         fit_ratios = [math.exp(e) for e in _residuals(fit_runs, values, simulator)]
         check_ratios = [math.exp(e) for e in _residuals(check_runs, values, simulator)]
         delta = fit_dequant(pairs["fit"], values, simulator)
-        text = render(
-            values, iterations, fit_runs, check_runs, fit_ratios, check_ratios, band, simulator, pairs, delta, specs
-        )
+        cv = {
+            name: cross_validated(fit_runs, specs, simulator, values, group) for name, (_, group) in CV_GROUPS.items()
+        }
+        left_out_ratios = [math.exp(e) for e in left_out]
+        validation = Validation({name: _band(fit_runs, ratios) for name, ratios in cv.items()})
+        arguments = (values, iterations, fit_runs, check_runs, fit_ratios, check_ratios, band, simulator, pairs, delta)
+        # The held-out rows' bands on their ground come from the file itself (Calibration.for_ground):
+        # rendered once without them, read back, then rendered with them.
+        first = parse_calibration(render(*arguments, specs, validation), "the refit")
+        validation.measure(first, specs, fit_runs, fit_ratios, left_out_ratios, cv, check_runs, check_ratios)
+        text = render(*arguments, specs, validation)
     parse_calibration(text, "the refit")  # what is written must load
     modelled = fit_runs + check_runs
     expected = {run.id: run.value / ratio for run, ratio in zip(modelled, fit_ratios + check_ratios, strict=True)}
-    return {OUTPUT: text, PREDICTIONS: predictions_text(modelled, expected, specs)}
+    return {OUTPUT: text, PREDICTIONS: predictions_text(modelled, expected, specs)}, validation
+
+
+def _share_inside(pairs) -> float:
+    """The share of ``(ratio, (low, high))`` pairs whose ratio lies in its band."""
+    return sum(1 for ratio, (low, high) in pairs if low <= ratio <= high) / len(pairs)
+
+
+class Validation:
+    """What the file says about its band beyond the fit: the cross-validated bands, and the share of
+    measured values each band holds (``measure``), which ``scripts/fit_expected.py`` also prints."""
+
+    def __init__(self, bands: dict[str, dict[str, tuple[float, float]]]) -> None:
+        self.bands = bands
+        #: Label -> kind ("all" too) -> share inside the band; filled by ``measure``.
+        self.coverage: dict[str, dict[str, float]] = {}
+        #: GPU label -> the held-out throughputs' median, p10, p90 and share inside their band.
+        self.by_gpu: dict[str, dict[str, float]] = {}
+        self.beating_ceiling: list[str] = []
+
+    def measure(self, calibration, specs, fit_runs, fit_ratios, left_out, cv, check_runs, check_ratios) -> None:
+        """Coverage of the band: on the fit rows in sample, left out by benchmark, by release and by
+        GPU (each against the file's band, ``[band]``); and on the held-out rows, each against the band
+        of its own ground (``Calibration.for_ground``: widened where its GPU, engine or harness is
+        unfitted) and against ``[band]`` alone."""
+        fixed = {kind: calibration.band[benchmarks.BAND_METRIC[kind]] for kind in benchmarks.KINDS}
+        counted = [(run, ratio) for run, ratio in zip(check_runs, check_ratios, strict=True) if run.counted]
+        ground = [(run, ratio, self._ground_band(calibration, specs, run)) for run, ratio in counted]
+        sets = {
+            "in_sample": [(run, ratio, fixed[run.kind]) for run, ratio in zip(fit_runs, fit_ratios, strict=True)],
+            "left_out_benchmark": [
+                (run, ratio, fixed[run.kind]) for run, ratio in zip(fit_runs, left_out, strict=True)
+            ],
+            **{
+                name.removeprefix("band_"): [
+                    (run, ratio, fixed[run.kind]) for run, ratio in zip(fit_runs, cv[name], strict=True)
+                ]
+                for name in CV_GROUPS
+            },
+            **{
+                name.removeprefix("band_") + "_on_ground": [
+                    (run, ratio, self._left_out_band(calibration, specs, fit_runs, run, group_of))
+                    for run, ratio in zip(fit_runs, cv[name], strict=True)
+                ]
+                for name, (_, group_of) in CV_GROUPS.items()
+            },
+            "held_out_fixed_band": [(run, ratio, fixed[run.kind]) for run, ratio in counted],
+            "held_out_on_ground": ground,
+        }
+        for label, triples in sets.items():
+            shares = {"all": _share_inside([(ratio, band) for _, ratio, band in triples])}
+            for kind in benchmarks.KINDS:
+                chosen = [(ratio, band) for run, ratio, band in triples if run.kind == kind]
+                if chosen:
+                    shares[kind] = _share_inside(chosen)
+            self.coverage[label] = shares
+        families: dict[str, list] = {}
+        for run, ratio, band in ground:
+            if run.kind == "throughput":
+                families.setdefault(f"{run.gpu} x{'1' if run.gpus == 1 else '2+'}", []).append((ratio, band))
+        for label, pairs in sorted(families.items()):
+            ratios = [ratio for ratio, _ in pairs]
+            self.by_gpu[label] = {
+                "runs": len(pairs),
+                "median": statistics.median(ratios),
+                "p10": _percentile(ratios, 0.1),
+                "p90": _percentile(ratios, 0.9),
+                "in_band": _share_inside(pairs),
+            }
+        self.beating_ceiling = [
+            run.id
+            for run in [*fit_runs, *(run for run, _ in counted)]
+            if run.ratio(benchmarks.ceiling(run, specs)) > 1 + CEILING_TOLERANCE
+        ]
+
+    @staticmethod
+    def _ground_band(calibration, specs, run) -> tuple[float, float]:
+        return benchmarks.grounded(run, calibration, specs).band[benchmarks.BAND_METRIC[run.kind]]
+
+    @staticmethod
+    def _left_out_band(calibration, specs, fit_runs, run, group_of) -> tuple[float, float]:
+        """The band ``run`` would get from a fit without its group (``group_of``): the file's, widened
+        as ``Calibration.for_ground`` widens it for a GPU, math, kind of link or harness that none of
+        the remaining runs has (the refit predicting it knows them no better)."""
+        rest = [other for other in fit_runs if group_of(other) != group_of(run)]
+        kept = {specs.gpu(other.gpu).compute_efficiency_id for other in rest}
+        maths = {
+            (specs.gpu(o.gpu).compute_efficiency_id, math_precision(specs.gpu(o.gpu), o.weight_precision)) for o in rest
+        }
+        compute = {
+            gpu: {m: share for m, share in shares.items() if (specs.gpu(gpu).compute_efficiency_id, m) in maths}
+            for gpu, shares in calibration.compute_efficiency.items()
+            if specs.gpu(gpu).compute_efficiency_id in kept
+        }
+        links = {_link_kind(o.gpu, specs) for o in rest if o.gpus > 1 and not o.attention_dp}
+        by_kind = {kind: share for kind, share in calibration.link_efficiency_by_kind.items() if kind in links}
+        harnesses = {o.harness for o in rest}
+        costs = {
+            name: h if name in harnesses else replace(h, fit_rows=0, stand_in=next(iter(sorted(harnesses))))
+            for name, h in calibration.harnesses.items()
+        }
+        reduced = replace(
+            calibration,
+            compute_efficiency={gpu: shares for gpu, shares in compute.items() if shares},
+            link_efficiency_by_kind=by_kind,
+            harnesses=costs,
+            fitted_engines=tuple(sorted({o.engine_id for o in rest})),
+        )
+        return benchmarks.grounded(run, reduced, specs).band[benchmarks.BAND_METRIC[run.kind]]
+
+    def lines(self, band) -> list[str]:
+        """The file's ``[fit.coverage]``, ``[fit.held_out_by_gpu]`` and ceiling count (nothing before
+        ``measure``)."""
+        if not self.coverage:
+            return []
+        lines = [
+            "[fit.coverage]",
+            'note = "share of measured values inside the band: the fit rows in sample, predicted without their'
+            " benchmark, without their release, without their GPU (against the file's band; the _on_ground rows"
+            " against the band the refit would give them, widened where the remaining rows have no share for their"
+            " GPU, math, links or harness); the held-out rows against the file's band and against the band of their"
+            ' ground (widened where their GPU, engine or harness is unfitted)"',
+        ]
+        for label, shares in self.coverage.items():
+            entries = ", ".join(f"{kind} = {_number(share)}" for kind, share in shares.items())
+            lines.append(f"{label} = {{ {entries} }}")
+        lines.append("")
+        for label, stats in self.by_gpu.items():
+            lines.append(f'[fit.held_out_throughput_by_gpu."{label}"]')
+            lines.append(f"runs = {stats['runs']}")
+            lines += [f"{key} = {_number(stats[key])}" for key in ("median", "p10", "p90", "in_band")]
+            lines.append("")
+        lines.append("[fit.ceiling]")
+        lines.append(f"tolerance = {CEILING_TOLERANCE}")
+        lines.append(f"rows_beating_it = {len(self.beating_ceiling)}")
+        lines.append("")
+        return lines
+
+    def report(self) -> str:
+        """The coverage table ``main`` prints."""
+        kinds = ("all", *benchmarks.KINDS)
+        out = [f"{'band coverage':<34}" + "".join(f"{kind:>12}" for kind in kinds)]
+        for label, shares in self.coverage.items():
+            cells = "".join(f"{shares[k]:>12.0%}" if k in shares else f"{'-':>12}" for k in kinds)
+            out.append(f"{label:<34}{cells}")
+        out.append("held-out throughput by GPU: median (p10-p90), inside the band of its ground")
+        for label, stats in self.by_gpu.items():
+            out.append(
+                f"  {label:<18}{stats['median']:.2f} ({stats['p10']:.2f}-{stats['p90']:.2f}),"
+                f" {stats['in_band']:.0%} of {stats['runs']}"
+            )
+        out.append(f"rows beating a ceiling by more than {CEILING_TOLERANCE:.0%}: {len(self.beating_ceiling)}")
+        return "\n".join(out) + "\n"
+
+
+#: How far a measured figure may pass its ceiling before the row counts as beating it (the goal's 2%).
+CEILING_TOLERANCE = 0.02
 
 
 def default_jobs() -> int:
@@ -799,11 +1126,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.jobs is not None and args.jobs < 1:
         parser.error(f"--jobs must be at least 1, got {args.jobs}")
     try:
-        texts = build(args.jobs)
+        texts, validation = build_and_validate(args.jobs)
     except (SpecError, ArithmeticError, ValueError) as error:
         kept = ", ".join(str(path.relative_to(ROOT)) for path in (OUTPUT, PREDICTIONS))
         sys.stderr.write(f"fit_expected: error: {error} ({kept} left unchanged)\n")
         return 1
+    sys.stdout.write(validation.report())
     changed = [path for path, text in texts.items() if not path.exists() or path.read_text(encoding="utf-8") != text]
     if args.check:
         if changed:

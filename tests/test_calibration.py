@@ -375,14 +375,17 @@ def test_a_parameter_that_cannot_move_a_run_leaves_its_prediction_exactly_where_
     runs = [run for run in benchmarks.load_serving_runs(script.ROWS) if run.split == "fit"]
     one_gpu = next(run for run in runs if run.gpus == 1 and run.gpu == "h100-sxm" and run.kind == "ttft")
     values = dict.fromkeys(("bandwidth", "link", "compute:h100-sxm:bf16", "compute:a100-80gb:bf16"), 0.6)
-    values.update(layer_overhead_s=4e-5, token_overhead_s=1e-5, request_overhead_s=8e-3)
-    values.update(allreduce_latency_s=2e-5, allreduce_hop_s=1e-6)
-    for name, moved in (("link", 0.3), ("allreduce_latency_s", 1e-4), ("compute:a100-80gb:bf16", 0.2)):
+    values.update({"layer_overhead_s": 4e-5, "token_overhead_s:server": 1e-5, "request_overhead_s:server": 8e-3})
+    values.update({"token_overhead_s:offline": 2e-5, "allreduce_latency_s": 2e-5, "allreduce_hop_s": 1e-6})
+    assert one_gpu.harness == "server"
+    moves = (("link", 0.3), ("allreduce_latency_s", 1e-4), ("compute:a100-80gb:bf16", 0.2))
+    for name, moved in (*moves, ("token_overhead_s:offline", 1e-4)):
         assert not script.depends(name, one_gpu, specs)
         shifted = {**values, name: moved}
-        before = benchmarks.predict(one_gpu, script._cost_model(values, one_gpu.gpu), specs)
-        after = benchmarks.predict(one_gpu, script._cost_model(shifted, one_gpu.gpu), specs)
+        before = benchmarks.predict(one_gpu, script._cost_model(values, one_gpu.gpu, harness="server"), specs)
+        after = benchmarks.predict(one_gpu, script._cost_model(shifted, one_gpu.gpu, harness="server"), specs)
         assert before == after, name
+    assert script.depends("request_overhead_s:server", one_gpu, specs)
     assert script.depends("bandwidth", one_gpu, specs) and script.depends("compute:h100-sxm:bf16", one_gpu, specs)
 
 
@@ -434,8 +437,8 @@ def test_a_row_its_source_reports_as_a_defect_is_predicted_but_left_out_of_the_h
 def test_a_bad_reported_defect_is_refused_in_one_line(split: str, flag: str, message: str) -> None:
     lines = (ROOT / "data" / "serving-measurements.csv").read_text(encoding="utf-8").splitlines()
     header = next(line for line in lines if not line.startswith("#"))
-    row = next(line for line in lines if ",check," in line and line.endswith(","))
-    row = row.replace(",check,", f",{split},", 1) + flag
+    row = next(line for line in lines if ",check," in line and line.endswith(",,offline"))
+    row = row.replace(",check,", f",{split},", 1).removesuffix(",offline") + f"{flag},offline"
     with pytest.raises(SpecError, match=message) as caught:
         benchmarks.parse_serving_runs(f"{header}\n{row}\n", "rows.csv")
     assert "rows.csv" in str(caught.value) and "reported_defect" in str(caught.value)

@@ -66,7 +66,7 @@ EXPECTED_CLI: dict[str, str] = {
     "swap-thrash": "23b758a3144379affca58748d15da2f10f2479c37c4d5e8ef0d229622d1e465f",
     "chunked-paged-thrash": "140b419e0cf3eee55f3a00e8bd8678145919e44cb270f6a75e98498a42b0f2e2",
     "closed-loop": "ab6cc33c6ef5af1d800a2a7be779e9371ec44704d280da2f4034a186f86eaa9d",
-    "expected-costs": "aed09d0145c3199d18540eb8fb84617c08d44b3bfdcf47b235d6fcc6042f1110",
+    "expected-costs": "b3e0abd2c86f0a4b8f9a7c7fda54deae27abdebf3f93271ea229cf6531c3d6b2",
     "pipeline": "a8eb3a45d4258398c2cc2dbd1e242b53f95a776e87fedd3cab14e24cbae555bd",
     "speculative": "ea0cd195c44c42fd921459797355c61ef085b3136f2676595dd4ac45a202b4e3",
     "speculative-draft": "d9f2e417e3645371074755c3480cb290cd482ba19409c91f127394cebbb5695f",

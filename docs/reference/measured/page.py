@@ -305,6 +305,42 @@ def fit_summary(calibration: Calibration) -> str:
     return "\n".join(lines) + "\n"
 
 
+#: The coverage rows the fit records (``[fit.coverage]``), as the page names them.
+COVERAGE_SETS = {
+    "in_sample": "fit runs, in sample",
+    "left_out_benchmark": "fit runs, each benchmark left out",
+    "leave_one_release_out": "fit runs, each engine release left out",
+    "leave_one_gpu_out": "fit runs, each GPU left out",
+    "leave_one_release_out_on_ground": "fit runs, each release left out, the band of their ground",
+    "leave_one_gpu_out_on_ground": "fit runs, each GPU left out, the band of their ground",
+    "held_out_fixed_band": "held-out runs, the fit's band",
+    "held_out_on_ground": "held-out runs, the band of their ground",
+}
+
+
+def coverage_summary(calibration: Calibration) -> str:
+    """The share of measured values inside the band, as the fit recorded it: in sample beside the
+    cross-validations (by benchmark, by release, by GPU) and the held-out runs."""
+    coverage = calibration.provenance["coverage"]
+    kinds = {"all": "all", **FIGURE_KINDS}
+    lines = ["| Runs | " + " | ".join(kinds.values()) + " |", "|---|" + "---:|" * len(kinds)]
+    for key, name in COVERAGE_SETS.items():
+        shares = coverage[key]
+        lines.append(f"| {name} | " + " | ".join(percent(shares[k]) if k in shares else "–" for k in kinds) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def gpu_summary(calibration: Calibration) -> str:
+    """Held-out throughput, measured ÷ expected, per GPU and GPU count (one or several)."""
+    lines = ["| GPUs | Runs | Median | p10–p90 | In the band of their ground |", "|---|---:|---:|---:|---:|"]
+    for label, figures in calibration.provenance["held_out_throughput_by_gpu"].items():
+        lines.append(
+            f"| {label} | {figures['runs']:,} | {figures['median']:.2f} |"
+            f" {figures['p10']:.2f}–{figures['p90']:.2f} | {percent(figures['in_band'])} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
 def expected_chart(points: list[dict[str, Any]], calibration: Calibration) -> dict[str, Any]:
     """Measured ÷ expected of every run and measurement with a prediction, one row per kind of
     figure, the band (the fit's p10–p90) shaded behind and 1 marked."""
@@ -495,6 +531,8 @@ def build(ctx: Context) -> PageContent:
             content.table("serving-reported-defects", reported_defects(numbered))
             content.put("reported_defects", f"{sum(not run.counted for _, run in numbered):,}")
     content.table("serving-fit-summary", fit_summary(calibration))
+    content.table("serving-coverage", coverage_summary(calibration))
+    content.table("serving-by-gpu", gpu_summary(calibration))
     worst = max(run.ratio(ceiling) for run, ceiling, _ in runs)
     content.put("serving_worst_ceiling", percent(worst))
     points = [

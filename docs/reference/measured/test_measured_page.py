@@ -13,6 +13,7 @@ from roofline.measured import compare
 from sitegen import escape
 from sitegen.context import load_context
 from sitegen.pages import find
+from sitegen.values import percent
 
 FOLDER = find(Path(__file__).resolve().parents[2], "measured")
 measured = FOLDER.module()
@@ -187,3 +188,21 @@ def test_the_all_reduce_and_split_rows_stand_beside_the_package(ctx):
     for row in rows:
         assert "read in a republished copy" in row[11] and "(assumed)" in row[10]
     assert splits.count("the primary page could not be opened from here") == 2
+
+
+def test_the_page_shows_the_cross_validated_coverage_beside_the_in_sample_one(ctx):
+    """Issue 36: the coverage table has one row per way the fit's runs were predicted (in sample, without
+    their benchmark, their release, their GPU) and for the held-out runs, each percentage the file's;
+    the per-GPU table gives each GPU's held-out throughput as the fit recorded it."""
+    content = measured.build(ctx)
+    calibration = load_calibration()
+    coverage = content.tables["serving-coverage"]
+    for key, name in measured.COVERAGE_SETS.items():
+        shares = calibration.provenance["coverage"][key]
+        cells = [percent(shares[k]) if k in shares else "–" for k in ("all", *measured.FIGURE_KINDS)]
+        assert f"| {name} | " + " | ".join(cells) + " |" in coverage
+    assert "each engine release left out" in coverage and "each GPU left out" in coverage
+    by_gpu = content.tables["serving-by-gpu"]
+    for label, figures in calibration.provenance["held_out_throughput_by_gpu"].items():
+        assert f"| {label} | {figures['runs']:,} | {figures['median']:.2f} |" in by_gpu
+    assert "| l40s x2+ |" in by_gpu

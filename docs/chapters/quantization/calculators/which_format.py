@@ -65,6 +65,10 @@ def _expected(hardware: Hardware, workload: Workload, calibration: Calibration) 
     the band of its kind (``Calibration.decode_rate_band``, ``band_for``), and nothing the page
     does not show."""
     engine = resolved(hardware, workload)
+    # The band for this GPU's math: widened where the fit has no compute share for it, as the package's.
+    calibration = calibration.for_ground(
+        engine.gpu, calibration.engine, calibration.harness, engine.compute_precision, engine.count
+    )
     fitted = replace(engine, costs=calibration.cost_model(engine.gpu.id))
     found = {"decode": calibration.decode_rate_band(1.0 / decode_step(fitted, workload).seconds)}
     if workload.prompt:

@@ -1,0 +1,205 @@
+"""Issue 36: the expected figures name what they were fitted on, and say when they leave it.
+
+A harness (what a measurement includes round the GPU) carries its own fitted host costs, so an
+offline loop is not charged an HTTP path; an engine, a harness or a GPU's math the fit has no
+rows for takes the common fit with the wider cross-validated band, and the report and JSON say
+so; the band's coverage is cross-validated by release and by GPU beside the in-sample one."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from roofline import benchmarks, load_calibration, load_specs
+from roofline.calibration import parse_calibration
+from roofline.cli import main
+from roofline.errors import SpecError
+from roofline.harness import ENGINES, HARNESSES, engine_of
+
+ROOT = Path(__file__).resolve().parents[1]
+ROWS = ROOT / "data" / "serving-measurements.csv"
+TEXT = (ROOT / "roofline" / "data" / "calibration.toml").read_text(encoding="utf-8")
+SIMULATE = ["simulate", "--gpu", "h100-sxm", "--model", "llama-3.1-8b", "--rate", "2", "--requests", "40"]
+SIMULATE += ["--prompt", "500", "--output", "50", "--costs", "expected", "--json"]
+
+
+def _json(capsys, args: list[str]) -> dict:
+    assert main(args) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_every_modelled_row_names_its_harness_and_an_engine_the_package_knows() -> None:
+    """Each fit and check row says what its figure includes (read in its source) and names an engine."""
+    runs = [run for run in benchmarks.load_serving_runs(ROWS) if run.split != "out"]
+    assert runs and all(run.harness in HARNESSES and run.engine_id in ENGINES for run in runs)
+    by_label = {run.engine: run.harness for run in runs}
+    assert by_label["TensorRT-LLM 0.17"] == "offline"  # trtllm-bench throughput, the engine's own loop
+    assert by_label["TensorRT-LLM 0.14 + Triton"] == "server"  # Triton's TensorRT-LLM backend
+    assert by_label["NIM 1.8.0 (TensorRT-LLM)"] == "http"  # genai-perf against NIM's OpenAI API
+    assert engine_of("NIM 1.8.0 (TensorRT-LLM)") == "tensorrt-llm" and engine_of("SGLang 0.4") == "sglang"
+
+
+def test_each_harness_is_fitted_on_its_own_rows_and_offline_has_no_request_path() -> None:
+    """The file's harness tables count the fit rows measured through each; offline is charged 0 s a
+    request (not fitted), the server harness a few milliseconds, and http, with no fit rows,
+    borrows the server's and says so."""
+    calibration = load_calibration()
+    fit = [run for run in benchmarks.load_serving_runs(ROWS) if run.split == "fit"]
+    for name, costs in calibration.harnesses.items():
+        assert costs.fit_rows == sum(1 for run in fit if run.harness == name), name
+    offline, server, http = (calibration.harnesses[name] for name in ("offline", "server", "http"))
+    assert offline.request_overhead_s == 0 and offline.fitted and offline.token_overhead_s > 0
+    assert 1e-3 < server.request_overhead_s < 5e-2 and server.fitted
+    assert not http.fitted and http.stand_in == "server" and http.fit_rows == 0
+    assert (http.request_overhead_s, http.token_overhead_s) == (server.request_overhead_s, server.token_overhead_s)
+
+
+def test_an_offline_run_is_not_charged_the_server_path(capsys) -> None:
+    """The same simulation under --harness offline and server: every TTFT differs by exactly the
+    server harness's request time, and JSON and the report name the harness and its costs."""
+    calibration = load_calibration()
+    server = _json(capsys, [*SIMULATE, "--harness", "server"])
+    offline = _json(capsys, [*SIMULATE, "--harness", "offline"])
+    request = calibration.harnesses["server"].request_overhead_s
+    assert offline["fit"]["request_overhead_s"] == 0 and server["fit"]["request_overhead_s"] == request
+    assert offline["fit"]["token_overhead_s"] == calibration.harnesses["offline"].token_overhead_s
+    # Different token costs move the schedule a little; the request path moves every TTFT by itself.
+    gap = server["expected"]["ttft_mean_s"] - offline["expected"]["ttft_mean_s"]
+    assert gap == pytest.approx(request, rel=0.05)
+    assert offline["fit"]["harness"] == "offline" and offline["fit"]["unfitted"] == []
+    assert main([*SIMULATE[:-1], "--harness", "offline"]) == 0
+    report = capsys.readouterr().out
+    assert f"offline, {HARNESSES['offline']}: 0.0 ms a request" in report
+    assert "unfitted" not in report
+
+
+def test_a_gpu_without_a_fitted_compute_share_says_so_and_widens_the_band(capsys) -> None:
+    """MI300X (no fit rows): the report and JSON say "unfitted: band widened", and the band is the
+    file's band joined with the leave-one-GPU-out band; the H100 at bf16 (fitted) keeps the file's."""
+    calibration = load_calibration()
+    args = ["estimate", "--model", "llama-3.1-8b", "--batch", "8", "--context", "2048", "--prompt", "512"]
+    args += ["--costs", "expected", "--harness", "offline"]
+    fitted = _json(capsys, [*args, "--gpu", "h100-sxm", "--json"])
+    assert fitted["fit"]["unfitted"] == [] and not fitted["fit"]["band_widened"]
+    unfitted = _json(capsys, [*args, "--gpu", "mi300x", "--json"])
+    assert unfitted["fit"]["band_widened"] and len(unfitted["fit"]["unfitted"]) == 1
+    assert unfitted["fit"]["unfitted"][0].startswith("GPU mi300x: compute share unfitted (no fit rows)")
+    for metric, key in (("itl_mean_s", "decode_step_s"), ("ttft_mean_s", "prefill_s")):
+        low, high = calibration.band[metric]
+        gpu_low, gpu_high = calibration.out_of_ground_bands["band_leave_one_gpu_out"][metric]
+        value = unfitted["expected"][key]
+        assert unfitted["band"][metric] == pytest.approx([value * min(low, gpu_low), value * max(high, gpu_high)])
+        h100 = fitted["expected"][key]
+        assert fitted["band"][metric] == pytest.approx([h100 * low, h100 * high])
+    assert main([*args, "--gpu", "mi300x"]) == 0
+    assert "unfitted             GPU mi300x: compute share unfitted" in capsys.readouterr().out
+    # The L40S has an fp8 share (its TensorRT-LLM rows) but none at bf16: the math is named.
+    l40s = _json(capsys, [*args, "--gpu", "l40s", "--json"])["fit"]["unfitted"]
+    assert l40s and l40s[0].startswith("GPU l40s: bf16 compute share unfitted")
+    assert _json(capsys, [*args, "--gpu", "l40s", "--precision", "fp8", "--json"])["fit"]["unfitted"] == []
+
+
+def test_links_of_a_kind_without_fit_rows_are_flagged_and_pcie_has_its_own_share(capsys) -> None:
+    """The fit gives PCIe (L40S at TP4 and TP8) a link share of its own, below NVLink's; eight MI300Xs
+    over Infinity Fabric, which no fit row crossed, take NVLink's share and say so."""
+    calibration = load_calibration()
+    assert 0 < calibration.link_efficiency_by_kind["pcie"] < calibration.link_efficiency
+    specs = load_specs()
+    assert calibration.cost_model(specs.gpu("l40s")).link_efficiency == calibration.link_efficiency_by_kind["pcie"]
+    assert calibration.cost_model(specs.gpu("mi300x")).link_efficiency == calibration.link_efficiency
+    args = ["estimate", "--model", "llama-3.1-70b", "--precision", "fp8", "--batch", "8", "--context", "2048"]
+    args += ["--costs", "expected", "--json"]
+    l40s = _json(capsys, [*args, "--gpu", "l40s", "--gpus", "4"])["fit"]["unfitted"]
+    assert l40s == []
+    mi300x = _json(capsys, [*args, "--gpu", "mi300x", "--gpus", "8"])["fit"]["unfitted"]
+    assert any(s.startswith("GPU mi300x: infinity-fabric links unfitted") for s in mi300x)
+
+
+def test_an_engine_without_rows_uses_the_common_fit_and_says_so(capsys) -> None:
+    """vLLM on ROCm on an MI300X: the same costs as the common fit (no engine-specific parameter
+    without rows), a wider band, and one sentence for the engine and one for the GPU."""
+    base = ["simulate", "--gpu", "mi300x", "--model", "llama-3.1-8b", "--requests", "30", "--costs", "expected"]
+    common = _json(capsys, [*base, "--json"])
+    rocm = _json(capsys, [*base, "--engine", "vllm-rocm", "--json"])
+    assert rocm["expected"] == common["expected"]
+    assert not rocm["fit"]["engine_fitted"] and common["fit"]["engine_fitted"]
+    sentences = rocm["fit"]["unfitted"]
+    assert any(s.startswith("engine vLLM on ROCm: unfitted (no fit rows), the common fit") for s in sentences)
+    assert any(s.startswith("GPU mi300x: compute share unfitted") for s in sentences)
+    low, high = rocm["band"]["throughput_tokens_per_s"]
+    common_low, common_high = common["band"]["throughput_tokens_per_s"]
+    assert low <= common_low and high >= common_high
+
+
+@pytest.mark.parametrize(("option", "value"), [("--harness", "htp"), ("--engine", "vllmm")])
+def test_an_unknown_harness_or_engine_is_one_line_naming_the_choices(capsys, option: str, value: str) -> None:
+    with pytest.raises(SystemExit):
+        main(["estimate", "--gpu", "h100-sxm", "--model", "llama-3.1-8b", "--costs", "expected", option, value])
+    message = capsys.readouterr().err.strip()
+    choices = HARNESSES if option == "--harness" else ENGINES
+    assert message.count("\n") == 0 and f"invalid choice: '{value}'" in message
+    assert all(f"'{name}'" in message for name in choices)
+    with pytest.raises(SpecError, match="choose one of") as caught:
+        load_calibration().for_ground("h100-sxm", **{option.strip("-"): value})
+    assert "\n" not in str(caught.value)
+
+
+def test_a_row_without_a_known_harness_is_refused_in_one_line() -> None:
+    lines = ROWS.read_text(encoding="utf-8").splitlines()
+    header = next(line for line in lines if not line.startswith("#"))
+    row = next(line for line in lines if ",fit," in line and line.endswith(",offline"))
+    for bad in ("", "browser"):
+        with pytest.raises(SpecError, match="harness") as caught:
+            benchmarks.parse_serving_runs(f"{header}\n{row.removesuffix('offline')}{bad}\n", "rows.csv")
+        message = str(caught.value)
+        assert "rows.csv" in message and "offline, server, http" in message and "\n" not in message
+
+
+@pytest.mark.parametrize(
+    ("mangle", "says"),
+    [
+        (lambda text: text.replace("[harness.http]", "[harness.web]"), "harness.web"),
+        (lambda text: text.replace('stand_in = "server"\n', ""), "harness.http.stand_in"),
+        (lambda text: text.replace('fitted = ["tensorrt-llm"]', 'fitted = ["trt"]'), "engines.fitted"),
+        (lambda text: text.split("[band_leave_one_gpu_out]")[0], "band_leave_one_gpu_out"),
+    ],
+)
+def test_a_bad_ground_table_is_one_line_naming_the_fix(mangle, says: str) -> None:
+    with pytest.raises(SpecError) as caught:
+        parse_calibration(mangle(TEXT), "calibration.toml")
+    message = str(caught.value)
+    assert says in message and "scripts/fit_expected.py" in message and "\n" not in message
+
+
+def test_the_file_records_cross_validated_coverage_beside_the_in_sample_one() -> None:
+    """The coverage the file records is what its band and the predictions give: in sample over the fit
+    rows, and over the held-out rows each against the band of its ground; the leave-one-release-out
+    and leave-one-GPU-out bands are at least as wide as the cross-validated file band at one end."""
+    calibration = load_calibration()
+    coverage = calibration.provenance["coverage"]
+    expected = set(("in_sample", "left_out_benchmark", "leave_one_release_out", "leave_one_gpu_out"))
+    expected |= {f"{name}_on_ground" for name in ("leave_one_release_out", "leave_one_gpu_out")}
+    assert expected | {"held_out_fixed_band", "held_out_on_ground", "note"} == set(coverage)
+    runs = benchmarks.load_serving_runs(ROWS)
+    predictions = benchmarks.parse_predictions((ROOT / "data" / "serving-expected.csv").read_text(encoding="utf-8"))
+    specs = load_specs()
+
+    def share(chosen, ground: bool) -> float:
+        inside = 0
+        for run in chosen:
+            grounded = benchmarks.grounded(run, calibration, specs) if ground else calibration
+            low, high = grounded.band[benchmarks.BAND_METRIC[run.kind]]
+            inside += low <= run.value / predictions[run.id][1] <= high
+        return inside / len(chosen)
+
+    fit = [run for run in runs if run.split == "fit"]
+    held = [run for run in runs if run.split == "check" and run.counted]
+    assert share(fit, False) == pytest.approx(coverage["in_sample"]["all"], abs=1e-6)
+    assert share(held, True) == pytest.approx(coverage["held_out_on_ground"]["all"], abs=1e-6)
+    assert share(held, False) == pytest.approx(coverage["held_out_fixed_band"]["all"], abs=1e-6)
+    by_gpu = calibration.provenance["held_out_throughput_by_gpu"]
+    l40s = [run for run in held if run.gpu == "l40s" and run.gpus > 1 and run.kind == "throughput"]
+    assert by_gpu["l40s x2+"]["runs"] == len(l40s)
+    assert by_gpu["l40s x2+"]["in_band"] == pytest.approx(share(l40s, True), abs=1e-6)
