@@ -838,6 +838,7 @@ def measure(base: str, plain_base: str, site_dir: Path) -> dict[str, object]:
         figures["kv_calc_python_p95_ms"] = _percentile([result["pythonMs"] for result in kv], 0.95)
         figures.update(_which_format_figures(bench.which_format_ms()))
         figures.update(_speculation_figures(bench.speculation_ms()))
+        figures.update(declared_figures(bench))
         serving = bench.serving_ms()
         figures["serving_p50_ms"] = statistics.median(result["inputToNumbersMs"] for result in serving)
         figures["serving_p95_ms"] = _percentile([result["inputToNumbersMs"] for result in serving], 0.95)
@@ -923,6 +924,46 @@ def _deploy_figures(results: list[dict]) -> dict[str, float]:
         figures[f"deploy{name}_p50_ms"] = statistics.median(values)
         figures[f"deploy{name}_p95_ms"] = _percentile(values, 0.95)
     return figures
+
+
+def declared_calculators() -> list[tuple[str, str, str, list[dict[str, object]]]]:
+    """Every chapter calculator that declares its own benchmark: ``BENCH_INPUTS`` (the inputs a reader
+    would try, each differing from the last) and ``BENCH_TRIGGER`` (the field whose input event asks for
+    the answer) in its module. As (chapter URL, name, trigger, inputs). A new chapter's calculator joins
+    the benchmark by declaring them, without an edit here."""
+    from sitegen.pages import chapters
+
+    found = []
+    for folder in chapters(ROOT / "docs"):
+        for name in folder.calculators:
+            module = folder.calculator(name)
+            inputs = getattr(module, "BENCH_INPUTS", None)
+            if inputs:
+                found.append((folder.url, name, module.BENCH_TRIGGER, list(inputs)))
+    return found
+
+
+def declared_figures(bench: Bench) -> dict[str, object]:
+    """Each declared calculator on a page of its own chapter: input to numbers, p50 and p95."""
+    figures: dict[str, object] = {"declared": []}
+    for url, name, trigger, inputs in declared_calculators():
+        times = [result["inputToNumbersMs"] for result in bench.calculator_on_own_page_ms(url, name, trigger, inputs)]
+        figures["declared"].append(name)
+        figures[f"{name}_inputs"] = len(times)
+        figures[f"{name}_p50_ms"] = statistics.median(times)
+        figures[f"{name}_p95_ms"] = _percentile(times, 0.95)
+    return figures
+
+
+def _declared_lines(figures: dict[str, object]) -> None:
+    for name in figures["declared"]:
+        p95 = figures[f"{name}_p95_ms"]
+        _line(
+            f"{name} input to numbers, p50 / p95 ({figures[f'{name}_inputs']})",
+            f"{figures[f'{name}_p50_ms']:.1f} / {p95:.1f} ms",
+            "≤ 50 ms",
+            p95 <= 50,
+        )
 
 
 def _deploy_lines(figures: dict[str, object]) -> None:
@@ -1015,7 +1056,8 @@ def _serve_and_measure(measure_site) -> dict[str, object]:
 
 
 def measure_calculators(base: str, plain_base: str, site_dir: Path) -> dict[str, object]:
-    """The calculators of chapters 1, 2, 4, 5 and 6, each on a page of its own chapter."""
+    """The calculators of chapters 1, 2, 4, 5 and 6, and every one that declares its benchmark
+    (``declared_calculators``), each on a page of its own chapter."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
@@ -1030,12 +1072,13 @@ def measure_calculators(base: str, plain_base: str, site_dir: Path) -> dict[str,
         figures["kv_calc_p95_ms"] = _percentile(kv, 0.95)
         figures.update(_which_format_figures(bench.which_format_ms()))
         figures.update(_speculation_figures(bench.speculation_ms()))
+        figures.update(declared_figures(bench))
         browser.close()
     return figures
 
 
 def report_calculators() -> dict[str, object]:
-    """``calculators``: build, serve and measure the calculators of chapters 1, 2, 4, 5 and 6 only."""
+    """``calculators``: build, serve and measure the calculators only (chapters 1, 2, 4, 5, 6 and the declared)."""
     figures = _serve_and_measure(measure_calculators)
     _line(
         "calculator (ch. 1) input to numbers, p50 / p95",
@@ -1047,6 +1090,7 @@ def report_calculators() -> dict[str, object]:
     _line("  ratio to chapter 1's calculator p95", f"{kv / figures['calc_p95_ms']:.2f} ×")
     _which_format_lines(figures)
     _speculation_lines(figures)
+    _declared_lines(figures)
     return figures
 
 
@@ -1159,6 +1203,7 @@ def report() -> dict[str, object]:
     _line("  of which Python's view, p95", f"{figures['kv_calc_python_p95_ms']:.1f} ms")
     _which_format_lines(figures)
     _speculation_lines(figures)
+    _declared_lines(figures)
     serving = figures["serving_p95_ms"]
     _line(
         f"serving simulator input to timeline, p50 / p95 ({SERVING_INPUTS} inputs)",

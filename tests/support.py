@@ -403,7 +403,7 @@ def open_chapter(browser: Any, site: Any, url: str) -> Iterator[Any]:
     recorded = Recorded.open(browser)
     page = recorded.page()
     page.goto(site.isolated + url)
-    expect(page.locator("[data-rf-cell]")).to_have_attribute("data-state", "ready", timeout=BOOT_MS)
+    expect(page.locator("[data-rf-cell]").first).to_have_attribute("data-state", "ready", timeout=BOOT_MS)
     yield page
     recorded.assert_only(site.isolated)
     recorded.close()
@@ -450,19 +450,19 @@ class CalculatorUnderTest:
 
 
 def assert_run_cell_prints_what_cpython_prints(page: Any, program: Path) -> None:
-    """The page's first Run cell, run, prints exactly what CPython prints for ``program``."""
+    """The page's Run cell of ``program`` (its file name), run, prints exactly what CPython prints for it."""
     from playwright.sync_api import expect  # only the browser tests call this
 
-    cell = page.locator("[data-rf-cell]").first
+    cell = page.locator(f"[data-rf-cell][data-rf-filename='{program.name}']")
     cell.locator("[data-rf-action=run]").click()
     expect(cell.locator(".rf-status")).to_contain_text("Finished", timeout=STEP_MS)
     cpython = subprocess.run([sys.executable, str(program)], capture_output=True, text=True, check=True).stdout
     assert cell.locator(".rf-output").text_content() == cpython
 
 
-def assert_figures_self_check_and_interview(page: Any, letters: str) -> str:
+def assert_figures_self_check_and_interview(page: Any, letters: str, questions_at_least: int = 4) -> str:
     """What every chapter shows a reader: no template left unfilled, its figures lettered (a), (b), …
-    in order, at least four self-check questions that start closed, and one interview box whose weak
+    in order, at least ``questions_at_least`` self-check questions that start closed, and one interview box whose weak
     answer comes before its strong one. Returns the interview box's text."""
     text = page.locator("article").inner_text()
     assert "{{" not in text and "}}" not in text
@@ -472,7 +472,7 @@ def assert_figures_self_check_and_interview(page: Any, letters: str) -> str:
         f"Figure ({letter})." for letter in letters
     ]
     questions = page.locator("details.question")
-    assert questions.count() >= 4
+    assert questions.count() >= questions_at_least
     assert all(not questions.nth(i).evaluate("(details) => details.open") for i in range(questions.count()))
     box = page.locator(".admonition.note").filter(has_text="Interview signal")
     assert box.count() == 1

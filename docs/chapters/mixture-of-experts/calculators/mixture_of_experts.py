@@ -41,6 +41,15 @@ FORM = Form(
 )
 #: The inputs' defaults (the form's), for tests and the benchmark.
 DEFAULTS: dict[str, Any] = FORM.defaults
+#: The benchmark's inputs (scripts/bench_browser.py times each one's input-to-numbers in the page):
+#: models, GPUs, batches and contexts a reader would try, each differing from the last.
+BENCH_INPUTS = [
+    {"model": model, "gpu": gpu, "batch": batch, "context": context}
+    for model, gpu in (("deepseek-v3", "h100-sxm"), ("qwen3-30b-a3b", "h200"), ("gpt-oss-120b", "b200"))
+    for batch in (64, 1024, 8192)
+    for context in (1024, 8192)
+]
+BENCH_TRIGGER = "batch"
 
 
 def _cell(item: LayoutResult) -> str:
