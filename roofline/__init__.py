@@ -64,10 +64,18 @@ Layout, lowest layer first. A module imports only from modules above it:
                    at a temperature.
 - ``acceptance``   published acceptance (``data/acceptance.toml``): τ or α by method,
                    model and task, read with the spec loader's guarantees.
+- ``prefixcache``  what a prefix-cache hit saves (prefill FLOPs and seconds), the memory cached
+                   prefixes take from the running batch, the LRU hit rate of G prefix groups,
+                   and the LRU cache the simulator keeps.
+- ``disagg``       disaggregated prefill and decode: the KV transfer over the GPU's cited links
+                   beside its prefill, the rate-matched prefill:decode ratio, goodput estimates.
 - ``serving``      a deterministic discrete-event simulator of a server: open or
                    closed-loop traffic, static / continuous / chunked batching, paged
-                   KV blocks with preemption or reservation; TTFT, TPOT, ITL,
-                   throughput, goodput. Times from performance.IterationCosts.
+                   KV blocks with preemption or reservation, an optional prefix cache;
+                   TTFT, TPOT, ITL, throughput, goodput. Times from performance.IterationCosts.
+- ``fleet``        replicas and a warm-up window around ``serving``.
+- ``disaggserving`` ``serving``'s runs as a prefill pool and a decode pool, the KV transfer
+                   between them (``simulate --disaggregate P:D``).
 - ``specserving``  the serving simulator with speculative decoding: continuous batching whose
                    decode iterations verify γ+1 tokens per request and emit a random accepted
                    run from the seed's generator, draft steps charged (``simulate --speculate-*``).

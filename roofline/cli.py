@@ -39,6 +39,7 @@ from . import architecture as arch
 from . import formatting as fmt
 from .calibration import COSTS, cost_model, load_calibration
 from .deployment import PARALLEL, Split, best_tp_degree, deploy, deployment_dict, hops_across_nodes, split_for
+from .disaggserving import KV_LINK_CHOICES, parse_pools, simulate_disaggregated
 from .epdeploy import ExpertLayout, check_layout, expert_dict, expert_report, expert_step
 from .errors import SHOWN_LENGTH, SpecError, did_you_mean, one_line, shortened, shown
 from .estimate import Estimate, estimate
@@ -66,6 +67,7 @@ from .serving import (
     ADMISSIONS,
     CONCURRENCY_RANGE,
     MAX_BATCH_RANGE,
+    MAX_LENGTH_TOKENS,
     MAX_REQUESTS,
     POLICIES,
     PREEMPTIONS,
@@ -74,6 +76,7 @@ from .serving import (
     SLO_RANGE_S,
     TOKEN_BUDGET_RANGE,
     ServingConfig,
+    SimulationResult,
     parse_lengths,
 )
 from .specs import SOURCE_LENGTH
@@ -568,6 +571,55 @@ def _add_simulate_parser(commands: argparse._SubParsersAction) -> None:
         type=_whole_number(SEED_RANGE),
         default=defaults.seed,
         help="seed of the arrivals and lengths (default %(default)s)",
+    )
+    prefix = run.add_argument_group(
+        "prefix caching", "prompts that start with shared prefixes, and a cache of them (roofline/serving.py)"
+    )
+    prefix.add_argument(
+        "--prefix-tokens",
+        type=_whole_number((0, MAX_LENGTH_TOKENS)),
+        default=0,
+        metavar="N",
+        help="every prompt starts with a shared prefix of N tokens, at most the shortest prompt (default 0: none)",
+    )
+    prefix.add_argument(
+        "--prefix-share",
+        type=_number_in((0.0, 1.0)),
+        default=None,
+        metavar="F",
+        help="the shared prefix as a share of the shortest prompt, 0 to 1, instead of --prefix-tokens",
+    )
+    prefix.add_argument(
+        "--prefix-groups",
+        type=_whole_number((1, MAX_REQUESTS)),
+        default=defaults.prefix_groups,
+        metavar="G",
+        help="distinct prefixes, each request's drawn uniformly (default %(default)s)",
+    )
+    prefix.add_argument(
+        "--prefix-cache-share",
+        type=_number_in((1e-6, 0.999999)),
+        default=defaults.prefix_cache_share,
+        metavar="F",
+        help="share of the KV blocks the prefix cache keeps, LRU-evicted; the running batch gets the rest"
+        " (default %(default)g)",
+    )
+    pools = run.add_argument_group(
+        "disaggregated serving", "prefill and decode on separate pools, the KV cache sent between them"
+    )
+    pools.add_argument(
+        "--disaggregate",
+        type=_argument(parse_pools),
+        default=None,
+        metavar="P:D",
+        help="P prefill instances and D decode instances of --gpus GPUs each (with --gpus 1, GPUs)",
+    )
+    pools.add_argument(
+        "--kv-link",
+        choices=KV_LINK_CHOICES,
+        default=None,
+        help="the link the KV cache crosses: nvlink (scale-up), network (InfiniBand or RoCE NIC), pcie"
+        " (host link); auto: nvlink when every GPU fits one scale-up domain, else network (default auto)",
     )
     speculation = run.add_argument_group(
         "speculative decoding", "each decode iteration verifies K+1 tokens per request (continuous policy)"
@@ -1142,6 +1194,11 @@ def _run_simulate(args: argparse.Namespace, specs: SpecSet) -> str:
         )
     _check_scheduler_options(args)
     drafting = _drafting(args, specs)
+    if drafting is not None and args.disaggregate is not None:
+        raise SpecError(
+            "--disaggregate: not simulated with speculation yet",
+            hint="leave out --disaggregate or the --speculate options",
+        )
     if drafting is not None and (args.replicas != 1 or args.warmup):
         raise SpecError(
             f"{'--replicas' if args.replicas != 1 else '--warmup'}: not simulated with speculation yet",
@@ -1164,13 +1221,12 @@ def _run_simulate(args: argparse.Namespace, specs: SpecSet) -> str:
         hardware = _simulate_hardware(args, specs, 1 if split else args.gpus)
         workload = Workload(specs.model(args.model), args.precision, args.kv_precision)
         config = _simulate_config(args)
-        # --replicas and --warmup wrap the one-replica simulation (roofline/fleet.py); without them, the same run.
-        fleet = {"replicas": args.replicas, "warmup": args.warmup}
-        result = simulate_fleet(hardware, workload, config, split, **fleet)
+        serve = _simulation(args, split)
+        result = serve(hardware, workload, config)
         expected = None
         if calibration is not None:
             costs = replace(hardware, costs=calibration.cost_model(hardware.gpu))
-            expected = simulate_fleet(costs, workload, config, split, **fleet)
+            expected = serve(costs, workload, config)
     except SpecError as error:
         raise _simulate_option_error(error) from None
     figures = result.to_dict()
@@ -1187,7 +1243,7 @@ def _run_simulate(args: argparse.Namespace, specs: SpecSet) -> str:
         expected_figures = expected.to_dict()
         figures.update(costs="expected", expected=expected_figures, band=calibration.bands(expected_figures))
     # The simulated times under load are one scheduler's; the bounds beside them are any scheduler's best.
-    bounds = bounds_report(hardware, workload, config.prompt.low, split)
+    bounds = bounds_report(hardware, workload, config.prompt.low, split, config.shared_prefix_tokens)
     figures["best_case"] = bounds
     figures["fleet"] = fleet_facts(result)
     _check_finite(figures)
@@ -1202,6 +1258,26 @@ def _run_simulate(args: argparse.Namespace, specs: SpecSet) -> str:
     if args.json:
         return json.dumps({**figures, "warnings": warnings}, indent=2, allow_nan=False) + "\n"
     return simulation_report(result, hardware, workload, expected, calibration, split, bounds)
+
+
+def _simulation(args: argparse.Namespace, split: Split | None) -> Callable[..., SimulationResult]:
+    """How simulate serves the stream: on two pools (``--disaggregate``, roofline/disaggserving.py), or
+    on ``--replicas`` copies after ``--warmup`` requests (roofline/fleet.py; one copy and no warm-up is
+    the one-replica simulation itself)."""
+    if args.disaggregate is None:
+        if args.kv_link is not None:
+            raise SpecError("--kv-link: only --disaggregate sends KV between pools", hint="add --disaggregate P:D")
+        fleet = {"replicas": args.replicas, "warmup": args.warmup}
+        return lambda hardware, workload, config: simulate_fleet(hardware, workload, config, split, **fleet)
+    for refused, option, fix in (
+        (args.replicas != 1, "--replicas", "--disaggregate P:D sets the instances; leave out --replicas"),
+        (args.warmup != 0, "--warmup", "leave out --warmup"),
+        (split is not None, "--parallel", "use --parallel tp (--gpus GPUs per instance)"),
+    ):
+        if refused:
+            raise SpecError(f"{option}: not simulated with --disaggregate yet", hint=fix)
+    pools, link = args.disaggregate, args.kv_link or "auto"
+    return lambda hardware, workload, config: simulate_disaggregated(hardware, workload, config, pools, link)
 
 
 def _simulate_hardware(args: argparse.Namespace, specs: SpecSet, count: int) -> Hardware:
@@ -1241,6 +1317,10 @@ def _simulate_config(args: argparse.Namespace) -> ServingConfig:
         admission=args.admission,
         preemption=args.preemption,
         concurrency=args.concurrency,
+        prefix_tokens=args.prefix_tokens,
+        prefix_share=args.prefix_share,
+        prefix_groups=args.prefix_groups,
+        prefix_cache_share=args.prefix_cache_share,
     )
 
 

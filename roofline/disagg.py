@@ -20,21 +20,25 @@ Public API
         seconds = ``latency + bytes / (G * link bytes/s * link efficiency)``. ``prefill_s`` beside it
         is the prompt's prefill on the same GPUs (``performance.prefill_pass``), the time a
         layer-by-layer transfer overlaps: ``exposed_layerwise_s`` = ``latency + max(transfer / L,
-        transfer - prefill * (L - 1) / L)``, what is left after the last layer's prefill ends when
-        layer l's KV starts moving as soon as layer l is done (TensorRT-LLM and Mooncake stream
-        it so). The ceiling charges no setup latency (``latency_s = 0``): a transfer takes at least
-        its bytes over the link.
+        transfer - prefill * (L - 1) / L)``, what would be left after the last layer's prefill ends if
+        layer l's KV started moving as soon as layer l is done (an assumption of this formula, not a
+        measured engine's behaviour). The ceiling charges no setup latency (``latency_s = 0``): a
+        transfer takes at least its bytes over the link.
     ``pool_rates(prefill_hw, decode_hw, workload, prompt, output, decode_batch, prefill_batch=1)``
         -> ``PoolRates``: requests per second one prefill instance and one decode instance sustain
         when kept busy. Prefill: ``prefill_batch`` prompts per iteration,
         ``R_P = prefill_batch / t_prefill``; decode: ``decode_batch`` users each at mean context
         ``prompt + output / 2``, ``R_D = decode_batch / ((output - 1) * t_step)`` (the first token
         comes from the prefill). ``prefill_gpus_per_decode_gpu`` = ``(R_D * G_P) / (R_P * G_D)``:
-        rate matching, ``N_P * R_P = N_D * R_D`` (TensorRT-LLM's disaggregated-serving blog), in GPUs.
+        rate matching, ``N_P * R_P = N_D * R_D``, in GPUs: TensorRT-LLM's "ratio of context to
+        generation workers such that aggregated throughput of context servers matches the aggregated
+        throughput of generation servers" (https://github.com/NVIDIA/TensorRT-LLM/blob/main/docs/source/
+        blogs/tech_blog/blog5_Disaggregated_Serving_in_TensorRT-LLM.md, "Measurement Methodology").
     ``ttft_limited_rate(prefill_s, ttft_slo_s, transfer_s=0.0)``
         Most requests per second one prefill instance takes with a *mean* TTFT within the SLO,
-        treating it as an M/D/1 queue as DistServe's blog does: mean TTFT = ``D + lam D^2 / (2 (1 -
-        lam D))`` + transfer, so with ``k = (SLO - transfer) / D - 1`` the utilization is at most
+        treating it as an M/D/1 queue (Poisson arrivals, one prompt at a time, each taking the same
+        D): the M/D/1 mean time in the system, ``D + lam D^2 / (2 (1 - lam D))``, plus the transfer,
+        so with ``k = (SLO - transfer) / D - 1`` the utilization is at most
         ``2k / (1 + 2k)`` and ``lam = 2k / ((1 + 2k) D)`` (0 when one prefill already misses it).
     ``itl_limited_batch(decode_hw, workload, prompt, output, itl_slo_s, max_batch)``
         The largest decode batch, at most ``max_batch`` and what the KV pool holds at full length

@@ -55,6 +55,8 @@ from .serving import (
     _Run,
     blocks_for,
     finished_run,
+    prefix_counts,
+    prefix_groups_drawn,
     request_figures,
     sent_times,
     simulate,
@@ -150,8 +152,10 @@ class _Share(_Run):
 
     def __init__(self, costs: Any, config: ServingConfig, capacity: int, request_overhead_s: float, share: Any) -> None:
         super().__init__(costs, config, capacity, request_overhead_s)
-        arrivals, prompts, outputs, self.warm = share
+        arrivals, prompts, outputs, self.warm, groups = share
         self.prompt, self.output = list(prompts), list(outputs)
+        if self.prefix is not None:  # the fleet's draw of prefix groups, not this share's own
+            self.group = list(groups)
         self.blocks = [blocks_for(p + o) for p, o in zip(self.prompt, self.output, strict=True)]
         if config.concurrency is None:  # open loop: the fleet's arrival times (a closed loop sets its own)
             self.arrival = array("d", (sent + request_overhead_s for sent in arrivals))
@@ -243,13 +247,20 @@ def simulate_fleet(
         return simulate(hardware, workload, config, split)
     total = warmup + config.requests
     sends, prompts, outputs = _draw(config, total)
+    groups = prefix_groups_drawn(config, total) if config.prefix_caching else None
     runs = []
     for k in range(replicas):
         mine = range(k, total, replicas)
         clients = None if config.concurrency is None else len(range(k, config.concurrency, replicas))
         share_config = replace(config, requests=len(mine), concurrency=clients, trace_requests=0)
         warm = len(range(k, warmup, replicas))
-        share = ([sends[i] for i in mine], [prompts[i] for i in mine], [outputs[i] for i in mine], warm)
+        share = (
+            [sends[i] for i in mine],
+            [prompts[i] for i in mine],
+            [outputs[i] for i in mine],
+            warm,
+            [groups[i] for i in mine] if groups else None,
+        )
         kind = _Warm if warm else _Share
 
         def factory(*args: Any, kind: Any = kind, share: Any = share) -> _Run:
@@ -300,6 +311,7 @@ def _combine(config: ServingConfig, runs: Sequence[Any], replicas: int, warmup: 
         swapped_bytes=math.fsum(run.swapped_bytes for run in runs),
         batch_seconds=math.fsum(run.batch_seconds for run in runs),
         itl_count=gaps.count(),
+        **prefix_counts(runs),
         replicas=replicas,
         warmup=warmup,
         window_start_s=start,

@@ -65,12 +65,13 @@ def _whole(name: str, value: object, minimum: int) -> int:
     return value
 
 
-def check_prefix(prefix_tokens: int, prompt_tokens: int) -> None:
-    """SpecError, in one line, when a shared prefix is longer than the prompt it starts."""
+def check_prefix(prefix_tokens: int, prompt_tokens: int, prompt: str = "the prompt") -> None:
+    """SpecError, in one line, when a shared prefix is longer than the prompt it starts (``prompt``
+    says which prompt, in words)."""
     _whole("prefix_tokens", prefix_tokens, 0)
     if prefix_tokens > prompt_tokens:
         raise SpecError(
-            f"a shared prefix of {prefix_tokens:,} tokens is longer than the prompt ({prompt_tokens:,} tokens)",
+            f"a shared prefix of {prefix_tokens:,} tokens is longer than {prompt} ({prompt_tokens:,} tokens)",
             field="prefix_tokens",
             hint="give a prefix of at most the shortest prompt, or lengthen the prompt",
         )
@@ -217,3 +218,53 @@ def lru_hit_rate_over_run(groups: int, cached_prefixes: int, requests: int) -> f
     _whole("groups", groups, 1)
     first_seen = groups * (1.0 - (1.0 - 1.0 / groups) ** requests)
     return 1.0 - first_seen / requests
+
+
+class LruPrefixCache:
+    """The serving simulator's prefix cache: room for ``slots`` prefixes, one per prefix group,
+    evicted least recently used first, never while a running request uses it (its reference count
+    is above 0). As in vLLM's free queue, an entry joins the eviction order when its last user lets
+    go of it, so "least recently used" is "released longest ago".
+
+    ``lookup(group)``: whether the group's prefix is cached. ``acquire(group)``: a request starts
+    using it (a hit). ``insert(group)``: a request that missed has computed the prefix; it is cached
+    if a slot is free or an unused entry can be evicted (the one released longest ago), and then the
+    request holds it (True); else False and the request keeps its own copy. ``release(group)``: a
+    request that held it has finished or been preempted.
+    """
+
+    def __init__(self, slots: int) -> None:
+        self.slots = _whole("prefix_slots", slots, 1)
+        self._users: dict[int, int] = {}  # cached group -> running requests using it
+        self._idle: dict[int, None] = {}  # cached groups nobody uses, released longest ago first
+        self.evictions = 0
+
+    def lookup(self, group: int) -> bool:
+        """Whether ``group``'s prefix is in the cache."""
+        return group in self._users
+
+    def acquire(self, group: int) -> None:
+        """A request starts using the cached prefix of ``group`` (it must be cached)."""
+        count = self._users[group]
+        if count == 0:
+            del self._idle[group]
+        self._users[group] = count + 1
+
+    def insert(self, group: int) -> bool:
+        """Cache ``group``'s prefix, held by the request that computed it; False if no room."""
+        users = self._users
+        if len(users) >= self.slots:
+            if not self._idle:
+                return False
+            victim = next(iter(self._idle))
+            del self._idle[victim], users[victim]
+            self.evictions += 1
+        users[group] = 1
+        return True
+
+    def release(self, group: int) -> None:
+        """A request that held ``group``'s prefix no longer does."""
+        count = self._users[group] - 1
+        self._users[group] = count
+        if count == 0:
+            self._idle[group] = None

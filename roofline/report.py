@@ -245,7 +245,12 @@ def simulation_report(
         batches = split.microbatches
         gpus = f"{_split_gpus(hardware, split)} in {batches} micro-batch{'es' if batches != 1 else ''}"
     fleet = fleet_facts(result)
-    if fleet["replicas"] > 1:
+    pools = getattr(result, "disaggregation", None)
+    if pools is not None:
+        prefill, decode = pools["prefill_pool"]["instances"], pools["decode_pool"]["instances"]
+        gpus = f"{prefill:,} prefill and {decode:,} decode instance{'s' if decode > 1 else ''} of {gpus} each"
+        fleet = {**fleet, "replicas": 1}  # the pools' own rows say how requests are split
+    elif fleet["replicas"] > 1:
         gpus = f"{fleet['replicas']:,} replicas of {gpus}"
     heading = (
         f"{workload.model.name} on {gpus}, {workload.weight_precision} weights,"
@@ -314,6 +319,9 @@ def simulation_report(
         ),
     ]
     rows.extend(_fleet_rows(fleet))
+    rows.extend(_prefix_rows(result))
+    if pools is not None:
+        rows.extend(_pool_rows(pools, spread))
     if bounds is not None:
         rows.extend(_bound_rows(bounds))
     if expected is not None and calibration is not None:
@@ -345,6 +353,56 @@ def _fleet_rows(fleet: dict[str, Any]) -> list[tuple[str, str]]:
             )
         )
     return rows
+
+
+def _prefix_rows(result: SimulationResult) -> list[tuple[str, str]]:
+    """The prefix cache's line (``serving``'s "Prefix cache"), when the run has one."""
+    if result.prefix_lookups is None:
+        return []
+    config = result.config
+    rate = result.prefix_hit_rate
+    hits = "no prefill started" if rate is None else f"{result.prefix_hits:,} of {result.prefix_lookups:,} prefills hit"
+    return [
+        (
+            "prefix cache",
+            f"{hits}{'' if rate is None else f' ({rate:.1%})'}, {result.prefill_tokens_saved:,} prompt tokens not"
+            f" prefilled; {config.prefix_groups:,} prefix{'es' if config.prefix_groups > 1 else ''} of"
+            f" {config.shared_prefix_tokens:,} tokens, {result.prefix_cache_blocks:,} KV blocks kept for them"
+            f" ({config.prefix_cache_share:g} of the cache, LRU), {result.prefix_evictions:,} evicted",
+        )
+    ]
+
+
+def _pool_rows(pools: dict[str, Any], spread: Callable[..., str]) -> list[tuple[str, str]]:
+    """The two pools and the KV transfer between them (``disaggserving``)."""
+    prefill, decode = pools["prefill_pool"], pools["decode_pool"]
+    if pools["kv_transfers"]:
+        transfer = (
+            f"mean {fmt.duration(pools['kv_transfer_s_mean'])}, largest {fmt.duration(pools['kv_transfer_s_max'])},"
+            f" {fmt.bytes_size(pools['kv_transfer_bytes_mean'])} a request over {pools['link_name']}"
+            f" at {fmt.bytes_size(pools['link_bytes_per_s'])}/s an instance"
+        )
+    else:
+        transfer = "none (no request went on to decode)"
+
+    def ranked(pool: dict[str, Any], name: str) -> dict[int, float | None]:
+        return {p: pool[f"{name}_p{p}_s"] for p in (50, 90, 99)}
+
+    wait = decode["queue_wait_mean_s"]
+    return [
+        ("KV transfer", transfer),
+        (
+            "prefill pool",
+            f"{prefill['gpus']:,} GPU{'s' if prefill['gpus'] > 1 else ''}, {prefill['busy_fraction']:.1%} busy;"
+            f" TTFT {spread(prefill['ttft_mean_s'], ranked(prefill, 'ttft'))}",
+        ),
+        (
+            "decode pool",
+            f"{decode['gpus']:,} GPU{'s' if decode['gpus'] > 1 else ''}, {decode['busy_fraction']:.1%} busy;"
+            f" ITL {spread(decode['itl_mean_s'], ranked(decode, 'itl'))}"
+            + ("" if wait is None else f"; {fmt.duration(wait)} mean wait for a decode slot"),
+        ),
+    ]
 
 
 def _bound_rows(bounds: dict[str, Any]) -> list[tuple[str, str]]:

@@ -68,6 +68,29 @@ KV memory
     refuses a prompt whose ``max_tokens`` exceed the context it can hold. Every other
     request completes: the oldest running one is never preempted, so it always ends.
 
+Prefix cache (``prefix_tokens`` or ``prefix_share``; off by default)
+    Every prompt starts with one of ``prefix_groups`` shared prefixes of N tokens (``prefix_tokens``,
+    or ``floor(prefix_share * shortest prompt)``), each request's group drawn uniformly from a
+    generator of its own (``prefix_groups_drawn``), so the arrivals and lengths are those of the same
+    run without a cache. The cache keeps ``floor(prefix_cache_share * blocks)`` of the KV blocks; the
+    running batch gets the rest. It holds whole prefixes of ``floor(N / 16)`` blocks (only whole
+    blocks are cached, as in vLLM), as many as fit, with LRU eviction (``prefixcache.LruPrefixCache``:
+    an entry in use by a running request is never evicted). A request whose prefill starts from its
+    first token (a new request, or a recompute after a preemption) looks its group up:
+
+    - a hit skips the prefix's ``16 * floor(N / 16)`` tokens (one block fewer when the prefix is the
+      whole prompt: the last prompt token is always computed), which the prefill then reads as cached
+      context (``IterationCosts.prefill(tokens, cached)``: the new tokens attend over them), and it
+      needs blocks for the rest of its tokens only;
+    - a miss prefills its whole prompt; when the prefill ends, its prefix's blocks pass to the cache
+      if a slot is free or an unused entry can be evicted, else the request keeps them.
+
+    Swapping and reserving are not combined with it (refused). JSON: ``prefix_lookups``,
+    ``prefix_hits``, ``prefix_hit_rate`` (hits / lookups), ``prefill_tokens_saved`` (prompt tokens the
+    hits skipped), ``prefix_cache_blocks``, ``prefix_evictions``; with ``--warmup``, over the whole run.
+    With G equally likely groups and room for C prefixes the hit rate tends to ``min(C, G) / G``
+    (``prefixcache.lru_hit_rate``).
+
 Metrics, over the requests that complete, times from each request's arrival
     TTFT = first token - arrival. ITL (inter-token latency) is every gap between two
     consecutive tokens of a request, over every request: one iteration for a request that
@@ -90,7 +113,8 @@ Metrics, over the requests that complete, times from each request's arrival
     both ways.
 
 Not modelled
-    Prefix caching and shared blocks (so a recomputed prefix is never found cached);
+    Prefix caching unless asked for, and then only whole shared prefixes (no partial matches, no
+    blocks shared between requests of one group but through the cache);
     speculative decoding; a cap on host swap space, and copies overlapping compute; a
     watermark of blocks kept free (vLLM V0's); allocation per chunk (vLLM V1's); the CPU's
     scheduling time between iterations; tokenizer, network and sampling time (but for the
@@ -135,6 +159,7 @@ from .deployment import PipelineCosts, Split, check_split, memory_per_gpu, pipel
 from .errors import SpecError, shown, unknown_name
 from .parsing import parse_whole
 from .performance import Hardware, IterationCosts, Pass, Workload, iteration_costs, memory_use
+from .prefixcache import LruPrefixCache, check_prefix, check_share
 
 Policy = Literal["static", "continuous", "chunked"]
 POLICIES: tuple[Policy, ...] = ("static", "continuous", "chunked")
@@ -166,6 +191,9 @@ MAX_STEPS_PER_REQUEST = 12
 SPARE_STEPS = 1000
 #: Percentiles reported for TTFT, TPOT, ITL and latency.
 PERCENTILES = (50, 90, 99)
+
+#: The share of the KV blocks a prefix cache keeps when none is given (the rest hold the running batch).
+DEFAULT_PREFIX_CACHE_SHARE = 0.1
 
 #: Illustrative latency targets for goodput: a first token within a second, then at
 #: least 20 tokens/s, faster than people read.
@@ -277,6 +305,13 @@ class ServingConfig:
     #: Scheduling steps a run may take per request before it is refused as thrashing; None:
     #: ``MAX_STEPS_PER_REQUEST``. A caller that must answer fast (the page's calculator) sets less.
     max_steps_per_request: int | None = None
+    #: Prefix caching (see "Prefix cache" in the module docstring): every prompt starts with one of
+    #: ``prefix_groups`` shared prefixes of ``prefix_tokens`` tokens, or of ``prefix_share`` of the
+    #: shortest prompt (not both); the cache holds ``prefix_cache_share`` of the KV blocks. 0: off.
+    prefix_tokens: int = 0
+    prefix_share: float | None = None
+    prefix_groups: int = 1
+    prefix_cache_share: float = DEFAULT_PREFIX_CACHE_SHARE
 
     def __post_init__(self) -> None:
         _check_choice("policy", "policy", self.policy, POLICIES)
@@ -308,6 +343,58 @@ class ServingConfig:
             raise SpecError(f"must be true or false, got {shown(self.record_blocks)}", field="record_blocks")
         if self.max_steps_per_request is not None:
             _check_number("max_steps_per_request", self.max_steps_per_request, minimum=1, whole=True)
+        self._check_prefix()
+
+    @property
+    def shared_prefix_tokens(self) -> int:
+        """The shared prefix's length: ``prefix_tokens``, or ``floor(prefix_share * shortest prompt)``."""
+        if self.prefix_share is not None:
+            return math.floor(self.prefix_share * self.prompt.low)
+        return self.prefix_tokens
+
+    @property
+    def prefix_caching(self) -> bool:
+        """Whether the run has a prefix cache: a shared prefix of one 16-token block or more."""
+        return self.shared_prefix_tokens > 0
+
+    def _check_prefix(self) -> None:
+        """The prefix options, each refused in one line naming the fix."""
+        _check_number("prefix_tokens", self.prefix_tokens, minimum=0, whole=True)
+        _check_number("prefix_groups", self.prefix_groups, minimum=1, maximum=MAX_REQUESTS, whole=True)
+        if self.prefix_share is not None:
+            check_share(self.prefix_share)
+            if self.prefix_tokens:
+                raise SpecError(
+                    "give the shared prefix as --prefix-tokens or as --prefix-share, not both",
+                    field="prefix_share",
+                    hint="leave out one of the two",
+                )
+        share = self.prefix_cache_share
+        if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share < 1:
+            raise SpecError(
+                f"must be above 0 and below 1, got {shown(share)}",
+                field="prefix_cache_share",
+                hint="give the share of the KV blocks the prefix cache keeps, e.g. 0.1",
+            )
+        prefix = self.shared_prefix_tokens
+        if not prefix:
+            return
+        check_prefix(prefix, self.prompt.low, "the shortest prompt")
+        if prefix < BLOCK_TOKENS:
+            raise SpecError(
+                f"a shared prefix of {prefix} tokens fills no whole {BLOCK_TOKENS}-token block, and only whole"
+                " blocks are cached",
+                field="prefix_tokens" if self.prefix_share is None else "prefix_share",
+                hint=f"give a prefix of at least {BLOCK_TOKENS} tokens",
+            )
+        if self.policy == "static" or self.admission != "paged" or self.preemption != "recompute":
+            raise SpecError(
+                "prefix caching is simulated with paged admission and recompute preemption under"
+                f" continuous or chunked batching, got --policy {self.policy}, --admission {self.admission},"
+                f" --preemption {self.preemption}",
+                field="prefix_tokens" if self.prefix_share is None else "prefix_share",
+                hint="use --policy continuous or chunked with the default admission and preemption",
+            )
 
 
 @dataclass(frozen=True)
@@ -387,6 +474,21 @@ class SimulationResult:
     normalized_latency_mean_s: float | None = None
     #: How many inter-token gaps the ITL figures rank: ``sum(output - 1)`` over completed requests.
     itl_count: int = 0
+    #: Prefix caching (None without it): prefills started from a prompt's first token (new requests
+    #: and recomputes), those whose prefix the cache held, the prompt tokens those hits skipped, the
+    #: cache's blocks and the prefixes it evicted.
+    prefix_lookups: int | None = None
+    prefix_hits: int | None = None
+    prefill_tokens_saved: int | None = None
+    prefix_cache_blocks: int | None = None
+    prefix_evictions: int | None = None
+
+    @property
+    def prefix_hit_rate(self) -> float | None:
+        """Prefix hits / lookups (None without a prefix cache, or before any lookup)."""
+        if not self.prefix_lookups:
+            return None
+        return self.prefix_hits / self.prefix_lookups
 
     def _per_second(self, count: float) -> float:
         return count / self.duration_s if self.duration_s > 0 else 0.0
@@ -469,6 +571,18 @@ class SimulationResult:
         )
         for percentile in PERCENTILES:
             result[f"latency_p{percentile}_s"] = self.latency_s[percentile]
+        if self.prefix_lookups is not None:
+            result.update(
+                prefix_tokens=config.shared_prefix_tokens,
+                prefix_groups=config.prefix_groups,
+                prefix_cache_share=config.prefix_cache_share,
+                prefix_cache_blocks=self.prefix_cache_blocks,
+                prefix_lookups=self.prefix_lookups,
+                prefix_hits=self.prefix_hits,
+                prefix_hit_rate=self.prefix_hit_rate,
+                prefill_tokens_saved=self.prefill_tokens_saved,
+                prefix_evictions=self.prefix_evictions,
+            )
         if trace:
             result["trace"] = [request.to_dict() for request in self.trace]
         return result
@@ -501,6 +615,15 @@ def kv_blocks_available(hardware: Hardware, workload: Workload, split: Split | N
             hint="add GPUs or use a smaller weight precision",
         )
     return use.max_batch
+
+
+def prefix_groups_drawn(config: ServingConfig, count: int) -> list[int]:
+    """Each request's prefix group, uniform on ``0 .. prefix_groups - 1``, from a generator of its
+    own (``random.Random("prefix-groups/<seed>")``), so the arrivals and lengths stay the draws of a
+    run without a prefix cache."""
+    rng = random.Random(f"prefix-groups/{config.seed}")
+    groups = config.prefix_groups
+    return [rng.randrange(groups) for _ in range(count)]
 
 
 def blocks_for(tokens: int) -> int:
@@ -993,6 +1116,11 @@ class _Run:
         #: arrivals below are at the scheduler, and ``result`` counts the times from the send.
         self.overhead = request_overhead_s
         self.costs = costs
+        #: Every KV block; a prefix cache keeps its share of them, and the running batch the rest.
+        self.total_blocks = capacity
+        self.prefix: LruPrefixCache | None = None
+        if config.prefix_caching:
+            capacity = self.start_prefix_cache(capacity)
         self.capacity = capacity
         self.paged = config.admission == "paged" and config.policy != "static"
         self.swap = config.preemption == "swap"
@@ -1050,6 +1178,69 @@ class _Run:
         self.redoing: set[int] = set()  # traced requests whose prefill is a recompute
         self.decoders: list[int] = []  # traced requests now decoding
         self.decode_lines: dict[int, tuple[float, float, float, float]] = {}
+        if self.prefix is not None:
+            self.group = prefix_groups_drawn(config, count)
+            self.shared = [0] * count  # blocks of its prefix a request holds in the prefix cache
+
+    # -- the prefix cache ----------------------------------------------------------------------------
+
+    def start_prefix_cache(self, capacity: int) -> int:
+        """Set the prefix cache up: ``floor(share * blocks)`` blocks, room for that many // the
+        prefix's whole blocks prefixes. Returns the blocks left to the running batch."""
+        config = self.config
+        prefix_blocks = config.shared_prefix_tokens // BLOCK_TOKENS
+        cache_blocks = math.floor(config.prefix_cache_share * capacity)
+        slots = cache_blocks // prefix_blocks
+        field = "prefix_tokens" if config.prefix_share is None else "prefix_share"
+        if slots < 1:
+            raise SpecError(
+                f"the prefix cache's {cache_blocks:,} blocks ({config.prefix_cache_share:g} of {capacity:,}) hold"
+                f" no whole prefix of {prefix_blocks:,} blocks",
+                field=field,
+                hint="raise --prefix-cache-share, or shorten the prefix",
+            )
+        self.prefix = LruPrefixCache(slots)
+        self.prefix_blocks, self.cache_blocks = prefix_blocks, cache_blocks
+        self.prefix_lookups = self.prefix_hits = self.prefill_tokens_saved = 0
+        return capacity - cache_blocks
+
+    def hit_tokens(self, index: int) -> int:
+        """Prompt tokens of ``index`` the prefix cache holds now: its prefix's whole blocks, less the
+        block of its last prompt token when the prefix is the whole prompt (an engine computes that
+        token to get the first output); 0 on a miss."""
+        if not self.prefix.lookup(self.group[index]):
+            return 0
+        return min(self.prefix_blocks, (self.prompt[index] - 1) // BLOCK_TOKENS) * BLOCK_TOKENS
+
+    def start_prefill(self, index: int) -> int:
+        """``index`` starts a prefill from its first token: look its prefix up, take a hit's blocks
+        from the cache, and count it. Returns the tokens it need not compute."""
+        hit = self.hit_tokens(index)
+        self.prefix_lookups += 1
+        if hit:
+            self.prefix.acquire(self.group[index])
+            self.shared[index] = hit // BLOCK_TOKENS  # the blocks admission did not charge it
+            self.prefix_hits += 1
+            self.prefill_tokens_saved += hit
+        return hit
+
+    def cache_prefix(self, index: int) -> None:
+        """``index`` missed and has computed its prefix: the prefix's blocks pass to the cache when it
+        has room (the request then holds them there, and its own pool gets them back)."""
+        if self.shared[index] or self.prefix.lookup(self.group[index]):
+            return
+        if self.prefix.insert(self.group[index]):
+            self.shared[index] = self.prefix_blocks
+            self.free_blocks += self.prefix_blocks
+
+    def let_go(self, index: int) -> int:
+        """``index`` stops using the cached prefix (finished or preempted); returns the blocks it held
+        there, which its own blocks do not include."""
+        held = self.shared[index]
+        if held:
+            self.prefix.release(self.group[index])
+            self.shared[index] = 0
+        return held
 
     # -- arrivals --------------------------------------------------------------------------------
 
@@ -1259,6 +1450,8 @@ class _Run:
         self.finish[index] = self.now
         del self.running[index]
         self.free_blocks += blocks_for(held_tokens) if self.paged else self.blocks[index]
+        if self.prefix is not None:
+            self.free_blocks -= self.let_go(index)
         if self.config.concurrency is not None:
             self.issue_next(self.now)
 
@@ -1281,6 +1474,8 @@ class _Run:
         if index in self.base:
             held = self.leave_decoding(index, step)
             self.free_blocks += blocks_for(held)
+            if self.prefix is not None:
+                self.free_blocks -= self.let_go(index)
             self.last_token[index] = self.now
             self.generated[index] = held + 1 - self.prompt[index]  # its next step would read prompt + generated
             if self.swap:
@@ -1295,6 +1490,8 @@ class _Run:
         self.prefilling.remove(entry)
         _, cached, target = entry
         self.free_blocks += blocks_for(target)
+        if self.prefix is not None:
+            self.free_blocks -= self.let_go(index)
         if self.swap and cached:
             self.copy_blocks(cached)
             self.resume[index] = ("prefill", cached, target)
@@ -1310,10 +1507,14 @@ class _Run:
             return self.blocks[index]
         resume = self.resume.get(index)
         if resume is None:
-            return blocks_for(self.prompt[index])
-        if resume[0] == "decode":
+            tokens = self.prompt[index]
+        elif resume[0] == "decode":
             return blocks_for(resume[1] + 1)
-        return blocks_for(resume[2])
+        else:
+            tokens = resume[2]
+        if self.prefix is not None:  # a hit's prefix blocks are the cache's
+            return blocks_for(tokens) - self.hit_tokens(index) // BLOCK_TOKENS
+        return blocks_for(tokens)
 
     def admit(self, step: int) -> list[int]:
         """Start queued requests, first come first served, while the batch and the free blocks
@@ -1332,7 +1533,9 @@ class _Run:
                 self.admitted[index] = self.now
             resume = self.resume.get(index)
             if resume is None:
-                self.prefilling.append([index, 0, self.prompt[index]])
+                self.prefilling.append(
+                    [index, 0 if self.prefix is None else self.start_prefill(index), self.prompt[index]]
+                )
                 continue
             del self.resume[index]
             kind, cached, target = resume
@@ -1344,7 +1547,9 @@ class _Run:
                 if cached:
                     self.copy_blocks(cached)
                 else:
-                    self.recomputed_tokens += target
+                    if self.prefix is not None:
+                        cached = self.start_prefill(index)
+                    self.recomputed_tokens += target - cached
                     if index < self.traced:
                         self.redoing.add(index)
                 self.prefilling.append([index, cached, target])
@@ -1358,6 +1563,8 @@ class _Run:
         else:  # resumed after a recompute: its gap spans the preemption
             self.gaps.add(self.now - self.last_token.pop(index), 0.0, 0, 1, 1)
         self.redoing.discard(index)
+        if self.prefix is not None:
+            self.cache_prefix(index)
         self.generated[index] = generated + 1
         if generated + 1 == self.output[index]:
             self.complete(index, target)
@@ -1630,8 +1837,23 @@ class _Run:
             cached_tokens=tuple((time, tokens) for time, _, tokens in self.blocks_log or ()),
             batch_seconds=self.batch_seconds,
             itl_count=self.gaps.count(),
+            **prefix_counts([self]),
             **figures,
         )
+
+
+def prefix_counts(runs: Sequence[Any]) -> dict[str, int | None]:
+    """The prefix cache's counts summed over ``runs`` (replicas each with a cache of their own), as
+    ``SimulationResult``'s fields; nothing when the runs have no prefix cache."""
+    if runs[0].prefix is None:
+        return {}
+    return {
+        "prefix_lookups": sum(run.prefix_lookups for run in runs),
+        "prefix_hits": sum(run.prefix_hits for run in runs),
+        "prefill_tokens_saved": sum(run.prefill_tokens_saved for run in runs),
+        "prefix_cache_blocks": runs[0].cache_blocks,
+        "prefix_evictions": sum(run.prefix.evictions for run in runs),
+    }
 
 
 def unset_times(count: int) -> array:

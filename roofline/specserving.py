@@ -230,6 +230,12 @@ def simulate_speculative(
             field="requests",
             hint="fewer --requests or a shorter --output",
         )
+    if config.prefix_caching:
+        raise SpecError(
+            "prefix caching is not simulated with speculation yet",
+            field="prefix_tokens" if config.prefix_share is None else "prefix_share",
+            hint="leave out the --prefix options or the --speculate options",
+        )
     if config.policy != "continuous":
         raise SpecError(
             f"speculation is simulated under continuous batching only, got {config.policy!r}",

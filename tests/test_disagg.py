@@ -84,3 +84,20 @@ def test_bad_input_says_what_to_fix_in_one_line():
         dg.itl_limited_batch(H100, LLAMA_8B, 100, 100, 0.0)
     with pytest.raises(SpecError, match="unknown link"):
         dg.kv_transfer(H100, LLAMA_8B, 100, "carrier-pigeon")
+
+
+def test_distserves_worked_transfer_opt_175b_2048_tokens_over_eight_pcie_5_links():
+    # DistServe's blog (hao-ai-lab.github.io, content/blogs/distserve/index.md, "KV cache transfer"):
+    # "2048 tokens * (4.5 MB/token) / (64GB/s * 8) = 17.6 ms" for OPT-175B. OPT-175B's cache is
+    # 2 x 96 layers x 96 heads x 128 x 2 bytes = 4,718,592 bytes a token, 4.5 MiB; the blog's
+    # 17.6 ms comes out in binary units (64 GiB/s a PCIe 5.0 x16 link).
+    llama = SPECS.models["llama-3.1-8b"]
+    opt = replace(llama, layers=96, hidden_size=12288, attention_heads=96, kv_heads=96, head_dim=128)
+    a100 = SPECS.gpus["a100-80gb"]
+    pcie5 = replace(a100, host_link_bytes_per_s=64 * 2**30)
+    transfer = dg.kv_transfer(Hardware(pcie5, count=8), Workload(opt), 2048, "pcie")
+    assert transfer.bytes == 2048 * 4_718_592
+    assert transfer.seconds == pytest.approx(17.6e-3, rel=0.005)
+    # in decimal units (64e9 bytes/s a link) the same transfer is 7 % longer
+    decimal = dg.kv_transfer(Hardware(replace(a100, host_link_bytes_per_s=64e9), count=8), Workload(opt), 2048, "pcie")
+    assert decimal.seconds == pytest.approx(18.87e-3, rel=0.001)
