@@ -10,13 +10,17 @@ figures the prose quotes are in ``CITED`` below, each with its source, read ther
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, replace
 
-from roofline import Hardware, Workload
+from roofline import Hardware, ServingConfig, Workload, load_calibration
 from roofline import formatting as fmt
+from roofline.calibration import cost_model
 from roofline.disagg import kv_transfer, link_bytes_per_s, pool_rates
+from roofline.disaggserving import Pools, max_rate_within_slo, simulate_disaggregated
+from roofline.fleet import simulate_fleet
 from roofline.prefixcache import BLOCK_TOKENS, cache_memory, cached_tokens, hit_saving
-from roofline.serving import DEFAULT_TPOT_SLO_S, DEFAULT_TTFT_SLO_S
+from roofline.serving import DEFAULT_PREFIX_CACHE_SHARE, DEFAULT_TPOT_SLO_S, DEFAULT_TTFT_SLO_S, Lengths, simulate
 from roofline.splitchoice import choose, full_block_tokens, prefill_stall
 from sitegen import escape
 from sitegen.context import Context
@@ -51,6 +55,17 @@ PD_OUTPUT, PD_BATCH = 256, 64
 #: Where a split loses: short prompts on the small model, the simulator's default targets.
 LOSS_PROMPT, LOSS_OUTPUT = 100, 256
 LOSS_TTFT_SLO_S, LOSS_ITL_SLO_S = DEFAULT_TTFT_SLO_S, DEFAULT_TPOT_SLO_S
+
+#: The prefix cache in the simulator: the running example's prompt at SIM_RATE requests/s, its first SHARE
+#: one of SIM_GROUPS prefixes (None: no cache), in the cache's default share of the KV blocks.
+SIM_RATE, SIM_REQUESTS, SIM_OUTPUT = 4.0, 1000, 256
+SIM_GROUPS = (None, 1, 20, 100)
+#: DistServe's worked example (its blog): a 13B model on one A100 80 GB, prompts 512, outputs 64,
+#: goodput the highest Poisson rate at which 90% of requests meet TTFT 0.4 s and TPOT 0.04 s.
+TOY_GPU, TOY_MODEL, TOY_PROMPT, TOY_OUTPUT, TOY_TTFT_S, TOY_TPOT_S = "a100-80gb", "llama-2-13b", 512, 64, 0.4, 0.04
+TOY_POOLS = Pools(2, 1)
+#: Short prompts on two GPUs, all sent at once: one prefill and one decode GPU, or two replicas of both.
+BURST_REQUESTS, BURST_PROMPT, BURST_OUTPUT, BURST_MAX_BATCH = 3000, 100, 100, 256
 
 
 @dataclass(frozen=True)
@@ -90,6 +105,9 @@ CITED = {
     "router_ca_tps": Cited(158596, SGLANG04),
     # RadixAttention's headline against Guidance, vLLM and TGI.
     "radix_speedup": Cited(5, SGLANG),
+    # DistServe's worked example: goodput a GPU colocated, and with two prefill GPUs and one decode GPU.
+    "toy_colocated": Cited(1.6, DISTSERVE),
+    "toy_split": Cited(10 / 3, DISTSERVE),
     # DeepSeek's 24 hours: input tokens in total and those that hit the on-disk cache; R1's prices, $ per million.
     "ds_input_tokens": Cited(608e9, DEEPSEEK),
     "ds_hit_tokens": Cited(342e9, DEEPSEEK),
@@ -305,10 +323,96 @@ def _published_disagg(content: PageContent) -> None:
     content.table("dg-published", markdown_table(header, rows, right=set()))
 
 
+def _prefix_in_simulator(content: PageContent, ctx: Context) -> None:
+    gpu = ctx.specs.gpu(GPU)
+    hardware, workload = Hardware(gpu), Workload(ctx.specs.model(MODEL), kv_precision=KV_PRECISION)
+    base = ServingConfig(
+        rate=SIM_RATE, requests=SIM_REQUESTS, prompt=Lengths(PROMPT, PROMPT), output=Lengths(SIM_OUTPUT, SIM_OUTPUT)
+    )
+    runs = {}
+    for groups in SIM_GROUPS:
+        config = base if groups is None else replace(base, prefix_share=SHARE, prefix_groups=groups)
+        runs[groups] = simulate(hardware, workload, config)
+    rows = []
+    for groups, run in runs.items():
+        figures = run.to_dict()
+        rows.append(
+            (
+                "no cache" if groups is None else f"{whole(groups)} prefix{'es' if groups > 1 else ''}",
+                "—" if groups is None else percent(figures["prefix_hit_rate"], 1),
+                "—" if groups is None else whole(figures["prefill_tokens_saved"]),
+                fmt.milliseconds(run.ttft_mean_s),
+                fmt.milliseconds(run.ttft_s[50]),
+            )
+        )
+    header = ("Shared prefixes", "Hit rate", "Prompt tokens skipped", "Mean TTFT", "Median TTFT")
+    content.table("pc-sim", markdown_table(header, rows, right={1, 2, 3, 4}))
+    plain, one = runs[None], runs[1]
+    content.put("sim_rate", f"{SIM_RATE:g}")
+    content.put("sim_requests", whole(SIM_REQUESTS))
+    content.put("sim_output", whole(SIM_OUTPUT))
+    content.put("sim_cache_share", percent(DEFAULT_PREFIX_CACHE_SHARE))
+    content.put("sim_saved", percent(1 - one.ttft_mean_s / plain.ttft_mean_s, 1))
+    saving = hit_saving(hardware, workload, PROMPT, cached_tokens(PROMPT, SHARE))
+    content.put("sim_predicted", percent(saving.saved_fraction, 1))
+    content.put("sim_many", whole(SIM_GROUPS[-1]))
+    content.put("sim_many_hit", percent(runs[SIM_GROUPS[-1]].to_dict()["prefix_hit_rate"], 1))
+
+
+def _disagg_in_simulator(content: PageContent, ctx: Context) -> None:
+    gpu, model = ctx.specs.gpu(TOY_GPU), ctx.specs.model(TOY_MODEL)
+    config = ServingConfig(
+        requests=SIM_REQUESTS, prompt=Lengths(TOY_PROMPT, TOY_PROMPT), output=Lengths(TOY_OUTPUT, TOY_OUTPUT),
+        ttft_slo_s=TOY_TTFT_S, tpot_slo_s=TOY_TPOT_S, max_batch=BURST_MAX_BATCH,
+    )  # fmt: skip
+    workload = Workload(model)
+    split_gpus = TOY_POOLS.prefill + TOY_POOLS.decode
+    rows = []
+    for label, costs in (("ceiling", "ceiling"), ("expected", "expected")):
+        hardware = Hardware(gpu, costs=cost_model(costs, gpu, load_calibration()))
+        together = max_rate_within_slo(hardware, workload, config, low=0.5, high=100.0)
+        split = max_rate_within_slo(hardware, workload, config, TOY_POOLS, low=0.5, high=100.0) / split_gpus
+        rows.append((f"simulator, {label} costs", f"{together:.1f}", f"{split:.1f}", f"{split / together:.2f}×"))
+        content.put(f"toy_{label}_gain", f"{split / together:.2f}")
+    colocated, paper_split = CITED["toy_colocated"].value, CITED["toy_split"].value
+    rows.append(("DistServe's blog", f"{colocated:.1f}", f"{paper_split:.1f}", f"{paper_split / colocated:.2f}×"))
+    header = ("Run", "One GPU, both phases", f"{TOY_POOLS.prefill} prefill + {TOY_POOLS.decode} decode", "Gain")
+    content.table("dg-toy", markdown_table(header, rows, right={1, 2, 3}))
+    content.put("toy_model_name", escape.text(model.name))
+    content.put("toy_gpu_name", escape.text(gpu.name))
+    content.put("toy_prompt", whole(TOY_PROMPT))
+    content.put("toy_output", whole(TOY_OUTPUT))
+    content.put("toy_ttft", fmt.milliseconds(TOY_TTFT_S))
+    content.put("toy_tpot", fmt.milliseconds(TOY_TPOT_S))
+    content.put("toy_paper_gain", f"{paper_split / colocated:.2f}")
+
+    small = Workload(ctx.specs.model(MODEL), kv_precision=KV_PRECISION)
+    hardware = Hardware(ctx.specs.gpu(GPU))
+    burst = ServingConfig(
+        rate=math.inf, requests=BURST_REQUESTS, prompt=Lengths(BURST_PROMPT, BURST_PROMPT),
+        output=Lengths(BURST_OUTPUT, BURST_OUTPUT), max_batch=BURST_MAX_BATCH,
+    )  # fmt: skip
+    split = simulate_disaggregated(hardware, small, burst, Pools(1, 1))
+    together = simulate_fleet(hardware, small, burst, replicas=2)
+    assert split.goodput_requests_per_s < together.goodput_requests_per_s  # the prose: the split loses
+    content.put("burst_requests", whole(BURST_REQUESTS))
+    content.put("burst_prompt", whole(BURST_PROMPT))
+    content.put("burst_output", whole(BURST_OUTPUT))
+    content.put("burst_split_tps", fmt.rate(split.throughput_tokens_per_s))
+    content.put("burst_together_tps", fmt.rate(together.throughput_tokens_per_s))
+    content.put("burst_split_itl", fmt.milliseconds(split.itl_mean_s))
+    content.put("burst_together_itl", fmt.milliseconds(together.itl_mean_s))
+    pools = split.to_dict()["disaggregation"]
+    content.put("burst_prefill_busy", percent(pools["prefill_pool"]["busy_fraction"]))
+    content.put("burst_decode_busy", percent(pools["decode_pool"]["busy_fraction"]))
+
+
 def build(ctx: Context) -> PageContent:
     content = PageContent()
     _prefix_half(content, ctx)
     _published_hits(content)
+    _prefix_in_simulator(content, ctx)
     _disagg_half(content, ctx)
+    _disagg_in_simulator(content, ctx)
     _published_disagg(content)
     return content
