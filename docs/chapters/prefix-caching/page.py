@@ -109,8 +109,8 @@ CITED = {
     "toy_colocated": Cited(1.6, DISTSERVE),
     "toy_split": Cited(10 / 3, DISTSERVE),
     # DeepSeek's 24 hours: input tokens in total and those that hit the on-disk cache; R1's prices, $ per million.
-    "ds_input_tokens": Cited(608e9, DEEPSEEK),
-    "ds_hit_tokens": Cited(342e9, DEEPSEEK),
+    # (342B of 608B input tokens; the page quotes the share as DeepSeek rounds it, 56.3%, not 342/608's 56.25%.)
+    "ds_hit_rate": Cited(0.563, DEEPSEEK),
     "ds_hit_price": Cited(0.14, DEEPSEEK),
     "ds_miss_price": Cited(0.55, DEEPSEEK),
 }
@@ -177,7 +177,7 @@ def _published_hits(content: PageContent) -> None:
     content.put("router_ca_hit", percent(c["router_ca_hit"].value))
     speedup = c["router_ca_tps"].value / c["router_rr_tps"].value
     content.put("router_speedup", f"{speedup:.1f}")
-    hit_rate = c["ds_hit_tokens"].value / c["ds_input_tokens"].value
+    hit_rate = c["ds_hit_rate"].value
     hit, miss = c["ds_hit_price"].value, c["ds_miss_price"].value
     effective = hit_rate * hit + (1 - hit_rate) * miss  # the prose's weighted mean of the two prices
     content.put("ds_hit_rate", percent(hit_rate, 1))
