@@ -192,7 +192,7 @@ def test_the_calculator_splits_the_long_prompt_default_and_keeps_short_prompts()
     assert view["ratio"] == f"{choice.prefill_gpus_per_decode_gpu:.2f}"
     assert fmt.milliseconds(choice.transfer.seconds) in view["transfer"]
     short = calculator.view(**{**calculator.DEFAULTS, "model": "llama-3.1-8b", "gpus": 1, "prompt": 100})
-    assert short["verdict"].startswith("Keep one pool")
+    assert short["verdict"].startswith("Keep one pool") and short["pools"].startswith("if split: ")
 
 
 def test_the_calculator_says_when_neither_layout_meets_the_targets() -> None:

@@ -125,7 +125,9 @@ def view(
             f" ({stall.ratio:.1f}× the gap)"
         )
     if choice.prefill_instances is not None:
-        answer["pools"] = f"{choice.prefill_instances:,} prefill + {choice.decode_instances:,} decode, {gpus} GPUs each"
+        each = f"{gpus} GPU{'s' if gpus > 1 else ''} each"
+        pools = f"{choice.prefill_instances:,} prefill + {choice.decode_instances:,} decode, {each}"
+        answer["pools"] = pools if choice.verdict == "split" else f"if split: {pools}"
         answer["ratio"] = f"{choice.prefill_gpus_per_decode_gpu:.2f}"
     answer["summary"] = f"{answer['verdict']}. {answer['explain']}"
     return answer
