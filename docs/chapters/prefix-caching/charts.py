@@ -40,7 +40,8 @@ def ttft_left(hardware: Hardware, workload: Workload, prompts: Sequence[int], sh
             x=alt.X("share:Q", title="share of the prompt already cached, %"),
             y=alt.Y("left:Q", title="time to first token left, % of no hit"),
             color=alt.Color("line:N", sort=order, title=None),
-            strokeDash=alt.StrokeDash("line:N", sort=order, title=None),
+            # one legend: the colour's; the dash only sets the reference line apart on the chart
+            strokeDash=alt.StrokeDash("line:N", sort=order, title=None, legend=None),
             tooltip=[
                 alt.Tooltip("line:N", title="line"),
                 alt.Tooltip("share:Q", title="cached, %", format=".0f"),

@@ -48,7 +48,7 @@ STALL_PROMPT, STALL_BATCH, STALL_CONTEXT = 4096, 32, 4096
 DG_MODEL, DG_GPUS, DG_PROMPT = "llama-3.1-70b", 4, 4096
 #: The transfer table's links, and the figure's prompts.
 LINK_ROWS = ("nvlink", "network", "pcie")
-FIG_LINKS = (("nvlink", "NVLink"), ("network", "one 400 Gb/s NIC a GPU"))
+FIG_LINKS = (("nvlink", "NVLink"), ("network", "network"))
 DG_FIG_PROMPTS = (256, 1024, 4096, 16384, 65536, 131072)
 #: The pool ratio: output tokens and the decode batch.
 PD_OUTPUT, PD_BATCH = 256, 64
@@ -103,6 +103,22 @@ CITED = {
     "router_ca_hit": Cited(0.75, SGLANG04),
     "router_rr_tps": Cited(82665, SGLANG04),
     "router_ca_tps": Cited(158596, SGLANG04),
+    # vLLM's SHA-256 block hash: its cost a token, in ns (low, high).
+    "sha_low_ns": Cited(
+        100,
+        "https://github.com/vllm-project/vllm/blob/01ff8bff98541914fbc22970a92359b1602988c7/docs/design/prefix_caching.md",
+    ),
+    "sha_high_ns": Cited(
+        200,
+        "https://github.com/vllm-project/vllm/blob/01ff8bff98541914fbc22970a92359b1602988c7/docs/design/prefix_caching.md",
+    ),
+    # DeepSeek's deployment units: nodes a prefill unit and a decode unit span.
+    "ds_prefill_nodes": Cited(4, DEEPSEEK),
+    "ds_decode_nodes": Cited(18, DEEPSEEK),
+    # NVIDIA's Dynamo headline, tokens/s a GPU, DeepSeek-R1 on GB200 NVL72 (baseline not stated).
+    "dynamo_headline": Cited(30, DYNAMO),
+    # DistServe's goodput: the share of requests that must meet both targets.
+    "goodput_attainment": Cited(0.9, DISTSERVE),
     # RadixAttention's headline against Guidance, vLLM and TGI.
     "radix_speedup": Cited(5, SGLANG),
     # DistServe's worked example: goodput a GPU colocated, and with two prefill GPUs and one decode GPU.
@@ -186,6 +202,11 @@ def _published_hits(content: PageContent) -> None:
     content.put("ds_price_ratio", percent(hit / miss))
     content.put("ds_effective", f"${effective:.3f}")
     content.put("ds_saving", percent(1 - effective / miss))
+    content.put("sha_ns", f"{c['sha_low_ns'].value:.0f}–{c['sha_high_ns'].value:.0f}")
+    content.put("ds_prefill_nodes", whole(c["ds_prefill_nodes"].value))
+    content.put("ds_decode_nodes", whole(c["ds_decode_nodes"].value))
+    content.put("dynamo_headline", whole(c["dynamo_headline"].value))
+    content.put("toy_attainment", percent(c["goodput_attainment"].value))
     rows = [
         (
             "SGLang RadixAttention against Guidance 0.1.8, vLLM 0.2.5, TGI 1.3.0",
@@ -309,7 +330,7 @@ def _published_disagg(content: PageContent) -> None:
         (
             "NVIDIA Dynamo",
             "DeepSeek-R1 on GB200 NVL72; Llama 70B on Hopper",
-            "up to 30× and more than 2× tokens/s a GPU, baseline not stated",
+            f"up to {CITED['dynamo_headline'].value:.0f}× and more than 2× tokens/s a GPU, baseline not stated",
             f"[product page]({DYNAMO})",
         ),
         (
@@ -370,8 +391,10 @@ def _disagg_in_simulator(content: PageContent, ctx: Context) -> None:
     rows = []
     for label, costs in (("ceiling", "ceiling"), ("expected", "expected")):
         hardware = Hardware(gpu, costs=cost_model(costs, gpu, load_calibration()))
-        together = max_rate_within_slo(hardware, workload, config, low=0.5, high=100.0)
-        split = max_rate_within_slo(hardware, workload, config, TOY_POOLS, low=0.5, high=100.0) / split_gpus
+        share = CITED["goodput_attainment"].value  # DistServe's definition, the same for both layouts
+        together = max_rate_within_slo(hardware, workload, config, attainment=share, low=0.5, high=100.0)
+        split = max_rate_within_slo(hardware, workload, config, TOY_POOLS, attainment=share, low=0.5, high=100.0)
+        split /= split_gpus
         rows.append((f"simulator, {label} costs", f"{together:.1f}", f"{split:.1f}", f"{split / together:.2f}×"))
         content.put(f"toy_{label}_gain", f"{split / together:.2f}")
     colocated, paper_split = CITED["toy_colocated"].value, CITED["toy_split"].value
