@@ -369,15 +369,15 @@ def _prefix_in_simulator(content: PageContent, ctx: Context) -> None:
     header = ("Shared prefixes", "Hit rate", "Prompt tokens skipped", "Mean TTFT", "Median TTFT")
     content.table("pc-sim", markdown_table(header, rows, right={1, 2, 3, 4}))
     plain, one = runs[None], runs[1]
-    content.put("sim_rate", f"{SIM_RATE:g}")
-    content.put("sim_requests", whole(SIM_REQUESTS))
-    content.put("sim_output", whole(SIM_OUTPUT))
-    content.put("sim_cache_share", percent(DEFAULT_PREFIX_CACHE_SHARE))
-    content.put("sim_saved", percent(1 - one.ttft_mean_s / plain.ttft_mean_s, 1))
+    content.put("pcsim_rate", f"{SIM_RATE:g}")
+    content.put("pcsim_requests", whole(SIM_REQUESTS))
+    content.put("pcsim_output", whole(SIM_OUTPUT))
+    content.put("pcsim_cache_share", percent(DEFAULT_PREFIX_CACHE_SHARE))
+    content.put("pcsim_saved", percent(1 - one.ttft_mean_s / plain.ttft_mean_s, 1))
     saving = hit_saving(hardware, workload, PROMPT, cached_tokens(PROMPT, SHARE))
-    content.put("sim_predicted", percent(saving.saved_fraction, 1))
-    content.put("sim_many", whole(SIM_GROUPS[-1]))
-    content.put("sim_many_hit", percent(runs[SIM_GROUPS[-1]].to_dict()["prefix_hit_rate"], 1))
+    content.put("pcsim_predicted", percent(saving.saved_fraction, 1))
+    content.put("pcsim_many", whole(SIM_GROUPS[-1]))
+    content.put("pcsim_many_hit", percent(runs[SIM_GROUPS[-1]].to_dict()["prefix_hit_rate"], 1))
 
 
 def _disagg_in_simulator(content: PageContent, ctx: Context) -> None:
