@@ -10,8 +10,8 @@ Public API
     ``LINKS``: the links a KV cache can travel over, each read from the GPU's spec, one direction:
         ``"nvlink"`` the scale-up link inside a domain (``interconnect.link_bytes_per_s``: NVLink 4 on
         an H100, 450 GB/s), ``"network"`` the scale-out NIC per GPU between domains
-        (``interconnect.scale_out_bytes_per_s``: one 400 Gb/s InfiniBand or RoCE NIC, 50 GB/s; the
-        two fabrics run at the same line rate, so one figure serves both), ``"pcie"`` the GPU's
+        (``interconnect.scale_out_bytes_per_s``: on an H100 one 400 Gb/s InfiniBand NIC, 50 GB/s, as
+        gpus.toml cites it; a RoCE NIC of the same line rate gives the same figure), ``"pcie"`` the GPU's
         host link (``host_link_bytes_per_s``), for a copy staged through host memory.
     ``link_bytes_per_s(gpu, link)``: that figure, SpecError naming the field when the spec lacks it.
     ``kv_transfer(hardware, workload, prompt, link="network", latency_s=0.0)`` -> ``KvTransfer``
@@ -27,7 +27,8 @@ Public API
     ``pool_rates(prefill_hw, decode_hw, workload, prompt, output, decode_batch, prefill_batch=1)``
         -> ``PoolRates``: requests per second one prefill instance and one decode instance sustain
         when kept busy. Prefill: ``prefill_batch`` prompts per iteration,
-        ``R_P = prefill_batch / t_prefill``; decode: ``decode_batch`` users each at mean context
+        ``R_P = prefill_batch / t_prefill`` (the batch's prompts as one iteration, each attending
+        to itself only); decode: ``decode_batch`` users each at mean context
         ``prompt + output / 2``, ``R_D = decode_batch / ((output - 1) * t_step)`` (the first token
         comes from the prefill). ``prefill_gpus_per_decode_gpu`` = ``(R_D * G_P) / (R_P * G_D)``:
         rate matching, ``N_P * R_P = N_D * R_D``, in GPUs: TensorRT-LLM's "ratio of context to
@@ -48,7 +49,8 @@ Public API
         ``min(N_P * ttft_limited_rate, N_D * R_D at itl_limited_batch)`` requests/s, and per GPU
         ``/ (N_P G_P + N_D G_D)``: an estimate from the mean TTFT, not DistServe's P90.
 
-The serving simulator (``serving``) runs the same split request by request (``--disaggregate``).
+The serving simulator runs the same split request by request (``disaggserving``, ``simulate
+--disaggregate``).
 """
 
 from __future__ import annotations
@@ -58,7 +60,7 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from .errors import SpecError
-from .performance import Hardware, Workload, decode_pass, memory_use, prefill_pass
+from .performance import Hardware, Workload, decode_pass, iteration_costs, memory_use, prefill_pass
 from .specs import GpuSpec
 
 Link = Literal["nvlink", "network", "pcie"]
@@ -179,10 +181,11 @@ def pool_rates(
 ) -> PoolRates:
     """One prefill and one decode instance's request rates when busy (module docstring)."""
     _check_lengths(prompt, output)
-    prefill = prefill_pass(prefill_hw, replace(workload, batch=1, context=0, prompt=prompt * prefill_batch))
-    # A batch of b prompts is one pass of b * P tokens; its attention pairs are b * P(P+1)/2, not
-    # (bP)(bP+1)/2, but prompts short enough to batch are dominated by the weights, so the pass of
-    # b * P tokens is the bound the ceiling needs (it overcharges attention, never undercharges).
+    # b prompts in one iteration: b * P tokens, each prompt's own b * P(P+1)/2 causal pairs, b heads
+    # (IterationCosts, the simulator's accounting; b = 1 is performance.prefill_pass).
+    pairs = prefill_batch * prompt * (prompt + 1) / 2
+    tokens = prefill_batch * prompt
+    prefill = iteration_costs(prefill_hw, workload).iteration(0, 0, tokens, 0, pairs, prefill_batch)
     prefill_rate = prefill_batch / prefill.seconds
     step = _decode_step_s(decode_hw, workload, prompt, output, decode_batch)
     decode_rate = decode_batch / ((output - 1) * step)

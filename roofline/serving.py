@@ -377,7 +377,8 @@ class ServingConfig:
                 hint="give the share of the KV blocks the prefix cache keeps, e.g. 0.1",
             )
         prefix = self.shared_prefix_tokens
-        if not prefix:
+        asked = prefix > 0 or (self.prefix_share or 0) > 0  # a share of 0 is no prefix; a small one is refused
+        if not asked:
             return
         check_prefix(prefix, self.prompt.low, "the shortest prompt")
         if prefix < BLOCK_TOKENS:

@@ -77,6 +77,18 @@ SIMULATIONS = [
     {"gpu": "h100-sxm", "model": "llama-3.1-8b", "policy": "static", "rate": 10.0, "prompt": "128:2048"},
     {"gpu": "h100-sxm", "model": "llama-3.1-8b", "policy": "continuous", "rate": 10.0, "output": "16:512"},
     {"gpu": "h200", "model": "mixtral-8x7b", "policy": "chunked", "rate": 4.0, "prompt": "1000:8000"},
+    # Issue 38: a prefix cache (a string-seeded draw of groups, LRU eviction) and two pools.
+    {
+        "gpu": "h100-sxm",
+        "model": "llama-3.1-8b",
+        "policy": "continuous",
+        "rate": 20.0,
+        "prompt": "1000:2000",
+        "prefix_share": 0.5,
+        "prefix_groups": 40,
+        "prefix_cache_share": 0.02,
+    },
+    {"gpu": "h100-sxm", "model": "llama-3.1-8b", "policy": "continuous", "rate": 20.0, "disaggregate": "2:1"},
 ]
 VIEWS = [
     {"gpu": "h100-sxm", "model": "llama-3.1-8b", "precision": "bf16", "gpus": 1, "users": 1, "context": 4096},
@@ -97,9 +109,17 @@ config = roofline.ServingConfig(
     requests=300,
     prompt=roofline.parse_lengths(call.get("prompt", "512"), "prompt"),
     output=roofline.parse_lengths(call.get("output", "256"), "output"),
+    prefix_share=call.get("prefix_share"),
+    prefix_groups=call.get("prefix_groups", 1),
+    prefix_cache_share=call.get("prefix_cache_share", 0.1),
 )
 hardware, workload = roofline.Hardware(specs.gpu(call["gpu"])), roofline.Workload(specs.model(call["model"]))
-answer = json.dumps(roofline.simulate(hardware, workload, config).to_dict(trace=True))
+if "disaggregate" in call:
+    from roofline.disaggserving import parse_pools, simulate_disaggregated
+    result = simulate_disaggregated(hardware, workload, config, parse_pools(call["disaggregate"]))
+else:
+    result = roofline.simulate(hardware, workload, config)
+answer = json.dumps(result.to_dict(trace=True))
 """
 
 

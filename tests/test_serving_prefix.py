@@ -110,6 +110,7 @@ def test_the_cli_reports_the_hit_rate_and_tokens_saved(capsys):
         (("--prefix-share", "1.5"), "--prefix-share: must be between 0 and 1"),
         (("--prefix-share", "-0.1"), "--prefix-share: must be between 0 and 1"),
         (("--prefix-tokens", "8"), "fills no whole 16-token block"),
+        (("--prompt", "100", "--prefix-share", "0.001"), "a shared prefix of 0 tokens fills no whole 16-token block"),
         (("--prefix-tokens", "100", "--prefix-share", "0.5"), "not both"),
         (("--prefix-tokens", "100", "--policy", "static"), "prefix caching is simulated with paged admission"),
         (("--prefix-tokens", "500", "--prefix-cache-share", "0.000001"), "hold no whole prefix"),
