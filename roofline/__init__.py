@@ -72,6 +72,9 @@ Layout, lowest layer first. A module imports only from modules above it:
                    and the LRU cache the simulator keeps.
 - ``disagg``       disaggregated prefill and decode: the KV transfer over the GPU's cited links
                    beside its prefill, the rate-matched prefill:decode ratio, goodput estimates.
+- ``splitchoice``  chapter 8's verdict "split prefill and decode, keep one pool, or neither meets
+                   the targets" from ``disagg``'s closed forms and a prefill's stall inside a decode
+                   iteration; the tokens of a prefix a block-hash cache reuses (full blocks only).
 - ``serving``      a deterministic discrete-event simulator of a server: open or
                    closed-loop traffic, static / continuous / chunked batching, paged
                    KV blocks with preemption or reservation, an optional prefix cache;

@@ -76,7 +76,7 @@ def names(slug: str, title: str, short: str | None = None, module: str | None = 
     """The chapter's names, each checked; ScaffoldError (one line) on the first bad one."""
     if not SLUG.fullmatch(slug or ""):
         raise ScaffoldError(
-            f"slug {slug!r}: use lower-case words joined by hyphens, starting with a letter, e.g. SLUG=prefix-caching"
+            f"slug {slug!r}: use lower-case words joined by hyphens, starting with a letter, e.g. SLUG=long-context"
         )
     title = " ".join((title or "").split())
     if not title or not TITLE.fullmatch(title):

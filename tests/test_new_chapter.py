@@ -79,17 +79,17 @@ def test_bad_input_is_one_line_and_writes_nothing(tmp_path, capsys, monkeypatch,
 
 def test_the_chapter_is_written_with_its_nav_line_numbered_next(tmp_path, capsys, monkeypatch) -> None:
     root = _small_checkout(tmp_path)
-    monkeypatch.setenv("SLUG", "prefix-caching")  # as make passes SLUG=... TITLE=...
-    monkeypatch.setenv("TITLE", "Prefix Caching: Paying for a Prompt Once")
+    monkeypatch.setenv("SLUG", "long-context")  # as make passes SLUG=... TITLE=...
+    monkeypatch.setenv("TITLE", "Long Context: Paying for Attention")
     assert main(["--root", str(root)]) == 0
     chapters = len(re.findall(r'- "\d+\. ', (ROOT / "mkdocs.yml").read_text(encoding="utf-8")))
     nav = (root / "mkdocs.yml").read_text(encoding="utf-8")
-    assert f'      - "{chapters + 1}. Prefix Caching": chapters/prefix-caching/index.md\n' in nav
-    assert (root / "docs/chapters/prefix-caching/calculators/prefix_caching.py").is_file()
+    assert f'      - "{chapters + 1}. Long Context": chapters/long-context/index.md\n' in nav
+    assert (root / "docs/chapters/long-context/calculators/long_context.py").is_file()
     with pytest.raises(ScaffoldError, match="exists already"):  # a second time: refused
         from new_chapter import scaffold
 
-        scaffold(root, names("prefix-caching", "Again"))
+        scaffold(root, names("long-context", "Again"))
 
 
 def test_make_new_chapter_runs_the_scaffold_then_the_figures() -> None:
