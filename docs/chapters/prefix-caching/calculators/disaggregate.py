@@ -56,6 +56,15 @@ FORM = Form(
 )
 #: The inputs' defaults (the form's), for tests and the benchmark.
 DEFAULTS: dict[str, Any] = FORM.defaults
+#: The benchmark's inputs (scripts/bench_browser.py times each one's input-to-numbers in the page):
+#: short to long prompts, light to heavy load, models and GPUs a reader would try, each differing from the last.
+BENCH_INPUTS = [
+    {"model": model, "gpu": gpu, "prompt": prompt, "rate": rate}
+    for model, gpu in (("llama-3.1-70b", "h100-sxm"), ("llama-3.1-8b", "h200"), ("mixtral-8x7b", "b200"))
+    for prompt in (100, 4096, 32768)
+    for rate in (1, 25)
+]
+BENCH_TRIGGER = "rate"
 
 
 def _refused(params: dict[str, Any], explain: str) -> dict[str, Any]:
