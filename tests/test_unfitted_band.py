@@ -156,7 +156,7 @@ def test_each_calculator_says_unfitted_band_widened_where_the_band_is(chapter: s
 
 def test_kv_calculator_shows_the_widened_decode_band_on_an_mi300x() -> None:
     """The kv-cache calculator's expected tokens/s and band on an MI300X, formatted from the widened
-    band: before the fix it showed the fitted GPUs' band (27 to 39 tokens/s around 31 on an H100's fit)."""
+    band, not the fitted GPUs' narrower one it showed before the fix."""
     calculator = chapter_calculator("kv-cache", "kv_budget")
     params = dict(calculator.DEFAULTS, gpu="mi300x", model=MODEL)
     view = calculator.view(**params)
