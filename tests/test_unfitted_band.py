@@ -169,3 +169,20 @@ def test_kv_calculator_shows_the_widened_decode_band_on_an_mi300x() -> None:
     assert view["expected"] == f"{shown}, {UNFITTED_FLAG}"
     narrow = fmt.banded(fmt.rate(rate), *map(fmt.rate, load_calibration().decode_rate_band(rate)))
     assert shown != narrow  # the widened band differs from the narrow one at the digits shown
+
+
+@pytest.mark.parametrize("gpu", GPUS)
+def test_a_published_measurement_moved_to_each_gpu_gets_that_gpus_band(gpu: str) -> None:
+    """``benchmarks.expect_measurement`` (the measured page's expected column): gpt-fast's one-GPU
+    bf16 decode rate, set on each GPU in turn, carries at least that GPU's widened band (a rate's
+    band is the ITL band inverted: ``[r / p90, r / p10]``)."""
+    from roofline import benchmarks
+    from roofline.measured import load_measurements
+
+    (decode,) = [m for m in load_measurements(specs=SPECS) if m.id == "gptfast-llama-3.1-8b-bf16-1gpu"]
+    moved = replace(decode, gpu=gpu)
+    expectation = benchmarks.expect_measurement(moved, load_calibration(), SPECS)
+    reference = _reference(gpu, model=moved.model, precision=moved.weight_precision)
+    p10, p90 = reference.band["itl_mean_s"]
+    assert expectation.expected / expectation.high <= p10 * (1 + SLACK)
+    assert expectation.expected / expectation.low >= p90 * (1 - SLACK)
