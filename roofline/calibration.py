@@ -297,7 +297,9 @@ class Calibration:
         """The expected costs on ``gpu`` (a spec, or a built-in chip's id): its fitted compute
         shares (``compute_shares``), the shared rest. δ and the switch only on the chip they were
         measured on (``dequant_measured_on``): elsewhere vLLM runs W4A16 through Marlin or Machete,
-        whose cost nobody here has measured, so the expected pass charges no dequantization."""
+        whose cost nobody here has measured, so the expected pass charges no dequantization.
+        A caller that shows a band takes costs and band together from ``expected_costs`` instead:
+        this calibration's band is the fitted GPUs' one unless ``for_ground`` widened it."""
         measured = self.dequant_measured_on(gpu)
         return CostModel(
             name="expected",
