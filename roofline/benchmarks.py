@@ -34,7 +34,7 @@ import math
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from .calibration import Calibration
+from .calibration import Calibration, expected_costs
 from .errors import SpecError
 from .harness import ENGINES, HARNESSES, engine_of
 from .load_bounds import ITL_ACCOUNTING, TTFT_ACCOUNTING, best_case_times
@@ -463,16 +463,20 @@ def expect_measurement(
     m = measurement
     if not m.model or m.metric in SPLIT_METRICS:
         return None
-    costs = calibration.cost_model(specs.gpu(m.gpu))
-    hardware = Hardware(specs.gpu(m.gpu), m.gpus, m.compute_precision, costs=costs)
     workload = Workload(specs.model(m.model), m.weight_precision, m.kv_precision, m.batch or 1, m.mean_context)
+    hardware = Hardware(specs.gpu(m.gpu), m.gpus, m.compute_precision)
+    # Costs and band from one grounding: a measurement on a GPU or math the fit has no rows for
+    # is set beside the widened band (calibration.expected_costs), not the fitted GPUs' one.
+    ground = expected_costs(hardware, workload, calibration)
+    costs, banded = ground.costs, ground.calibration
+    hardware = replace(hardware, costs=costs)
     if m.metric == "decode_tokens_per_s_per_user":
-        return expectation_of("itl", m.value, 1.0 / decode_step(hardware, workload).seconds, calibration, True)
+        return expectation_of("itl", m.value, 1.0 / decode_step(hardware, workload).seconds, banded, True)
     if m.metric == "inter_token_latency_s":
-        return expectation_of("itl", m.value, decode_step(hardware, workload).seconds, calibration)
+        return expectation_of("itl", m.value, decode_step(hardware, workload).seconds, banded)
     if m.metric == "time_to_first_token_s":
         prefill = prefill_pass(hardware, replace(workload, prompt=m.input_tokens)).seconds
-        return expectation_of("ttft", m.value, prefill + costs.request_overhead_s, calibration)
+        return expectation_of("ttft", m.value, prefill + costs.request_overhead_s, banded)
     run = ServingRun(
         id=m.id,
         split="check",

@@ -76,7 +76,8 @@ from typing import Any
 
 from .errors import SpecError, did_you_mean
 from .harness import DEFAULT_ENGINE, DEFAULT_HARNESS, ENGINES, HARNESSES, check_engine, check_harness
-from .performance import CEILING, CostModel
+from .performance import CEILING, CostModel, Hardware, Workload, resolved
+from .precisions import AUTO
 from .specs import GpuSpec
 from .version import VERSION
 
@@ -296,7 +297,9 @@ class Calibration:
         """The expected costs on ``gpu`` (a spec, or a built-in chip's id): its fitted compute
         shares (``compute_shares``), the shared rest. δ and the switch only on the chip they were
         measured on (``dequant_measured_on``): elsewhere vLLM runs W4A16 through Marlin or Machete,
-        whose cost nobody here has measured, so the expected pass charges no dequantization."""
+        whose cost nobody here has measured, so the expected pass charges no dequantization.
+        A caller that shows a band takes costs and band together from ``expected_costs`` instead:
+        this calibration's band is the fitted GPUs' one unless ``for_ground`` widened it."""
         measured = self.dequant_measured_on(gpu)
         return CostModel(
             name="expected",
@@ -536,3 +539,63 @@ def cost_model(costs: str, gpu: GpuSpec | str, calibration: Calibration | None =
         hint = did_you_mean(str(costs), COSTS) or "choose ceiling or expected"
         raise SpecError(f"unknown cost model {costs!r}", field="costs", hint=hint)
     return (calibration or load_calibration()).cost_model(gpu)
+
+
+#: What every expected figure's band carries where the fit has no rows for its ground.
+UNFITTED_FLAG = "unfitted: band widened"
+
+
+@dataclass(frozen=True)
+class GroundedCosts:
+    """The expected costs of one prediction with the band a caller must show beside them.
+
+    ``calibration`` is ``Calibration.for_ground``'s: its band is already the widest that applies
+    (leave-one-GPU-out or leave-one-release-out where the fit has no rows), so a caller that takes
+    its band from here cannot show the narrow one on an unfitted GPU, math, link, engine or harness."""
+
+    costs: CostModel
+    calibration: Calibration
+
+    @property
+    def widened(self) -> bool:
+        """Whether the fit has no rows for some part of this ground (the band is wider)."""
+        return bool(self.calibration.unfitted)
+
+    @property
+    def flag(self) -> str:
+        """``"unfitted: band widened (reason; reason)"`` where ``widened``, else ``""``: the text a
+        page or report puts beside the band."""
+        if not self.widened:
+            return ""
+        return f"{UNFITTED_FLAG} ({'; '.join(self.calibration.unfitted)})"
+
+    def bands(self, figures: Mapping[str, float | None]) -> dict[str, list[float] | None]:
+        """``[p10 x, p90 x]`` for each banded figure, from the (possibly widened) band."""
+        return self.calibration.bands(figures)
+
+    def decode_rate_band(self, rate: float) -> tuple[float, float]:
+        """A decode rate's band, ``[rate / p90, rate / p10]`` of the (possibly widened) ITL band."""
+        return self.calibration.decode_rate_band(rate)
+
+
+def expected_costs(
+    hardware: Hardware,
+    workload: Workload | None = None,
+    calibration: Calibration | None = None,
+    *,
+    engine: str | None = None,
+    harness: str | None = None,
+    gpus: int | None = None,
+) -> GroundedCosts:
+    """The expected costs for ``hardware`` (its GPU, its math resolved against ``workload``'s
+    weights when given, its GPU count for the link) with the band to show: ``Calibration.for_ground``
+    then ``Calibration.cost_model``, in one call that every expected figure goes through.
+    ``engine`` and ``harness`` default to the calibration's own (the built-in one when None); ``gpus``
+    to ``hardware.count`` (a pipeline's stages are counted by the caller)."""
+    calibration = calibration or load_calibration()
+    ground = resolved(hardware, workload) if workload is not None else hardware
+    math = None if ground.compute_precision == AUTO else ground.compute_precision
+    grounded = calibration.for_ground(
+        hardware.gpu, engine or calibration.engine, harness or calibration.harness, math, gpus or hardware.count
+    )
+    return GroundedCosts(grounded.cost_model(hardware.gpu), grounded)

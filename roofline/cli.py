@@ -37,7 +37,7 @@ from typing import Any, NoReturn
 
 from . import architecture as arch
 from . import formatting as fmt
-from .calibration import COSTS, Calibration, cost_model, load_calibration
+from .calibration import COSTS, Calibration, GroundedCosts, expected_costs, load_calibration
 from .deployment import PARALLEL, Split, best_tp_degree, deploy, deployment_dict, hops_across_nodes, split_for
 from .disaggserving import KV_LINK_CHOICES, parse_pools, simulate_disaggregated
 from .epdeploy import (
@@ -73,7 +73,7 @@ from .moe import (
 from .ownspecs import config_path, model_entry_toml, resolve_gpu, resolve_model
 from .parallelism import pipeline_bubble_fraction
 from .parsing import parse_real, parse_whole
-from .performance import DEFAULT_USABLE_FRACTION, Hardware, Workload, gpu_count_problem, kv_copies, resolved
+from .performance import DEFAULT_USABLE_FRACTION, Hardware, Workload, gpu_count_problem, kv_copies
 from .precisions import AUTO, DEFAULT_COMPUTE_PRECISION, FORMATS, PRECISIONS, number_format
 from .quantization import critical_batch_for
 from .ratesearch import DEFAULT_TRIES, TRIES_RANGE, rate_search_lines, search_rate
@@ -830,12 +830,16 @@ def _add_ground_options(run: argparse.ArgumentParser) -> None:
     )
 
 
-def _grounded(args: argparse.Namespace, hardware: Hardware) -> Calibration:
-    """The built-in calibration for ``hardware``'s GPU and math under ``--harness`` and ``--engine``
-    (``Calibration.for_ground``: their host costs, the band widened where the fit has no rows)."""
-    return load_calibration().for_ground(
-        hardware.gpu, args.engine, args.harness, hardware.compute_precision, hardware.count
-    )
+def _grounded(
+    args: argparse.Namespace,
+    hardware: Hardware,
+    workload: Workload,
+    calibration: Calibration | None = None,
+    gpus: int | None = None,
+) -> GroundedCosts:
+    """The expected costs for ``hardware``'s GPU, math and GPU count under ``--harness`` and ``--engine``
+    with the band to show (``calibration.expected_costs``: the band widened where the fit has no rows)."""
+    return expected_costs(hardware, workload, calibration, engine=args.engine, harness=args.harness, gpus=gpus)
 
 
 def _estimate(args: argparse.Namespace, specs: SpecSet, **layout: Any) -> Estimate:
@@ -922,9 +926,9 @@ def _run_split(args: argparse.Namespace, specs: SpecSet) -> str:
         result = deploy(hardware, workload, split)
         expected = None
         if args.costs == "expected":
-            calibration = _grounded(args, resolved(hardware, workload))
-            fitted = replace(hardware, costs=cost_model("expected", hardware.gpu, calibration))
-            expected = deploy(fitted, workload, split)
+            ground = _grounded(args, hardware, workload, gpus=split.gpus)
+            calibration = ground.calibration
+            expected = deploy(replace(hardware, costs=ground.costs), workload, split)
     except SpecError as error:
         raise _precision_hint(error) from None
     figures = {**deployment_dict(hardware, workload, result), **_tp_keys_for_split(hardware, workload, result)}
@@ -1047,8 +1051,10 @@ def _run_expert(args: argparse.Namespace, specs: SpecSet) -> str:
         step = expert_step(result.hardware, result.workload, layout)
         expected = None
         if calibration is not None:
-            fitted = replace(result.hardware, costs=calibration.cost_model(result.hardware.gpu))
-            expected = expert_step(fitted, result.workload, layout)
+            # Grounded first (an unfitted GPU's wider band), then widened for the experts (ep_band).
+            ground = _grounded(args, result.hardware, result.workload, calibration)
+            calibration = ground.calibration
+            expected = expert_step(replace(result.hardware, costs=ground.costs), result.workload, layout)
     except SpecError as error:
         raise _precision_hint(error) from None
     figures = {key: value for key, value in result.to_dict().items() if key not in TP_ONLY_KEYS}
@@ -1369,8 +1375,9 @@ def _run_simulate(args: argparse.Namespace, specs: SpecSet) -> str:
             result = serve(hardware, workload, config)
         expected = None
         if calibration is not None:
-            calibration = _grounded(args, resolved(hardware, workload))
-            costs = replace(hardware, costs=calibration.cost_model(hardware.gpu))
+            ground = _grounded(args, hardware, workload)
+            calibration = ground.calibration
+            costs = replace(hardware, costs=ground.costs)
             expected = serve(costs, workload, config)
             if args.search_rate:
                 searches["expected"] = search(functools.partial(at_rate, costs), tries=tries, costs="expected")
@@ -1487,9 +1494,12 @@ def _run_simulate_expert(args: argparse.Namespace, specs: SpecSet) -> str:
         result = run.result()
         expected = expected_run = None
         if calibration is not None:
-            fitted = replace(hardware, costs=calibration.cost_model(hardware.gpu))
-            expected_costs = expert_costs(fitted, workload, layout)
-            expected_run = finished_run(fitted, workload, config, costs=expected_costs)
+            # Grounded at the layout's GPU count (an unfitted GPU or link widens it), then widened for the experts.
+            ground = _grounded(args, replace(hardware, count=args.gpus), workload, calibration)
+            calibration = ground.calibration
+            fitted = replace(hardware, costs=ground.costs)
+            fitted_costs = expert_costs(fitted, workload, layout)
+            expected_run = finished_run(fitted, workload, config, costs=fitted_costs)
             expected = expected_run.result()
     except SpecError as error:
         raise _simulate_option_error(error) from None
@@ -1498,7 +1508,7 @@ def _run_simulate_expert(args: argparse.Namespace, specs: SpecSet) -> str:
     figures["costs"] = args.costs
     if expected is not None and expected_run is not None and calibration is not None:
         expected_figures = expected.to_dict()
-        expected_figures["expert_means"] = simulated_expert_figures(expected_costs, expected_run.sizes)["expert_means"]
+        expected_figures["expert_means"] = simulated_expert_figures(fitted_costs, expected_run.sizes)["expert_means"]
         figures["expected"] = expected_figures
         figures.update(ep_band(calibration, expected_figures))
     # No schedule beats one request alone: its prompt as one iteration, then one decode at its length.
@@ -1612,9 +1622,9 @@ def _run_simulate_speculative(args: argparse.Namespace, specs: SpecSet, drafting
         run = simulate_speculative(hardware, workload, config, drafting)
         expected = None
         if calibration is not None:
-            calibration = _grounded(args, resolved(hardware, workload))
-            fitted = replace(hardware, costs=calibration.cost_model(hardware.gpu))
-            expected = simulate_speculative(fitted, workload, config, drafting)
+            ground = _grounded(args, hardware, workload)
+            calibration = ground.calibration
+            expected = simulate_speculative(replace(hardware, costs=ground.costs), workload, config, drafting)
     except SpecError as error:
         raise _simulate_option_error(error) from None
     figures = {**run.to_dict(), "costs": args.costs}

@@ -576,7 +576,11 @@ def widened(calibration):
 def ep_band(calibration, figures: dict) -> dict:
     """``{"band": ..., "band_basis": ...}``: the widened calibration's (``widened``) band of
     ``figures`` (by the band's names, ``calibration.BAND_METRICS``), and what it rests on."""
-    return {"band": widened(calibration).bands(figures), "band_basis": EP_BAND_BASIS}
+    basis = EP_BAND_BASIS
+    if calibration.unfitted:
+        # Grounded first (calibration.expected_costs): say why the dense band was already wider.
+        basis += "; the dense band was already widened: " + "; ".join(calibration.unfitted)
+    return {"band": widened(calibration).bands(figures), "band_basis": basis}
 
 
 #: The expert-parallel keys a simulation gives as means over its iterations (``ExpertCosts.figures``).

@@ -7,7 +7,7 @@ from typing import Any
 
 from . import architecture as arch
 from . import formatting as fmt
-from .calibration import BAND_METRICS, Calibration, cost_model, load_calibration
+from .calibration import BAND_METRICS, Calibration, cost_model, expected_costs, load_calibration
 from .explain import explain_decode, explain_prefill, math_choice
 from .harness import check_engine, check_harness
 from .loader import SpecSet, load_specs
@@ -242,10 +242,9 @@ def evaluate(hardware: Hardware, workload: Workload, calibration: Calibration | 
     if calibration is not None:
         # The band and host costs for this GPU and math, harness and engine: widened, and said so,
         # where the fit has no rows for them (Calibration.for_ground).
-        calibration = calibration.for_ground(
-            engine.gpu, calibration.engine, calibration.harness, engine.compute_precision, engine.count
-        )
-        fitted = replace(engine, costs=calibration.cost_model(engine.gpu))
+        ground = expected_costs(engine, workload, calibration)
+        calibration = ground.calibration
+        fitted = replace(engine, costs=ground.costs)
         expected = Expected(decode_step(fitted, workload), prefill_pass(fitted, workload), workload.batch, calibration)
     return Estimate(
         hardware=engine,

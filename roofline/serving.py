@@ -154,7 +154,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from .calibration import Calibration
+from .calibration import Calibration, expected_costs
 from .deployment import PipelineCosts, Split, check_split, memory_per_gpu, pipeline_costs
 from .errors import SpecError, shown, unknown_name
 from .parsing import parse_whole
@@ -2086,5 +2086,8 @@ def simulate_expected(
     """The same run at ``calibration``'s expected costs for ``hardware``'s GPU (``simulate
     --costs expected``): every iteration is timed by ``IterationCosts`` at the fitted shares of
     bandwidth and peak, plus the fitted overheads and all-reduce latency. Its throughput, mean
-    TTFT, ITL and TPOT get a band from ``calibration.bands``."""
-    return simulate(replace(hardware, costs=calibration.cost_model(hardware.gpu)), workload, config, split)
+    TTFT, ITL and TPOT get their band from ``expected_costs(hardware, workload, calibration).bands``,
+    the same grounding that fixed the costs here (widened where the fit has no rows)."""
+    gpus = split.gpus if split is not None else None
+    costs = expected_costs(hardware, workload, calibration, gpus=gpus).costs
+    return simulate(replace(hardware, costs=costs), workload, config, split)

@@ -22,6 +22,7 @@ from support import (
     open_chapter,
     set_inputs,
     start_at_defaults,
+    text_outputs,
     wait_for_render,
 )
 
@@ -117,3 +118,17 @@ def test_a_prefix_longer_than_the_context_marks_both_fields_and_greys_the_result
     set_inputs(form(chapter), {"prefix": 2000})
     wait_for_render(form(chapter), dict(params, prefix=2000))
     expect(form(chapter).locator("[name=context]")).not_to_have_attribute("aria-invalid", "true")
+
+
+def test_an_mi300x_shows_its_expected_band_widened_and_says_so(chapter) -> None:
+    """Issue 36: on a GPU the fit has no rows for, the page's expected tokens/s carries the widened
+    band and the words "unfitted: band widened", as CPython's view computes them; an H100 does not."""
+    params = dict(calculator_view.DEFAULTS)
+    start_at_defaults(form(chapter), params)
+    assert "unfitted: band widened" not in text_outputs(form(chapter))["expected"]
+    params["gpu"] = "mi300x"
+    set_inputs(form(chapter), {"gpu": "mi300x"})
+    wait_for_render(form(chapter), params)
+    view = calculator_view.view(**params)
+    assert text_outputs(form(chapter))["expected"] == view["expected"]
+    assert view["expected"].endswith("unfitted: band widened")

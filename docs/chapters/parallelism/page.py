@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from roofline import Hardware, Workload, decode_step, gpus_to_fit, load_calibration, memory_use
 from roofline import formatting as fmt
 from roofline.architecture import weight_bytes
-from roofline.calibration import cost_model
+from roofline.calibration import cost_model, expected_costs
 from roofline.deployment import Split, best_tp_degree, deploy, pipeline_decode
 from roofline.measured import Measurement, compare, load_measurements
 from roofline.memorykinds import DRIVER, labelled, memory_of
@@ -656,9 +656,10 @@ def build(ctx: Context) -> PageContent:
                 "rest": max(0.0, measured_s - step.seconds) * 1e3,
             }
         )
-        exp_hw = replace(hw, costs=cost_model("expected", m.gpu, calibration))
-        expected_s = decode_step(exp_hw, work).seconds
-        low, high = calibration.band_for("itl_mean_s", expected_s)
+        # Costs and band together: a run on a GPU, math or link the fit has no rows for gets the wider band.
+        ground = expected_costs(hw, work, calibration)
+        expected_s = decode_step(replace(hw, costs=ground.costs), work).seconds
+        low, high = ground.calibration.band_for("itl_mean_s", expected_s)
         ideal_s = step.seconds - step.communication_s
         comparison = compare(m, specs)
         table_rows.append(

@@ -22,7 +22,7 @@ import altair as alt
 from roofline import Hardware, Workload
 from roofline import formatting as fmt
 from roofline import quantization as q
-from roofline.calibration import Calibration
+from roofline.calibration import Calibration, expected_costs
 from roofline.measured import Comparison
 from roofline.performance import decode_pass, memory_use, prefill_pass
 from roofline.sweep import Table
@@ -229,8 +229,10 @@ def prefill_ratio(hardware: Hardware, model: Any, prompts: Sequence[int], calibr
     """Prefill time at each format over bf16's, by prompt length: int4 fused and fp8 W8A8 on the
     ceilings (no dequantization), and int4 at the expected costs (δ fitted, the engine's switch
     to widening) over bf16 at the same costs, with the band of its expected time as an area."""
-    expected = replace(hardware, costs=calibration.cost_model(hardware.gpu.id))
-    low, high = calibration.band["ttft_mean_s"]
+    # Costs and band from one grounding (calibration.expected_costs): the wider band on an unfitted GPU.
+    ground = expected_costs(hardware, Workload(model, "int4-awq"), calibration)
+    expected = replace(hardware, costs=ground.costs)
+    low, high = ground.calibration.band["ttft_mean_s"]
     switch = calibration.dequant_switch_tokens
     expected_line = f"int4-awq, expected (δ = {calibration.dequant_overhead:.2f}, widened from {switch} tokens)"
     rows, band = [], []

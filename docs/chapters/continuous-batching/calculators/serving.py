@@ -17,7 +17,7 @@ from typing import Any
 
 from roofline import Hardware, ServingConfig, SpecError, Workload, builtin_specs, simulate
 from roofline import formatting as fmt
-from roofline.calibration import load_calibration
+from roofline.calibration import UNFITTED_FLAG, expected_costs, load_calibration
 from roofline.forms import Field, Form, Output, Rule
 from roofline.load_bounds import best_case_times
 from roofline.performance import tensor_parallel_degrees
@@ -268,10 +268,12 @@ def view(
             error.message, field="admission", hint="choose reserve admission, more GPUs or shorter outputs"
         ) from None
     calibration = load_calibration()
-    fitted = simulate_expected(
-        Hardware(specs.gpu(gpu), int(gpus)), Workload(specs.model(model), precision), config, calibration
-    )
-    expected = _expected(fitted.to_dict(), calibration.bands(fitted.to_dict()))
+    fitted = simulate_expected(hardware, workload, config, calibration)
+    # The band from the same grounding that fixed the costs: widened, and flagged, where the fit has no rows.
+    ground = expected_costs(hardware, workload, calibration)
+    expected = _expected(fitted.to_dict(), ground.bands(fitted.to_dict()))
+    if ground.widened:
+        expected += f"; {UNFITTED_FLAG}"
     little = rate * result.latency_mean_s if result.latency_mean_s is not None else 0.0
     explain = (
         f"{result.completed:,} of {REQUESTS:,} requests served in {result.duration_s:,.1f} s of simulated time,"
@@ -286,8 +288,9 @@ def view(
     )
     explain += (
         f" At the expected costs the same requests give (throughput · mean TTFT · mean TPOT) {expected};"
-        f" the figures above are at the ceiling's costs. {_scheduled(hardware, workload, prompt_low)}"
-        f" {fmt.EXPECTED_MEANS}"
+        f" the figures above are at the ceiling's costs."
+        + (f" Expected band: {ground.flag}." if ground.widened else "")
+        + f" {_scheduled(hardware, workload, prompt_low)} {fmt.EXPECTED_MEANS}"
     )
     keeping_up = result.throughput_requests_per_s >= 0.9 * rate
     if result.preemptions:

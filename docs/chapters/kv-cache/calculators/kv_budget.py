@@ -11,11 +11,12 @@ that fit. This module only chooses what to show and puts it in words.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from roofline import Hardware, Workload, builtin_specs, decode_step, memory_use, step_split, users_that_fit
 from roofline import formatting as fmt
-from roofline.calibration import load_calibration
+from roofline.calibration import UNFITTED_FLAG, expected_costs, load_calibration
 from roofline.forms import Field, Form, Output, Rule
 from roofline.kvformats import KV_FORMAT_NAMES, kv_format
 from roofline.memorykinds import DRIVER, POOL, USABLE, labelled
@@ -190,9 +191,12 @@ def view(model: str, gpu: str, gpus: int, weights: str, kv: str, context: int, p
     headroom = total_bytes - memory.used_bytes
     reserve = total_bytes - memory.usable_bytes
     per_user, total = fmt.rate(1 / step.seconds), fmt.rate(users / step.seconds)
-    calibration = load_calibration()
-    expected_rate = 1 / decode_step(Hardware(specs.gpu(gpu), gpus, costs=calibration.cost_model(gpu)), full).seconds
-    expected = fmt.banded(fmt.rate(expected_rate), *map(fmt.rate, calibration.decode_rate_band(expected_rate)))
+    # The costs and the band together (widened, and flagged, on a GPU or math the fit has no rows for).
+    ground = expected_costs(hardware, full, load_calibration())
+    expected_rate = 1 / decode_step(replace(hardware, costs=ground.costs), full).seconds
+    expected = fmt.banded(fmt.rate(expected_rate), *map(fmt.rate, ground.decode_rate_band(expected_rate)))
+    # The page says why where the band is wider than the fit's own (calibration.expected_costs).
+    flagged = f" Expected band: {ground.flag}." if ground.widened else ""
     shared = f", {fmt.gigabytes(workload.kv_bytes_shared)} of it shared once" if prefix else ""
     explain = (
         f"{warning}The weights take {fmt.gigabytes(memory.weights_bytes)} of {labelled(DRIVER, total_bytes)},"
@@ -205,7 +209,7 @@ def view(model: str, gpu: str, gpus: int, weights: str, kv: str, context: int, p
         f" the weights in {fmt.milliseconds(split.weights_s)} and every user's cache in"
         f" {fmt.milliseconds(split.kv_s)} ({split.kv_share:.0%} of the reads). Decode is {step.bound}-bound:"
         f" each user gets {per_user} tokens/s, {total} in all, at the ceiling; expected, {expected} tokens/s each."
-        f" {fmt.EXPECTED_MEANS}"
+        f"{flagged} {fmt.EXPECTED_MEANS}"
     )
     return {
         "params": params,
@@ -216,7 +220,7 @@ def view(model: str, gpu: str, gpus: int, weights: str, kv: str, context: int, p
         "max_users": users,
         "per_user": per_user,
         "total": total,
-        "expected": expected,
+        "expected": f"{expected}, {UNFITTED_FLAG}" if ground.widened else expected,
         "kv_per_user": _size(workload.kv_bytes_private),
         "memory": f"{memory.weights_bytes / 1e9:,.1f} · {memory.kv_bytes / 1e9:,.1f} · {headroom / 1e9:,.1f} GB",
         "memory_parts": [

@@ -15,7 +15,7 @@ from typing import Any
 
 from roofline import Hardware, SpecError, Workload, builtin_specs, load_calibration
 from roofline import formatting as fmt
-from roofline.calibration import cost_model
+from roofline.calibration import UNFITTED_FLAG, GroundedCosts, expected_costs
 from roofline.deployment import PARALLEL, Deployment, best_split, deploy, domain_note, split_for
 from roofline.forms import Field, Form, Output
 from roofline.precisions import PRECISIONS
@@ -141,13 +141,13 @@ def view(
         workload = Workload(specs.model(model), weights, kv, batch, context, prompt)
         chosen = split_for(split, gpus, pp_stages if split == "tpxpp" else None, microbatches)
         ceiling = deploy(hardware, workload, chosen)
-        calibration = _CALIBRATION
-        expected_hw = replace(hardware, costs=cost_model("expected", gpu, calibration))
-        expected = deploy(expected_hw, workload, chosen)
+        # The costs and the band together, at the split's GPU count (its links): widened where unfitted.
+        ground = expected_costs(hardware, workload, _CALIBRATION, gpus=chosen.gpus)
+        expected = deploy(replace(hardware, costs=ground.costs), workload, chosen)
         best = best_split(hardware, workload, gpus, microbatches)
     except SpecError as error:
         return _refused(params, f"{specs.model(model).name} cannot be deployed that way", str(error))
-    answer = _answer(params, ceiling, expected, best, calibration, workload, spec.name)
+    answer = _answer(params, ceiling, expected, best, ground, workload, spec.name)
     # A group past one NVLink domain is allowed (deployment.check_split, the rule chapter 1 uses too), and said.
     wide = domain_note(hardware, chosen.tp)
     if wide:
@@ -155,8 +155,11 @@ def view(
     return answer
 
 
-def _answer(params, ceiling: Deployment, expected: Deployment, best, calibration, workload, gpu_name) -> dict[str, Any]:
+def _answer(
+    params, ceiling: Deployment, expected: Deployment, best, ground: GroundedCosts, workload, gpu_name
+) -> dict[str, Any]:
     step, step_x = ceiling.step, expected.step
+    calibration = ground.calibration  # its band is the widened one where the fit has no rows
     itl_low, itl_high = calibration.band_for("itl_mean_s", step_x.interval_s)
     tput_low, tput_high = calibration.band_for("throughput_tokens_per_s", step_x.tokens_per_s_total)
     per_user = (
@@ -203,7 +206,9 @@ def _answer(params, ceiling: Deployment, expected: Deployment, best, calibration
         f" {fmt.duration(talk)} is talk ({step.split.tp}-GPU all-reduces"
         + (f" and {split.pp - 1} hop{'s' if split.pp > 2 else ''} between stages" if split.pp > 1 else "")
         + f"). The expected figure, {fmt.duration(step_x.interval_s)}, uses the costs fitted to published runs,"
-        f" and the band is where 80% of those runs fell around it. Each GPU of the busiest stage holds"
+        f" and the band is where 80% of those runs fell around it"
+        + (f" ({ground.flag})" if ground.widened else "")
+        + f". Each GPU of the busiest stage holds"
         f" {fmt.gigabytes(memory.weights_bytes)} of weights; its cache pool holds {users} users at this context."
         + ("" if fits else " Use more GPUs, a smaller context or batch, or fewer bytes per weight.")
     )
@@ -214,7 +219,7 @@ def _answer(params, ceiling: Deployment, expected: Deployment, best, calibration
         "verdict": verdict,
         "summary": f"{verdict}. {best_text}.",
         "per_user": per_user,
-        "total": total,
+        "total": f"{total}, {UNFITTED_FLAG}" if ground.widened else total,
         "prefill": prefill,
         "memory": mem,
         "step": f"{reads * 1e3:,.2f} · {talk * 1e3:,.2f} ms",

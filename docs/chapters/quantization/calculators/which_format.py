@@ -16,7 +16,7 @@ from typing import Any
 
 from roofline import Hardware, Workload, builtin_specs
 from roofline import formatting as fmt
-from roofline.calibration import Calibration, load_calibration
+from roofline.calibration import UNFITTED_FLAG, Calibration, expected_costs, load_calibration
 from roofline.forms import Field, Form, Output
 from roofline.performance import decode_step, prefill_pass, resolved
 from roofline.precisions import number_format
@@ -65,12 +65,13 @@ def _expected(hardware: Hardware, workload: Workload, calibration: Calibration) 
     the band of its kind (``Calibration.decode_rate_band``, ``band_for``), and nothing the page
     does not show."""
     engine = resolved(hardware, workload)
-    # The band for this GPU's math: widened where the fit has no compute share for it, as the package's.
-    calibration = calibration.for_ground(
-        engine.gpu, calibration.engine, calibration.harness, engine.compute_precision, engine.count
-    )
-    fitted = replace(engine, costs=calibration.cost_model(engine.gpu.id))
-    found = {"decode": calibration.decode_rate_band(1.0 / decode_step(fitted, workload).seconds)}
+    # The costs and the band for this GPU's math together: widened where the fit has no rows for it.
+    ground = expected_costs(engine, workload, calibration)
+    calibration = ground.calibration
+    fitted = replace(engine, costs=ground.costs)
+    found: dict[str, Any] = {"decode": calibration.decode_rate_band(1.0 / decode_step(fitted, workload).seconds)}
+    if ground.widened:
+        found["unfitted"] = ground.calibration.unfitted  # why this format's band is wider (said on the page)
     if workload.prompt:
         found["prefill"] = calibration.band_for("ttft_mean_s", prefill_pass(fitted, workload).seconds)
     return found
@@ -221,6 +222,10 @@ def view(gpu: str, model: str, batch: int, context: int, prompt: int) -> dict[st
             f" tok/s per user on the ceiling, {_range(low, high, '')} expected."
         )
     details = " ".join(_line(a, bands.get(a.weight_precision, {}), prompt) for a in answers)
+    widened = [name for name, band in bands.items() if band.get("unfitted")]
+    reasons = dict.fromkeys(reason for band in bands.values() for reason in band.get("unfitted", ()))
+    if widened:
+        details += f" Expected band of {', '.join(widened)}: {UNFITTED_FLAG} ({'; '.join(reasons)})."
     answer: dict[str, Any] = {
         "fits": fastest is not None,
         "verdict": verdict,

@@ -17,7 +17,7 @@ from typing import Any
 
 from roofline import Hardware, SpecError, Workload, builtin_specs, memory_use
 from roofline import formatting as fmt
-from roofline.calibration import load_calibration
+from roofline.calibration import UNFITTED_FLAG, GroundedCosts, expected_costs, load_calibration
 from roofline.forms import Field, Form, Output, draft_menu, model_menu
 from roofline.memorykinds import BUDGET, labelled
 from roofline.performance import gpu_count_problem, resolved
@@ -213,7 +213,9 @@ def view(
         )
     drafter: dict[str, Any] = {"draft_cost": draft_cost} if draft == GIVEN_COST else {"draft": specs.draft(draft)}
     calibration = load_calibration()  # read once: each call reads the file again
-    expected_hardware = replace(hardware, costs=calibration.cost_model(gpu))
+    # The costs and the band together: widened, and flagged, on a GPU or math the fit has no rows for.
+    ground = expected_costs(hardware, workload, calibration)
+    expected_hardware = replace(hardware, costs=ground.costs)
     # One Rounds per cost model: the chart's batches, the break-even search and the chosen batch
     # share their passes (the search's doubling meets the chart's batches).
     try:
@@ -231,7 +233,7 @@ def view(
     # The ceiling's break-even only: the expected curve's crossing is on the chart, and a second
     # search would add to the calculator's time per keystroke.
     even = _break_even(at_ceiling, alpha, most)
-    return _answer(params, (ceiling, expected), (even, most), chart, calibration.band["tpot_mean_s"])
+    return _answer(params, (ceiling, expected), (even, most), chart, ground)
 
 
 def _answer(
@@ -239,10 +241,11 @@ def _answer(
     rounds: tuple[Round, Round],
     evens: tuple[float | None, int | None],
     chart: dict,
-    band: tuple[float, float],
+    ground: GroundedCosts,
 ) -> dict[str, Any]:
     """The answer's words and figures from the two rounds (ceiling, expected), the ceiling's
-    break-even batch, the most users that fit, and the fit's band on time per token."""
+    break-even batch, the most users that fit, and the grounded costs whose band on time per token
+    (widened where unfitted) the expected figure carries."""
     alpha, batch = params["alpha"], params["batch"]
     ceiling, expected = rounds
     even, most = evens
@@ -252,7 +255,7 @@ def _answer(
     plain_ceiling = ceiling.baseline_tokens_per_s_per_user
     per_user_expected = expected.tokens_per_s_per_user(alpha)
     # The fit's band is on time per token (p10 and p90 of measured ÷ expected), so tokens/s is its inverse.
-    low, high = band
+    low, high = ground.calibration.band["tpot_mean_s"]
     above = per_user > plain_ceiling
     flag = (
         f" (speculative: {per_user / plain_ceiling:.2f}× the plain ceiling)"
@@ -269,7 +272,7 @@ def _answer(
         f" for a plain step, so the speedup is {tau:.2f} × {fmt.milliseconds(ceiling.baseline.seconds)} ÷"
         f" {fmt.milliseconds(ceiling.seconds)} = {_times(speedup)}. The expected figures use the costs fitted to"
         " published runs without speculation; their band is that fit's 10th to 90th percentile, and no"
-        " speculative run was part of the fit."
+        " speculative run was part of the fit." + (f" Expected band: {ground.flag}." if ground.widened else "")
     )
     if above:
         explain += (
@@ -292,7 +295,8 @@ def _answer(
         "speedup": f"{_times(speedup)} ceiling · {_times(speedup_expected)} expected",
         "per_user": f"{fmt.rate(per_user)}{flag}",
         "expected": f"{fmt.rate(per_user_expected)} (band {fmt.rate(per_user_expected / high)} to"
-        f" {fmt.rate(per_user_expected / low)}, fitted without speculation)",
+        f" {fmt.rate(per_user_expected / low)}, fitted without speculation"
+        + (f"; {UNFITTED_FLAG})" if ground.widened else ")"),
         "baseline": f"{fmt.rate(plain_ceiling)} ceiling · {fmt.rate(expected.baseline_tokens_per_s_per_user)} expected",
         "draft_share": f"{ceiling.draft_cost:.3f} ceiling · {expected.draft_cost:.3f} expected",
         "verification": f"{fmt.milliseconds(ceiling.verification.seconds)}, {ceiling.verification.bound}-bound",
