@@ -20,9 +20,11 @@ One iteration on the busiest GPU (imbalance F = busiest rank's routed tokens ove
   (``moe.routed_experts_touched``);
 - cache read = its group's users' cache, over T, times the copies T GPUs keep (``kv_copies``);
 - FLOPs = (all FLOPs of the iteration less the routed experts') / G + the routed experts' * F / G;
-- all-to-all = per MoE layer, its ``F * n/G`` tokens' copies to other ranks,
-  ``E_tok d (b_d + b_c)`` bytes a token, a share ``(G - 1)/G`` of them off the GPU; those to ranks
-  outside its scale-up domain of D GPUs, ``max(0, G - D)/G``, cross the network.
+- all-to-all = per MoE layer, its ``F * n/G`` tokens, each sent once to every destination its
+  E_tok experts reach, ``d (b_d + b_c)`` bytes a destination (``moe.destinations_per_token``):
+  over the network one copy per remote node (at most the model's node limit), over NVLink one per
+  other GPU of its own scale-up domain of D GPUs; the least any correct all-to-all moves, as
+  DeepEP's normal kernels send a token once a node and forward it inside the node.
   ``alltoall_s = L_moe * (2 latency + max(NVLink bytes / NVLink rate, RDMA bytes / RDMA rate))``
   at the best figures the GPU's spec gives (``InterconnectSpec.alltoall_ceiling``);
 - T > 1: ``2L`` all-reduces of the group's n T/G tokens over its T GPUs, each
@@ -147,19 +149,31 @@ def non_expert_bytes_read(model, tokens: float, precision: str) -> float:
     return arch.weights_read_bytes(model, tokens, precision) - touched * _expert_bytes(model, precision)
 
 
-def alltoall_s(hardware: Hardware, ep: int, tokens_per_gpu: float, bytes_per_token: float, layers: int) -> tuple:
+def alltoall_s(
+    hardware: Hardware, ep: int, tokens_per_gpu: float, bytes_per_token: float, layers: int, model
+) -> tuple:
     """``(seconds, NVLink bytes, RDMA bytes)`` of one pass's all-to-alls on one GPU sending
-    ``tokens_per_gpu`` tokens: ``L_moe * (2 latency + max(nv / nv_rate, rdma / rdma_rate))``,
-    at the best figures of the GPU's spec (``InterconnectSpec.alltoall_ceiling``) times the
-    cost model's link share (1 for the ceiling). 0 on one GPU."""
+    ``tokens_per_gpu`` tokens whose E_tok expert copies carry ``bytes_per_token`` a layer:
+    ``L_moe * (2 latency + max(nv / nv_rate, rdma / rdma_rate))``, at the best figures of the
+    GPU's spec (``InterconnectSpec.alltoall_ceiling``) times the cost model's link share (1 for
+    the ceiling). 0 on one GPU.
+
+    The bytes are the least any correct all-to-all moves, one copy per destination rather than per
+    expert copy (``moe.destinations_per_token``, ``model``'s experts and node limit): over the
+    network one copy per remote node a token reaches (DeepEP's normal kernels send it once a node
+    and forward it over NVLink inside), over NVLink one per other GPU of its own node."""
     if ep == 1 or tokens_per_gpu <= 0:
         return 0.0, 0.0, 0.0
     link = hardware.gpu.interconnect
     best = link.alltoall_ceiling()
     share = hardware.costs.link_efficiency
-    sent = tokens_per_gpu * bytes_per_token * layers
-    rdma = sent * moe.scale_out_share(ep, link.domain_gpus)
-    nvlink = sent * moe.offrank_share(ep) - rdma
+    spec = model.moe
+    remote, local = moe.destinations_per_token(
+        spec.experts, spec.experts_per_token, ep, link.domain_gpus, spec.node_limit
+    )
+    per_copy = tokens_per_gpu * bytes_per_token / spec.experts_per_token * layers
+    rdma = per_copy * remote
+    nvlink = per_copy * local
     seconds = layers * 2 * best.latency_s + max(
         nvlink / (share * best.nvlink_bytes_per_s), rdma / (share * best.rdma_bytes_per_s)
     )
@@ -264,6 +278,7 @@ class ExpertCosts:
             layout.imbalance * tokens / layout.ep,
             self.alltoall_bytes_per_token,
             arch.moe_layers(self.model),
+            self.model,
         )
 
     def iteration(
