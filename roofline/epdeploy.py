@@ -149,9 +149,7 @@ def non_expert_bytes_read(model, tokens: float, precision: str) -> float:
     return arch.weights_read_bytes(model, tokens, precision) - touched * _expert_bytes(model, precision)
 
 
-def alltoall_s(
-    hardware: Hardware, ep: int, tokens_per_gpu: float, bytes_per_token: float, layers: int, model
-) -> tuple:
+def alltoall_s(hardware: Hardware, ep: int, tokens_per_gpu: float, bytes_per_token: float, layers: int, model) -> tuple:
     """``(seconds, NVLink bytes, RDMA bytes)`` of one pass's all-to-alls on one GPU sending
     ``tokens_per_gpu`` tokens whose E_tok expert copies carry ``bytes_per_token`` a layer:
     ``L_moe * (2 latency + max(nv / nv_rate, rdma / rdma_rate))``, at the best figures of the

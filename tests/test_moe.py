@@ -70,7 +70,7 @@ def test_a_token_is_charged_once_per_destination_node_not_per_expert_copy() -> N
     miss = 1.0
     for i in range(8):
         miss *= (192 - i) / (256 - i)
-    remote, local = moe.destinations_per_token(256, 8, 32, 8)
+    remote, _ = moe.destinations_per_token(256, 8, 32, 8)
     assert remote == pytest.approx(3 * (1 - miss))
     assert remote == pytest.approx(2.71, abs=0.005)
     assert remote < 8 * (32 - 8) / 32
