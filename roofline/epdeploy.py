@@ -28,10 +28,10 @@ One iteration on the busiest GPU (imbalance F = busiest rank's routed tokens ove
   ``alltoall_s = L_moe * (2 latency + max(NVLink bytes / NVLink rate, RDMA bytes / RDMA rate))``
   at the best figures the GPU's spec gives (``InterconnectSpec.alltoall_ceiling``);
 - T > 1: ``2L`` all-reduces of the group's n T/G tokens over its T GPUs, each
-  ``latency + 2 (T-1)/T * n T/G * d * 2 / link`` inside one domain; a group past one domain
-  reduces inside each node first, so only a 1/D share crosses the network
-  (``max(2 (D-1)/D * S / NVLink, 2 (N-1)/N * S / D / network)``, N nodes), NCCL's
-  hierarchical bound rather than a ring over the slowest link.
+  ``latency + n T/G * d * 2 * performance.allreduce_wire``: a ring inside one domain; past one
+  domain the cheaper of a flat ring over the network and NCCL's two-level (hierarchical) bound,
+  ``max(2 (D-1)/D * S / NVLink, 2 (N-1)/N * S / D / network)``, N nodes, the one formula
+  tensor parallelism uses too.
 
 The ceiling overlaps the all-to-all with the math (two micro-batches, as DeepSeek's and SGLang's
 engines run): an iteration takes ``max(memory_s, compute_s, alltoall_s) + all-reduces``
@@ -179,23 +179,13 @@ def alltoall_s(hardware: Hardware, ep: int, tokens_per_gpu: float, bytes_per_tok
 
 
 def group_allreduce(hardware: Hardware, model, tp: int) -> tuple[float, float]:
-    """``(latency, seconds per token)`` of one all-reduce over an attention group of ``tp`` GPUs
-    (module docstring): 0 for one GPU; the hierarchical bound past one scale-up domain."""
+    """``(latency, seconds per token)`` of one all-reduce over an attention group of ``tp`` GPUs:
+    0 for one GPU; else ``performance.allreduce_wire``'s seconds a byte (a ring inside one domain,
+    past it the cheaper of a flat ring and the two-level bound) times one token's message."""
     if tp == 1:
         return 0.0, 0.0
     group = replace(hardware, count=tp)
-    link = hardware.gpu.interconnect
-    share = hardware.costs.link_efficiency
-    message = allreduce_bytes(model, 1)
-    domain = link.domain_gpus
-    if tp <= domain:
-        per_token = 2.0 * (tp - 1) / tp * message / (share * link.link_bytes_per_s)
-    else:
-        nodes = math.ceil(tp / domain)
-        inside = 2.0 * (domain - 1) / domain * message / (share * link.link_bytes_per_s)
-        across = 2.0 * (nodes - 1) / nodes * message / domain / (share * link.scale_out_bytes_per_s)
-        per_token = max(inside, across)
-    return group.allreduce_latency, per_token
+    return group.allreduce_latency, allreduce_bytes(model, 1) * group.allreduce_wire[0]
 
 
 @dataclass(frozen=True)
@@ -417,6 +407,8 @@ class ExpertStep:
     layers: int = 0
     allreduce_bytes: float = 0.0
     allreduce_latency_s: float = 0.0
+    #: How an attention group's all-reduce is charged (``performance.allreduce_wire``); None at T = 1.
+    allreduce_accounting: str | None = None
 
     @property
     def step_s(self) -> float:
@@ -495,6 +487,7 @@ def expert_step(hardware: Hardware, workload: Workload, layout: ExpertLayout) ->
         layers=model.layers,
         allreduce_bytes=allreduce_bytes(model, batch / groups),
         allreduce_latency_s=costs.allreduce_latency_s,
+        allreduce_accounting=replace(costs.hardware, count=tp).allreduce_wire[1] if tp > 1 else None,
     )
 
 
@@ -537,6 +530,7 @@ def expert_dict(step: ExpertStep) -> dict:
         "allreduces_per_step": 0 if layout.attention_tp == 1 else ALLREDUCES_PER_LAYER * step.layers,
         "allreduce_bytes": 0 if layout.attention_tp == 1 else step.allreduce_bytes,
         "allreduce_latency_s": step.allreduce_latency_s,
+        "allreduce_accounting": step.allreduce_accounting,
         "attention_dp": layout.attention_tp == 1,
         "kv_copies": step.kv_copies,
         "prefill_s": step.prefill_s,
