@@ -315,6 +315,26 @@ class ExpertCosts:
         pairs = tokens * cached + tokens * (tokens + 1) / 2
         return self.iteration(decodes, decode_context, tokens, cached, pairs, 1)
 
+    def prefill_tokens_per_s(self, prompt: int) -> float:
+        """The most prompt tokens a second the G GPUs prefill in batches of ``prompt``-token
+        prompts, over every batch size: ``P / (max(compute, all-to-all) + all-reduces)`` of one
+        prompt's share of a batch. A batch of n prompts costs n times one prompt's math,
+        all-to-all bytes and all-reduce bytes (each prompt attends only to itself), while the
+        weights, the fixed latencies and the overheads are paid once a batch and vanish per
+        prompt as n grows, so this limit bounds every batch's throughput (the one-prompt
+        ``prefill`` is a latency, not a throughput: it pays all of them for one prompt)."""
+        if prompt < 1:
+            return 0.0
+        one = self.prefill(prompt)
+        model, layout = self.model, self.layout
+        # The all-to-all's bytes alone, its fixed latencies left out (paid once a batch).
+        link = self.hardware.gpu.interconnect
+        latency = 2 * arch.moe_layers(model) * link.alltoall_ceiling().latency_s if layout.ep > 1 else 0.0
+        alltoall = max(0.0, one.overlapped_s - latency)
+        allreduces = ALLREDUCES_PER_LAYER * model.layers * self.allreduce_s_per_token * prompt / layout.attention_groups
+        per_prompt = max(one.compute_s, alltoall) + allreduces
+        return prompt / per_prompt if per_prompt > 0 else math.inf
+
     def swap_seconds(self, tokens: int) -> float:
         """Time to copy ``tokens`` tokens of cache one way: each GPU copies its share over its
         own host link, ``tokens * per-GPU bytes / groups / host link``."""
@@ -409,6 +429,8 @@ class ExpertStep:
     allreduce_latency_s: float = 0.0
     #: How an attention group's all-reduce is charged (``performance.allreduce_wire``); None at T = 1.
     allreduce_accounting: str | None = None
+    #: Prompt tokens a second the G GPUs prefill at most in batches (``prefill_tokens_per_s``).
+    prefill_tokens_per_s: float = 0.0
 
     @property
     def step_s(self) -> float:
@@ -488,6 +510,7 @@ def expert_step(hardware: Hardware, workload: Workload, layout: ExpertLayout) ->
         allreduce_bytes=allreduce_bytes(model, batch / groups),
         allreduce_latency_s=costs.allreduce_latency_s,
         allreduce_accounting=replace(costs.hardware, count=tp).allreduce_wire[1] if tp > 1 else None,
+        prefill_tokens_per_s=costs.prefill_tokens_per_s(prompt) if prompt else 0.0,
     )
 
 
@@ -535,7 +558,17 @@ def expert_dict(step: ExpertStep) -> dict:
         "kv_copies": step.kv_copies,
         "prefill_s": step.prefill_s,
         "prefill_bound": step.prefill_bound,
+        "prefill_basis": PREFILL_BASIS,
+        "prefill_tokens_per_s": step.prefill_tokens_per_s,
     }
+
+
+#: What ``prefill_s`` and ``prefill_tokens_per_s`` of an expert-parallel estimate are, for the JSON.
+PREFILL_BASIS = (
+    "prefill_s is one prompt alone on all the GPUs, a latency (time to first token at no load), not a"
+    " throughput; prefill_tokens_per_s is the most prompt tokens a second the GPUs prefill in batches"
+    " of such prompts, any batch size (weights, latencies and overheads paid once a batch)"
+)
 
 
 def expected_dict(step: ExpertStep) -> dict:
@@ -546,6 +579,7 @@ def expected_dict(step: ExpertStep) -> dict:
         "decode_tokens_per_s_per_user": 1.0 / step.step_s,
         "decode_tokens_per_s_total": step.batch / step.step_s,
         "prefill_s": step.prefill_s,
+        "prefill_tokens_per_s": step.prefill_tokens_per_s,
         "communication_s": step.alltoall_s + step.allreduce_s,
         "overhead_s": step.overhead_s,
         "alltoall_s": step.alltoall_s,
@@ -686,7 +720,14 @@ def expert_report(figures: dict) -> str:
         " time(s))",
     ]
     if f["prompt"]:
-        lines.append(f"  prefill ({f['prompt']:,} tokens)  {f['prefill_s'] * 1e3:,.2f} ms ({f['prefill_bound']}-bound)")
+        lines.append(
+            f"  prefill ({f['prompt']:,} tokens)  {f['prefill_s'] * 1e3:,.2f} ms ({f['prefill_bound']}-bound)"
+            " for one prompt alone: a latency, not a throughput"
+        )
+        lines.append(
+            f"  prefill, batched          at most {f['prefill_tokens_per_s']:,.0f} prompt tokens/s over the"
+            f" {f['ep']:,} GPUs in batches of such prompts (ceiling)"
+        )
     expected = f.get("expected")
     if expected:
         band = f["band"]

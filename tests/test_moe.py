@@ -350,3 +350,26 @@ def test_a_preset_with_no_bandwidth_is_refused(tmp_path, capsys: pytest.CaptureF
     line = err.strip()
     assert code != 0 and "\n" not in line
     assert "interconnect.alltoall.deepep" in line and "gives no bandwidth" in line
+
+
+#: SGLang's prefill on 4 nodes of 8 H100s (EP32), 16,384 tokens a GPU: 57,674, 54,543 and 50,302
+#: input tokens/s per node at 1,024-, 2,048- and 4,096-token prompts (the same blog post's prefill
+#: table, lm-sys.github.io@2db4e4042b31f3c3c9f4f93068ae80946d25a115, 2025-05-05-large-scale-ep.md).
+SGLANG_EP32_PREFILL_PER_NODE = {1024: 57_674, 2048: 54_543, 4096: 50_302}
+
+
+@pytest.mark.parametrize(("prompt", "measured"), sorted(SGLANG_EP32_PREFILL_PER_NODE.items()))
+def test_estimates_ep_prefill_is_a_batched_bound_that_sglang_stays_under(
+    prompt: int, measured: int, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """estimate --parallel ep's prefill_s is one prompt alone, a latency: read as a throughput
+    (P / prefill_s) it would sit below SGLang's measured per-node rate at 2,048-token prompts. The
+    JSON says so, and prefill_tokens_per_s, the batched bound, sits above every measured rate."""
+    figures = ep_json(capsys, *DSV3, "--gpus", "32", "--batch", "1", "--prompt", str(prompt))
+    assert "not a throughput" in figures["prefill_basis"]
+    per_node = figures["prefill_tokens_per_s"] * 8 / 32
+    assert per_node > measured
+    # Batched, the math and the all-to-all's bytes scale with the prompts while the weights are read once.
+    assert figures["prefill_tokens_per_s"] >= prompt / figures["prefill_s"]
+    if prompt == 2048:
+        assert prompt / figures["prefill_s"] * 8 / 32 < measured  # the figure the JSON warns against
