@@ -1134,8 +1134,8 @@ def iteration_costs(hardware: Hardware, workload: Workload) -> IterationCosts:
     per_token = 0.0
     latency = 0.0
     if allreduces and link is not None:
-        g = hardware.count
-        per_token = 2.0 * (g - 1) / g * allreduce_bytes(model, 1) / link
+        # The one all-reduce formula (``allreduce_wire``), as ``Hardware.allreduce_s`` charges it.
+        per_token = allreduce_bytes(model, 1) * hardware.allreduce_wire[0]
         latency = hardware.allreduce_latency
     host_link = hardware.gpu.host_link_bytes_per_s
     costs = hardware.costs
