@@ -796,7 +796,8 @@ def _tensor_parallel_notes(hardware: Hardware, model) -> tuple[str | None, str |
         layout and f"--gpus {gpus:,}: {layout}; the figures split it evenly over {gpus:,} GPUs anyway",
         beyond
         and f"--gpus {gpus:,} is more than one {link.scale_up} domain of {link.domain_gpus:,}: every"
-        f" all-reduce crosses the scale-out network at {link.scale_out_bytes_per_s / 1e9:g} GB/s per GPU;"
+        f" all-reduce also crosses the scale-out network at {link.scale_out_bytes_per_s / 1e9:g} GB/s per GPU"
+        f" (the ceiling charges {hardware.allreduce_wire[1]});"
         " engines split across nodes with --parallel tpxpp",
     )
 
@@ -1127,6 +1128,7 @@ def _tp_keys_for_split(hardware: Hardware, workload: Workload, result) -> dict[s
         "decode_compute_s": compute_s,
         "decode_bound": "memory" if memory_s >= compute_s else "compute",
         "allreduce_latency_s": stage_group.allreduce_latency if split.tp > 1 else 0.0,
+        "allreduce_accounting": stage_group.allreduce_wire[1] if split.tp > 1 else None,
         "critical_batch": critical_batch_for(stage_group, workload.weight_precision),
     }
 

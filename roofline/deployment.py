@@ -119,9 +119,10 @@ def check_split(hardware: Hardware, model, split: Split) -> None:
 
     This is the one rule for which layouts the course allows, used by every calculator and the
     command line alike. A tensor-parallel group wider than the GPUs' scale-up domain is allowed:
-    its all-reduces are priced over the scale-out network (``Hardware.link_bytes_per_s``), slow
-    but real, and ``domain_note`` says so in words. Refusing it here while chapter 1's
-    ``gpus_to_fit`` counts Llama 3.1 405B in bf16 as 16-way TP made two pages disagree."""
+    its all-reduces are priced past the domain (``performance.allreduce_wire``: the cheaper of
+    a flat ring over the scale-out network and a two-level all-reduce), slow but real, and
+    ``domain_note`` says so in words. Refusing it here while chapter 1's ``gpus_to_fit``
+    counts Llama 3.1 405B in bf16 as 16-way TP made two pages disagree."""
     check_tp_degree(model, split.tp, field="tp")
     stage_layers(model.layers, split.pp)
 
@@ -134,9 +135,10 @@ def domain_note(hardware: Hardware, tp: int) -> str | None:
         return None
     return (
         f"A tensor-parallel group of {tp:,} GPUs spans more than one {link.scale_up} domain of"
-        f" {link.domain_gpus:,}: every layer's all-reduces cross the scale-out network at"
-        f" {link.scale_out_bytes_per_s / 1e9:g} GB/s per GPU, so engines usually keep TP within"
-        f" {link.domain_gpus:,} GPUs and add pipeline stages across nodes"
+        f" {link.domain_gpus:,}: every layer's all-reduces also cross the scale-out network at"
+        f" {link.scale_out_bytes_per_s / 1e9:g} GB/s per GPU (the ceiling charges a two-level all-reduce"
+        f" where it is cheaper than a flat ring: only a 1/{link.domain_gpus:,} share crosses), so engines"
+        f" usually keep TP within {link.domain_gpus:,} GPUs and add pipeline stages across nodes"
     )
 
 

@@ -20,16 +20,18 @@ One iteration on the busiest GPU (imbalance F = busiest rank's routed tokens ove
   (``moe.routed_experts_touched``);
 - cache read = its group's users' cache, over T, times the copies T GPUs keep (``kv_copies``);
 - FLOPs = (all FLOPs of the iteration less the routed experts') / G + the routed experts' * F / G;
-- all-to-all = per MoE layer, its ``F * n/G`` tokens' copies to other ranks,
-  ``E_tok d (b_d + b_c)`` bytes a token, a share ``(G - 1)/G`` of them off the GPU; those to ranks
-  outside its scale-up domain of D GPUs, ``max(0, G - D)/G``, cross the network.
+- all-to-all = per MoE layer, its ``F * n/G`` tokens, each sent once to every destination its
+  E_tok experts reach, ``d (b_d + b_c)`` bytes a destination (``moe.destinations_per_token``):
+  over the network one copy per remote node (at most the model's node limit), over NVLink one per
+  other GPU of its own scale-up domain of D GPUs; the least any correct all-to-all moves, as
+  DeepEP's normal kernels send a token once a node and forward it inside the node.
   ``alltoall_s = L_moe * (2 latency + max(NVLink bytes / NVLink rate, RDMA bytes / RDMA rate))``
   at the best figures the GPU's spec gives (``InterconnectSpec.alltoall_ceiling``);
 - T > 1: ``2L`` all-reduces of the group's n T/G tokens over its T GPUs, each
-  ``latency + 2 (T-1)/T * n T/G * d * 2 / link`` inside one domain; a group past one domain
-  reduces inside each node first, so only a 1/D share crosses the network
-  (``max(2 (D-1)/D * S / NVLink, 2 (N-1)/N * S / D / network)``, N nodes), NCCL's
-  hierarchical bound rather than a ring over the slowest link.
+  ``latency + n T/G * d * 2 * performance.allreduce_wire``: a ring inside one domain; past one
+  domain the cheaper of a flat ring over the network and NCCL's two-level (hierarchical) bound,
+  ``max(2 (D-1)/D * S / NVLink, 2 (N-1)/N * S / D / network)``, N nodes, the one formula
+  tensor parallelism uses too.
 
 The ceiling overlaps the all-to-all with the math (two micro-batches, as DeepSeek's and SGLang's
 engines run): an iteration takes ``max(memory_s, compute_s, alltoall_s) + all-reduces``
@@ -147,19 +149,29 @@ def non_expert_bytes_read(model, tokens: float, precision: str) -> float:
     return arch.weights_read_bytes(model, tokens, precision) - touched * _expert_bytes(model, precision)
 
 
-def alltoall_s(hardware: Hardware, ep: int, tokens_per_gpu: float, bytes_per_token: float, layers: int) -> tuple:
+def alltoall_s(hardware: Hardware, ep: int, tokens_per_gpu: float, bytes_per_token: float, layers: int, model) -> tuple:
     """``(seconds, NVLink bytes, RDMA bytes)`` of one pass's all-to-alls on one GPU sending
-    ``tokens_per_gpu`` tokens: ``L_moe * (2 latency + max(nv / nv_rate, rdma / rdma_rate))``,
-    at the best figures of the GPU's spec (``InterconnectSpec.alltoall_ceiling``) times the
-    cost model's link share (1 for the ceiling). 0 on one GPU."""
+    ``tokens_per_gpu`` tokens whose E_tok expert copies carry ``bytes_per_token`` a layer:
+    ``L_moe * (2 latency + max(nv / nv_rate, rdma / rdma_rate))``, at the best figures of the
+    GPU's spec (``InterconnectSpec.alltoall_ceiling``) times the cost model's link share (1 for
+    the ceiling). 0 on one GPU.
+
+    The bytes are the least any correct all-to-all moves, one copy per destination rather than per
+    expert copy (``moe.destinations_per_token``, ``model``'s experts and node limit): over the
+    network one copy per remote node a token reaches (DeepEP's normal kernels send it once a node
+    and forward it over NVLink inside), over NVLink one per other GPU of its own node."""
     if ep == 1 or tokens_per_gpu <= 0:
         return 0.0, 0.0, 0.0
     link = hardware.gpu.interconnect
     best = link.alltoall_ceiling()
     share = hardware.costs.link_efficiency
-    sent = tokens_per_gpu * bytes_per_token * layers
-    rdma = sent * moe.scale_out_share(ep, link.domain_gpus)
-    nvlink = sent * moe.offrank_share(ep) - rdma
+    spec = model.moe
+    remote, local = moe.destinations_per_token(
+        spec.experts, spec.experts_per_token, ep, link.domain_gpus, spec.node_limit
+    )
+    per_copy = tokens_per_gpu * bytes_per_token / spec.experts_per_token * layers
+    rdma = per_copy * remote
+    nvlink = per_copy * local
     seconds = layers * 2 * best.latency_s + max(
         nvlink / (share * best.nvlink_bytes_per_s), rdma / (share * best.rdma_bytes_per_s)
     )
@@ -167,23 +179,13 @@ def alltoall_s(hardware: Hardware, ep: int, tokens_per_gpu: float, bytes_per_tok
 
 
 def group_allreduce(hardware: Hardware, model, tp: int) -> tuple[float, float]:
-    """``(latency, seconds per token)`` of one all-reduce over an attention group of ``tp`` GPUs
-    (module docstring): 0 for one GPU; the hierarchical bound past one scale-up domain."""
+    """``(latency, seconds per token)`` of one all-reduce over an attention group of ``tp`` GPUs:
+    0 for one GPU; else ``performance.allreduce_wire``'s seconds a byte (a ring inside one domain,
+    past it the cheaper of a flat ring and the two-level bound) times one token's message."""
     if tp == 1:
         return 0.0, 0.0
     group = replace(hardware, count=tp)
-    link = hardware.gpu.interconnect
-    share = hardware.costs.link_efficiency
-    message = allreduce_bytes(model, 1)
-    domain = link.domain_gpus
-    if tp <= domain:
-        per_token = 2.0 * (tp - 1) / tp * message / (share * link.link_bytes_per_s)
-    else:
-        nodes = math.ceil(tp / domain)
-        inside = 2.0 * (domain - 1) / domain * message / (share * link.link_bytes_per_s)
-        across = 2.0 * (nodes - 1) / nodes * message / domain / (share * link.scale_out_bytes_per_s)
-        per_token = max(inside, across)
-    return group.allreduce_latency, per_token
+    return group.allreduce_latency, allreduce_bytes(model, 1) * group.allreduce_wire[0]
 
 
 @dataclass(frozen=True)
@@ -264,6 +266,7 @@ class ExpertCosts:
             layout.imbalance * tokens / layout.ep,
             self.alltoall_bytes_per_token,
             arch.moe_layers(self.model),
+            self.model,
         )
 
     def iteration(
@@ -311,6 +314,26 @@ class ExpertCosts:
         """``tokens`` prompt tokens after ``cached`` ones, beside ``decodes`` decoding users, as one iteration."""
         pairs = tokens * cached + tokens * (tokens + 1) / 2
         return self.iteration(decodes, decode_context, tokens, cached, pairs, 1)
+
+    def prefill_tokens_per_s(self, prompt: int) -> float:
+        """The most prompt tokens a second the G GPUs prefill in batches of ``prompt``-token
+        prompts, over every batch size: ``P / (max(compute, all-to-all) + all-reduces)`` of one
+        prompt's share of a batch. A batch of n prompts costs n times one prompt's math,
+        all-to-all bytes and all-reduce bytes (each prompt attends only to itself), while the
+        weights, the fixed latencies and the overheads are paid once a batch and vanish per
+        prompt as n grows, so this limit bounds every batch's throughput (the one-prompt
+        ``prefill`` is a latency, not a throughput: it pays all of them for one prompt)."""
+        if prompt < 1:
+            return 0.0
+        one = self.prefill(prompt)
+        model, layout = self.model, self.layout
+        # The all-to-all's bytes alone, its fixed latencies left out (paid once a batch).
+        link = self.hardware.gpu.interconnect
+        latency = 2 * arch.moe_layers(model) * link.alltoall_ceiling().latency_s if layout.ep > 1 else 0.0
+        alltoall = max(0.0, one.overlapped_s - latency)
+        allreduces = ALLREDUCES_PER_LAYER * model.layers * self.allreduce_s_per_token * prompt / layout.attention_groups
+        per_prompt = max(one.compute_s, alltoall) + allreduces
+        return prompt / per_prompt if per_prompt > 0 else math.inf
 
     def swap_seconds(self, tokens: int) -> float:
         """Time to copy ``tokens`` tokens of cache one way: each GPU copies its share over its
@@ -404,6 +427,10 @@ class ExpertStep:
     layers: int = 0
     allreduce_bytes: float = 0.0
     allreduce_latency_s: float = 0.0
+    #: How an attention group's all-reduce is charged (``performance.allreduce_wire``); None at T = 1.
+    allreduce_accounting: str | None = None
+    #: Prompt tokens a second the G GPUs prefill at most in batches (``prefill_tokens_per_s``).
+    prefill_tokens_per_s: float = 0.0
 
     @property
     def step_s(self) -> float:
@@ -482,6 +509,8 @@ def expert_step(hardware: Hardware, workload: Workload, layout: ExpertLayout) ->
         layers=model.layers,
         allreduce_bytes=allreduce_bytes(model, batch / groups),
         allreduce_latency_s=costs.allreduce_latency_s,
+        allreduce_accounting=replace(costs.hardware, count=tp).allreduce_wire[1] if tp > 1 else None,
+        prefill_tokens_per_s=costs.prefill_tokens_per_s(prompt) if prompt else 0.0,
     )
 
 
@@ -524,11 +553,22 @@ def expert_dict(step: ExpertStep) -> dict:
         "allreduces_per_step": 0 if layout.attention_tp == 1 else ALLREDUCES_PER_LAYER * step.layers,
         "allreduce_bytes": 0 if layout.attention_tp == 1 else step.allreduce_bytes,
         "allreduce_latency_s": step.allreduce_latency_s,
+        "allreduce_accounting": step.allreduce_accounting,
         "attention_dp": layout.attention_tp == 1,
         "kv_copies": step.kv_copies,
         "prefill_s": step.prefill_s,
         "prefill_bound": step.prefill_bound,
+        "prefill_basis": PREFILL_BASIS,
+        "prefill_tokens_per_s": step.prefill_tokens_per_s,
     }
+
+
+#: What ``prefill_s`` and ``prefill_tokens_per_s`` of an expert-parallel estimate are, for the JSON.
+PREFILL_BASIS = (
+    "prefill_s is one prompt alone on all the GPUs, a latency (time to first token at no load), not a"
+    " throughput; prefill_tokens_per_s is the most prompt tokens a second the GPUs prefill in batches"
+    " of such prompts, any batch size (weights, latencies and overheads paid once a batch)"
+)
 
 
 def expected_dict(step: ExpertStep) -> dict:
@@ -539,6 +579,7 @@ def expected_dict(step: ExpertStep) -> dict:
         "decode_tokens_per_s_per_user": 1.0 / step.step_s,
         "decode_tokens_per_s_total": step.batch / step.step_s,
         "prefill_s": step.prefill_s,
+        "prefill_tokens_per_s": step.prefill_tokens_per_s,
         "communication_s": step.alltoall_s + step.allreduce_s,
         "overhead_s": step.overhead_s,
         "alltoall_s": step.alltoall_s,
@@ -683,7 +724,14 @@ def expert_report(figures: dict) -> str:
         " time(s))",
     ]
     if f["prompt"]:
-        lines.append(f"  prefill ({f['prompt']:,} tokens)  {f['prefill_s'] * 1e3:,.2f} ms ({f['prefill_bound']}-bound)")
+        lines.append(
+            f"  prefill ({f['prompt']:,} tokens)  {f['prefill_s'] * 1e3:,.2f} ms ({f['prefill_bound']}-bound)"
+            " for one prompt alone: a latency, not a throughput"
+        )
+        lines.append(
+            f"  prefill, batched          at most {f['prefill_tokens_per_s']:,.0f} prompt tokens/s over the"
+            f" {f['ep']:,} GPUs in batches of such prompts (ceiling)"
+        )
     expected = f.get("expected")
     if expected:
         band = f["band"]

@@ -14,6 +14,7 @@ from .loader import SpecSet, load_specs
 from .performance import (
     DEFAULT_USABLE_FRACTION,
     DEFAULT_WORKSPACE_BYTES,
+    TWO_LEVEL,
     Hardware,
     MemoryUse,
     Pass,
@@ -215,6 +216,7 @@ class Estimate:
             "allreduce_bytes": self.allreduce_bytes,
             "allreduces_per_step": self.allreduces_per_step,
             "allreduce_latency_s": hardware.allreduce_latency if self.allreduces_per_step else 0.0,
+            "allreduce_accounting": hardware.allreduce_wire[1] if self.allreduces_per_step else None,
             "communication_s": self.decode.communication_s,
             "prefill_s": self.prefill.seconds,
             "prefill_bound": self.prefill.bound if workload.prompt else None,
@@ -291,12 +293,19 @@ def ceiling_accounting(hardware: Hardware, workload: Workload) -> dict[str, str]
     elif hardware.attention_dp:
         communication = "data-parallel attention: no all-reduce; the experts' all-to-all overlaps the math"
     else:
-        wire = link.link_bytes_per_s if count <= link.domain_gpus else link.scale_out_bytes_per_s
-        fabric = link.scale_up if count <= link.domain_gpus else "the scale-out network"
+        per_byte, accounting = hardware.allreduce_wire
+        if count <= link.domain_gpus:
+            wire = f"2(G-1)/G x message / {fmt.gigabytes(link.link_bytes_per_s, 0)}/s over {link.scale_up}"
+        else:
+            other = "a flat ring over the scale-out network" if accounting == TWO_LEVEL else "a two-level all-reduce"
+            wire = (
+                f"message / {fmt.gigabytes(1 / per_byte, 0)}/s past one domain of {link.domain_gpus:,} GPUs:"
+                f" {accounting}, cheaper than {other}"
+            )
         communication = (
             f"{allreduces_per_pass(hardware, model):,} all-reduces a pass, each"
-            f" {fmt.microseconds(hardware.allreduce_latency)} + 2(G-1)/G x message / {fmt.gigabytes(wire, 0)}/s"
-            f" over {fabric}; latency at {count:,} GPUs: {hardware.allreduce_latency_basis}"
+            f" {fmt.microseconds(hardware.allreduce_latency)} + {wire};"
+            f" latency at {count:,} GPUs: {hardware.allreduce_latency_basis}"
         )
     costs = hardware.costs
     if costs.is_ceiling:

@@ -417,6 +417,18 @@ def _phi3(keys: _Keys) -> dict[str, Any]:
     return {**values, **_every_layer_windowed(keys, values["layers"])}
 
 
+def _node_limit(keys: _Keys) -> int:
+    """``topk_group`` when the router picks a token's experts from that many of ``n_group`` groups
+    (DeepSeek's group-limited routing, one group a node or device in its deployments, so a token
+    reaches at most that many nodes); 0, no limit, when there is one group or it picks them all."""
+    groups = keys.whole("n_group", 1)
+    picked = keys.whole("topk_group", groups)
+    if groups <= 1 or picked >= groups:
+        return 0
+    keys.notes.append(f"node_limit: topk_group = {picked:,} of n_group = {groups:,}, at most that many nodes a token")
+    return picked
+
+
 def _deepseek(keys: _Keys, *, router_bias: bool) -> dict[str, Any]:
     """DeepseekV2/V3Config: latent attention (q_lora_rank null: a direct query projection);
     layer i's MLP is experts when i >= first_k_dense_replace (0 unless given) and i is a
@@ -446,6 +458,7 @@ def _deepseek(keys: _Keys, *, router_bias: bool) -> dict[str, Any]:
         shared_experts=0 if shared is None else keys.whole("n_shared_experts", minimum=0, field="moe.shared_experts"),
         dense_layers=dense,
         router_bias=router_bias,
+        node_limit=_node_limit(keys),
     )
     predict = keys._given("num_nextn_predict_layers")
     if predict:

@@ -85,7 +85,7 @@ _LAYER_EXTRAS = ("qkv_bias", "output_bias", "qk_norm", "norms_per_layer")
 #: Widths a draft head changes, and the target it drafts for (see ModelSpec).
 _DRAFT_KEYS = ("head_vocab_size", "attention_input_size", "fusion_input_size", "shares_target_embedding", "draft_for")
 _MODEL_OPTIONAL = (*_WINDOW_KEYS, *_LAYER_EXTRAS, "max_context", *_DRAFT_KEYS, "weight_precision")
-_MOE_OPTIONAL = ("router_bias", "expert_bias")
+_MOE_OPTIONAL = ("router_bias", "expert_bias", "node_limit")
 _GPU_KEYS = _keys(GpuSpec, leave_out=_GPU_OPTIONAL)
 _MODEL_KEYS = _keys(ModelSpec, leave_out=("moe", "mla", *_MODEL_OPTIONAL))
 _MLA_MODEL_KEYS = tuple(key for key in _MODEL_KEYS if key not in ("kv_heads", "head_dim"))

@@ -11,8 +11,12 @@ E_tok of them per token, E_shared shared experts, d the hidden size, B tokens in
 - ``tokens_per_expert``: ``B * E_tok / E``, the rows one routed expert's GEMM gets on average.
 - ``expert_critical_batch``: the batch at which that reaches a GPU's critical batch,
   ``E / E_tok`` times a dense model's.
-- ``alltoall_bytes_per_token``: what one token sends through one MoE layer's dispatch and
-  combine, ``E_tok * d * (b_dispatch + b_combine)``.
+- ``alltoall_bytes_per_token``: what one token's E_tok expert copies carry through one MoE
+  layer's dispatch and combine, ``E_tok * d * (b_dispatch + b_combine)``.
+- ``destinations_per_token``: the destinations those copies must reach at the least, one copy
+  per remote node (network) and one per other GPU of the token's own node (scale-up link), under
+  uniform routing and the model's node limit: what the ceiling charges, per destination, not per
+  expert copy (``epdeploy.alltoall_s``).
 
 Precisions of the all-to-all: fp8 dispatch and bf16 combine are DeepEP's DeepSeek-V3/R1
 setting ("FP8 dispatching and BF16 combining", https://github.com/deepseek-ai/DeepEP/blob/
@@ -120,16 +124,50 @@ def alltoall_bytes_per_token(
     return experts_per_token * hidden_size * per_value
 
 
-def offrank_share(ep: int) -> float:
-    """Share of a token's expert copies that leave its GPU when experts are spread evenly over
-    ``ep`` ranks and routing is uniform: ``(G - 1) / G``."""
-    return (ep - 1) / ep
+def hit_probability(pool: float, unit: float, picks: int) -> float:
+    """Chance that ``picks`` distinct experts drawn uniformly from ``pool`` land at least once in a
+    given destination holding ``unit`` of them: ``1 - prod_{i<k} (pool - unit - i) / (pool - i)``
+    (0 when it holds none; 1 once the others cannot take all ``picks``)."""
+    if unit <= 0 or pool <= 0:
+        return 0.0
+    miss = 1.0
+    for i in range(picks):
+        if pool - unit - i <= 0:
+            return 1.0
+        miss *= (pool - unit - i) / (pool - i)
+    return 1.0 - miss
 
 
-def scale_out_share(ep: int, domain_gpus: int) -> float:
-    """Share of the copies that cross the scale-out network: ranks outside the sender's
-    scale-up domain over all ranks, ``max(0, G - D) / G`` (0 while the group fits one domain)."""
-    return max(0, ep - domain_gpus) / ep
+def destinations_per_token(experts: int, experts_per_token: int, ep: int, domain_gpus: int, node_limit: int = 0):
+    """``(remote nodes, other GPUs of its own node)`` one token's E_tok experts reach, expected under
+    uniform routing: the fewest copies any correct all-to-all sends, since a token needs one copy per
+    destination node over the network (DeepEP's normal kernels send it once per node over RDMA and
+    forward it inside the node over NVLink) and one per other GPU of its own node.
+
+    With N = ceil(G / D) nodes of s = E/N experts, a token may reach n = min(N, M) of them (M the
+    model's ``node_limit``, DeepSeek-V3's ``topk_group`` 4; 0: none), a pool of n s experts:
+
+    - remote nodes = (N - 1) * (n / N) * P(n s, s, E_tok) (``hit_probability``); at n = N this is
+      DeepEP's own expected scale-out ranks times (1 - 1/N) (``get_expected_topk``);
+    - other GPUs of its node = (min(G, D) - 1) * (n / N) * P(n s, E/G, E_tok).
+
+    DeepSeek-V3 (E 256, E_tok 8, M 4) on EP32 of 8-GPU nodes: 2.71 remote nodes, not the 6 copies
+    that charging every off-node expert copy counts."""
+    nodes = math.ceil(ep / domain_gpus)
+    reach = min(nodes, node_limit) if node_limit else nodes
+    per_node = experts / nodes
+    pool = reach * per_node
+    chosen = reach / nodes
+    remote = (nodes - 1) * chosen * hit_probability(pool, per_node, experts_per_token)
+    local = (min(ep, domain_gpus) - 1) * chosen * hit_probability(pool, experts / ep, experts_per_token)
+    return remote, local
+
+
+def scale_out_copies(experts_per_token: int, ep: int, domain_gpus: int) -> float:
+    """Expert copies of one token on GPUs outside its own scale-up domain, ``E_tok max(0, G - D)/G``:
+    what charging every copy separately would send over the network (for comparison with
+    ``destinations_per_token``; the ceiling does not charge it)."""
+    return experts_per_token * max(0, ep - domain_gpus) / ep
 
 
 def check_ep(experts: int, ep: int, field: str = "ep", redundant: int = 0) -> int:

@@ -228,7 +228,7 @@ def batched_prefill(
         one.gpu.bandwidth_bytes_per_s
     )
     per_token = moe.alltoall_bytes_per_token(model.hidden_size, spec.experts_per_token)
-    talk = alltoall_s(one, gpus, tokens_per_gpu, per_token, arch.moe_layers(model))[0]
+    talk = alltoall_s(one, gpus, tokens_per_gpu, per_token, arch.moe_layers(model), model)[0]
     return BatchedPrefill(gpus, prompts, prompt, compute, memory, talk)
 
 

@@ -374,14 +374,48 @@ class Hardware:
         return self.costs.link_efficiency * nameplate
 
     def allreduce_s(self, message_bytes: float) -> float:
-        """One ring all-reduce of ``message_bytes`` (S_AR) over the G GPUs:
-        ``t_lat(G) + 2 (G - 1) / G * S_AR / B_link`` (NCCL's ring: each GPU sends and receives
-        ``2 (G - 1) / G`` of the message). 0 for one GPU or without an interconnect."""
-        link = self.link_bytes_per_s
-        if link is None:
+        """One all-reduce of ``message_bytes`` (S_AR) over the G GPUs:
+        ``t_lat(G) + S_AR * allreduce_seconds_per_byte`` (``allreduce_wire``: a ring inside one
+        scale-up domain; past it the cheaper of a flat ring over the network and the two-level
+        bound NCCL's hierarchical algorithms reach). 0 for one GPU or without an interconnect."""
+        if self.link_bytes_per_s is None:
             return 0.0
-        g = self.count
-        return self.allreduce_latency + 2.0 * (g - 1) / g * message_bytes / link
+        return self.allreduce_latency + message_bytes * self.allreduce_wire[0]
+
+    @cached_property
+    def allreduce_wire(self) -> tuple[float, str]:
+        """``(seconds per message byte, the accounting's name)`` of one all-reduce over these GPUs
+        (``allreduce_wire``, module function), at the cost model's link share."""
+        return allreduce_wire(self.gpu.interconnect, self.count, self.costs.link_efficiency)
+
+
+#: Names of the all-reduce accountings ``allreduce_wire`` picks from, for reports.
+RING = "ring"
+FLAT_RING_OVER_NETWORK = "flat ring over the scale-out network"
+TWO_LEVEL = "two-level (hierarchical): reduce inside each node, a 1/D share across the network"
+
+
+def allreduce_wire(link, gpus: int, share: float = 1.0) -> tuple[float, str]:
+    """``(seconds per message byte, name)`` of one all-reduce over ``gpus`` GPUs of ``link``'s
+    spec, each link at ``share`` of its nameplate; the one formula every all-reduce uses
+    (tensor parallelism, ``tpxep``'s attention groups).
+
+    - Inside one scale-up domain of D GPUs (G <= D): NCCL's ring, ``2 (G-1)/G / B_up``.
+    - Past it, N = ceil(G / D) nodes: the cheaper of a flat ring over the scale-out network,
+      ``2 (G-1)/G / B_out``, and the two-level bound, ``max(2 (D-1)/D / B_up,
+      2 (N-1)/N / D / B_out)``: reduce-scatter inside each node, all-reduce each GPU's 1/D share
+      across the nodes over its own NIC, all-gather inside, the two levels pipelined (NCCL's
+      tree, NVLS-tree and CollNet algorithms move only that share across the network). The
+      ceiling takes the cheaper, so no engine's choice of algorithm beats it."""
+    if gpus <= link.domain_gpus:
+        return 2.0 * (gpus - 1) / gpus / (share * link.link_bytes_per_s), RING
+    domain = link.domain_gpus
+    nodes = math.ceil(gpus / domain)
+    flat = 2.0 * (gpus - 1) / gpus / (share * link.scale_out_bytes_per_s)
+    inside = 2.0 * (domain - 1) / domain / (share * link.link_bytes_per_s)
+    across = 2.0 * (nodes - 1) / nodes / domain / (share * link.scale_out_bytes_per_s)
+    two_level = max(inside, across)
+    return (two_level, TWO_LEVEL) if two_level <= flat else (flat, FLAT_RING_OVER_NETWORK)
 
 
 def require_links(gpu: GpuSpec, gpus: int) -> None:
@@ -1100,8 +1134,8 @@ def iteration_costs(hardware: Hardware, workload: Workload) -> IterationCosts:
     per_token = 0.0
     latency = 0.0
     if allreduces and link is not None:
-        g = hardware.count
-        per_token = 2.0 * (g - 1) / g * allreduce_bytes(model, 1) / link
+        # The one all-reduce formula (``allreduce_wire``), as ``Hardware.allreduce_s`` charges it.
+        per_token = allreduce_bytes(model, 1) * hardware.allreduce_wire[0]
         latency = hardware.allreduce_latency
     host_link = hardware.gpu.host_link_bytes_per_s
     costs = hardware.costs

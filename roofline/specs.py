@@ -688,7 +688,8 @@ class MoeSpec:
     every supported model) use the model's plain FFN of ``ffn_size`` instead of
     experts. ``router_bias``: the router adds a bias per expert (gpt-oss;
     DeepSeek-V3's load-balancing correction). ``expert_bias``: every expert's
-    projections carry biases (gpt-oss).
+    projections carry biases (gpt-oss). ``node_limit``: the most nodes one token's
+    experts may lie on (node-limited routing), 0 for none.
     """
 
     experts: int = _count(maximum=100_000)
@@ -698,6 +699,9 @@ class MoeSpec:
     dense_layers: int = _count(minimum=0, maximum=10_000)
     router_bias: bool = _flag(default=False)
     expert_bias: bool = _flag(default=False)
+    #: Nodes one token's experts may span (node-limited routing: DeepSeek-V3's ``topk_group``, its
+    #: experts in ``n_group`` groups, one a node in its deployment); 0: no limit.
+    node_limit: int = _count(minimum=0, maximum=100_000, default=0)
 
     def __post_init__(self) -> None:
         _validate(self)

@@ -94,12 +94,13 @@ def test_simulate_ep_times_one_request_as_the_estimate_does(capsys: pytest.Captu
 
 def test_decode_runs_hold_the_all_to_all_as_a_floor() -> None:
     """An EP iteration takes max(memory, compute, all-to-all); the simulator sums runs of decode
-    steps in closed form, and must hold the all-to-all as a floor under the two lines: 8,192
-    users on 64 GPUs, 128 a GPU, send copies mostly over InfiniBand for longer than the reads take."""
+    steps in closed form, and must hold the all-to-all as a floor under the two lines: 16,384
+    users on 64 GPUs, 256 a GPU, send their tokens to the other nodes over InfiniBand (once a node
+    reached) for longer than the reads and the math take."""
     hardware = Hardware(SPECS.gpu("h100-sxm"), 1, "auto")
     work = Workload(SPECS.model("deepseek-v3"), "fp8", "bf16")
     costs = expert_costs(hardware, work, ExpertLayout(64))
-    users, prompt, output = 8192, 128, 20
+    users, prompt, output = 16384, 128, 20
     config = ServingConfig(
         policy="continuous",
         rate=math.inf,

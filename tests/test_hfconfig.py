@@ -544,3 +544,12 @@ def test_an_imported_entry_keeps_the_weights_format() -> None:
     assert parse_specs(text, "imported.toml").model(spec.id).weight_precision == "fp8-block"
     with pytest.raises(SpecError, match=r"field 'weight_precision': unknown precision 'fp9' \(did you mean"):
         parse_specs(text.replace('"fp8-block"', '"fp9"'), "imported.toml")
+
+
+def test_group_limited_routing_becomes_the_node_limit() -> None:
+    """DeepSeek-V3's topk_group 4 of n_group 8 and DeepSeek-V2's 3 of 8 cap the nodes a token's
+    experts reach (the EP all-to-all ceiling charges one network copy per node reached); a router
+    without groups, Mixtral's, has none."""
+    assert model("deepseek-v3").moe.node_limit == 4
+    assert model("deepseek-v2").moe.node_limit == 3
+    assert model("mixtral-8x7b").moe.node_limit == 0

@@ -136,6 +136,15 @@ def _gb(value: float) -> str:
     return fmt.gigabytes(value, 1)
 
 
+#: What sets a step, in words, by its ``bound``.
+SETTERS = {"communication": "the network", "memory": "reading weights and cache", "compute": "the math"}
+
+
+def prefill_bound(run) -> str:
+    """``compute``, ``memory`` or ``communication``: the largest of a batched prefill's three terms."""
+    return max((run.compute_s, "compute"), (run.memory_s, "memory"), (run.alltoall_s, "communication"))[1]
+
+
 def _kb(value: float) -> str:
     return f"{value / 1e3:,.1f} kB"
 
@@ -314,6 +323,14 @@ def build(ctx: Context) -> PageContent:
     put("ep_small", f"{EP_SMALL}")
     put("ep_big", f"{EP_BIG}")
     put("ep_big_nodes", f"{EP_BIG // GPUS_PER_NODE}")
+    # The ceiling charges one copy a destination, not one an expert copy (moe.destinations_per_token).
+    remote, _ = moe.destinations_per_token(
+        ds.moe.experts, ds.moe.experts_per_token, EP_BIG, h100.gpu.interconnect.domain_gpus, ds.moe.node_limit
+    )
+    put("ds_node_limit", f"{ds.moe.node_limit}")
+    put("a2a_copy", _kb(dispatch / ds.moe.experts_per_token))
+    put("ep_big_remote", f"{remote:.2f}")
+    put("ep_big_copies_off_node", f"{moe.scale_out_copies(ds.moe.experts_per_token, EP_BIG, GPUS_PER_NODE):.2f}")
     put("a2a_step_mb", f"{big.alltoall_bytes_per_step / 1e6:,.0f} MB")
     put("a2a_rdma_share", percent(big.alltoall_rdma_bytes_per_step / big.alltoall_bytes_per_step, 0))
     put("a2a_small_ms", fmt.milliseconds(small.alltoall_s))
@@ -336,7 +353,7 @@ def build(ctx: Context) -> PageContent:
         put(key, f"{CITED[key].value:g}")
     kernel_rows = []
     for ep, (out_us, back_us) in DEEPEP_LOW_LATENCY_US.items():
-        floor = alltoall_s(h100, ep, DEEPEP_TOKENS, dispatch, 1)[0]
+        floor = alltoall_s(h100, ep, DEEPEP_TOKENS, dispatch, 1, ds)[0]
         normal = DEEPEP_NORMAL_GBPS.get(ep)
         kernel_rows.append(
             (
@@ -385,6 +402,9 @@ def build(ctx: Context) -> PageContent:
     put("skew_eplb_ms", fmt.milliseconds(skewed[moe.MEASURED_IMBALANCE_EPLB].step_s))
     put("skew_raw_ms", fmt.milliseconds(skewed[moe.MEASURED_IMBALANCE_NO_EPLB].step_s))
     put("skew_raw_bound", skewed[moe.MEASURED_IMBALANCE_NO_EPLB].bound)
+    put("skew_none_a2a_ms", fmt.milliseconds(skewed[1.0].alltoall_s))
+    put("skew_raw_a2a_ms", fmt.milliseconds(skewed[moe.MEASURED_IMBALANCE_NO_EPLB].alltoall_s))
+    put("skew_raw_setter", SETTERS[skewed[moe.MEASURED_IMBALANCE_NO_EPLB].bound])
 
     # -- Serving DeepSeek-V3 at scale --------------------------------------------------------------
     scale_rows = []
@@ -446,7 +466,7 @@ def build(ctx: Context) -> PageContent:
         prefills[prompt] = run
         ceiling = run.tokens_per_s * GPUS_PER_NODE / EP_BIG
         measured = CITED[key].value
-        bound = max((run.compute_s, "compute"), (run.memory_s, "memory"), (run.alltoall_s, "communication"))[1]
+        bound = prefill_bound(run)
         scale_rows.append(
             (
                 f"SGLang, prefill, EP{EP_BIG}",
@@ -493,13 +513,17 @@ def build(ctx: Context) -> PageContent:
     put("sgl_decode_bound", sgl_step.bound)
     put("sgl_decode_a2a_ms", fmt.milliseconds(sgl_step.alltoall_s))
     put("sgl_decode_memory_ms", fmt.milliseconds(sgl_step.memory_s))
+    put("sgl_decode_setter", SETTERS[sgl_step.bound])
     put("trt_measured", f"{CITED['trt_per_gpu'].value:,.0f}")
     put("trt_ceiling_gpu", _int(trt_ceiling / GPUS_PER_NODE))
     put("ds_prefill_measured", f"{CITED['ds_prefill_node'].value:,.0f}")
     put("ds_prefill_uncached", f"{CITED['ds_prefill_node_uncached'].value:,.0f}")
     put("ds_prefill_ceiling", _int(ds_prefill_ceiling))
-    put("prefill_a2a_s", fmt.duration(prefills[4096].alltoall_s))
-    put("prefill_compute_s", fmt.duration(prefills[4096].compute_s))
+    longest = max(prefills)
+    put("ds_prefill_prompt_4k", f"{longest:,}")
+    put("prefill_a2a_s", fmt.duration(prefills[longest].alltoall_s))
+    put("prefill_compute_s", fmt.duration(prefills[longest].compute_s))
+    put("prefill_bound", prefill_bound(prefills[longest]))
     put("prefill_tokens_per_gpu", f"{PREFILL_TOKENS_PER_GPU:,}")
 
     # -- The batch at which EP pays for its all-to-all ---------------------------------------------

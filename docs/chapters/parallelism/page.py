@@ -539,6 +539,7 @@ def build(ctx: Context) -> PageContent:
     put("link_pcie5_gbps", f"{gpu.host_link_bytes_per_s / 1e9:,.0f}")
     put("link_pcie4_gbps", f"{l40s.host_link_bytes_per_s / 1e9:,.0f}")
     put("link_scaleout_gbps", f"{link.scale_out_bytes_per_s / 1e9:,.0f}")
+    put("link_domain_gpus", f"{link.domain_gpus:,}")
 
     # Pipeline parallelism: the bubble, and a Gantt chart of PP_STAGES stages.
     put("pp_stages", str(PP_STAGES))

@@ -453,3 +453,20 @@ def test_eight_gpus_as_one_group_replicas_or_a_pipeline(content, values) -> None
     assert values["layout_best_total"] == max(totals, key=totals.get)
     assert values["layout_worst_total"] == min(totals, key=totals.get)
     assert values["layout_best_single"] == "1 × TP8"
+
+
+def test_across_nodes_the_ceiling_charges_the_two_level_all_reduce(values) -> None:
+    """'Its ceiling charges the cheaper of a flat ring over the network and a two-level all-reduce,
+    which ... sends only 1/8 of the message between nodes': the cap model's GPU count spans nodes,
+    and the package charges it the two-level bound, not the ring over the network."""
+    from roofline.performance import TWO_LEVEL, allreduce_wire
+
+    text = (FOLDER.folder / "index.md").read_text()
+    assert "sends only 1/{{ n.link_domain_gpus }} of the\n  message between nodes" in text
+    link = SPECS.gpu("h100-sxm").interconnect
+    assert values["link_domain_gpus"] == f"{link.domain_gpus:,}" == "8"
+    gpus = int(values["cap_min_gpus"])
+    assert gpus > link.domain_gpus
+    per_byte, name = allreduce_wire(link, gpus)
+    assert name == TWO_LEVEL
+    assert per_byte < 2 * (gpus - 1) / gpus / link.scale_out_bytes_per_s

@@ -325,6 +325,7 @@ def _sparse_rows(ctx: Context, focus: Focus, put: Callable[[str, str], None], at
     put("mla_prefill_fp8_ms", ms(fp8.prefill.seconds))
     put("mla_prefill_bf16_ms", ms(bf16.prefill.seconds))
     put("mla_prefill_fp8_bound", fp8.prefill.bound)
+    put("mla_cross_share", f"1/{one.gpu.interconnect.domain_gpus}")
     put("explain_prefill_mla_fp8", fp8.prefill_vs_rule)
     put("mla_active_gb", fmt.gigabytes(active_parameters(deepseek) * value_bytes("bf16"), 0))
     put("mla_weights_bf16", fmt.gigabytes(bf16.memory.weights_bytes, 0))
