@@ -50,9 +50,14 @@ from .errors import SpecError
 from .performance import Hardware, IterationCosts, Pass, Workload, iteration_costs
 from .serving import (
     LINE_PROBE,
+    Piece,
     ServingConfig,
     SimulationResult,
+    _clipped,
     _Gaps,
+    _pieces,
+    _pieces_seconds,
+    _pieces_to_reach,
     blocks_for,
     iteration_line,
     kv_blocks_available,
@@ -202,7 +207,8 @@ def fixed_round_tokens(drafting: Drafting | None) -> int | None:
     """Tokens every round draws when no draw can change them, else None: 1 without speculation or
     with α = 0 (every draft token rejected), γ + 1 with α = 1 (``accepted_tokens`` compares a
     draw in [0, 1) with α, so 0 never accepts and 1 always does). Nothing after the traffic reads
-    the generator but those draws, so such a run skips them and times its rounds per iteration."""
+    the generator but those draws, so such a run skips them and times its rounds a run of
+    iterations at a time (``_SpeculativeRun.fixed_run``)."""
     if drafting is None or drafting.alpha == 0.0 or drafting.gamma == 0:
         return 1
     if drafting.alpha == 1.0:
@@ -260,6 +266,22 @@ def simulate_speculative(
     )
     run.serve()
     return SpeculativeSimulation(run.result(), drafting, run.rounds, run.drawn, run.emitted, notes)
+
+
+def _summed(verify: list[Piece], draft: list[Piece], gamma: int) -> list[Piece]:
+    """Steps each taking its verification piece's time plus ``gamma`` times its draft piece's
+    (both lists cover the same steps), cut wherever either list is."""
+    out: list[Piece] = []
+    i = j = start = 0
+    while i < len(verify) and j < len(draft):
+        verify_first, verify_slope, _, verify_stop = verify[i]
+        draft_first, draft_slope, _, draft_stop = draft[j]
+        stop = min(verify_stop, draft_stop)
+        out.append((verify_first + gamma * draft_first, verify_slope + gamma * draft_slope, start, stop))
+        start = stop
+        i += verify_stop == stop
+        j += draft_stop == stop
+    return out
 
 
 class _SpeculativeRun:
@@ -393,45 +415,50 @@ class _SpeculativeRun:
 
     def fixed_run(self) -> bool:
         """With fixed rounds (``self.fixed``), the iterations of decodes alone before the next one in
-        which a request finishes or a request arrives: all alike but for the context, which grows
-        by k tokens a decoder each. False when there are none (the next iteration is not of them).
+        which a request finishes or a request arrives, as one run. False when there are none (the
+        next iteration is not of them).
 
-        Each is ``iteration`` with ``round_seconds`` and ``fixed_rounds`` inline, to the same
-        floating-point operations in the same order (the clock is a running sum, so a closed-form
-        sum would move its last digits), but with no call and no pass over the decoders: between
-        those events nothing else can change, as admission waits for an arrival or a finish.
+        Between those events nothing else changes (admission waits for an arrival or a finish) but
+        the context, which grows by k tokens a decoder each iteration, so iteration i takes
+        ``max(verify lines at D_i) + γ · max(draft lines at D_i)`` with D_i = D_0 + k·decoders·i:
+        a sum of two maxima of lines, linear in i but at the at most two steps where a lead changes
+        (``serving._pieces`` finds them). The run's time is each piece's closed-form sum
+        (``serving._pieces_seconds``), it ends at the first step whose end reaches the next arrival
+        (``serving._pieces_to_reach``), and its gaps are recorded a piece at a time, ``decoders``
+        requests each waiting ``first + slope · i`` at step i: the work and the memory are a
+        piece's, not an iteration's, as for ``serving``'s plain decode runs.
         """
         last, iteration = self.ends[0][0], self.iterations
         due = self.arrival[self.next_arrival] if self.next_arrival < self.issued else math.inf
-        now = self.now
-        if iteration >= last or due <= now:
+        if iteration >= last or due <= self.now:
             return False
-        decoders, gamma, context = len(self.running), self.gamma, self.context
+        decoders, context = len(self.running), self.context
         added = self.fixed * decoders  # tokens the decoders' rounds add to the context
         (v0, v1, v2, v3), (d0, d1, d2, d3) = self.round_line(decoders)
-        busy, batch_seconds, values, times = self.busy, self.batch_seconds, self.gaps.value, self.gaps.times
-        start = now
-        while iteration < last and due > now:
-            verify, check = v0 + v1 * context, v2 + v3 * context
-            draft, other = d0 + d1 * context, d2 + d3 * context
-            seconds = (check if check > verify else verify) + gamma * (other if other > draft else draft)
-            before = now
-            now += seconds
-            busy += seconds
-            batch_seconds += decoders * seconds
-            values.append(now - before)  # gaps.add(now - before, 0.0, 0, 1, decoders), inline
-            times.append(decoders)
-            context += added
-            iteration += 1
-        steps = iteration - self.iterations
-        self.now, self.busy, self.batch_seconds, self.context = now, busy, batch_seconds, context
-        self.iterations = iteration
+        steps = last - iteration
+        pieces = _summed(
+            _pieces(v0 + v1 * context, v1 * added, v2 + v3 * context, v3 * added, steps),
+            _pieces(d0 + d1 * context, d1 * added, d2 + d3 * context, d3 * added, steps),
+            self.gamma,
+        )
+        if due < math.inf:
+            steps = _pieces_to_reach(pieces, due - self.now)
+            pieces = _clipped(pieces, 0, steps)
+        seconds = _pieces_seconds(pieces)
+        for first, slope, begin, stop in pieces:
+            self.gaps.add(first, slope, begin, stop, decoders)
+        start = self.now
+        self.now += seconds
+        self.busy += seconds
+        self.batch_seconds += decoders * seconds
+        self.context += added * steps
+        self.iterations += steps
         self.zero_gaps += (self.fixed - 1) * decoders * steps
         self.rounds += decoders * steps
         self.drawn += added * steps
         self.emitted += added * steps
         for index in self.traced_decoders:
-            self.span(index, "decode", start, now, steps)
+            self.span(index, "decode", start, self.now, steps)
         return True
 
     def round_line(self, decodes: int) -> tuple[tuple[float, float, float, float], tuple[float, float, float, float]]:
