@@ -187,6 +187,18 @@ def browser() -> Iterator[object]:
         launched.close()
 
 
+@pytest.fixture(scope="module")
+def chapter(request: pytest.FixtureRequest, browser, site) -> Iterator[object]:
+    """The page of the test module's ``FOLDER`` (its chapter, from ``sitegen.pages.find``), opened on the
+    tests' isolated site once for the module, Run cell ready, and checked on leaving to have asked no
+    other origin for anything (``support.open_chapter``). A module that opens its page otherwise
+    defines its own ``chapter``."""
+    import support
+
+    with support.open_chapter(browser, site, request.module.FOLDER.url) as page:
+        yield page
+
+
 @pytest.fixture(scope="session")
 def node() -> str:
     """Node's path; the test is skipped where Node is not installed."""

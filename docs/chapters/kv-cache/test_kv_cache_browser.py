@@ -9,7 +9,6 @@ and the context is checked in the page.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,7 +18,6 @@ from support import (
     CalculatorUnderTest,
     assert_figures_self_check_and_interview,
     assert_run_cell_prints_what_cpython_prints,
-    open_chapter,
     set_inputs,
     start_at_defaults,
     text_outputs,
@@ -38,12 +36,6 @@ CALCULATOR = CalculatorUnderTest(
 form = CALCULATOR.form
 shown = CALCULATOR.displayed
 expected = CALCULATOR.expected
-
-
-@pytest.fixture(scope="module")
-def chapter(browser, site) -> Iterator[object]:
-    with open_chapter(browser, site, FOLDER.url) as page:
-        yield page
 
 
 def stack_widths(page: object, name: str) -> list[float]:

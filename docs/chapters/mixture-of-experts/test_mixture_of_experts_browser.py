@@ -9,7 +9,6 @@ page shows its figure, self-check and interview box. Its speed is a benchmark
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,7 +18,6 @@ from support import (
     CalculatorUnderTest,
     assert_figures_self_check_and_interview,
     assert_run_cell_prints_what_cpython_prints,
-    open_chapter,
     wait_for_render,
 )
 
@@ -33,12 +31,6 @@ CALCULATOR = CalculatorUnderTest(calculator_view, "mixture_of_experts", ("fewest
 form = CALCULATOR.form
 shown = CALCULATOR.displayed
 expected = CALCULATOR.expected
-
-
-@pytest.fixture(scope="module")
-def chapter(browser, site) -> Iterator[object]:
-    with open_chapter(browser, site, FOLDER.url) as page:
-        yield page
 
 
 @pytest.mark.parametrize("program", PROGRAMS)

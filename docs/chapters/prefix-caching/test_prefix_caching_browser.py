@@ -7,7 +7,6 @@ page shows its figures, self-check and interview box.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,7 +16,6 @@ from support import (
     CalculatorUnderTest,
     assert_figures_self_check_and_interview,
     assert_run_cell_prints_what_cpython_prints,
-    open_chapter,
 )
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -32,12 +30,6 @@ CALCULATOR = CalculatorUnderTest(
 form = CALCULATOR.form
 shown = CALCULATOR.displayed
 expected = CALCULATOR.expected
-
-
-@pytest.fixture(scope="module")
-def chapter(browser, site) -> Iterator[object]:
-    with open_chapter(browser, site, FOLDER.url) as page:
-        yield page
 
 
 def test_the_run_cell_prints_what_cpython_prints(chapter) -> None:

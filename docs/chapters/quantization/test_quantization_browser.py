@@ -7,13 +7,12 @@ letters its five figures, collapses its self-check questions and shows the inter
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from sitegen.pages import find
-from support import CalculatorUnderTest, assert_figures_self_check_and_interview, open_chapter
+from support import CalculatorUnderTest, assert_figures_self_check_and_interview
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 expect = pytest.importorskip("playwright.sync_api").expect
@@ -28,12 +27,6 @@ CALCULATOR = CalculatorUnderTest(
 form = CALCULATOR.form
 shown = CALCULATOR.displayed
 expected = CALCULATOR.expected
-
-
-@pytest.fixture(scope="module")
-def chapter(browser, site) -> Iterator[object]:
-    with open_chapter(browser, site, FOLDER.url) as page:
-        yield page
 
 
 def test_the_calculator_shows_what_cpython_computes_for_each_input(chapter) -> None:
