@@ -961,7 +961,12 @@ def _run_split(args: argparse.Namespace, specs: SpecSet) -> str:
         args,
         model,
         figures,
-        lambda: deployment_report(hardware, workload, result, expected) + replicas_lines(figures.get("replicas"), 27),
+        lambda: (
+            deployment_report(
+                hardware, workload, result, expected, figures.get("band"), calibration if expected is not None else None
+            )
+            + replicas_lines(figures.get("replicas"), 27)
+        ),
         _spans_nodes_note(hardware, split, result.step.hops_across),
     )
 

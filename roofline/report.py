@@ -576,11 +576,17 @@ def _split_links(hardware: Hardware, step) -> str:
 
 
 def deployment_report(
-    hardware: Hardware, workload: Workload, result: Deployment, expected: Deployment | None = None
+    hardware: Hardware,
+    workload: Workload,
+    result: Deployment,
+    expected: Deployment | None = None,
+    band: dict[str, list[float] | None] | None = None,
+    calibration: Calibration | None = None,
 ) -> str:
     """A split deployment (``roofline estimate --parallel pp|tpxpp``): a heading, then one line per
     figure of the ceiling, then the expected figures when ``expected`` (the same split at the fitted
-    costs) is given."""
+    costs) is given, each with its ``band`` (``Calibration.bands``), and what the fit rests on when
+    ``calibration`` (the grounded one) is given, as the tensor-parallel report shows them."""
     split, step, memory = result.split, result.step, result.memory
     heading = (
         f"{workload.model.name} on {_split_gpus(hardware, split)};"
@@ -611,13 +617,27 @@ def deployment_report(
     ]
     if expected is not None:
         fitted = expected.step
+        band = band or {}
+
+        def banded(text: str, metric: str, show) -> str:
+            bounds = band.get(metric)
+            return f"{text} (band {show(bounds[0])} to {show(bounds[1])})" if bounds else text
+
         rows.append(
             (
                 "expected",
-                f"{fmt.milliseconds(fitted.interval_s)} between a user's tokens,"
-                f" {fmt.rate(fitted.tokens_per_s_per_user)} tokens/s per user,"
-                f" {fmt.rate(fitted.tokens_per_s_total)} in all (the ceiling's lines above are upper bounds)",
+                banded(f"{fmt.milliseconds(fitted.interval_s)} between a user's tokens", "itl_mean_s", fmt.milliseconds)
+                + f", {fmt.rate(fitted.tokens_per_s_per_user)} tokens/s per user, "
+                + banded(f"{fmt.rate(fitted.tokens_per_s_total)} in all", "throughput_tokens_per_s", fmt.rate)
+                + " (the ceiling's lines above are upper bounds)",
             )
         )
+        if workload.prompt:
+            rows.append(
+                ("expected prefill", banded(fmt.milliseconds(expected.prefill_s), "ttft_mean_s", fmt.milliseconds))
+            )
+        if calibration is not None:
+            rows.append(_expected_costs(calibration, resolved(hardware, workload), workload.weight_precision))
+            rows.extend(expected_ground_rows(calibration))
     width = max(len(label) for label, _ in rows)
     return "\n".join([heading, *(f"  {label:<{width}}  {value}" for label, value in rows)]) + "\n"

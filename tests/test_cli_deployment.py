@@ -10,6 +10,7 @@ import math
 import pytest
 
 from roofline import Hardware, Workload, builtin_specs, serving
+from roofline import formatting as fmt
 from roofline.calibration import load_calibration
 from roofline.deployment import Split, best_tp_degree, deploy, pipeline_costs, pipeline_decode
 from roofline.serving import ServingConfig, parse_lengths, simulate
@@ -89,6 +90,28 @@ def test_a_pipeline_at_the_expected_costs_comes_with_its_band(capsys) -> None:
     assert low <= data["expected"]["decode_tokens_per_s_total"] <= high
     status, text, _ = run_cli(capsys, *argv)
     assert status == 0 and "  expected " in text
+    # The text shows the band the JSON holds, and what the fit rests on, as the TP report does.
+    assert (
+        f"{fmt.rate(data['expected']['decode_tokens_per_s_total'])} in all (band {fmt.rate(low)} to {fmt.rate(high)})"
+        in text
+    )
+    step_low, step_high = data["band"]["itl_mean_s"]
+    assert f"(band {fmt.milliseconds(step_low)} to {fmt.milliseconds(step_high)})" in text
+    assert "  expected costs " in text and "  expected harness " in text
+    assert "of the fp8 peak" in text  # the math resolved, not "auto"
+
+
+def test_a_pipeline_on_an_unfitted_gpu_says_so_in_its_text_as_in_its_json(capsys) -> None:
+    argv = ("estimate", "--gpu", "mi300x", "--model", "llama-3.1-70b", "--gpus", "4", "--parallel", "pp")
+    argv = (*argv, "--prompt", "2000", "--costs", "expected")
+    data = json.loads(run_cli(capsys, *argv, "--json")[1])
+    assert data["fit"]["band_widened"] and data["fit"]["unfitted"]
+    text = run_cli(capsys, *argv)[1]
+    for sentence in data["fit"]["unfitted"]:
+        assert "  unfitted " in text and sentence in text
+    ttft_low, ttft_high = data["band"]["ttft_mean_s"]
+    prefill = fmt.milliseconds(data["expected"]["prefill_s"])
+    assert f"{prefill} (band {fmt.milliseconds(ttft_low)} to {fmt.milliseconds(ttft_high)})" in text
 
 
 # -- simulate takes the same split (issue 21: "simulate takes the same flags") ---------------------
