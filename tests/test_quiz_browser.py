@@ -105,7 +105,10 @@ def test_progress_shows_on_the_home_page_clears_and_a_tampered_value_is_removed(
     for tampered in ('{"prefill-vs-decode": {"attempted": 1, "right": 99}}', "not json", '{"<b>": {}}'):
         page.evaluate(f"localStorage.setItem({KEY!r}, {tampered!r})")
         page.reload()
-        expect(page.locator("[data-rf-progress-home]")).to_be_hidden()
+        # The block starts hidden in the HTML; wait until the page has read the stored value.
+        painted = page.locator("[data-rf-progress-home][data-rf-progress-painted]")
+        expect(painted).to_be_attached()
+        expect(painted).to_be_hidden()
         assert page.locator(".rf-progress__count").count() == 0
         assert page.evaluate(f"localStorage.getItem({KEY!r})") is None
     recorded.close()

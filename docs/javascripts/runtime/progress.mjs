@@ -129,6 +129,9 @@ export function showProgress(container, signal) {
       any = true;
     }
     home.hidden = !any && !status?.textContent;
+    // Painted at least once: the stored value has been read (and removed if tampered). The element
+    // starts hidden in the page's HTML, so "hidden" alone cannot say the record was read yet.
+    home.setAttribute("data-rf-progress-painted", "");
   };
   paint();
   home.querySelector("[data-rf-progress-clear]")?.addEventListener(
