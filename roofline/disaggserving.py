@@ -52,7 +52,7 @@ from typing import Any
 
 from .disagg import LINKS, link_bytes_per_s, link_name
 from .errors import SpecError, shown
-from .fleet import FleetResult, _draw, _Share, simulate_fleet
+from .fleet import FleetResult, _draw, _Share, run_totals, simulate_fleet
 from .parsing import parse_whole
 from .performance import Hardware, Workload
 from .serving import (
@@ -266,10 +266,7 @@ def _result(
     figures = request_figures(
         config, columns["sent"], columns["admitted"], columns["first"], columns["finish"], outputs
     )
-    gaps = _Gaps()
-    for run in decode_runs:
-        for name in ("first", "slope", "start", "stop", "mult", "value", "times"):
-            getattr(gaps, name).extend(getattr(run.gaps, name))
+    gaps = _Gaps.joined(run.gaps for run in decode_runs)
     runs = [*prefill_runs, *decode_runs]
     run_duration = max([0.0, *(run.now for run in runs), *(f for f in columns["finish"] if not math.isnan(f))])
     itl = gaps.percentiles() if gaps.count() else dict.fromkeys(PERCENTILES)
@@ -315,16 +312,12 @@ def _result(
         config=config,
         requests=config.requests,
         rejected=config.requests - figures["completed"],
-        busy_s=math.fsum(run.busy for run in runs),
-        iterations=sum(run.iterations for run in runs),
+        **run_totals(runs),
         kv_blocks=prefill_runs[0].capacity,
         trace=(),
         itl_s=itl,
         itl_mean_s=gaps.mean(),
-        preemptions=sum(run.preemptions for run in runs),
-        recomputed_tokens=sum(run.recomputed_tokens for run in runs),
         swapped_bytes=0.0,
-        batch_seconds=math.fsum(run.batch_seconds for run in runs),
         itl_count=gaps.count(),
         replicas=pools.instances,
         warmup=0,

@@ -514,9 +514,8 @@ def expert_step(hardware: Hardware, workload: Workload, layout: ExpertLayout) ->
     )
 
 
-def expert_dict(step: ExpertStep) -> dict:
-    """The keys ``estimate --parallel ep|tpxep --json`` adds or sets (README, "estimate --json")."""
-    layout = step.layout
+def layout_keys(layout: ExpertLayout) -> dict:
+    """The layout's facts, the keys every expert-parallel JSON starts with (estimate and simulate)."""
     return {
         "parallel": layout.label,
         "ep": layout.ep,
@@ -525,9 +524,17 @@ def expert_dict(step: ExpertStep) -> dict:
         "attention_layout": layout.attention_words,
         "expert_imbalance": layout.imbalance,
         "redundant_experts": layout.redundant,
-        "expert_slots_per_gpu": step.slots_per_gpu,
         "dispatch_precision": layout.dispatch,
         "combine_precision": layout.combine,
+    }
+
+
+def expert_dict(step: ExpertStep) -> dict:
+    """The keys ``estimate --parallel ep|tpxep --json`` adds or sets (README, "estimate --json")."""
+    layout = step.layout
+    return {
+        **layout_keys(layout),
+        "expert_slots_per_gpu": step.slots_per_gpu,
         "experts_touched_per_step": step.experts_touched_per_step,
         "routed_experts_per_gpu": step.routed_experts_per_gpu,
         "tokens_per_expert": step.tokens_per_expert,
@@ -653,15 +660,7 @@ def simulated_expert_figures(costs: ExpertCosts, sizes: dict[int, int]) -> dict:
     if iterations:
         means = {key: value / iterations for key, value in means.items()}
     return {
-        "parallel": layout.label,
-        "ep": layout.ep,
-        "tp": layout.attention_tp,
-        "attention_groups": layout.attention_groups,
-        "attention_layout": layout.attention_words,
-        "expert_imbalance": layout.imbalance,
-        "redundant_experts": layout.redundant,
-        "dispatch_precision": layout.dispatch,
-        "combine_precision": layout.combine,
+        **layout_keys(layout),
         "weights_bytes_per_gpu": costs.weights_bytes_per_gpu,
         "kv_pool_bytes_per_gpu": costs.kv_pool_bytes_per_gpu,
         "kv_copies": costs.kv_share * layout.attention_tp,

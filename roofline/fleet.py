@@ -269,6 +269,18 @@ def simulate_fleet(
     return _combine(config, runs, replicas, warmup)
 
 
+def run_totals(runs: Sequence[Any]) -> dict[str, float | int]:
+    """What several instances' runs did together, as a result's fields: the GPU-busy seconds and
+    the batch-seconds (exact sums, ``math.fsum``), the iterations, preemptions and recomputed tokens."""
+    return {
+        "busy_s": math.fsum(run.busy for run in runs),
+        "iterations": sum(run.iterations for run in runs),
+        "preemptions": sum(run.preemptions for run in runs),
+        "recomputed_tokens": sum(run.recomputed_tokens for run in runs),
+        "batch_seconds": math.fsum(run.batch_seconds for run in runs),
+    }
+
+
 def _combine(config: ServingConfig, runs: Sequence[Any], replicas: int, warmup: int) -> FleetResult:
     """The replicas' measured requests as one result, in the stream's order (request i is replica
     ``i mod R``'s number ``i // R``), and their measured gaps as one tally."""
@@ -288,10 +300,7 @@ def _combine(config: ServingConfig, runs: Sequence[Any], replicas: int, warmup: 
         config, *(columns[name][measured] for name in ("sent", "admitted", "first", "finish")), output[measured]
     )
     start = min(columns["sent"][measured]) if warmup else 0.0
-    gaps = _Gaps()
-    for run in runs:
-        for name in ("first", "slope", "start", "stop", "mult", "value", "times"):
-            getattr(gaps, name).extend(getattr(run.measured, name))
+    gaps = _Gaps.joined(run.measured for run in runs)
     run_duration = max((run.now for run in runs), default=0.0)
     run_duration = max([run_duration, *(f for f in columns["finish"] if not math.isnan(f))])
     figures["duration_s"] = max(0.0, figures["duration_s"] - start)
@@ -299,16 +308,12 @@ def _combine(config: ServingConfig, runs: Sequence[Any], replicas: int, warmup: 
         config=config,
         requests=config.requests,
         rejected=config.requests - figures["completed"],
-        busy_s=math.fsum(run.busy for run in runs),
-        iterations=sum(run.iterations for run in runs),
+        **run_totals(runs),
         kv_blocks=runs[0].capacity,
         trace=(),
         itl_s=gaps.percentiles() if gaps.count() else dict.fromkeys(PERCENTILES),
         itl_mean_s=gaps.mean(),
-        preemptions=sum(run.preemptions for run in runs),
-        recomputed_tokens=sum(run.recomputed_tokens for run in runs),
         swapped_bytes=math.fsum(run.swapped_bytes for run in runs),
-        batch_seconds=math.fsum(run.batch_seconds for run in runs),
         itl_count=gaps.count(),
         **prefix_counts(runs),
         replicas=replicas,

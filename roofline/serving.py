@@ -150,7 +150,7 @@ import operator
 import random
 from array import array
 from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
@@ -858,6 +858,16 @@ class _Gaps:
 
     def __len__(self) -> int:
         return len(self.first) + len(self.value)
+
+    @classmethod
+    def joined(cls, parts: Iterable[_Gaps]) -> _Gaps:
+        """Every run of every one of ``parts``, in one (the gaps of several instances' runs, each
+        kept in its own order, as a fleet's or a pool's percentiles read them)."""
+        gaps = cls()
+        for part in parts:
+            for name in ("first", "slope", "start", "stop", "mult", "value", "times"):
+                getattr(gaps, name).extend(getattr(part, name))
+        return gaps
 
     def stream(self) -> Iterator[Run]:
         """The runs one at a time, as ``(first, slope, start, stop, mult)``, those of one gap last."""

@@ -13,6 +13,7 @@ from roofline import Hardware, ServingConfig, Workload, builtin_specs
 from roofline.cli import main
 from roofline.fleet import FleetResult, simulate_fleet
 from roofline.serving import Lengths, finished_run, simulate
+from support import run_cli
 
 SPECS = builtin_specs()
 HARDWARE = Hardware(SPECS.gpu("h100-sxm"))
@@ -21,12 +22,8 @@ BASE = ["--gpu", "h100-sxm", "--model", "llama-3.1-8b"]
 
 
 def _cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    try:
-        status = main(["simulate", *BASE, *args])
-    except SystemExit as exit_:  # argparse's own refusals exit
-        status = exit_.code
-    captured = capsys.readouterr()
-    return status, captured.out, captured.err
+    """``roofline simulate`` with ``BASE`` and ``args`` (``support.run_cli``)."""
+    return run_cli(capsys, "simulate", *BASE, *args)
 
 
 @pytest.mark.parametrize(

@@ -11,11 +11,11 @@ from dataclasses import replace
 import pytest
 
 from roofline import Hardware, ServingConfig, Workload, builtin_specs, load_calibration
-from roofline.cli import main
 from roofline.disagg import kv_transfer
 from roofline.disaggserving import Pools, max_rate_within_slo, simulate_disaggregated
 from roofline.fleet import simulate_fleet
 from roofline.serving import Lengths, simulate
+from support import run_cli
 
 SPECS = builtin_specs()
 H100 = Hardware(SPECS.gpu("h100-sxm"))
@@ -28,12 +28,8 @@ def _expected(hardware: Hardware) -> Hardware:
 
 
 def _cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    try:
-        status = main(["simulate", *BASE, *args])
-    except SystemExit as exit_:  # argparse's own refusals exit
-        status = exit_.code
-    captured = capsys.readouterr()
-    return status, captured.out, captured.err
+    """``roofline simulate`` with ``BASE`` and ``args`` (``support.run_cli``)."""
+    return run_cli(capsys, "simulate", *BASE, *args)
 
 
 @pytest.mark.parametrize("hardware", [H100, _expected(H100)], ids=["ceiling", "expected"])

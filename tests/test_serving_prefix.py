@@ -10,10 +10,10 @@ from dataclasses import replace
 import pytest
 
 from roofline import Hardware, ServingConfig, Workload, builtin_specs, load_calibration
-from roofline.cli import main
 from roofline.fleet import simulate_fleet
 from roofline.prefixcache import hit_saving, lru_hit_rate
 from roofline.serving import Lengths, finished_run, simulate
+from support import run_cli
 
 SPECS = builtin_specs()
 CEILING = Hardware(SPECS.gpu("h100-sxm"))
@@ -25,12 +25,8 @@ QUIET = ServingConfig(rate=0.2, requests=200, prompt=Lengths(2000, 2000), output
 
 
 def _cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    try:
-        status = main(["simulate", *BASE, *args])
-    except SystemExit as exit_:  # argparse's own refusals exit
-        status = exit_.code
-    captured = capsys.readouterr()
-    return status, captured.out, captured.err
+    """``roofline simulate`` with ``BASE`` and ``args`` (``support.run_cli``)."""
+    return run_cli(capsys, "simulate", *BASE, *args)
 
 
 @pytest.mark.parametrize("hardware", [CEILING, EXPECTED], ids=["ceiling", "expected"])

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from roofline import Hardware, ServingConfig, Workload, builtin_specs
-from roofline.cli import main
 from roofline.ratesearch import LOW_DIVISOR, search_rate
 from roofline.serving import MAX_LENGTH_TOKENS, finished_run, simulate
 from roofline.traces import MAX_ROW_TOKENS, load_trace, parse_trace
+from support import run_cli
 
 SPECS = builtin_specs()
 HARDWARE = Hardware(SPECS.gpu("h100-sxm"))
@@ -24,12 +24,8 @@ TRACE = load_trace("azure-conv-2023")
 
 
 def _cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    try:
-        status = main(["simulate", *BASE, *args])
-    except SystemExit as exit_:  # argparse's own refusals exit
-        status = exit_.code
-    captured = capsys.readouterr()
-    return status, captured.out, captured.err
+    """``roofline simulate`` with ``BASE`` and ``args`` (``support.run_cli``)."""
+    return run_cli(capsys, "simulate", *BASE, *args)
 
 
 def _json(capsys: pytest.CaptureFixture[str], *args: str) -> dict:
