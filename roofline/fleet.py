@@ -57,6 +57,7 @@ from .serving import (
     finished_run,
     prefix_counts,
     prefix_groups_drawn,
+    record_run,
     request_figures,
     sent_times,
     simulate,
@@ -183,14 +184,13 @@ class _Warm(_Share):
         # As _Run.record_decodes, for the measured decoders only (it pops last_token, so first).
         if self.base:
             measured = len(self.base) - self.warm_among(self.base)
-            first, slope, start, _ = pieces[0]
-            first_end = start_s + self.swap_s + first + slope * start
             swapped = [index for index in swapped_in if index >= self.warm]
-            self.measured.add(first_end - start_s, 0.0, 0, 1, measured - len(swapped))
-            for piece in _clipped(pieces, 1, steps):
-                self.measured.add(*piece, measured)
-            for index in swapped:
-                self.measured.add(first_end - self.last_token[index], 0.0, 0, 1, 1)
+            record_run(self.measured, pieces, steps, self.swap_s, measured - len(swapped), measured)
+            if swapped:
+                first, slope, start, _ = pieces[0]
+                first_end = start_s + self.swap_s + first + slope * start
+                for index in swapped:
+                    self.measured.add(first_end - self.last_token[index], 0.0, 0, 1, 1)
         super().record_decodes(pieces, start_s, steps, swapped_in)
 
     def prefilled(self, index: int, target: int, step: int) -> None:

@@ -1064,9 +1064,43 @@ class IterationCosts:
         prompts_finished: int = 0,
     ) -> Pass:
         """The iteration's ``Pass``; its ``seconds`` is the time above."""
+        return Pass(
+            *self._iteration_parts(
+                decodes, decode_context, prefill_tokens, prefill_cached, prefill_pairs, prompts_finished
+            )
+        )
+
+    def iteration_seconds(
+        self,
+        decodes: int,
+        decode_context: float,
+        prefill_tokens: int = 0,
+        prefill_cached: float = 0,
+        prefill_pairs: float = 0,
+        prompts_finished: int = 0,
+    ) -> float:
+        """``iteration(...).seconds`` without building the ``Pass`` (the serving simulator asks
+        once an iteration holding prefill): ``max(memory, compute) + all-reduces + overheads +
+        widening``, the same sum in the same order as ``Pass.seconds`` (nothing overlapped here)."""
+        _, _, memory_s, compute_s, communication_s, overhead_s, widen_s = self._iteration_parts(
+            decodes, decode_context, prefill_tokens, prefill_cached, prefill_pairs, prompts_finished
+        )
+        return max(memory_s, compute_s, 0.0) + communication_s + overhead_s + widen_s
+
+    def _iteration_parts(
+        self,
+        decodes: int,
+        decode_context: float,
+        prefill_tokens: int,
+        prefill_cached: float,
+        prefill_pairs: float,
+        prompts_finished: int,
+    ) -> tuple[float, float, float, float, float, float, float]:
+        """An iteration's ``Pass`` fields in order (bytes, flops, memory s, compute s, all-reduces,
+        overheads, widening): all zero when it holds no token."""
         tokens = decodes + prefill_tokens
         if tokens == 0:
-            return Pass(0.0, 0.0, 0.0, 0.0)
+            return (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
         bytes_moved = self.weights_bytes(tokens) + self.kv_bytes_per_token * (
             decode_context + prefill_cached + prefill_tokens
         )
@@ -1086,7 +1120,7 @@ class IterationCosts:
                 widen_s = read * widened / self.bandwidth_bytes_per_s
             else:
                 math_flops += tiled_dequant_flops(self.dequant_overhead, read, tokens)
-        return Pass(
+        return (
             bytes_moved,
             flops,
             bytes_moved / self.bandwidth_bytes_per_s,

@@ -725,9 +725,11 @@ def _steps_to_reach(first: float, slope: float, gap: float, most: int) -> int:
     """Fewest steps, from 1 to ``most``, whose total time reaches ``gap`` (``most`` if none does):
     the positive root of ``slope/2 k^2 + (first - slope/2) k = gap``, then nudged to the exact
     integer against ``_run_seconds`` itself, so rounding in the root cannot shift it."""
+    # _run_seconds(first, slope, k) is written out below, k * first + slope * ((k - 1) * k / 2),
+    # the same operations in the same order (this runs once a decode run an arrival cuts short).
     if gap <= first:
         return 1
-    if _run_seconds(first, slope, most) < gap:
+    if most * first + slope * ((most - 1) * most / 2) < gap:
         return most
     if slope > 0:
         linear = first - slope / 2
@@ -735,9 +737,9 @@ def _steps_to_reach(first: float, slope: float, gap: float, most: int) -> int:
     else:
         steps = math.ceil(gap / first)
     steps = min(max(steps, 1), most)
-    while steps > 1 and _run_seconds(first, slope, steps - 1) >= gap:
+    while steps > 1 and (steps - 1) * first + slope * ((steps - 2) * (steps - 1) / 2) >= gap:
         steps -= 1
-    while _run_seconds(first, slope, steps) < gap:
+    while steps * first + slope * ((steps - 1) * steps / 2) < gap:
         steps += 1
     return steps
 
@@ -875,10 +877,12 @@ class _Gaps:
         for value, mult in zip(self.value, self.times, strict=True):
             yield value, 0.0, 0, 1, mult
 
+    def held(self) -> Iterator[int]:
+        """The gaps each longer run holds, ``mult * (stop - start)``, in order (in C: map)."""
+        return map(operator.mul, self.mult, map(operator.sub, self.stop, self.start))
+
     def count(self) -> int:
-        return sum(self.times) + sum(
-            mult * (stop - start) for start, stop, mult in zip(self.start, self.stop, self.mult, strict=True)
-        )
+        return sum(self.times) + sum(self.held())
 
     def runs(self) -> list[Run]:
         return list(self.stream())
@@ -910,11 +914,55 @@ class _Gaps:
         return dict(zip(PERCENTILES, _bracketed(self, ranks, count), strict=True))
 
 
+def record_run(gaps: _Gaps, pieces: list[Piece], steps: int, swap_s: float, waited: int, decodes: int) -> None:
+    """The gaps of a run of ``steps`` iterations (its ``pieces``) in which each of ``decodes``
+    decoders made a token: at step i each waited ``first + slope * i``, the iteration's own time.
+    The first step is longer by ``swap_s`` (a swap copy before it) for the ``waited`` decoders
+    whose last token came at the run's start; the others (swapped back in) are the caller's.
+    With no copy and none swapped in, the whole run is one entry (a run of one gap, most
+    often), not its first gap and the rest apart."""
+    if decodes <= 0:
+        return
+    value, times = gaps.value, gaps.times
+    from_step = 0
+    if swap_s or waited != decodes:
+        first, slope, start, _ = pieces[0]
+        if waited > 0:
+            value.append(swap_s + first + slope * start)
+            times.append(waited)
+        from_step = 1
+    # Gaps.add inline for the runs of one gap, the loop's hottest path.
+    for first, slope, low, high in pieces:
+        if low < from_step:
+            low = from_step
+        if high > steps:
+            high = steps
+        if high - low == 1:
+            value.append(first + slope * low)
+            times.append(decodes)
+        elif low < high:
+            gaps.add(first, slope, low, high, decodes)
+
+
 #: Most runs whose ranks are found from a list of them (``_select_ranks``); past it, one rank at a
 #: time from a bracket of the sorted sample, reading the arrays as a stream (``_bracketed``).
 _LISTED_RUNS = 100_000
 #: Runs sampled to bracket a rank, and the share of every gap each bracket holds at first.
 _SAMPLE_RUNS, _BRACKET_SHARE = 20_000, 0.01
+
+
+def _picked(held: Sequence[int], numbered_from: int, stride: int, heavy: float) -> list[int]:
+    """Which runs of one column a sample keeps, given the gaps each holds (``held``), its runs
+    numbered from ``numbered_from``: every one numbered a multiple of ``stride``, and every one
+    holding at least ``heavy`` gaps; their indices in the column, in order."""
+    evenly = range(-numbered_from % stride, len(held), stride)
+    heavies = itertools.compress(range(len(held)), map(operator.ge, held, itertools.repeat(heavy)))
+    return sorted({*evenly, *heavies})
+
+
+def _weight(held: int, stride: int, heavy: float) -> int:
+    """The gaps a sampled run holding ``held`` stands for: its own when heavy, else ``stride`` times."""
+    return held if held >= heavy else held * stride
 
 
 def _bracketed(gaps: _Gaps, ranks: list[int], total: int) -> list[float]:
@@ -930,15 +978,23 @@ def _bracketed(gaps: _Gaps, ranks: list[int], total: int) -> list[float]:
     grows fourfold, up to the whole range. The runs of one gap (slope 0, most of them) are read
     from their two arrays directly, without building a tuple each.
     """
+    # Every stride-th run (numbered as ``stream`` yields them: the longer runs, then those of one
+    # gap) stands for the stride runs around it; a run heavier than that share (the zero gaps
+    # after a speculative round's first token) stands for itself, always. The runs kept are
+    # picked column by column, so no tuple is built for the others.
     stride = max(1, len(gaps) // _SAMPLE_RUNS)
     heavy = total / _SAMPLE_RUNS
-    sample = sorted(
-        # Every stride-th run stands for the stride runs around it; a run heavier than that share
-        # (the zero gaps after a speculative round's first token) stands for itself, always.
-        (first + slope * ((start + stop - 1) // 2), held if held >= heavy else held * stride)
-        for number, (first, slope, start, stop, mult) in enumerate(gaps.stream())
-        if (held := mult * (stop - start)) >= heavy or number % stride == 0
-    )
+    held = array("q", gaps.held())
+    sample = [
+        (first + slope * ((start + stop - 1) // 2), _weight(held[run], stride, heavy))
+        for run in _picked(held, 0, stride, heavy)
+        for first, slope, start, stop in [(gaps.first[run], gaps.slope[run], gaps.start[run], gaps.stop[run])]
+    ]
+    sample += [
+        (gaps.value[run], _weight(gaps.times[run], stride, heavy))
+        for run in _picked(gaps.times, len(held), stride, heavy)
+    ]
+    sample.sort()
     weight = sum(count for _, count in sample)
     found: dict[int, float] = {}
     shares = dict.fromkeys(range(len(ranks)), _BRACKET_SHARE)
@@ -975,8 +1031,8 @@ def _bracketed(gaps: _Gaps, ranks: list[int], total: int) -> list[float]:
             below[0] += under_low
         for which, _, _, below, inside in brackets:
             rank, under = ranks[which], below[0]
-            held = sum(mult * (stop - start) for _, _, start, stop, mult in inside)
-            if under < rank <= under + held:
+            kept = sum(mult * (stop - start) for _, _, start, stop, mult in inside)
+            if under < rank <= under + kept:
                 found[which] = _select_ranks(inside, [rank - under])[0]
                 del shares[which]
             else:
@@ -1174,6 +1230,12 @@ class _Run:
         #: arrivals below are at the scheduler, and ``result`` counts the times from the send.
         self.overhead = request_overhead_s
         self.costs = costs
+        # The loop records a plain run's gaps inline unless a subclass records them its own way.
+        self.records_inline = type(self).record_decodes is _Run.record_decodes
+        # An iteration's time alone, without its Pass where the costs can give it so.
+        self.iteration_seconds = getattr(costs, "iteration_seconds", None) or (
+            lambda *parts: costs.iteration(*parts).seconds
+        )
         #: Every KV block; a prefix cache keeps its share of them, and the running batch the rest.
         self.total_blocks = capacity
         self.prefix: LruPrefixCache | None = None
@@ -1589,9 +1651,12 @@ class _Run:
         allow; returns those swapped back in as decoders (their next gap is not one iteration)."""
         config, queue, running = self.config, self.queue, self.running
         swapped_in = []
+        # Paged, no prefix cache and none preempted (most runs): a newcomer's cost is its
+        # prompt's blocks (admission_cost), and nobody resumes (the loop only empties resume).
+        fresh = self.paged and self.prefix is None and not self.resume
         while queue and len(running) < config.max_batch:
             index = queue[0]
-            cost = self.admission_cost(index)
+            cost = -(-self.prompt[index] // BLOCK_TOKENS) if fresh else self.admission_cost(index)
             if cost > self.free_blocks:
                 break  # first come first served: later requests wait behind it
             queue.popleft()
@@ -1599,7 +1664,7 @@ class _Run:
             running[index] = None
             if math.isnan(self.admitted[index]):
                 self.admitted[index] = self.now
-            resume = self.resume.get(index)
+            resume = None if fresh else self.resume.get(index)
             if resume is None:
                 self.prefilling.append(
                     [index, 0 if self.prefix is None else self.start_prefill(index), self.prompt[index]]
@@ -1756,29 +1821,18 @@ class _Run:
         return sum(self.phases[: high + 1]) + sum(self.phases[BLOCK_TOKENS + low :])
 
     def record_decodes(self, pieces: list[Piece], start_s: float, steps: int, swapped_in: list[int]) -> None:
-        """The gaps and spans of ``steps`` iterations in which every decoder made a token. The
-        first iteration's gap is longer by any swap copy before it, and for a request swapped
-        back in it runs from its last token before the preemption."""
+        """The gaps and spans of ``steps`` iterations in which every decoder made a token
+        (``record_run``); a request swapped back in waited for its first from its last token
+        before the preemption."""
         if not self.base:
             return
-        first, slope, start, _ = pieces[0]
-        first_end = start_s + self.swap_s + first + slope * start
-        # Gaps.add inline for the runs of one gap, the loop's hottest path.
-        gaps, decodes = self.gaps, len(self.base)
-        waited = decodes - len(swapped_in)
-        if waited > 0:
-            gaps.value.append(first_end - start_s)
-            gaps.times.append(waited)
-        if steps > 1:  # _clipped(pieces, 1, steps), run by run
-            for first, slope, low, high in pieces:
-                low, high = max(low, 1), min(high, steps)
-                if high - low == 1:
-                    gaps.value.append(first + slope * low)
-                    gaps.times.append(decodes)
-                elif low < high:
-                    gaps.add(first, slope, low, high, decodes)
-        for index in swapped_in:
-            self.gaps.add(first_end - self.last_token.pop(index), 0.0, 0, 1, 1)
+        decodes = len(self.base)
+        record_run(self.gaps, pieces, steps, self.swap_s, decodes - len(swapped_in), decodes)
+        if swapped_in:
+            first, slope, start, _ = pieces[0]
+            first_end = start_s + self.swap_s + first + slope * start
+            for index in swapped_in:
+                self.gaps.add(first_end - self.last_token.pop(index), 0.0, 0, 1, 1)
         for index in self.decoders:
             self.span(index, "decode", start_s, self.now, steps)
 
@@ -1790,26 +1844,44 @@ class _Run:
         return _run_cap(1 + self.affordable(step + 1, most - 1))
 
     def decode_run(self, step: int, can_join: bool, single: bool, swapped_in: list[int]) -> int:
-        """Decode steps back to back until someone finishes, a newcomer could join or blocks run out."""
+        """Decode steps back to back until someone finishes, a newcomer could join or blocks run out.
+
+        The loop's hottest path (twice a request): ``run_length``, ``series`` for decodes alone,
+        ``spend``, ``tally`` and, for a run of one piece with no swap, ``record_decodes`` are
+        inline, to the same sums."""
         decodes = len(self.base)
-        steps = self.run_length(step, math.inf, single)
-        # series() for decodes alone, and spend() below, inline: one call a run fewer each.
+        if single:
+            steps = 1
+        else:  # run_length, with affordable()'s answer when every decoder's blocks fit
+            finishing, ends = self.finishing, self.ends
+            while ends.get(finishing[0][1]) != finishing[0][0]:  # next_end(): someone decodes
+                heapq.heappop(finishing)  # left behind by a preemption
+            most = finishing[0][0] - step
+            if self.paged and BLOCK_TOKENS * (self.free_blocks // decodes) < most - 1:
+                steps = _run_cap(1 + self.affordable(step + 1, most - 1))
+            else:
+                steps = _run_cap(most)
         memory_at, memory_per, compute_at, compute_per, floor = self.decode_line(decodes)
         context = self.base_sum + decodes * step
         memory0, compute0 = memory_at + memory_per * context, compute_at + compute_per * context
-        pieces = _pieces(memory0, memory_per * decodes, compute0, compute_per * decodes, steps, floor)
+        memory_slope, compute_slope = memory_per * decodes, compute_per * decodes
         # The run stops at the step whose end reaches the next arrival, if a newcomer could join then.
         gap = self.next_arrival_s() - self.now - self.swap_s if can_join and steps > 1 else math.inf
-        if len(pieces) == 1:
-            # One side leads throughout (most runs): _pieces_to_reach, _clipped and
-            # _pieces_seconds on one piece, inline, to the same sums.
-            first, slope, _, _ = pieces[0]
+        last = steps - 1
+        leads_first = memory0 >= compute0
+        if leads_first == (memory0 + memory_slope * last >= compute0 + compute_slope * last) and floor <= (
+            memory0 if leads_first else compute0
+        ):
+            # One side leads throughout, above any floor (most runs): _pieces, _pieces_to_reach,
+            # _clipped and _pieces_seconds on one piece, inline.
+            first, slope = (memory0, memory_slope) if leads_first else (compute0, compute_slope)
             run_s = _piece_seconds(first, slope, 0, steps)
             if run_s >= gap:
                 steps = _steps_to_reach(first, slope, gap, steps)
                 run_s = _piece_seconds(first, slope, 0, steps)
-                pieces = [(first, slope, 0, steps)]
+            pieces = [(first, slope, 0, steps)]
         else:
+            pieces = _pieces(memory0, memory_slope, compute0, compute_slope, steps, floor)
             if gap < math.inf:
                 steps = _pieces_to_reach(pieces, gap)
                 pieces = _clipped(pieces, 0, steps)
@@ -1819,17 +1891,32 @@ class _Run:
         self.now += seconds
         self.busy += seconds
         self.iterations += steps
-        self.tally(decodes, steps)
+        sizes = self.sizes
+        sizes[decodes] = sizes.get(decodes, 0) + steps
         self.batch_seconds += len(self.running) * seconds
-        if self.paged and steps > 1:
-            self.take_blocks(step + 1, steps - 1)
-        self.record_decodes(pieces, start, steps, swapped_in)
+        if self.paged and steps > 1:  # take_blocks(step + 1, steps - 1)
+            cycles, rest = divmod(steps - 1, BLOCK_TOKENS)
+            self.free_blocks -= cycles * decodes + (self.phase_sum(step + 1, rest) if rest else 0)
+        if len(pieces) == 1 and not self.swap_s and not swapped_in and not self.decoders and self.records_inline:
+            # record_run on one piece: every decoder waited first + slope * i at step i.
+            gaps = self.gaps
+            if steps == 1:
+                gaps.value.append(first)
+                gaps.times.append(decodes)
+            else:
+                gaps.first.append(first)
+                gaps.slope.append(slope)
+                gaps.start.append(0)
+                gaps.stop.append(steps)
+                gaps.mult.append(decodes)
+        else:
+            self.record_decodes(pieces, start, steps, swapped_in)
         return step + steps
 
     def prefill_iteration(self, step: int, can_join: bool, single: bool, swapped_in: list[int]) -> int:
         """One iteration holding prefill tokens, or a run of them when chunked prefill feeds one
         long prompt a budgetful at a time."""
-        config, costs = self.config, self.costs
+        config = self.config
         decodes = len(self.base)
         context = self.base_sum + decodes * step
         start = self.now
@@ -1869,11 +1956,16 @@ class _Run:
             pairs += chunk * cached + chunk * (chunk + 1) / 2
             chunks.append((entry, chunk))
             finished += cached + chunk == target
-        seconds = costs.iteration(decodes, context, new, cached_total, pairs, finished).seconds
+        seconds = self.iteration_seconds(decodes, context, new, cached_total, pairs, finished)
         self.spend(self.swap_s + seconds, 1)
-        self.tally(decodes + new, 1)
+        sizes = self.sizes
+        sizes[decodes + new] = sizes.get(decodes + new, 0) + 1
         if decodes:
-            self.record_decodes([(seconds, 0.0, 0, 1)], start, 1, swapped_in)
+            if self.swap_s or swapped_in or self.decoders or not self.records_inline:
+                self.record_decodes([(seconds, 0.0, 0, 1)], start, 1, swapped_in)
+            else:  # record_run on one iteration: every decoder waited its time
+                self.gaps.value.append(seconds)
+                self.gaps.times.append(decodes)
             step += 1
         for entry, chunk in chunks:
             index = entry[0]
