@@ -1247,13 +1247,23 @@ class _Run:
         rng = random.Random(config.seed)
         count = config.requests
         arrival, prompt, output = array("d", bytes(8 * count)), [0] * count, [0] * count
-        clock = 0.0
+        clock, rate, draw = 0.0, config.rate, rng.random
+        timed = config.concurrency is None and rate != math.inf
+        # Lengths.draw written out for the ranges (a million requests draw two million lengths):
+        # low + floor(u * (high - low + 1)), the same draws in the same order.
+        ranges = config.trace is None
+        prompt_low, prompt_span = config.prompt.low, config.prompt.high - config.prompt.low + 1
+        output_low, output_span = config.output.low, config.output.high - config.output.low + 1
         for index in range(count):  # fixed draw order: gap, prompt, output
-            gap = -math.log(1.0 - rng.random())
-            if config.concurrency is None and config.rate != math.inf:
-                clock += gap / config.rate
+            gap = -math.log(1.0 - draw())
+            if timed:
+                clock += gap / rate
                 arrival[index] = clock
-            prompt[index], output[index] = config.draw_lengths(rng)
+            if ranges:
+                prompt[index] = prompt_low + int(draw() * prompt_span)
+                output[index] = output_low + int(draw() * output_span)
+            else:
+                prompt[index], output[index] = config.draw_lengths(rng)
         if request_overhead_s:
             arrival = array("d", (sent + request_overhead_s for sent in arrival))
         self.arrival, self.prompt, self.output = arrival, prompt, output
