@@ -1070,21 +1070,12 @@ class IterationCosts:
             )
         )
 
-    def iteration_seconds(
-        self,
-        decodes: int,
-        decode_context: float,
-        prefill_tokens: int = 0,
-        prefill_cached: float = 0,
-        prefill_pairs: float = 0,
-        prompts_finished: int = 0,
-    ) -> float:
+    def iteration_seconds(self, *arguments: float) -> float:
         """``iteration(...).seconds`` without building the ``Pass`` (the serving simulator asks
         once an iteration holding prefill): ``max(memory, compute) + all-reduces + overheads +
-        widening``, the same sum in the same order as ``Pass.seconds`` (nothing overlapped here)."""
-        _, _, memory_s, compute_s, communication_s, overhead_s, widen_s = self._iteration_parts(
-            decodes, decode_context, prefill_tokens, prefill_cached, prefill_pairs, prompts_finished
-        )
+        widening``, the same sum in the same order as ``Pass.seconds`` (nothing overlapped here).
+        Its arguments are ``iteration``'s, all six, in order."""
+        _, _, memory_s, compute_s, communication_s, overhead_s, widen_s = self._iteration_parts(*arguments)
         return max(memory_s, compute_s, 0.0) + communication_s + overhead_s + widen_s
 
     def _iteration_parts(

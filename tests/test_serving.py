@@ -38,6 +38,7 @@ from roofline import (
     serving,
     simulate,
 )
+from roofline.calibration import expected_costs
 from roofline.cli import main
 from roofline.errors import SpecError
 from roofline.serving import BLOCK_TOKENS, blocks_for, kv_blocks_available, percentile
@@ -119,6 +120,39 @@ def test_an_iteration_of_decodes_or_one_prompt_is_the_decode_step_or_the_prefill
     expected = prefill_pass(hardware, Workload(workload.model, prompt=prompt))
     assert one_prompt.seconds == pytest.approx(expected.seconds, rel=1e-12)
     assert one_prompt.bytes_moved == pytest.approx(expected.bytes_moved, rel=1e-12)
+
+
+@QUICK
+@given(
+    deployment=st.sampled_from(DEPLOYMENTS),
+    weights=st.sampled_from(("bf16", "fp8", "int4")),
+    expected=st.booleans(),
+    decodes=st.integers(0, 512),
+    context=st.integers(0, 10**7),
+    prompt=st.integers(0, 32768),
+    cached=st.integers(0, 32768),
+    finished=st.integers(0, 4),
+)
+def test_an_iterations_seconds_alone_are_its_pass_seconds_to_the_bit(
+    deployment: tuple[Hardware, Workload],
+    weights: str,
+    expected: bool,
+    decodes: int,
+    context: int,
+    prompt: int,
+    cached: int,
+    finished: int,
+) -> None:
+    """The simulator times an iteration holding prefill by ``iteration_seconds``, without its Pass:
+    the same float as ``iteration(...).seconds``, at the ceiling's costs and the fitted ones, with
+    weights that a widening kernel reads."""
+    hardware, workload = deployment
+    workload = replace(workload, weight_precision=weights)
+    if expected:  # as simulate_expected runs it
+        hardware = replace(hardware, costs=expected_costs(hardware, workload).costs)
+    costs = iteration_costs(hardware, workload)
+    arguments = (decodes, context, prompt, cached, prompt * cached + prompt * (prompt + 1) / 2, finished)
+    assert costs.iteration_seconds(*arguments) == costs.iteration(*arguments).seconds
 
 
 @SIMULATION
