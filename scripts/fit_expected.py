@@ -6,8 +6,10 @@ the squared logs of measured ÷ expected, each kind of figure weighted alike, ar
 they get (Levenberg-Marquardt on the logs of the parameters, a forward-difference Jacobian,
 a fixed start: the same inputs give the same file). The parameters:
 
-- one bandwidth efficiency; one link efficiency for NVLink, and one for each other kind of link
-  (``calibration.link_kind``: PCIe) that multi-GPU fit runs crossed;
+- one bandwidth efficiency; one link efficiency for NVLink (4 and 5), and one for each other kind
+  of link (``calibration.link_kind``: PCIe, Infinity Fabric) that multi-GPU fit runs crossed; a
+  kind no fit run crossed (NVLink 3: no multi-GPU A100 row is in the fit) gets none, and
+  predictions over it are flagged and widened (``Calibration.for_ground``);
 - one compute efficiency per GPU and math precision the fit runs use (others take the
   geometric mean of these), a GPU whose spec names another ``same_compute_as`` (the same die,
   the same tensor cores: the H200 and the H100) counted as that one, so their runs fit one
