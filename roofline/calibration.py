@@ -7,8 +7,9 @@ prediction. Its parameters live in ``data/calibration.toml``, written by
 - ``bandwidth_efficiency``: the share of the HBM bandwidth a pass reaches;
 - ``link_efficiency``: the share of the links' bandwidth an all-reduce reaches over NVLink, and
   ``link_efficiency_by_kind``: the share over another kind of link (``link_kind``: PCIe peer
-  to peer) where multi-GPU fit rows ran over it; any other kind takes the NVLink share and is
-  flagged (``for_ground``);
+  to peer, Infinity Fabric) where multi-GPU fit rows ran over it; any other kind (NVLink 3
+  among them: no multi-GPU A100 row is in the fit) takes the NVLink share and is flagged
+  (``for_ground``);
 - ``compute_efficiency.<gpu>.<math>``: the share of the dense peak a pass reaches, per chip
   and math precision (``default_compute_efficiency`` where the fit saw no run). A chip whose
   spec names another as ``same_compute_as`` (the same die, the same tensor cores) shares that
@@ -94,14 +95,31 @@ BAND_METRICS = ("throughput_tokens_per_s", "ttft_mean_s", "itl_mean_s", "tpot_me
 DEQUANT_MEASURED_ON = frozenset({"a100-80gb"})
 
 
+#: The words of a ``scale_up`` that name a kind of link, in the order they are looked for.
+LINK_WORDS = (
+    # PCIe first: a PCIe card's spec says "(no NVLink)".
+    ("pcie", "pcie"),
+    ("infinity fabric", "infinity-fabric"),
+    # NVLink 3 (the A100's, through NVSwitch or a two-card bridge) before NVLink: a ring all-reduce
+    # reaches a smaller share of its nameplate than on NVLink 4 (a bus bandwidth of about 200 of
+    # 300 GB/s each way on eight A100s, nccl-tests#149, against about 370 of 450 on H100s,
+    # nccl-tests#212; the A100's source in gpus.toml), so it does not borrow the share fitted on
+    # NVLink 4 unflagged.
+    ("nvlink 3", "nvlink3"),
+    ("nvlink", "nvlink"),
+    ("ici", "ici"),
+)
+
+
 def link_kind(gpu: GpuSpec | None) -> str | None:
-    """The kind of the links between ``gpu``s, read off its interconnect's ``scale_up``: "nvlink",
-    "pcie", "infinity-fabric", "ici" or "other"; None for a GPU with no interconnect block."""
+    """The kind of the links between ``gpu``s, read off its interconnect's ``scale_up``
+    (``LINK_WORDS``): "nvlink" (NVLink 4 and 5, the share ``link_efficiency`` is fitted on),
+    "nvlink3", "pcie", "infinity-fabric", "ici" or "other"; None for a GPU with no interconnect
+    block."""
     if gpu is None or gpu.interconnect is None:
         return None
     text = gpu.interconnect.scale_up.lower()
-    # PCIe first: a PCIe card's spec says "(no NVLink)".
-    for word, kind in (("pcie", "pcie"), ("infinity fabric", "infinity-fabric"), ("nvlink", "nvlink"), ("ici", "ici")):
+    for word, kind in LINK_WORDS:
         if word in text:
             return kind
     return "other"
@@ -219,8 +237,9 @@ class Calibration:
             reasons.append(
                 (
                     "band_leave_one_gpu_out",
-                    f"GPU {gpu_id}: {kind} links unfitted (no multi-GPU fit rows over them), NVLink's"
-                    f" {self.link_efficiency:.0%} of the bandwidth: band widened to the leave-one-GPU-out band",
+                    f"GPU {gpu_id}: {kind} links unfitted (no multi-GPU fit rows over them), the share fitted"
+                    f" on NVLink 4 and 5, {self.link_efficiency:.0%} of the bandwidth: band widened to the"
+                    " leave-one-GPU-out band",
                 )
             )
         if engine not in self.fitted_engines:
