@@ -185,7 +185,7 @@ class _Warm(_Share):
         if self.base:
             measured = len(self.base) - self.warm_among(self.base)
             swapped = [index for index in swapped_in if index >= self.warm]
-            record_run(self.measured, pieces, steps, self.swap_s, measured - len(swapped), measured)
+            record_run(self.measured, pieces, start_s, steps, self.swap_s, measured - len(swapped), measured)
             if swapped:
                 first, slope, start, _ = pieces[0]
                 first_end = start_s + self.swap_s + first + slope * start

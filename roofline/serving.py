@@ -914,30 +914,35 @@ class _Gaps:
         return dict(zip(PERCENTILES, _bracketed(self, ranks, count), strict=True))
 
 
-def record_run(gaps: _Gaps, pieces: list[Piece], steps: int, swap_s: float, waited: int, decodes: int) -> None:
-    """The gaps of a run of ``steps`` iterations (its ``pieces``) in which each of ``decodes``
-    decoders made a token: at step i each waited ``first + slope * i``, the iteration's own time.
-    The first step is longer by ``swap_s`` (a swap copy before it) for the ``waited`` decoders
-    whose last token came at the run's start; the others (swapped back in) are the caller's.
-    With no copy and none swapped in, the whole run is one entry (a run of one gap, most
-    often), not its first gap and the rest apart."""
+def record_run(
+    gaps: _Gaps, pieces: list[Piece], start_s: float, steps: int, swap_s: float, waited: int, decodes: int
+) -> None:
+    """The gaps of a run of ``steps`` iterations (its ``pieces``) from ``start_s``, in which each
+    of ``decodes`` decoders made a token: at step i >= 1 each waited ``first + slope * i``, the
+    iteration's own time. At the first step the ``waited`` decoders whose last token came at the
+    run's start waited from then to the step's end, a swap copy included: ``first_end - start_s``,
+    taken as that difference of two clock readings, which the fitted calibration was fitted on
+    (a refit moves with the last bit of any figure); the others (swapped back in) are the caller's."""
     if decodes <= 0:
         return
+    first, slope, start, _ = pieces[0]
+    if waited > 0:
+        gaps.value.append(start_s + swap_s + first + slope * start - start_s)
+        gaps.times.append(waited)
+    if steps > 1:
+        record_steps(gaps, pieces, steps, decodes)
+
+
+def record_steps(gaps: _Gaps, pieces: list[Piece], steps: int, decodes: int) -> None:
+    """The gaps of steps 1 to ``steps - 1`` of a run's ``pieces``, each of ``decodes`` decoders
+    waiting ``first + slope * i`` at step i (``_clipped(pieces, 1, steps)``, run by run)."""
     value, times = gaps.value, gaps.times
-    from_step = 0
-    if swap_s or waited != decodes:
-        first, slope, start, _ = pieces[0]
-        if waited > 0:
-            value.append(swap_s + first + slope * start)
-            times.append(waited)
-        from_step = 1
-    # Gaps.add inline for the runs of one gap, the loop's hottest path.
     for first, slope, low, high in pieces:
-        if low < from_step:
-            low = from_step
+        if low < 1:
+            low = 1
         if high > steps:
             high = steps
-        if high - low == 1:
+        if high - low == 1:  # Gaps.add inline for the runs of one gap, the loop's hottest path
             value.append(first + slope * low)
             times.append(decodes)
         elif low < high:
@@ -1837,7 +1842,7 @@ class _Run:
         if not self.base:
             return
         decodes = len(self.base)
-        record_run(self.gaps, pieces, steps, self.swap_s, decodes - len(swapped_in), decodes)
+        record_run(self.gaps, pieces, start_s, steps, self.swap_s, decodes - len(swapped_in), decodes)
         if swapped_in:
             first, slope, start, _ = pieces[0]
             first_end = start_s + self.swap_s + first + slope * start
@@ -1908,15 +1913,19 @@ class _Run:
             cycles, rest = divmod(steps - 1, BLOCK_TOKENS)
             self.free_blocks -= cycles * decodes + (self.phase_sum(step + 1, rest) if rest else 0)
         if len(pieces) == 1 and not self.swap_s and not swapped_in and not self.decoders and self.records_inline:
-            # record_run on one piece: every decoder waited first + slope * i at step i.
+            # record_run on one piece with no swap copy: the first step's gap from the run's start
+            # (its ``start_s + 0.0 + first + slope * 0 - start_s``, to the bit), then every
+            # decoder waited first + slope * i at step i.
             gaps = self.gaps
-            if steps == 1:
-                gaps.value.append(first)
+            gaps.value.append(start + first - start)
+            gaps.times.append(decodes)
+            if steps == 2:
+                gaps.value.append(first + slope)
                 gaps.times.append(decodes)
-            else:
+            elif steps > 2:
                 gaps.first.append(first)
                 gaps.slope.append(slope)
-                gaps.start.append(0)
+                gaps.start.append(1)
                 gaps.stop.append(steps)
                 gaps.mult.append(decodes)
         else:
@@ -1973,8 +1982,8 @@ class _Run:
         if decodes:
             if self.swap_s or swapped_in or self.decoders or not self.records_inline:
                 self.record_decodes([(seconds, 0.0, 0, 1)], start, 1, swapped_in)
-            else:  # record_run on one iteration: every decoder waited its time
-                self.gaps.value.append(seconds)
+            else:  # record_run on one iteration with no swap copy, to the bit
+                self.gaps.value.append(start + seconds - start)
                 self.gaps.times.append(decodes)
             step += 1
         for entry, chunk in chunks:
