@@ -92,6 +92,8 @@ MAX_SPECULATIVE_TOKENS = 300_000_000
 _MAX_ITERATIONS_PER_REQUEST = 1_000_000
 #: ``pending``'s fields are packed little-endian; an array of them is read in the host's order.
 _BIG_ENDIAN = sys.byteorder == "big"
+#: Runs of drawn rounds up to this many iterations are stepped in a plain loop (``drawn_steps``).
+_LOOPED_STEPS = 24
 
 
 @dataclass(frozen=True)
@@ -286,9 +288,10 @@ class RoundDraws:
             while at >= 0:
                 chunk[at] = self.emitted(int.from_bytes(raw[8 * at : 8 * at + 8], "little"))
                 at = chunk.find(0, at + 1)
+            reached = list(accumulate(chunk, initial=total))  # tokens after each round
             out += chunk
-            total += sum(chunk)
-        del out[bisect_left(list(accumulate(out)), need) + 1 :]
+            total = reached[-1]
+        del out[len(out) - len(chunk) + bisect_left(reached, need, 1) :]
         return out
 
 
@@ -565,19 +568,23 @@ class _SpeculativeRun:
         every figure comes out the same to the bit, with one gap entry an iteration. Each iteration
         takes at least the first's time (the context only grows), which bounds the iterations read
         before the next arrival."""
-        last, iteration, now = self.ends[0][0], self.iterations, self.now
+        steps, now = self.ends[0][0] - self.iterations, self.now
         due = self.arrival[self.next_arrival] if self.next_arrival < self.issued else math.inf
-        if iteration >= last or due <= now:
+        if steps <= 0 or due <= now:
             return False
+        if steps <= _LOOPED_STEPS:
+            return self.drawn_steps(steps, due)
         decoders, gamma = len(self.running), self.gamma
-        steps = last - iteration
         if due < math.inf:
             first = self.round_seconds(decoders)
             if first > 0:
                 steps = min(steps, int((due - now) / first) + 2)
+            if steps <= _LOOPED_STEPS:
+                return self.drawn_steps(steps, due)
         fields = array(self.field_type)
-        low = self.pending & ((1 << self.field_bits * steps) - 1)
-        fields.frombytes(low.to_bytes(self.field_bytes * steps, "little"))
+        fields.frombytes(
+            (self.pending & ((1 << self.field_bits * steps) - 1)).to_bytes(self.field_bytes * steps, "little")
+        )
         if _BIG_ENDIAN:  # pragma: no cover - the fields are packed little-endian
             fields.byteswap()
         contexts = list(accumulate(fields, initial=self.context))
@@ -599,6 +606,37 @@ class _SpeculativeRun:
         self.iterations += steps
         for index in self.traced_decoders:
             self.span(index, "decode", now, self.now, steps)
+        return True
+
+    def drawn_steps(self, steps: int, due: float) -> bool:
+        """``drawn_run`` for a short run, up to ``steps`` iterations, one at a time in a plain loop, with
+        ``round_seconds``' arithmetic (``b if b > a else a`` is ``max(a, b)``): for a few iterations that
+        is quicker than building the lists."""
+        decoders, gamma, bits, mask = len(self.running), self.gamma, self.field_bits, self.field_mask
+        (v0, v1, v2, v3), (d0, d1, d2, d3) = self.round_line(decoders)
+        low = self.pending & ((1 << bits * steps) - 1)
+        context, now, busy, batch = self.context, self.now, self.busy, self.batch_seconds
+        clock, append, taken = now, self.gaps.value.append, 0
+        while taken < steps:
+            verify, other = v0 + v1 * context, v2 + v3 * context
+            draft, later = d0 + d1 * context, d2 + d3 * context
+            seconds = (other if other > verify else verify) + gamma * (later if later > draft else draft)
+            start = clock
+            clock += seconds
+            busy += seconds
+            batch += decoders * seconds
+            append(clock - start)  # as ``_Gaps.add`` keeps a run of one gap
+            context += low & mask
+            low >>= bits
+            taken += 1
+            if clock >= due:
+                break
+        self.gaps.times.extend(repeat(decoders, taken))
+        self.now, self.busy, self.batch_seconds, self.context = clock, busy, batch, context
+        self.pending >>= bits * taken
+        self.iterations += taken
+        for index in self.traced_decoders:
+            self.span(index, "decode", now, clock, taken)
         return True
 
     def round_line(self, decodes: int) -> tuple[tuple[float, float, float, float], tuple[float, float, float, float]]:
@@ -648,7 +686,7 @@ class _SpeculativeRun:
         gamma = self.gamma if decoders else 0
         timed = verification_with_prefill(self.costs, decoders, context, gamma + 1, new, pairs, len(newcomers))
         draft_s = 0.0
-        if decoders:
+        if decoders and self.draft_scale:  # a free draft (scale 0) adds nothing to time
             first = self.draft_pass(decoders, context).seconds
             rest = first if self.later_pass is self.draft_pass else self.later_pass(decoders, context).seconds
             draft_s = self.draft_scale * (first + (gamma - 1) * rest) / gamma if gamma else 0.0
