@@ -288,10 +288,13 @@ class RoundDraws:
             while at >= 0:
                 chunk[at] = self.emitted(int.from_bytes(raw[8 * at : 8 * at + 8], "little"))
                 at = chunk.find(0, at + 1)
-            reached = list(accumulate(chunk, initial=total))  # tokens after each round
             out += chunk
-            total = reached[-1]
-        del out[len(out) - len(chunk) + bisect_left(reached, need, 1) :]
+            total += sum(chunk)
+        # Drop the rounds past the one that reached ``need``: the last d go while their tokens, at least
+        # d, are at most the excess, so only the last ``excess`` rounds' running sums are looked at.
+        excess = total - need
+        if excess:
+            del out[len(out) - bisect_right(list(accumulate(reversed(out[-excess:]))), excess) :]
         return out
 
 

@@ -217,9 +217,12 @@ def test_runs_of_drawn_rounds_agree_with_a_round_by_round_reference(monkeypatch,
 def test_a_requests_round_draws_are_its_own_exact_draws(alpha: float, gamma: int) -> None:
     """``RoundDraws.tokens`` (a byte table over the draws' top bytes, then thresholds where a top byte
     is not enough) gives what drawing and comparing each round one by one gives, in many batches."""
-    draws = RoundDraws(alpha, gamma, seed=7)
+    draws, in_sixteens = RoundDraws(alpha, gamma, seed=7), RoundDraws(alpha, gamma, seed=7)
+    in_sixteens.tokens_per_round = math.inf  # batches of 16 rounds: the stream is the same however it is cut
     for index, need in [(0, 1), (1, 5), (17, 300), (2_000_000, 4_000)]:
-        assert list(draws.tokens(index, need)) == reference_tokens(alpha, gamma, 7, index, need)
+        want = reference_tokens(alpha, gamma, 7, index, need)
+        assert list(draws.tokens(index, need)) == want
+        assert list(in_sixteens.tokens(index, need)) == want
 
 
 def test_round_draws_average_tau() -> None:
