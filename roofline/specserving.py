@@ -561,8 +561,9 @@ class _SpeculativeRun:
         return True
 
     def drawn_run(self) -> bool:
-        """With drawn rounds, ``fixed_run``'s run: the iterations of decodes alone before the next one
-        in which a request finishes or a request arrives, all at once. False when there are none.
+        """With drawn rounds, ``fixed_run``'s run: the iterations of decodes alone up to the next one in
+        which a request finishes (that one included) or the first whose end reaches an arrival, all at
+        once. False when the next iteration has newcomers to prefill (``serve`` does not call it then).
 
         Iteration i takes ``round_seconds`` at context D_i, and D_(i+1) - D_i is the field of
         ``pending`` for that iteration, so the fields are read off as an array, the contexts are their
@@ -570,11 +571,12 @@ class _SpeculativeRun:
         loops (``map``, ``accumulate``), in the same operations and order as iteration by iteration:
         every figure comes out the same to the bit, with one gap entry an iteration. Each iteration
         takes at least the first's time (the context only grows), which bounds the iterations read
-        before the next arrival."""
-        steps, now = self.ends[0][0] - self.iterations, self.now
+        before the next arrival. A short run is stepped in a plain loop instead (``drawn_steps``)."""
+        now = self.now
         due = self.arrival[self.next_arrival] if self.next_arrival < self.issued else math.inf
-        if steps <= 0 or due <= now:
+        if due <= now:  # pragma: no cover - ``serve`` has just taken every arrival up to now
             return False
+        steps = self.ends[0][0] - self.iterations + 1
         if steps <= _LOOPED_STEPS:
             return self.drawn_steps(steps, due)
         decoders, gamma = len(self.running), self.gamma
@@ -600,16 +602,9 @@ class _SpeculativeRun:
         del seconds[steps:], clock[steps + 1 :]
         # One gap a decoder an iteration, kept as ``_Gaps.add`` keeps a run of one gap: value and count.
         self.gaps.value.extend(map(sub, clock[1:], clock[:-1]))
-        self.gaps.times.extend(repeat(decoders, steps))
-        self.now = clock[-1]
-        self.busy = reduce(add, seconds, self.busy)
-        self.batch_seconds = reduce(add, map(mul, repeat(decoders), seconds), self.batch_seconds)
-        self.context = contexts[steps]
-        self.pending >>= self.field_bits * steps
-        self.iterations += steps
-        for index in self.traced_decoders:
-            self.span(index, "decode", now, self.now, steps)
-        return True
+        busy = reduce(add, seconds, self.busy)
+        batch = reduce(add, map(mul, repeat(decoders), seconds), self.batch_seconds)
+        return self.drawn_ran(steps, decoders, clock[-1], busy, batch, contexts[steps])
 
     def drawn_steps(self, steps: int, due: float) -> bool:
         """``drawn_run`` for a short run, up to ``steps`` iterations, one at a time in a plain loop, with
@@ -618,8 +613,8 @@ class _SpeculativeRun:
         decoders, gamma, bits, mask = len(self.running), self.gamma, self.field_bits, self.field_mask
         (v0, v1, v2, v3), (d0, d1, d2, d3) = self.round_line(decoders)
         low = self.pending & ((1 << bits * steps) - 1)
-        context, now, busy, batch = self.context, self.now, self.busy, self.batch_seconds
-        clock, append, taken = now, self.gaps.value.append, 0
+        context, clock, busy, batch = self.context, self.now, self.busy, self.batch_seconds
+        append, taken = self.gaps.value.append, 0
         while taken < steps:
             verify, other = v0 + v1 * context, v2 + v3 * context
             draft, later = d0 + d1 * context, d2 + d3 * context
@@ -634,12 +629,24 @@ class _SpeculativeRun:
             taken += 1
             if clock >= due:
                 break
-        self.gaps.times.extend(repeat(decoders, taken))
+        return self.drawn_ran(taken, decoders, clock, busy, batch, context)
+
+    def drawn_ran(self, steps: int, decoders: int, clock: float, busy: float, batch: float, context: int) -> bool:
+        """A drawn run of ``steps`` iterations (their gaps' values recorded) ended at ``clock``: the rest
+        of its books, and the requests whose last round was its last iteration complete."""
+        start = self.now
+        self.gaps.times.extend(repeat(decoders, steps))
         self.now, self.busy, self.batch_seconds, self.context = clock, busy, batch, context
-        self.pending >>= bits * taken
-        self.iterations += taken
+        self.pending >>= self.field_bits * steps
+        self.iterations += steps
         for index in self.traced_decoders:
-            self.span(index, "decode", now, clock, taken)
+            self.span(index, "decode", start, clock, steps)
+        ends, last = self.ends, self.iterations - 1
+        while ends and ends[0][0] == last:
+            index = heapq.heappop(ends)[1]
+            if index < self.traced:
+                self.traced_decoders.remove(index)
+            self.complete(index)
         return True
 
     def round_line(self, decodes: int) -> tuple[tuple[float, float, float, float], tuple[float, float, float, float]]:
