@@ -266,16 +266,12 @@ class RoundDraws:
         self.table = bytes(table)
         self.rng = random.Random()
 
-    def emitted(self, u: int) -> int:
-        """Tokens a round with draw ``u`` emits: its accepted draft tokens (those i with u < T_i) plus one."""
-        return self.gamma + 1 - bisect_right(self.ascending, u)
-
     def tokens(self, index: int, need: int) -> bytearray:
         """Request ``index``'s rounds as the tokens each emits (one byte a round, 1 to γ + 1): as many
         rounds as it takes for them to reach ``need`` tokens, the last as drawn (it may overshoot).
         Drawn in batches of about the expected count; the generator's stream is the same however it
         is cut, so the rounds are too."""
-        rng, table = self.rng, self.table
+        rng, table, ascending, most = self.rng, self.table, self.ascending, self.gamma + 1
         rng.seed(((index + 1) << _DRAW_BITS) | self.seed)
         out = bytearray()
         total = 0
@@ -285,8 +281,8 @@ class RoundDraws:
             raw = rng.getrandbits(_DRAW_BITS * count).to_bytes(_DRAW_BITS // 8 * count, "little")
             chunk = bytearray(raw[7::8].translate(table))  # each draw's top byte (little-endian)
             at = chunk.find(0)
-            while at >= 0:
-                chunk[at] = self.emitted(int.from_bytes(raw[8 * at : 8 * at + 8], "little"))
+            while at >= 0:  # a top byte that holds a threshold: γ + 1 less the thresholds at or below the draw
+                chunk[at] = most - bisect_right(ascending, int.from_bytes(raw[8 * at : 8 * at + 8], "little"))
                 at = chunk.find(0, at + 1)
             out += chunk
             total += sum(chunk)
@@ -501,15 +497,19 @@ class _SpeculativeRun:
 
     def serve(self) -> None:
         limit = _MAX_ITERATIONS_PER_REQUEST * self.config.requests
+        arrival, queue, running, max_batch = self.arrival, self.queue, self.running, self.config.max_batch
+        between = self.fixed_run if self.fixed else self.drawn_run  # the iterations up to the next event
         while True:
-            self.enqueue_arrivals()
-            self.admit()
-            if not self.running:
+            if self.next_arrival < self.issued and arrival[self.next_arrival] <= self.now:
+                self.enqueue_arrivals()
+            if self.head < len(queue) and len(running) < max_batch:
+                self.admit()
+            if not running:
                 if self.next_arrival >= self.issued:
                     return
-                self.now = max(self.now, self.arrival[self.next_arrival])
+                self.now = max(self.now, arrival[self.next_arrival])
                 continue
-            if not self.newcomers and (self.fixed_run() if self.fixed else self.drawn_run()):
+            if not self.newcomers and between():
                 continue
             self.iteration()
             self.iterations += 1
