@@ -175,10 +175,13 @@ CASES = [
 
 
 @pytest.mark.parametrize(("gamma", "alpha", "changes"), CASES)
-def test_runs_of_drawn_rounds_agree_with_a_round_by_round_reference(monkeypatch, gamma, alpha, changes) -> None:
+@pytest.mark.parametrize("lead", [roofline.specserving._LEAD, math.inf])
+def test_runs_of_drawn_rounds_agree_with_a_round_by_round_reference(monkeypatch, gamma, alpha, changes, lead) -> None:
     """Every count, every request's admission, first token and finish, the clock and every gap, to the
-    bit (α 0 goes through the drawn path here too, with the fixed path switched off)."""
+    bit (α 0 goes through the drawn path here too, with the fixed path switched off). With an infinite
+    ``_LEAD`` no line is taken for the max of two without comparing them, at every iteration."""
     monkeypatch.setattr(roofline.specserving, "fixed_round_tokens", lambda _: None)
+    monkeypatch.setattr(roofline.specserving, "_LEAD", lead)
     config = ServingConfig(**{"prompt": Lengths(128, 1024), "max_batch": 64, **changes})
     drafting = Drafting(gamma, alpha, draft_cost=0.1)
     want = reference_run(config, drafting, served(config, drafting))
