@@ -303,8 +303,8 @@ def test_fixed_rounds_timed_a_run_at_a_time_agree_with_rounds_timed_one_by_one(m
 
 
 def test_a_run_past_the_tokens_a_speculative_run_may_draw_is_refused_before_any_draw(capsys, monkeypatch) -> None:
-    """10,000 requests of 100,000 tokens (each within its own range) would draw a billion tokens round by
-    round, about an hour: refused in one line before the traffic is drawn."""
+    """10,000 requests of 100,000 tokens (each within its own range) are a billion tokens, past what a
+    speculative run may emit: refused in one line before the traffic is drawn."""
     import roofline.specserving
 
     def never(*_: object) -> None:
