@@ -844,4 +844,4 @@ class _SpeculativeRun:
         )
 
 
-__all__ = ["Drafting", "SpeculativeSimulation", "simulate_speculative", "verification_with_prefill"]
+__all__ = ["Drafting", "RoundDraws", "SpeculativeSimulation", "simulate_speculative", "verification_with_prefill"]
