@@ -268,6 +268,9 @@ class RoundDraws:
                 table[top] = 1 + sum(threshold >= high for threshold in thresholds)
         self.table = bytes(table)
         self.rng = random.Random()
+        #: ``random.Random.seed`` for a whole number less its Python-level checks: the C generator's own
+        #: seeding, which leaves the generator in the state ``random.Random(key)`` starts in.
+        self.reseed = random.Random.__bases__[0].seed
 
     def tokens(self, index: int, need: int) -> bytearray:
         """Request ``index``'s rounds as the tokens each emits (one byte a round, 1 to γ + 1): as many
@@ -275,7 +278,7 @@ class RoundDraws:
         Drawn in batches of about the expected count; the generator's stream is the same however it
         is cut, so the rounds are too."""
         rng, table, ascending, most = self.rng, self.table, self.ascending, self.gamma + 1
-        rng.seed(((index + 1) << _DRAW_BITS) | self.seed)
+        self.reseed(rng, ((index + 1) << _DRAW_BITS) | self.seed)
         out = bytearray()
         total = 0
         while total < need:
