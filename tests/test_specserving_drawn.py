@@ -168,9 +168,21 @@ CASES = [
     (2, 0.6, {"requests": 300, "rate": 30.0, "output": Lengths(1, 600), "seed": 5}),
     (3, 0.95, {"requests": 200, "rate": math.inf, "max_batch": 16, "output": Lengths(50, 900), "seed": 11}),
     (4, 0.6, {"requests": 400, "concurrency": 24, "output": Lengths(1, 300), "seed": 2}),
-    (5, 0.3, {"requests": 150, "rate": 8.0, "output": Lengths(2000, 3000), "admission": "paged", "seed": 9}),
+    (5, 0.3, {"requests": 80, "rate": 8.0, "output": Lengths(2000, 3000), "admission": "paged", "seed": 9}),
     (4, 0.95, {"requests": 80, "rate": 4.0, "prompt": Lengths(64, 4096), "output": Lengths(1, 2500), "seed": 3}),
     (3, 0.0, {"requests": 100, "rate": 20.0, "output": Lengths(1, 500), "seed": 4}),
+    # A batch limit whose rounds could overflow 16-bit fields (14,000 × 5 tokens): 32-bit fields.
+    (
+        4,
+        0.6,
+        {
+            "requests": 14_000,
+            "rate": math.inf,
+            "max_batch": 14_000,
+            "prompt": Lengths(16, 64),
+            "output": Lengths(1, 40),
+        },
+    ),
 ]
 
 
@@ -212,6 +224,7 @@ def test_runs_of_drawn_rounds_agree_with_a_round_by_round_reference(monkeypatch,
         times = getattr(run, name)
         assert {index: times[index] for index in want[name]} == want[name], name
     assert run.pending == 0 and not run.ends and not run.running  # nothing left over, nothing kept
+    assert run.field_bytes == (4 if config.max_batch * (gamma + 1) >= 1 << 16 else 2)
     # Most iterations were worked out a run at a time, not one by one.
     assert covered[0] > run.iterations / 2
 
