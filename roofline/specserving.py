@@ -256,7 +256,7 @@ class RoundDraws:
     def __init__(self, alpha: float, gamma: int, seed: int) -> None:
         self.gamma, self.seed = gamma, seed
         self.tokens_per_round = tokens_per_step(alpha, gamma)
-        numerator, denominator = alpha.as_integer_ratio()
+        numerator, denominator = float(alpha).as_integer_ratio()
         thresholds = [-((-(numerator**i) << _DRAW_BITS) // denominator**i) for i in range(1, gamma + 1)]
         #: The thresholds from the smallest (T_γ) up: ``bisect_right`` counts those at or below u.
         self.ascending = thresholds[::-1]
@@ -463,8 +463,8 @@ class _SpeculativeRun:
         #: request's rounds are drawn when it gets its first token (``draws``).
         self.fixed = fixed_round_tokens(drafting)
         self.draws = None if self.fixed or drafting is None else RoundDraws(drafting.alpha, drafting.gamma, config.seed)
-        #: ``(iteration of its last round, request)`` for every decoding request, a heap: a request's
-        #: rounds are known from its first token, so nothing of it is brought up to date until then.
+        #: ``(iteration of its last round, request)`` for every decoding request, a heap: all of a
+        #: request's rounds are known from its first token, so nothing of it changes until the last.
         self.ends: list[tuple[int, int]] = []
         self.traced_decoders: list[int] = []  # traced requests now decoding
         #: With drawn rounds, the tokens the decoders' rounds add to the context in each iteration to
