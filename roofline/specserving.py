@@ -427,6 +427,8 @@ class _SpeculativeRun:
         self.later_pass = self.draft_pass if later_costs is None else later_costs.iteration
         #: A decode-only iteration's time by its number of decodes (``round_line``), worked out once each.
         self.round_lines: dict[int, tuple[tuple[float, float, float, float], tuple[float, float, float, float]]] = {}
+        #: By batch size, a range of contexts over which one line of each pair leads (``lines_leading``).
+        self.leads: dict[int, tuple[int, int, Any, Any]] = {}
         # The traffic, drawn exactly as serving._Run draws it (gap, prompt, output per request).
         rng = random.Random(config.seed)
         count = config.requests
@@ -648,9 +650,11 @@ class _SpeculativeRun:
         context, clock, busy, batch = self.context, self.now, self.busy, self.batch_seconds
         append, taken = self.gaps.value.append, 0
         most = context + steps * decoders * (gamma + 1)  # the context cannot grow past this in the run
-        verify, draft = _leading(verify_lines, context, most), _leading(draft_lines, context, most)
-        if verify is not None and draft is not None:  # one line each all along: half the arithmetic
-            (v, v_slope), (d, d_slope) = verify, draft
+        leads = self.leads.get(decoders)
+        if leads is None or not leads[0] <= context <= most <= leads[1]:
+            leads = self.lines_leading(decoders, context, most)
+        if leads is not None:  # one line each all along: half the arithmetic
+            _, _, (v, v_slope), (d, d_slope) = leads
             while taken < steps:
                 seconds = (v + v_slope * context) + gamma * (d + d_slope * context)
                 start = clock
@@ -680,6 +684,18 @@ class _SpeculativeRun:
             if clock >= due:
                 break
         return self.drawn_ran(taken, decoders, clock, busy, batch, context)
+
+    def lines_leading(self, decoders: int, low: int, high: int) -> tuple[int, int, Any, Any] | None:
+        """``(low, high, verify line, draft line)``: the line of each pair that leads for every context
+        from low to high (``_leading``), or None where either pair has none. A lead over twice the range
+        is kept for the batch size (``leads``), so the runs after it need not look again."""
+        verify_lines, draft_lines = self.round_line(decoders)
+        for wide_low, wide_high in ((low // 2, 2 * high), (low, high)):
+            verify, draft = _leading(verify_lines, wide_low, wide_high), _leading(draft_lines, wide_low, wide_high)
+            if verify is not None and draft is not None:
+                leads = self.leads[decoders] = (wide_low, wide_high, verify, draft)
+                return leads
+        return None
 
     def drawn_ran(self, steps: int, decoders: int, clock: float, busy: float, batch: float, context: int) -> bool:
         """A drawn run of ``steps`` iterations (their gaps' values recorded) ended at ``clock``: the rest
