@@ -95,7 +95,8 @@ MAX_SPECULATIVE_TOKENS = 300_000_000
 _MAX_ITERATIONS_PER_REQUEST = 1_000_000
 #: ``pending``'s fields are packed little-endian; an array of them is read in the host's order.
 _BIG_ENDIAN = sys.byteorder == "big"
-#: Runs of drawn rounds up to this many iterations are stepped in a plain loop (``drawn_steps``).
+#: Runs of drawn rounds up to this many iterations are stepped in a plain loop (``drawn_steps``) where
+#: they can be; longer ones are worked out over lists.
 _LOOPED_STEPS = 24
 
 
@@ -605,21 +606,25 @@ class _SpeculativeRun:
         loops (``map``, ``accumulate``), in the same operations and order as iteration by iteration:
         every figure comes out the same to the bit, with one gap entry an iteration. Each iteration
         takes at least the first's time (the context only grows), which bounds the iterations read
-        before the next arrival. A short run is stepped in a plain loop instead (``drawn_steps``)."""
+        before the next arrival. A short run where one line of each pair leads all along (the common
+        case: away from where the two lines cross) is stepped in a plain loop instead (``drawn_steps``)."""
         now = self.now
         due = self.arrival[self.next_arrival] if self.next_arrival < self.issued else math.inf
         if due <= now:  # pragma: no cover - ``serve`` has just taken every arrival up to now
             return False
-        steps = self.ends[0][0] - self.iterations + 1
-        if steps <= _LOOPED_STEPS:
-            return self.drawn_steps(steps, due)
-        decoders, gamma = len(self.running), self.gamma
-        if due < math.inf:
+        steps, decoders, gamma = self.ends[0][0] - self.iterations + 1, len(self.running), self.gamma
+        if steps > _LOOPED_STEPS and due < math.inf:
             first = self.round_seconds(decoders)
             if first > 0:
                 steps = min(steps, int((due - now) / first) + 2)
-            if steps <= _LOOPED_STEPS:
-                return self.drawn_steps(steps, due)
+        if steps <= _LOOPED_STEPS:
+            context = self.context
+            most = context + steps * decoders * (gamma + 1)  # the context cannot grow past this in the run
+            leads = self.leads.get(decoders)
+            if leads is None or not (leads[0] <= context and most <= leads[1]):
+                leads = self.lines_leading(decoders, context, most)
+            if leads is not None:
+                return self.drawn_steps(steps, due, leads[2], leads[3])
         fields = array(self.field_type)
         fields.frombytes(
             (self.pending & ((1 << self.field_bits * steps) - 1)).to_bytes(self.field_bytes * steps, "little")
@@ -640,39 +645,17 @@ class _SpeculativeRun:
         batch = reduce(add, map(mul, repeat(decoders), seconds), self.batch_seconds)
         return self.drawn_ran(steps, decoders, clock[-1], busy, batch, contexts[steps])
 
-    def drawn_steps(self, steps: int, due: float) -> bool:
-        """``drawn_run`` for a short run, up to ``steps`` iterations, one at a time in a plain loop, with
-        ``round_seconds``' arithmetic (``b if b > a else a`` is ``max(a, b)``): for a few iterations that
-        is quicker than building the lists."""
+    def drawn_steps(self, steps: int, due: float, verify: tuple[float, float], draft: tuple[float, float]) -> bool:
+        """``drawn_run`` for a short run, up to ``steps`` iterations, one at a time in a plain loop, where
+        one line of each pair leads all along (``lines_leading``): ``verify`` and ``draft``, whose values
+        are what ``round_seconds``' maxima give. For a few iterations that is quicker than the lists."""
         decoders, gamma, bits, mask = len(self.running), self.gamma, self.field_bits, self.field_mask
-        verify_lines, draft_lines = self.round_line(decoders)
+        (v, v_slope), (d, d_slope) = verify, draft
         low = self.pending & ((1 << bits * steps) - 1)
         context, clock, busy, batch = self.context, self.now, self.busy, self.batch_seconds
         append, taken = self.gaps.value.append, 0
-        most = context + steps * decoders * (gamma + 1)  # the context cannot grow past this in the run
-        leads = self.leads.get(decoders)
-        if leads is None or not leads[0] <= context <= most <= leads[1]:
-            leads = self.lines_leading(decoders, context, most)
-        if leads is not None:  # one line each all along: half the arithmetic
-            _, _, (v, v_slope), (d, d_slope) = leads
-            while taken < steps:
-                seconds = (v + v_slope * context) + gamma * (d + d_slope * context)
-                start = clock
-                clock += seconds
-                busy += seconds
-                batch += decoders * seconds
-                append(clock - start)  # as ``_Gaps.add`` keeps a run of one gap
-                context += low & mask
-                low >>= bits
-                taken += 1
-                if clock >= due:
-                    break
-            return self.drawn_ran(taken, decoders, clock, busy, batch, context)
-        (v0, v1, v2, v3), (d0, d1, d2, d3) = verify_lines, draft_lines
         while taken < steps:
-            verify, other = v0 + v1 * context, v2 + v3 * context
-            draft, later = d0 + d1 * context, d2 + d3 * context
-            seconds = (other if other > verify else verify) + gamma * (later if later > draft else draft)
+            seconds = (v + v_slope * context) + gamma * (d + d_slope * context)
             start = clock
             clock += seconds
             busy += seconds
