@@ -740,8 +740,12 @@ class _SpeculativeRun:
         """An iteration with prefills, priced pass by pass: the newcomers' prompts in the
         verification pass of ``decoders`` requests, plus γ draft steps if any decode."""
         context = self.context
-        new = sum(self.prompt[index] for index in newcomers)
-        pairs = sum(self.prompt[index] * (self.prompt[index] + 1) / 2 for index in newcomers)
+        if len(newcomers) == 1:  # the common case, and the same sums
+            new = self.prompt[newcomers[0]]
+            pairs = new * (new + 1) / 2
+        else:
+            new = sum(self.prompt[index] for index in newcomers)
+            pairs = sum(self.prompt[index] * (self.prompt[index] + 1) / 2 for index in newcomers)
         gamma = self.gamma if decoders else 0
         timed = verification_with_prefill(self.costs, decoders, context, gamma + 1, new, pairs, len(newcomers))
         draft_s = 0.0
