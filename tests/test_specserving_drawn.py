@@ -42,13 +42,13 @@ def reference_tokens(alpha: float, gamma: int, seed: int, index: int, need: int)
     return tokens
 
 
-def reference_run(config: ServingConfig, drafting: Drafting, draft_cost_run: _SpeculativeRun) -> dict:
+def reference_run(config: ServingConfig, drafting: Drafting, unserved: _SpeculativeRun) -> dict:
     """The run stepped one iteration at a time, every decoding request's round one at a time.
 
-    ``draft_cost_run`` is a ``_SpeculativeRun`` of the same inputs that has not served: its traffic
+    ``unserved`` is a ``_SpeculativeRun`` of the same inputs that has not served: its traffic
     (drawn as ``serving`` draws it) and its cost lines (``round_line``, ``prefill_seconds``) are read,
     nothing else."""
-    run = draft_cost_run
+    run = unserved
     arrival, prompt, output = list(run.arrival), run.prompt, run.output
     issued = len(arrival) if config.concurrency is None else min(config.concurrency, len(arrival))
     queue: list[int] = []
