@@ -28,10 +28,11 @@ What speculation changes is each decode:
   together: the first after a gap of one iteration, the others with a gap of 0.
 - **Runs.** Between two events (an arrival, a request's last round) nothing but the
   context changes, so the iterations between them are worked out at once: in closed form
-  when every round's tokens are fixed (``fixed_run``), else over the list of contexts the
-  drawn rounds give (``drawn_run``), with every figure what iteration-by-iteration stepping
-  gives, to the bit. Nothing is kept a token or a round: a request's rounds are summed into
-  one integer of per-iteration fields as they are drawn.
+  when every round's tokens are fixed (``fixed_run``, to within a few units in the last
+  place), else over the list of contexts the drawn rounds give (``drawn_run``, every figure
+  to the bit what stepping iteration by iteration gives). Nothing is kept a token or a
+  request's round: the rounds of all requests are summed, as they are drawn, into one
+  integer of per-iteration fields, and a request keeps only when its last round comes.
 
 The metrics (``serving.SimulationResult``) count emitted tokens: TPOT = (finish - first
 token) / (output - 1), throughput = output tokens / duration. With no speculation
