@@ -84,7 +84,8 @@ Layout, lowest layer first. A module imports only from modules above it:
                    between them (``simulate --disaggregate P:D``).
 - ``specserving``  the serving simulator with speculative decoding: continuous batching whose
                    decode iterations verify γ+1 tokens per request and emit a random accepted
-                   run from the seed's generator, draft steps charged (``simulate --speculate-*``).
+                   run, drawn from each request's own seeded generator, draft steps charged
+                   (``simulate --speculate-*``).
 - ``benchmarks``   published serving runs (a CSV) beside their ceiling and the simulator's
                    expected figure: what ``scripts/fit_expected.py`` fits on.
 - ``quiz``         graded questions with fresh numbers: templates a chapter declares (its

@@ -21,10 +21,18 @@ What speculation changes is each decode:
   in the total context), worked out once, as ``serving`` times plain decodes; an iteration with a
   newcomer's prefill is priced pass by pass.
 - **Emitted tokens.** After the pass each decoding request accepts a random number of
-  draft tokens, ``speculative.accepted_tokens`` drawn from the run's generator (the
-  seed's, after the traffic's draws), and emits those plus the target's own token,
-  capped at what its output still needs. Its tokens of one round arrive together: the
-  first after a gap of one iteration, the others with a gap of 0.
+  draft tokens and emits those plus the target's own token, capped at what its output
+  still needs. A request's rounds are all drawn when it gets its first token, from a
+  generator of its own (``RoundDraws``: the seed and its index, nothing else), so a
+  request's rounds are the same whatever runs beside it. Its tokens of one round arrive
+  together: the first after a gap of one iteration, the others with a gap of 0.
+- **Runs.** Between two events (an arrival, a request's last round) nothing but the
+  context changes, so the iterations between them are worked out at once: in closed form
+  when every round's tokens are fixed (``fixed_run``, to within a few units in the last
+  place), else over the list of contexts the drawn rounds give (``drawn_run``, every figure
+  to the bit what stepping iteration by iteration gives). Nothing is kept a token or a
+  request's round: the rounds of all requests are summed, as they are drawn, into one
+  integer of per-iteration fields, and a request keeps only when its last round comes.
 
 The metrics (``serving.SimulationResult``) count emitted tokens: TPOT = (finish - first
 token) / (output - 1), throughput = output tokens / duration. With no speculation
@@ -42,8 +50,13 @@ from __future__ import annotations
 import heapq
 import math
 import random
+import sys
 from array import array
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, replace
+from functools import reduce
+from itertools import accumulate, repeat
+from operator import add, mul, sub
 from typing import Any
 
 from .errors import SpecError
@@ -67,17 +80,26 @@ from .serving import (
     unset_times,
 )
 from .specs import ModelSpec
-from .speculative import accepted_tokens, check_alpha, check_draft, check_gamma, tokens_per_step, without_fusion
+from .speculative import check_alpha, check_draft, check_gamma, tokens_per_step, without_fusion
 
 #: A draft cost above this is a typo: a drafter ten times slower than the target never pays.
 MAX_DRAFT_COST = 10.0
-#: Most output tokens a speculative run may emit, ``requests * longest output``: its rounds are drawn
-#: one by one (a random run each), so its time grows with the tokens, about a second per 3 million;
-#: 1,000,000 requests of the default 256 tokens fit, 10,000 of 100,000 (an hour) are refused at once.
+#: Most output tokens a speculative run may emit, ``requests * longest output``: with drawn rounds it
+#: keeps one gap entry an iteration and draws 64 bits a round, so its time and memory grow with the
+#: iterations. Measured (2-core machine, 2026-12-06, γ 4, α 0.6, a free draft, CPU seconds): 100,000
+#: requests of the default 256 tokens, 4.1–4.3 s and 100 MB; 1,000 × 10,000, 0.36 s; 1,000 × 100,000,
+#: whose reserved blocks hold the batch to about 5 (10.8 million iterations), 10.6–13.2 s and 370 MB;
+#: 3,000 × 100,000, at this limit, 32–39 s and 1.1 GB (the spread is the machine's load). 10,000 of
+#: 100,000 (a billion tokens) are refused at once.
 MAX_SPECULATIVE_TOKENS = 300_000_000
 #: Iterations a run may take per request before it is stopped: each iteration emits at least one
 #: token of some running request, so a run can never need more than its outputs' total plus its prompts.
 _MAX_ITERATIONS_PER_REQUEST = 1_000_000
+#: ``pending``'s fields are packed little-endian; an array of them is read in the host's order.
+_BIG_ENDIAN = sys.byteorder == "big"
+#: Runs of drawn rounds up to this many iterations are stepped in a plain loop (``drawn_steps``) where
+#: they can be; longer ones are worked out over lists.
+_LOOPED_STEPS = 24
 
 
 @dataclass(frozen=True)
@@ -205,15 +227,80 @@ def verification_with_prefill(
 
 def fixed_round_tokens(drafting: Drafting | None) -> int | None:
     """Tokens every round draws when no draw can change them, else None: 1 without speculation or
-    with α = 0 (every draft token rejected), γ + 1 with α = 1 (``accepted_tokens`` compares a
-    draw in [0, 1) with α, so 0 never accepts and 1 always does). Nothing after the traffic reads
-    the generator but those draws, so such a run skips them and times its rounds a run of
-    iterations at a time (``_SpeculativeRun.fixed_run``)."""
+    with α = 0 (every draft token rejected), γ + 1 with α = 1 (``RoundDraws`` compares a draw in
+    [0, 2^64) with α^i · 2^64, so 0 never accepts and 1 always does). Such a run draws nothing and
+    times its rounds a run of iterations at a time in closed form (``_SpeculativeRun.fixed_run``)."""
     if drafting is None or drafting.alpha == 0.0 or drafting.gamma == 0:
         return 1
     if drafting.alpha == 1.0:
         return drafting.gamma + 1
     return None
+
+
+#: Bits of one round's draw: a uniform integer u in [0, 2^64), so P(u < T) = T / 2^64 exactly.
+_DRAW_BITS = 64
+#: Extra rounds drawn beyond the expected count, so one batch of draws nearly always reaches the output.
+_SPARE_ROUNDS = 16
+
+
+class RoundDraws:
+    """Each request's rounds, drawn when it gets its first token: one 64-bit draw a round from the
+    request's own generator, ``random.Random(((index + 1) << 64) | seed)``, so a request's rounds
+    depend on the seed and its index only, never on what else runs or when.
+
+    A round accepts at least i draft tokens when its draw u is below ``T_i``, the ceiling of
+    ``α^i · 2^64`` worked out exactly from α's binary fraction, so P(accepted ≥ i) is α^i to
+    within 2^-64, as for γ independent draws each kept with probability α (``speculative``'s
+    capped geometric run); it emits the accepted tokens plus the target's own. The count is read
+    from the draw's top byte through a 256-entry table (``bytes.translate``, over all of a request's
+    rounds at once); only a draw whose top byte holds a threshold is compared with the thresholds
+    themselves (``bisect``)."""
+
+    def __init__(self, alpha: float, gamma: int, seed: int) -> None:
+        self.gamma, self.seed = gamma, seed
+        self.tokens_per_round = tokens_per_step(alpha, gamma)
+        numerator, denominator = float(alpha).as_integer_ratio()
+        thresholds = [-((-(numerator**i) << _DRAW_BITS) // denominator**i) for i in range(1, gamma + 1)]
+        #: The thresholds from the smallest (T_γ) up: ``bisect_right`` counts those at or below u.
+        self.ascending = thresholds[::-1]
+        shift = _DRAW_BITS - 8
+        table = bytearray(256)
+        for top in range(256):
+            low, high = top << shift, (top + 1) << shift
+            if not any(low < threshold < high for threshold in thresholds):  # else 0: look closer
+                table[top] = 1 + sum(threshold >= high for threshold in thresholds)
+        self.table = bytes(table)
+        self.rng = random.Random()
+        #: ``random.Random.seed`` for a whole number less its Python-level checks: the C generator's own
+        #: seeding, which leaves the generator in the state ``random.Random(key)`` starts in.
+        self.reseed = random.Random.__bases__[0].seed
+
+    def tokens(self, index: int, need: int) -> bytearray:
+        """Request ``index``'s rounds as the tokens each emits (one byte a round, 1 to γ + 1): as many
+        rounds as it takes for them to reach ``need`` tokens, the last as drawn (it may overshoot).
+        Drawn in batches of about the expected count; the generator's stream is the same however it
+        is cut, so the rounds are too."""
+        rng, table, ascending, most = self.rng, self.table, self.ascending, self.gamma + 1
+        self.reseed(rng, ((index + 1) << _DRAW_BITS) | self.seed)
+        out = bytearray()
+        total = 0
+        while total < need:
+            left = need - total
+            count = min(left, int(left / self.tokens_per_round) + _SPARE_ROUNDS)  # each round emits ≥ 1
+            raw = rng.getrandbits(_DRAW_BITS * count).to_bytes(_DRAW_BITS // 8 * count, "little")
+            chunk = bytearray(raw[7::8].translate(table))  # each draw's top byte (little-endian)
+            at = chunk.find(0)
+            while at >= 0:  # a top byte that holds a threshold: γ + 1 less the thresholds at or below the draw
+                chunk[at] = most - bisect_right(ascending, int.from_bytes(raw[8 * at : 8 * at + 8], "little"))
+                at = chunk.find(0, at + 1)
+            out += chunk
+            total += sum(chunk)
+        # Drop the rounds past the one that reached ``need``: the last d go while their tokens, at least
+        # d, are at most the excess, so only the last ``excess`` rounds' running sums are looked at.
+        excess = total - need
+        if excess:
+            del out[len(out) - bisect_right(list(accumulate(reversed(out[-excess:]))), excess) :]
+        return out
 
 
 def simulate_speculative(
@@ -232,7 +319,7 @@ def simulate_speculative(
     if drafting is not None and tokens > MAX_SPECULATIVE_TOKENS:  # before anything is drawn
         raise SpecError(
             f"{config.requests:,} requests of up to {config.output.high:,} output tokens are {tokens:,} tokens,"
-            f" past the {MAX_SPECULATIVE_TOKENS:,} a speculative run draws round by round",
+            f" past the {MAX_SPECULATIVE_TOKENS:,} a speculative run may emit",
             field="requests",
             hint="fewer --requests or a shorter --output",
         )
@@ -266,6 +353,43 @@ def simulate_speculative(
     )
     run.serve()
     return SpeculativeSimulation(run.result(), drafting, run.rounds, run.drawn, run.emitted, notes)
+
+
+#: How far one line must lead the other at both ends of a range for ``_leading`` to call it the max
+#: all along: far above the few units in the last place that computing either line can be off by.
+_LEAD = 1e-12
+
+
+def _leading(lines: tuple[float, float, float, float], low: int, high: int) -> tuple[float, float] | None:
+    """The line ``(a, b)`` that ``max(a + b·D, c + d·D)`` returns for every D from ``low`` to ``high``
+    (``lines`` is ``(a, b, c, d)``), or None where neither leads by a clear margin at both ends. The
+    difference of two lines is linear, so a lead at both ends is a lead all along, and by a margin
+    no rounding undoes, so ``max`` would pick that line's value, computed the same way, at each D."""
+    first, slope, other, other_slope = lines
+    if first == other and slope == other_slope:
+        return first, slope
+    at_low, other_low = first + slope * low, other + other_slope * low
+    at_high, other_high = first + slope * high, other + other_slope * high
+    if at_low - other_low > _LEAD * abs(at_low) and at_high - other_high > _LEAD * abs(at_high):
+        return first, slope
+    if other_low - at_low > _LEAD * abs(other_low) and other_high - at_high > _LEAD * abs(other_high):
+        return other, other_slope
+    return None
+
+
+def _line_maxima(lines: tuple[float, float, float, float], contexts: list[int]) -> Any:
+    """``max(a + b·D, c + d·D)`` for each D of ``contexts`` (increasing), lazily and in C, in
+    ``round_seconds``' operations and order, for the two lines ``(a, b, c, d)``: the leading line's
+    values alone where one leads all along (``_leading``)."""
+    lead = _leading(lines, contexts[0], contexts[-1])
+    if lead is not None:
+        return map(add, repeat(lead[0]), map(mul, repeat(lead[1]), contexts))
+    first, slope, other, other_slope = lines
+    return map(
+        max,
+        map(add, repeat(first), map(mul, repeat(slope), contexts)),
+        map(add, repeat(other), map(mul, repeat(other_slope), contexts)),
+    )
 
 
 def _summed(verify: list[Piece], draft: list[Piece], gamma: int) -> list[Piece]:
@@ -306,8 +430,10 @@ class _SpeculativeRun:
         self.later_pass = self.draft_pass if later_costs is None else later_costs.iteration
         #: A decode-only iteration's time by its number of decodes (``round_line``), worked out once each.
         self.round_lines: dict[int, tuple[tuple[float, float, float, float], tuple[float, float, float, float]]] = {}
+        #: By batch size, a range of contexts over which one line of each pair leads (``lines_leading``).
+        self.leads: dict[int, tuple[int, int, Any, Any]] = {}
         # The traffic, drawn exactly as serving._Run draws it (gap, prompt, output per request).
-        self.rng = rng = random.Random(config.seed)
+        rng = random.Random(config.seed)
         count = config.requests
         self.arrival, self.prompt, self.output = array("d", bytes(8 * count)), [0] * count, [0] * count
         clock = 0.0
@@ -321,8 +447,6 @@ class _SpeculativeRun:
             self.arrival = array("d", (sent + request_overhead_s for sent in self.arrival))
         self.issued = count if config.concurrency is None else min(config.concurrency, count)
         self.admitted, self.first, self.finish = unset_times(count), unset_times(count), unset_times(count)
-        self.generated = [0] * count
-        self.last_token = array("d", bytes(8 * count))
         self.free_blocks = capacity
         self.queue: list[int] = []
         self.head = 0  # the queue's first waiting entry (a list read from the front)
@@ -340,12 +464,24 @@ class _SpeculativeRun:
         self.zero_gaps = 0
         self.traced = min(config.trace_requests, count)
         self.spans: list[list[list]] = [[] for _ in range(self.traced)]
-        #: Tokens every round draws when that is fixed (``fixed_round_tokens``); then a decoder's
-        #: ``generated`` is only brought up to date when it finishes, and ``ends`` says when:
-        #: ``(iteration of its last round, request)``, a heap.
+        #: Tokens every round draws when that is fixed (``fixed_round_tokens``), else None: then each
+        #: request's rounds are drawn when it gets its first token (``draws``).
         self.fixed = fixed_round_tokens(drafting)
+        self.draws = None if self.fixed or drafting is None else RoundDraws(drafting.alpha, drafting.gamma, config.seed)
+        #: ``(iteration of its last round, request)`` for every decoding request, a heap: all of a
+        #: request's rounds are known from its first token, so nothing of it changes until the last.
         self.ends: list[tuple[int, int]] = []
-        self.traced_decoders: list[int] = []  # traced requests now decoding (fixed rounds only)
+        self.traced_decoders: list[int] = []  # traced requests now decoding
+        #: With drawn rounds, the tokens the decoders' rounds add to the context in each iteration to
+        #: come, summed over the decoders, as one integer of ``field_bits``-bit fields: the lowest is
+        #: this iteration's (``self.iterations``). A request adds its rounds' fields when it gets its
+        #: first token; an iteration takes its field off the bottom. A field holds at most
+        #: ``max_batch * (γ + 1)``, so it is 16 bits wide unless that could overflow it.
+        self.pending = 0
+        field_bytes = 2 if min(config.max_batch, count) * (self.gamma + 1) < 1 << 16 else 4
+        self.field_type = next(code for code in "HIL" if array(code).itemsize == field_bytes)
+        self.field_bytes, self.field_bits = field_bytes, 8 * field_bytes
+        self.field_mask = (1 << self.field_bits) - 1
 
     # -- arrivals and admission ----------------------------------------------------------------
 
@@ -380,7 +516,7 @@ class _SpeculativeRun:
 
     def complete(self, index: int) -> None:
         self.finish[index] = self.now
-        self.context -= self.prompt[index] + self.generated[index]
+        self.context -= self.prompt[index] + self.output[index]  # it has emitted its whole output
         del self.running[index]
         self.free_blocks += blocks_for(self.prompt[index] + self.output[index])
         self.issue_next(self.now)
@@ -398,15 +534,19 @@ class _SpeculativeRun:
 
     def serve(self) -> None:
         limit = _MAX_ITERATIONS_PER_REQUEST * self.config.requests
+        arrival, queue, running, max_batch = self.arrival, self.queue, self.running, self.config.max_batch
+        between = self.fixed_run if self.fixed else self.drawn_run  # the iterations up to the next event
         while True:
-            self.enqueue_arrivals()
-            self.admit()
-            if not self.running:
+            if self.next_arrival < self.issued and arrival[self.next_arrival] <= self.now:
+                self.enqueue_arrivals()
+            if self.head < len(queue) and len(running) < max_batch:
+                self.admit()
+            if not running:
                 if self.next_arrival >= self.issued:
                     return
-                self.now = max(self.now, self.arrival[self.next_arrival])
+                self.now = max(self.now, arrival[self.next_arrival])
                 continue
-            if self.fixed and not self.newcomers and self.fixed_run():
+            if not self.newcomers and between():
                 continue
             self.iteration()
             self.iterations += 1
@@ -453,12 +593,111 @@ class _SpeculativeRun:
         self.batch_seconds += decoders * seconds
         self.context += added * steps
         self.iterations += steps
-        self.zero_gaps += (self.fixed - 1) * decoders * steps
-        self.rounds += decoders * steps
-        self.drawn += added * steps
-        self.emitted += added * steps
         for index in self.traced_decoders:
             self.span(index, "decode", start, self.now, steps)
+        return True
+
+    def drawn_run(self) -> bool:
+        """With drawn rounds, ``fixed_run``'s run: the iterations of decodes alone up to the next one in
+        which a request finishes (that one included) or the first whose end reaches an arrival, all at
+        once. False when the next iteration has newcomers to prefill (``serve`` does not call it then).
+
+        Iteration i takes ``round_seconds`` at context D_i, and D_(i+1) - D_i is the field of
+        ``pending`` for that iteration, so the fields are read off as an array, the contexts are their
+        running sum and the times, clock readings and gaps are worked out over those lists by C-level
+        loops (``map``, ``accumulate``), in the same operations and order as iteration by iteration:
+        every figure comes out the same to the bit, with one gap entry an iteration. Each iteration
+        takes at least the first's time (the context only grows), which bounds the iterations read
+        before the next arrival. A short run where one line of each pair leads all along (the common
+        case: away from where the two lines cross) is stepped in a plain loop instead (``drawn_steps``)."""
+        now = self.now
+        due = self.arrival[self.next_arrival] if self.next_arrival < self.issued else math.inf
+        if due <= now:  # pragma: no cover - ``serve`` has just taken every arrival up to now
+            return False
+        steps, decoders, gamma = self.ends[0][0] - self.iterations + 1, len(self.running), self.gamma
+        if steps > _LOOPED_STEPS and due < math.inf:
+            first = self.round_seconds(decoders)
+            if first > 0:
+                steps = min(steps, int((due - now) / first) + 2)
+        if steps <= _LOOPED_STEPS:
+            context = self.context
+            most = context + steps * decoders * (gamma + 1)  # the context cannot grow past this in the run
+            leads = self.leads.get(decoders)
+            if leads is None or not (leads[0] <= context and most <= leads[1]):
+                leads = self.lines_leading(decoders, context, most)
+            if leads is not None:
+                return self.drawn_steps(steps, due, leads[2], leads[3])
+        fields = array(self.field_type)
+        fields.frombytes(
+            (self.pending & ((1 << self.field_bits * steps) - 1)).to_bytes(self.field_bytes * steps, "little")
+        )
+        if _BIG_ENDIAN:  # pragma: no cover - the fields are packed little-endian
+            fields.byteswap()
+        contexts = list(accumulate(fields, initial=self.context))
+        verify, draft = self.round_line(decoders)
+        at = contexts[:steps]
+        verify, draft = _line_maxima(verify, at), _line_maxima(draft, at)
+        seconds = list(map(add, verify, map(mul, repeat(gamma), draft)))
+        clock = list(accumulate(seconds, initial=now))
+        steps = min(steps, bisect_left(clock, due, 1))  # the first iteration whose end reaches the arrival
+        del seconds[steps:], clock[steps + 1 :]
+        # One gap a decoder an iteration, kept as ``_Gaps.add`` keeps a run of one gap: value and count.
+        self.gaps.value.extend(map(sub, clock[1:], clock[:-1]))
+        busy = reduce(add, seconds, self.busy)
+        batch = reduce(add, map(mul, repeat(decoders), seconds), self.batch_seconds)
+        return self.drawn_ran(steps, decoders, clock[-1], busy, batch, contexts[steps])
+
+    def drawn_steps(self, steps: int, due: float, verify: tuple[float, float], draft: tuple[float, float]) -> bool:
+        """``drawn_run`` for a short run, up to ``steps`` iterations, one at a time in a plain loop, where
+        one line of each pair leads all along (``lines_leading``): ``verify`` and ``draft``, whose values
+        are what ``round_seconds``' maxima give. For a few iterations that is quicker than the lists."""
+        decoders, gamma, bits, mask = len(self.running), self.gamma, self.field_bits, self.field_mask
+        (v, v_slope), (d, d_slope) = verify, draft
+        low = self.pending & ((1 << bits * steps) - 1)
+        context, clock, busy, batch = self.context, self.now, self.busy, self.batch_seconds
+        append, taken = self.gaps.value.append, 0
+        while taken < steps:
+            seconds = (v + v_slope * context) + gamma * (d + d_slope * context)
+            start = clock
+            clock += seconds
+            busy += seconds
+            batch += decoders * seconds
+            append(clock - start)  # as ``_Gaps.add`` keeps a run of one gap
+            context += low & mask
+            low >>= bits
+            taken += 1
+            if clock >= due:
+                break
+        return self.drawn_ran(taken, decoders, clock, busy, batch, context)
+
+    def lines_leading(self, decoders: int, low: int, high: int) -> tuple[int, int, Any, Any] | None:
+        """``(low, high, verify line, draft line)``: the line of each pair that leads for every context
+        from low to high (``_leading``), or None where either pair has none. A lead over twice the range
+        is kept for the batch size (``leads``), so the runs after it need not look again."""
+        verify_lines, draft_lines = self.round_line(decoders)
+        for wide_low, wide_high in ((low // 2, 2 * high), (low, high)):
+            verify, draft = _leading(verify_lines, wide_low, wide_high), _leading(draft_lines, wide_low, wide_high)
+            if verify is not None and draft is not None:
+                leads = self.leads[decoders] = (wide_low, wide_high, verify, draft)
+                return leads
+        return None
+
+    def drawn_ran(self, steps: int, decoders: int, clock: float, busy: float, batch: float, context: int) -> bool:
+        """A drawn run of ``steps`` iterations (their gaps' values recorded) ended at ``clock``: the rest
+        of its books, and the requests whose last round was its last iteration complete."""
+        start = self.now
+        self.gaps.times.extend(repeat(decoders, steps))
+        self.now, self.busy, self.batch_seconds, self.context = clock, busy, batch, context
+        self.pending >>= self.field_bits * steps
+        self.iterations += steps
+        for index in self.traced_decoders:
+            self.span(index, "decode", start, clock, steps)
+        ends, last = self.ends, self.iterations - 1
+        while ends and ends[0][0] == last:
+            index = heapq.heappop(ends)[1]
+            if index < self.traced:
+                self.traced_decoders.remove(index)
+            self.complete(index)
         return True
 
     def round_line(self, decodes: int) -> tuple[tuple[float, float, float, float], tuple[float, float, float, float]]:
@@ -495,11 +734,7 @@ class _SpeculativeRun:
         self.batch_seconds += len(self.running) * seconds
         # The decoders' rounds first, so a newcomer is not taken for one (the order of two requests'
         # finishes changes nothing: each frees its blocks and sends its client's next at ``now``).
-        if self.fixed:
-            self.fixed_rounds(decoders, start)
-        else:
-            joining = set(newcomers)
-            self.drawn_rounds([index for index in self.running if index not in joining], start)
+        self.end_rounds(decoders, start)
         for index in newcomers:
             self.prefilled(index, start)
 
@@ -507,12 +742,16 @@ class _SpeculativeRun:
         """An iteration with prefills, priced pass by pass: the newcomers' prompts in the
         verification pass of ``decoders`` requests, plus γ draft steps if any decode."""
         context = self.context
-        new = sum(self.prompt[index] for index in newcomers)
-        pairs = sum(self.prompt[index] * (self.prompt[index] + 1) / 2 for index in newcomers)
+        if len(newcomers) == 1:  # the common case, and the same sums
+            new = self.prompt[newcomers[0]]
+            pairs = new * (new + 1) / 2
+        else:
+            new = sum(self.prompt[index] for index in newcomers)
+            pairs = sum(self.prompt[index] * (self.prompt[index] + 1) / 2 for index in newcomers)
         gamma = self.gamma if decoders else 0
         timed = verification_with_prefill(self.costs, decoders, context, gamma + 1, new, pairs, len(newcomers))
         draft_s = 0.0
-        if decoders:
+        if decoders and self.draft_scale:  # a free draft (scale 0) adds nothing to time
             first = self.draft_pass(decoders, context).seconds
             rest = first if self.later_pass is self.draft_pass else self.later_pass(decoders, context).seconds
             draft_s = self.draft_scale * (first + (gamma - 1) * rest) / gamma if gamma else 0.0
@@ -528,80 +767,66 @@ class _SpeculativeRun:
         )
 
     def prefilled(self, index: int, start: float) -> None:
-        """Newcomer ``index``'s prefill ended this iteration (started at ``start``) with its first token."""
-        self.first[index] = self.last_token[index] = self.now
-        self.generated[index] = 1
+        """Newcomer ``index``'s prefill ended this iteration (started at ``start``) with its first token.
+        Its rounds start next iteration, and all of them are known now: k tokens each with fixed rounds
+        (the last is round ceil((output - 1) / k)), else drawn (``RoundDraws``), the last cut at what
+        its output still needs. They go into the totals at once, and into ``pending``."""
+        self.first[index] = self.now
         self.context += self.prompt[index] + 1
         if index < self.traced:
             self.span(index, "prefill", start, self.now)
-        if self.output[index] == 1:
+        need = self.output[index] - 1
+        if not need:
             self.complete(index)
-        elif self.fixed:
-            # Its rounds start next iteration, k tokens each: the last is round ceil((output - 1) / k).
-            rounds = -(-(self.output[index] - 1) // self.fixed)
-            heapq.heappush(self.ends, (self.iterations + rounds, index))
-            if index < self.traced:
-                self.traced_decoders.append(index)
+            return
+        if self.fixed:
+            rounds = -(-need // self.fixed)
+            drawn = self.fixed * rounds
+        else:
+            rounds, drawn = self.draw_rounds(index, need)
+        self.rounds += rounds
+        self.drawn += drawn
+        self.emitted += need
+        self.zero_gaps += need - rounds  # a round's tokens after its first: gaps of 0
+        heapq.heappush(self.ends, (self.iterations + rounds, index))
+        if index < self.traced:
+            self.traced_decoders.append(index)
 
-    def drawn_rounds(self, decoders: list[int], start: float) -> None:
-        """A round for each decoder, its accepted tokens drawn: each emits them plus the target's
-        own, capped at what its output still needs."""
-        # The rounds' draws, read into locals: this loop runs once per request per iteration.
-        drafting, rng, now, traced = self.drafting, self.rng, self.now, self.traced
-        output, generated, last_token, gaps = self.output, self.generated, self.last_token, self.gaps
-        alpha, gamma = (0.0, 0) if drafting is None else (drafting.alpha, drafting.gamma)
-        drawn_total = emitted_total = 0
-        # Every decoder's last token came at this iteration's start (running requests take part in
-        # every iteration, back to back), so their first gaps are one run of ``now - start``; a
-        # request whose last token came at another time gets its own.
-        together = 0
-        for index in decoders:
-            drawn = 1 if drafting is None else accepted_tokens(rng, alpha, gamma) + 1
-            left = output[index] - generated[index]
-            emitted = drawn if drawn < left else left
-            drawn_total += drawn
-            emitted_total += emitted
-            if last_token[index] == start:
-                together += 1
-            else:  # pragma: no cover - not reached while iterations run back to back
-                gaps.add(now - last_token[index], 0.0, 0, 1, 1)
-            last_token[index] = now
-            generated[index] += emitted
-            if index < traced:
-                self.span(index, "decode", start, now)
-            if emitted == left:
-                self.complete(index)
-        self.count_rounds(start, len(decoders), together, drawn_total, emitted_total)
+    def draw_rounds(self, index: int, need: int) -> tuple[int, int]:
+        """Request ``index``'s rounds, drawn, as ``(rounds, tokens drawn)``: the tokens each emits go
+        into ``pending``'s fields from the next iteration's on, one byte each spread to a field."""
+        tokens = self.draws.tokens(index, need)  # type: ignore[union-attr]
+        rounds, drawn = len(tokens), sum(tokens)
+        size = self.field_bytes
+        fields = bytearray(size * rounds)
+        fields[::size] = tokens
+        fields[size * (rounds - 1)] -= drawn - need  # the last round emits only what the output still needs
+        self.pending += int.from_bytes(fields, "little")
+        return rounds, drawn
 
-    def fixed_rounds(self, decoders: int, start: float) -> None:
-        """``drawn_rounds`` when every round draws ``self.fixed`` tokens: the same sums without a pass
-        over the decoders. Each emits k tokens, but one in its last round emits only what its output
-        still needs, ``output - 1 - k (rounds - 1)``; it then completes (``ends``)."""
+    def end_rounds(self, decoders: int, start: float) -> None:
+        """This iteration's rounds, one a decoder: the tokens they add to the context (k a decoder with
+        fixed rounds, but a request's last round emits only what its output still needs, ``output - 1
+        - k (rounds - 1)``; else ``pending``'s lowest field), one run of ``decoders`` gaps of ``now -
+        start``, and the requests whose last round it is complete (``ends``)."""
         k, output, ends, iteration = self.fixed, self.output, self.ends, self.iterations
-        emitted_total = k * decoders
+        if k:
+            added = k * decoders
+        else:
+            added = self.pending & self.field_mask
+            self.pending >>= self.field_bits
         while ends and ends[0][0] == iteration:
             index = heapq.heappop(ends)[1]
-            short = k * (-(-(output[index] - 1) // k)) - (output[index] - 1)  # k minus its last round's tokens
-            emitted_total -= short
-            self.generated[index] = output[index]
-            self.last_token[index] = self.now
+            if k:
+                added -= k * (-(-(output[index] - 1) // k)) - (output[index] - 1)  # k minus its last round's
             if index < self.traced:
                 self.traced_decoders.remove(index)
                 self.span(index, "decode", start, self.now)
             self.complete(index)
         for index in self.traced_decoders:
             self.span(index, "decode", start, self.now)
-        self.count_rounds(start, decoders, decoders, k * decoders, emitted_total)
-
-    def count_rounds(self, start: float, decoders: int, together: int, drawn: int, emitted: int) -> None:
-        """This iteration's rounds in the totals: one run of ``together`` first gaps of ``now - start``,
-        a gap of 0 for every token a round emits after its first, and the tokens in the context."""
-        self.gaps.add(self.now - start, 0.0, 0, 1, together)
-        self.zero_gaps += emitted - decoders  # a round's tokens after its first: gaps of 0
-        self.rounds += decoders
-        self.drawn += drawn
-        self.emitted += emitted
-        self.context += emitted
+        self.gaps.add(self.now - start, 0.0, 0, 1, decoders)
+        self.context += added
 
     # -- results --------------------------------------------------------------------------------
 
@@ -627,4 +852,4 @@ class _SpeculativeRun:
         )
 
 
-__all__ = ["Drafting", "SpeculativeSimulation", "simulate_speculative", "verification_with_prefill"]
+__all__ = ["Drafting", "RoundDraws", "SpeculativeSimulation", "simulate_speculative", "verification_with_prefill"]

@@ -31,7 +31,6 @@ The times come from ``performance.decode_pass``, so they follow whatever the
 from __future__ import annotations
 
 import math
-import random
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
@@ -498,18 +497,6 @@ def speculation_round(
 
 
 # -- One round as a server runs it (the serving simulator's pieces) -----------------------
-
-
-def accepted_tokens(rng: random.Random, alpha: float, gamma: int) -> int:
-    """Draft tokens one round accepts, drawn from ``rng``: each in turn with probability α,
-    stopping at the first rejection, so 0 to γ; the round emits one more, the target's own.
-
-    Its mean plus one is ``τ(α, γ)``: P(at least i accepted) = α^i for i ≤ γ.
-    """
-    accepted = 0
-    while accepted < gamma and rng.random() < alpha:
-        accepted += 1
-    return accepted
 
 
 def verification_iteration(costs: IterationCosts, users: int, context: float, tokens_per_user: int) -> Pass:

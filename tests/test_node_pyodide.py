@@ -89,6 +89,15 @@ SIMULATIONS = [
         "prefix_cache_share": 0.02,
     },
     {"gpu": "h100-sxm", "model": "llama-3.1-8b", "policy": "continuous", "rate": 20.0, "disaggregate": "2:1"},
+    # Issue 42: speculation with drawn rounds (each request's own generator, 64-bit draws, packed fields).
+    {
+        "gpu": "h100-sxm",
+        "model": "llama-3.1-8b",
+        "policy": "continuous",
+        "rate": 20.0,
+        "output": "1:900",
+        "speculate": [4, 0.6],
+    },
 ]
 VIEWS = [
     {"gpu": "h100-sxm", "model": "llama-3.1-8b", "precision": "bf16", "gpus": 1, "users": 1, "context": 4096},
@@ -117,6 +126,10 @@ hardware, workload = roofline.Hardware(specs.gpu(call["gpu"])), roofline.Workloa
 if "disaggregate" in call:
     from roofline.disaggserving import parse_pools, simulate_disaggregated
     result = simulate_disaggregated(hardware, workload, config, parse_pools(call["disaggregate"]))
+elif "speculate" in call:
+    from roofline.specserving import Drafting, simulate_speculative
+    gamma, alpha = call["speculate"]
+    result = simulate_speculative(hardware, workload, config, Drafting(gamma, alpha, draft_cost=0.1))
 else:
     result = roofline.simulate(hardware, workload, config)
 answer = json.dumps(result.to_dict(trace=True))

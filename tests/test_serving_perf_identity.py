@@ -16,6 +16,15 @@ rounds by closed-form sums over its pieces, as plain decode runs are timed, inst
 sum a round (``specserving._SpeculativeRun.fixed_run``). Every count, iteration and order stayed
 the same; the times moved in their last digits, at most 4e-11 relative to the old figures.
 
+A second, for the runs whose rounds are drawn (0 < α < 1: ``speculative``, ``speculative-draft`` and
+the α 0.6 API run): a request's rounds are now all drawn when it gets its first token, one 64-bit draw
+a round from a generator of its own (``specserving.RoundDraws``: ``random.Random(((index + 1) << 64) |
+seed)``, compared with α^i · 2^64), instead of one draw a draft token from the run's generator, in the
+order the iterations met the requests. So the same seed draws other rounds, and every figure of those
+three runs moved with them (as another seed would move them); the scheduling and the cost accounting
+did not change (``tests/test_specserving_drawn.py`` checks the new runs against a round-by-round
+reference, to the bit). The fixed-round and plain digests did not move.
+
 The ``expected-costs`` case runs at the fitted costs of ``roofline/data/calibration.toml``, so a refit
 moves its digest with no change to the simulator: issue 36's refit with AMD's MI300X rows did (the
 code at that commit gives the old digest with the old file and the new digest with the new one).
@@ -78,8 +87,8 @@ EXPECTED_CLI: dict[str, str] = {
     "closed-loop": "ab6cc33c6ef5af1d800a2a7be779e9371ec44704d280da2f4034a186f86eaa9d",
     "expected-costs": "8c75f5b773f5fda9a5577ee561252f00c27cfe5febefe5fa815e2cc686eacbe6",
     "pipeline": "a8eb3a45d4258398c2cc2dbd1e242b53f95a776e87fedd3cab14e24cbae555bd",
-    "speculative": "ea0cd195c44c42fd921459797355c61ef085b3136f2676595dd4ac45a202b4e3",
-    "speculative-draft": "d9f2e417e3645371074755c3480cb290cd482ba19409c91f127394cebbb5695f",
+    "speculative": "02e10479055c0ba8632c7578d6bd4c47240a0c8913ec411f7976bcc7a8e282af",
+    "speculative-draft": "f8d445a5e23bb772d5d1b5ae17711835a09dd9023f875544a24aab2e4e3fbb10",
     "speculative-greedy": "703658087c01c91735c26d19df586dec2d2eb48d65caafdbf80cbe3b10fd2dc4",
     "speculative-certain": "1ab8da270865cc1c51179cc622c1f1fd7dd4769576dad25db32108faa3c56d71",
     "speculative-certain-closed": "adc964a6329694192ed441556f102a69bc3186553f0493fa0966035bccfbb8bf",
@@ -137,7 +146,7 @@ def api_digest(name: str) -> str:
 EXPECTED_SPECULATIVE: dict[float, str] = {
     0.0: "ea94935d0b942bb79e09d29cf3208eceddac3b2e680cb6cb537e18651a108547",
     1.0: "cc6527e2a9ddf71a9bd313f1d50d79779319067a91e8602a951ba57af9f6864c",
-    0.6: "505d572fa2efb8dfc3a95260d1d0296ee2e7081608ad3e79029458220c166854",
+    0.6: "73bced92212d6d189769ed8afcafa7869f65dcb9cabb0ab74c604fbaf139e2a2",
 }
 
 

@@ -266,9 +266,9 @@ def test_memory_does_not_grow_with_the_tokens_a_run_emits() -> None:
 @pytest.mark.parametrize(("alpha", "gamma", "rate"), [(0.0, 1, math.inf), (1.0, 3, 4.0), (0.0, 4, 30.0)])
 def test_fixed_rounds_timed_a_run_at_a_time_agree_with_rounds_timed_one_by_one(monkeypatch, alpha, gamma, rate):
     """α 0 or 1 fixes every round's tokens, so a run of rounds between two events is timed in closed
-    form over its pieces (``fixed_run``); the same traffic timed round by round (``iteration``, which
-    still draws and gets the same tokens) gives the same counts and every figure to 1e-9, with one gap
-    entry a piece instead of one a round."""
+    form over its pieces (``fixed_run``); the same traffic through the drawn path (``drawn_run``, which
+    draws and gets the same tokens, and times each iteration) gives the same counts and every figure
+    to 1e-9, with one gap entry a piece instead of one an iteration."""
     import roofline.specserving
 
     kept: list[object] = []
@@ -291,7 +291,7 @@ def test_fixed_rounds_timed_a_run_at_a_time_agree_with_rounds_timed_one_by_one(m
         one_by_one.emitted_tokens,
     )
     assert at_once.result.iterations == one_by_one.result.iterations
-    # Round by round, an entry for nearly every iteration; a run at a time, one for a run's piece (the
+    # Drawn, an entry for nearly every iteration; in closed form, one for a run's piece (the
     # runs are short here, cut by an arrival or a finish every 10 to 15 iterations).
     assert len(kept[-1]) > at_once.result.iterations * 0.9 > 5 * at_once_entries
     mine, theirs = at_once.to_dict(), one_by_one.to_dict()
@@ -303,8 +303,8 @@ def test_fixed_rounds_timed_a_run_at_a_time_agree_with_rounds_timed_one_by_one(m
 
 
 def test_a_run_past_the_tokens_a_speculative_run_may_draw_is_refused_before_any_draw(capsys, monkeypatch) -> None:
-    """10,000 requests of 100,000 tokens (each within its own range) would draw a billion tokens round by
-    round, about an hour: refused in one line before the traffic is drawn."""
+    """10,000 requests of 100,000 tokens (each within its own range) are a billion tokens, past what a
+    speculative run may emit: refused in one line before the traffic is drawn."""
     import roofline.specserving
 
     def never(*_: object) -> None:
