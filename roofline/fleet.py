@@ -184,13 +184,8 @@ class _Warm(_Share):
         # As _Run.record_decodes, for the measured decoders only (it pops last_token, so first).
         if self.base:
             measured = len(self.base) - self.warm_among(self.base)
-            swapped = [index for index in swapped_in if index >= self.warm]
-            record_run(self.measured, pieces, start_s, steps, self.swap_s, measured - len(swapped), measured)
-            if swapped:
-                first, slope, start, _ = pieces[0]
-                first_end = start_s + self.swap_s + first + slope * start
-                for index in swapped:
-                    self.measured.add(first_end - self.last_token[index], 0.0, 0, 1, 1)
+            resumed = [self.last_token[index] for index in swapped_in if index >= self.warm]
+            record_run(self.measured, pieces, start_s, steps, self.swap_s, measured - len(resumed), measured, resumed)
         super().record_decodes(pieces, start_s, steps, swapped_in)
 
     def prefilled(self, index: int, target: int, step: int) -> None:

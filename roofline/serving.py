@@ -915,22 +915,33 @@ class _Gaps:
 
 
 def record_run(
-    gaps: _Gaps, pieces: list[Piece], start_s: float, steps: int, swap_s: float, waited: int, decodes: int
+    gaps: _Gaps,
+    pieces: list[Piece],
+    start_s: float,
+    steps: int,
+    swap_s: float,
+    waited: int,
+    decodes: int,
+    resumed: Iterable[float] = (),
 ) -> None:
     """The gaps of a run of ``steps`` iterations (its ``pieces``) from ``start_s``, in which each
     of ``decodes`` decoders made a token: at step i >= 1 each waited ``first + slope * i``, the
     iteration's own time. At the first step the ``waited`` decoders whose last token came at the
     run's start waited from then to the step's end, a swap copy included: ``first_end - start_s``,
     taken as that difference of two clock readings, which the fitted calibration was fitted on
-    (a refit moves with the last bit of any figure); the others (swapped back in) are the caller's."""
+    (a refit moves with the last bit of any figure); those swapped back in waited from their last
+    token before the preemption (``resumed``, its times) to that end."""
     if decodes <= 0:
         return
     first, slope, start, _ = pieces[0]
+    first_end = start_s + swap_s + first + slope * start
     if waited > 0:
-        gaps.value.append(start_s + swap_s + first + slope * start - start_s)
+        gaps.value.append(first_end - start_s)
         gaps.times.append(waited)
     if steps > 1:
         record_steps(gaps, pieces, steps, decodes)
+    for last_token in resumed:
+        gaps.add(first_end - last_token, 0.0, 0, 1, 1)
 
 
 def record_steps(gaps: _Gaps, pieces: list[Piece], steps: int, decodes: int) -> None:
@@ -1842,12 +1853,8 @@ class _Run:
         if not self.base:
             return
         decodes = len(self.base)
-        record_run(self.gaps, pieces, start_s, steps, self.swap_s, decodes - len(swapped_in), decodes)
-        if swapped_in:
-            first, slope, start, _ = pieces[0]
-            first_end = start_s + self.swap_s + first + slope * start
-            for index in swapped_in:
-                self.gaps.add(first_end - self.last_token.pop(index), 0.0, 0, 1, 1)
+        resumed = [self.last_token.pop(index) for index in swapped_in]
+        record_run(self.gaps, pieces, start_s, steps, self.swap_s, decodes - len(resumed), decodes, resumed)
         for index in self.decoders:
             self.span(index, "decode", start_s, self.now, steps)
 
