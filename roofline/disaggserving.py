@@ -52,7 +52,7 @@ from typing import Any
 
 from .disagg import LINKS, link_bytes_per_s, link_name
 from .errors import SpecError, shown
-from .fleet import FleetResult, _draw, _Share, run_totals, simulate_fleet
+from .fleet import FleetResult, _Share, run_totals, simulate_fleet
 from .parsing import parse_whole
 from .performance import Hardware, Workload
 from .serving import (
@@ -62,6 +62,7 @@ from .serving import (
     _Gaps,
     _Run,
     blocks_for,
+    draw_traffic,
     finished_run,
     request_figures,
     sent_times,
@@ -190,7 +191,7 @@ def simulate_disaggregated(
     check_disaggregated(config)
     link = kv_link(hardware, pools, link)
     total = config.requests
-    sends, prompts, outputs = _draw(config, total)
+    sends, prompts, outputs = draw_traffic(config, total)
     # The prefill pool: P runs of one-token requests, split round-robin.
     prefill_runs = []
     for k in range(pools.prefill):

@@ -36,7 +36,6 @@ Warm-up
 from __future__ import annotations
 
 import math
-import random
 from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -54,6 +53,7 @@ from .serving import (
     _Gaps,
     _Run,
     blocks_for,
+    draw_traffic,
     finished_run,
     prefix_counts,
     prefix_groups_drawn,
@@ -209,21 +209,6 @@ class _Warm(_Share):
             alive -= 1
 
 
-def _draw(config: ServingConfig, total: int) -> tuple[list[float], list[int], list[int]]:
-    """The stream one replica would draw for ``total`` requests: sends, prompts, outputs, in
-    ``serving``'s fixed order (gap, prompt, output per request), so one replica gets its own lengths."""
-    rng = random.Random(config.seed)
-    sends, prompts, outputs = [0.0] * total, [0] * total, [0] * total
-    clock = 0.0
-    for index in range(total):
-        gap = -math.log(1.0 - rng.random())
-        if config.concurrency is None and config.rate != math.inf:
-            clock += gap / config.rate
-            sends[index] = clock
-        prompts[index], outputs[index] = config.draw_lengths(rng)
-    return sends, prompts, outputs
-
-
 def simulate_fleet(
     hardware: Hardware,
     workload: Workload,
@@ -240,7 +225,7 @@ def simulate_fleet(
     if replicas == 1 and warmup == 0:
         return simulate(hardware, workload, config, split)
     total = warmup + config.requests
-    sends, prompts, outputs = _draw(config, total)
+    sends, prompts, outputs = draw_traffic(config, total)
     groups = prefix_groups_drawn(config, total) if config.prefix_caching else None
     runs = []
     for k in range(replicas):

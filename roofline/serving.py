@@ -630,6 +630,33 @@ def kv_blocks_available(hardware: Hardware, workload: Workload, split: Split | N
     return use.max_batch
 
 
+def draw_traffic(config: ServingConfig, count: int) -> tuple[array, list[int], list[int]]:
+    """The first ``count`` requests of ``config``'s seeded stream: when each is sent (0 for every
+    one in a closed loop or at rate inf), its prompt and its output, drawn in a fixed order (gap,
+    prompt, output per request), so every simulator and every replica split sees the same traffic.
+    A send is the running sum of exponential gaps, ``-log(1 - u) / rate``."""
+    rng = random.Random(config.seed)
+    sends, prompts, outputs = array("d", bytes(8 * count)), [0] * count, [0] * count
+    clock, rate, draw = 0.0, config.rate, rng.random
+    timed = config.concurrency is None and rate != math.inf
+    # Lengths.draw written out for the ranges (a million requests draw two million lengths):
+    # low + floor(u * (high - low + 1)), the same draws in the same order.
+    ranges = config.trace is None
+    prompt_low, prompt_span = config.prompt.low, config.prompt.high - config.prompt.low + 1
+    output_low, output_span = config.output.low, config.output.high - config.output.low + 1
+    for index in range(count):
+        gap = -math.log(1.0 - draw())
+        if timed:
+            clock += gap / rate
+            sends[index] = clock
+        if ranges:
+            prompts[index] = prompt_low + int(draw() * prompt_span)
+            outputs[index] = output_low + int(draw() * output_span)
+        else:
+            prompts[index], outputs[index] = config.draw_lengths(rng)
+    return sends, prompts, outputs
+
+
 def prefix_groups_drawn(config: ServingConfig, count: int) -> list[int]:
     """Each request's prefix group, uniform on ``0 .. prefix_groups - 1``, from a generator of its
     own (``random.Random("prefix-groups/<seed>")``), so the arrivals and lengths stay the draws of a
@@ -1260,26 +1287,8 @@ class _Run:
         self.capacity = capacity
         self.paged = config.admission == "paged" and config.policy != "static"
         self.swap = config.preemption == "swap"
-        rng = random.Random(config.seed)
         count = config.requests
-        arrival, prompt, output = array("d", bytes(8 * count)), [0] * count, [0] * count
-        clock, rate, draw = 0.0, config.rate, rng.random
-        timed = config.concurrency is None and rate != math.inf
-        # Lengths.draw written out for the ranges (a million requests draw two million lengths):
-        # low + floor(u * (high - low + 1)), the same draws in the same order.
-        ranges = config.trace is None
-        prompt_low, prompt_span = config.prompt.low, config.prompt.high - config.prompt.low + 1
-        output_low, output_span = config.output.low, config.output.high - config.output.low + 1
-        for index in range(count):  # fixed draw order: gap, prompt, output
-            gap = -math.log(1.0 - draw())
-            if timed:
-                clock += gap / rate
-                arrival[index] = clock
-            if ranges:
-                prompt[index] = prompt_low + int(draw() * prompt_span)
-                output[index] = output_low + int(draw() * output_span)
-            else:
-                prompt[index], output[index] = config.draw_lengths(rng)
+        arrival, prompt, output = draw_traffic(config, count)
         if request_overhead_s:
             arrival = array("d", (sent + request_overhead_s for sent in arrival))
         self.arrival, self.prompt, self.output = arrival, prompt, output

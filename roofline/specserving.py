@@ -72,6 +72,7 @@ from .serving import (
     _pieces_seconds,
     _pieces_to_reach,
     blocks_for,
+    draw_traffic,
     iteration_line,
     kv_blocks_available,
     request_figures,
@@ -432,17 +433,9 @@ class _SpeculativeRun:
         self.round_lines: dict[int, tuple[tuple[float, float, float, float], tuple[float, float, float, float]]] = {}
         #: By batch size, a range of contexts over which one line of each pair leads (``lines_leading``).
         self.leads: dict[int, tuple[int, int, Any, Any]] = {}
-        # The traffic, drawn exactly as serving._Run draws it (gap, prompt, output per request).
-        rng = random.Random(config.seed)
+        # The traffic, drawn exactly as serving._Run draws it.
         count = config.requests
-        self.arrival, self.prompt, self.output = array("d", bytes(8 * count)), [0] * count, [0] * count
-        clock = 0.0
-        for index in range(count):
-            gap = -math.log(1.0 - rng.random())
-            if config.concurrency is None and config.rate != math.inf:
-                clock += gap / config.rate
-                self.arrival[index] = clock
-            self.prompt[index], self.output[index] = config.draw_lengths(rng)
+        self.arrival, self.prompt, self.output = draw_traffic(config, count)
         if request_overhead_s:
             self.arrival = array("d", (sent + request_overhead_s for sent in self.arrival))
         self.issued = count if config.concurrency is None else min(config.concurrency, count)
