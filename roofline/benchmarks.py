@@ -396,7 +396,7 @@ class Expectation:
     ``kind`` is "throughput", "ttft" or "itl" (a decode rate per user counts as its time
     between tokens). ``measured_over_expected`` is the fit's residual for the kind's figure:
     measured ÷ expected of a throughput or of a time, so 1 is the prediction met and the band
-    is ``[p10, p90]`` of it.
+    is ``[low, high]`` of it.
     """
 
     kind: str
@@ -417,7 +417,7 @@ def expectation_of(
 ) -> Expectation:
     """``measured`` beside ``expected`` and the kind's band. With ``rate_of_time`` the figures
     are the reciprocal of the kind's time (decode tokens/s of one user, 1 / the gap between
-    tokens): a time in ``[p10 e, p90 e]`` is a rate in ``[r / p90, r / p10]``."""
+    tokens): a time in ``[low e, high e]`` is a rate in ``[r / high, r / low]``."""
     low, high = calibration.band[BAND_METRIC[kind]]
     if rate_of_time:
         return Expectation(kind, measured, expected, expected / high, expected / low, expected / measured)

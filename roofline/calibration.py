@@ -50,11 +50,13 @@ A pass then takes ``max(bytes / (e_bw * bandwidth), FLOPs / (e_c * peak)) + laye
 overhead + tokens sampled * token overhead + 2L * (latency(G) + 2 (G-1)/G * message /
 (e_link * link))``, with each quantized weight's widening, δ times one 16-token tile's multiply-adds of it, added
 once per tile in a fused weight-only pass. The file also holds the band:
-for each kind of figure, the 10th and 90th percentiles of measured ÷ expected over the fit's rows,
+for each kind of figure, an 80% band ``[low, high]`` of measured ÷ expected over the fit's n rows,
 each predicted by the fit without its benchmark run (cross-validated: a benchmark's TTFT, ITL and
-throughput rows are left out together), so an expected value ``x`` comes with ``[p10 * x, p90 * x]``.
-In-sample residuals would give a band too narrow for runs the fit never saw. Two wider bands are
-kept beside it: the same percentiles with each engine release left out of the fit
+throughput rows are left out together): the ``floor(0.1 (n + 1))``-th and ``ceil(0.9 (n + 1))``-th
+smallest, the ranks split-conformal prediction takes for 80% (about one rank outside p10 and p90;
+``scripts/fit_expected.py``'s ``conformal_bounds``), so an expected value ``x`` comes with
+``[low * x, high * x]``. In-sample residuals would give a band too narrow for runs the fit never
+saw. Two wider bands are kept beside it: the same ranks with each engine release left out of the fit
 (``band_leave_one_release_out``) and with each GPU left out (``band_leave_one_gpu_out``). A
 prediction off the fit's ground (``for_ground``: a GPU or math with no fitted compute share, an
 engine or harness with no fit rows) gets the wider of the bands that apply, and says why.
@@ -168,14 +170,14 @@ class Calibration:
     dequant_overhead: float
     #: Tokens in a pass from which weight-only weights are widened first (None: never).
     dequant_switch_tokens: int | None
-    #: Metric (``BAND_METRICS``) -> (p10, p90) of measured ÷ expected over the fit's rows, each
+    #: Metric (``BAND_METRICS``) -> (low, high), the 80% band of measured ÷ expected over the fit's rows, each
     #: run predicted with its benchmark left out of the fit.
     band: Mapping[str, tuple[float, float]]
     #: The ``[fit]`` table: script, rows, method, and the residuals on fit and held-out rows.
     provenance: Mapping[str, Any]
     #: Engines the fit set has rows for (``[engines] fitted``).
     fitted_engines: tuple[str, ...] = (DEFAULT_ENGINE,)
-    #: ``OUT_OF_GROUND_BANDS`` name -> metric -> (p10, p90).
+    #: ``OUT_OF_GROUND_BANDS`` name -> metric -> (low, high).
     out_of_ground_bands: Mapping[str, Mapping[str, tuple[float, float]]] = field(default_factory=dict)
     #: The harness and engine the costs and band are for (``for_ground``).
     harness: str = DEFAULT_HARNESS
@@ -216,7 +218,7 @@ class Calibration:
         - an engine or a harness without fit rows takes the common fit (a harness, its stand-in's
           host costs) and the leave-one-release-out band.
 
-        Several reasons take the widest: the lowest p10 and the highest p90 of the bands that
+        Several reasons take the widest: the lowest low end and the highest high end of the bands that
         apply. Unknown names raise one SpecError naming the choices."""
         check_engine(engine)
         check_harness(harness)
@@ -336,14 +338,14 @@ class Calibration:
         )
 
     def band_for(self, metric: str, expected: float) -> tuple[float, float]:
-        """``[p10 * expected, p90 * expected]``: where 80% of the fit's measurements fell when
+        """``[low * expected, high * expected]``: the 80% band of the fit's measurements when
         each was predicted without it."""
         low, high = self.band[metric]
         return (low * expected, high * expected)
 
     def decode_rate_band(self, rate: float) -> tuple[float, float]:
         """The band of a decode rate, tokens/s that are one over the time between tokens: a
-        time in ``[p10 t, p90 t]`` is a rate in ``[rate / p90, rate / p10]``."""
+        time in ``[low t, high t]`` is a rate in ``[rate / high, rate / low]``."""
         low, high = self.band["itl_mean_s"]
         return (rate / high, rate / low)
 
@@ -471,7 +473,7 @@ def parse_calibration(text: str, label: str = CALIBRATION_FILE) -> Calibration:
 
 
 def _band(document: Mapping[str, Any], name: str, label: str) -> dict[str, tuple[float, float]]:
-    """The table ``name`` of ``[p10, p90]`` pairs, one for each of ``BAND_METRICS``."""
+    """The table ``name`` of ``[low, high]`` pairs, one for each of ``BAND_METRICS``."""
     table = _table(document, name, label)
     band: dict[str, tuple[float, float]] = {}
     for metric in BAND_METRICS:
@@ -482,7 +484,7 @@ def _band(document: Mapping[str, Any], name: str, label: str) -> dict[str, tuple
             or not all(isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) for x in pair)
             or not 0 < pair[0] <= pair[1]
         ):
-            raise _fail(f"must be [p10, p90] with 0 < p10 <= p90, got {pair!r}", label, f"{name}.{metric}")
+            raise _fail(f"must be [low, high] with 0 < low <= high, got {pair!r}", label, f"{name}.{metric}")
         band[metric] = (float(pair[0]), float(pair[1]))
     return band
 
@@ -589,11 +591,11 @@ class GroundedCosts:
         return f"{UNFITTED_FLAG} ({'; '.join(self.calibration.unfitted)})"
 
     def bands(self, figures: Mapping[str, float | None]) -> dict[str, list[float] | None]:
-        """``[p10 x, p90 x]`` for each banded figure, from the (possibly widened) band."""
+        """``[low x, high x]`` for each banded figure, from the (possibly widened) band."""
         return self.calibration.bands(figures)
 
     def decode_rate_band(self, rate: float) -> tuple[float, float]:
-        """A decode rate's band, ``[rate / p90, rate / p10]`` of the (possibly widened) ITL band."""
+        """A decode rate's band, ``[rate / high, rate / low]`` of the (possibly widened) ITL band."""
         return self.calibration.decode_rate_band(rate)
 
 

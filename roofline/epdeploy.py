@@ -605,7 +605,7 @@ def expected_dict(step: ExpertStep) -> dict:
 EP_BAND_WIDENING = moe.MEASURED_IMBALANCE_NO_EPLB
 #: What the JSON's ``band_basis`` and the report say of that band.
 EP_BAND_BASIS = (
-    f"unfitted: band widened; no expert-parallel run is in the fit, so the dense fit's p10-p90 band"
+    f"unfitted: band widened; no expert-parallel run is in the fit, so the dense fit's 80% band"
     f" is widened by the measured expert imbalance {EP_BAND_WIDENING:g} (TensorRT-LLM, DeepSeek-R1, EP32,"
     " no load balancer) on the slow side"
 )
@@ -613,7 +613,7 @@ EP_BAND_BASIS = (
 
 def widened(calibration):
     """``calibration`` with its band widened for an expert-parallel figure (``EP_BAND_WIDENING``):
-    throughput's p10 divided by it, each time's p90 multiplied; the fitted costs unchanged."""
+    throughput's low end divided by it, each time's high end multiplied; the fitted costs unchanged."""
     band = {
         metric: (low / EP_BAND_WIDENING, high) if metric.startswith("throughput") else (low, high * EP_BAND_WIDENING)
         for metric, (low, high) in calibration.band.items()

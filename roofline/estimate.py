@@ -61,13 +61,13 @@ class Expected:
         }
 
     def band(self) -> dict[str, list[float] | None]:
-        """``[low, high]`` for each figure: the figure times the fit's p10 and p90 of measured ÷ expected."""
+        """``[low, high]`` for each figure: the figure times the ends of the fit's 80% band of measured ÷ expected."""
         return self.calibration.bands(self.figures())
 
     def per_user_band(self) -> tuple[float, float, float]:
         """One user's expected decode tokens/s and its band, ``(rate, low, high)``: ``1 / step``,
-        and the time between tokens' band inverted (a step in ``[p10 t, p90 t]`` is a rate in
-        ``[r / p90, r / p10]``)."""
+        and the time between tokens' band inverted (a step in ``[low t, high t]`` is a rate in
+        ``[r / high, r / low]``)."""
         rate = 1.0 / self.decode.seconds
         return (rate, *self.calibration.decode_rate_band(rate))
 

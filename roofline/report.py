@@ -114,7 +114,7 @@ def _rows(estimate: Estimate) -> list[tuple[str, str]]:
 
 
 def _expected_rows(estimate: Estimate) -> list[tuple[str, str]]:
-    """The calibrated prediction, each figure with its band (p10 to p90 of the fit's left-out residuals)."""
+    """The calibrated prediction, each figure with its band (the 80% band of the fit's left-out residuals)."""
     expected = estimate.expected
     assert expected is not None
     band = expected.band()

@@ -397,7 +397,7 @@ def test_a_parameter_that_cannot_move_a_run_leaves_its_prediction_exactly_where_
 
 
 def test_the_band_is_the_left_out_residuals_and_holds_the_held_out_runs_it_claims() -> None:
-    """The band is p10-p90 of the fit runs predicted without their benchmark (the file says so),
+    """The band is the conformal 80% band of the fit runs predicted without their benchmark (the file says so),
     and the share of held-out TTFTs the file says it holds is what the predictions give."""
     calibration = load_calibration()
     fit = calibration.provenance
@@ -415,6 +415,25 @@ def test_the_band_is_the_left_out_residuals_and_holds_the_held_out_runs_it_claim
     share = sum(1 for ratio in every if low <= ratio <= high) / len(every)
     assert share == pytest.approx(fit["held_out_rows_with_reported_defects_summary"]["ttft"]["in_band"], abs=1e-6)
     assert fit["held_out_rows_with_reported_defects_summary"]["ttft"]["runs"] == len(every) > len(counted)
+
+
+def test_the_band_takes_the_conformal_ranks_of_the_left_out_ratios() -> None:
+    """Of n ratios, the floor(0.1 (n + 1))-th and ceil(0.9 (n + 1))-th smallest: on 24, the 2nd and
+    23rd, one rank outside where p10 and p90 interpolate (between the 3rd and 4th, the 21st and
+    22nd); on 9, the smallest and largest; fewer than 9 bound no 80% band, and the refusal names
+    the file and the fix."""
+    script = _script()
+    shuffled = [
+        float(value)
+        for value in (7, 19, 3, 24, 1, 12, 22, 2, 15, 9, 23, 5, 18, 11, 20, 4, 14, 6, 21, 8, 16, 10, 13, 17)
+    ]
+    assert script.conformal_bounds(shuffled) == (2.0, 23.0)
+    assert script.conformal_bounds([float(value) for value in range(9, 0, -1)]) == (1.0, 9.0)
+    assert script.conformal_bounds([float(value) for value in range(1, 71)]) == (7.0, 64.0)
+    with pytest.raises(SpecError) as refused:
+        script.conformal_bounds([1.0] * 8)
+    assert "8 fit runs of one kind bound no 80% band: it takes at least 9" in str(refused.value)
+    assert refused.value.file.endswith("serving-measurements.csv") and "split = fit" in refused.value.hint
 
 
 def test_a_row_its_source_reports_as_a_defect_is_predicted_but_left_out_of_the_held_out_figures() -> None:

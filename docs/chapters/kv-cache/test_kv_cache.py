@@ -273,7 +273,7 @@ def test_calculator_at_a_one_token_context_shows_a_rate_not_zero() -> None:
 
 def test_the_budget_shows_the_expected_band_beside_the_ceiling() -> None:
     """Issue 17: the users that fit decode at the ceiling's rate, and at the fitted costs with the band
-    the time between tokens' p10-p90 puts round it (inverted: a rate); nothing when no user fits."""
+    the time between tokens' 80% band puts round it (inverted: a rate); nothing when no user fits."""
     from roofline.calibration import load_calibration
 
     view = calculator.view(**calculator.DEFAULTS)

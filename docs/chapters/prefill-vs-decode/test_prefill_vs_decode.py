@@ -339,7 +339,7 @@ def test_the_view_says_what_the_rule_gives_and_why_the_ceiling_differs() -> None
 def test_the_expected_band_stands_beside_the_ceiling() -> None:
     """Issue 17: the calculator shows the calibrated prediction and its band beside the ceiling, for
     any GPU count and batch: one user's step at the fitted costs, the band the time between tokens'
-    p10-p90 inverted, and the sentence on what expected means."""
+    80% band inverted, and the sentence on what expected means."""
     from roofline import estimate
     from roofline import formatting as fmt
     from roofline.calibration import load_calibration

@@ -281,7 +281,7 @@ def prefill_ratio(hardware: Hardware, model: Any, prompts: Sequence[int], calibr
         area + lines_chart,
         "Weight-only int4 helps only short prompts",
         [
-            "Below 1: faster than bf16. Shaded: the band of the expected int4 time (p10–p90 of the fit).",
+            "Below 1: faster than bf16. Shaded: the band of the expected int4 time (the fit's 80% band).",
             "Ceilings have no dequantization cost; the expected line adds the fitted one.",
         ],
     )

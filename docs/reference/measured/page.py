@@ -343,7 +343,7 @@ def gpu_summary(calibration: Calibration) -> str:
 
 def expected_chart(points: list[dict[str, Any]], calibration: Calibration) -> dict[str, Any]:
     """Measured ÷ expected of every run and measurement with a prediction, one row per kind of
-    figure, the band (the fit's p10–p90) shaded behind and 1 marked."""
+    figure, the band (the fit's 80% band) shaded behind and 1 marked."""
     kinds = list(FIGURE_KINDS.values())
     bands = [
         {"kind": FIGURE_KINDS[kind], "low": calibration.band[metric][0], "high": calibration.band[metric][1]}

@@ -137,7 +137,7 @@ def _expected(result: Any) -> tuple[str, str]:
     """One user's expected decode tokens/s with its band, and the sentence on what that means.
 
     The expected figure is the same step at the costs fitted to published serving runs
-    (``roofline.calibration``), the band the fit's p10–p90 of the time between tokens.
+    (``roofline.calibration``), the band the fit's 80% band of the time between tokens.
     """
     if not result.memory.fits:
         return NOT_APPLICABLE, ""

@@ -254,7 +254,7 @@ def _answer(
     per_user = ceiling.tokens_per_s_per_user(alpha)
     plain_ceiling = ceiling.baseline_tokens_per_s_per_user
     per_user_expected = expected.tokens_per_s_per_user(alpha)
-    # The fit's band is on time per token (p10 and p90 of measured ÷ expected), so tokens/s is its inverse.
+    # The fit's band is on time per token (its 80% band of measured ÷ expected), so tokens/s is its inverse.
     low, high = ground.calibration.band["tpot_mean_s"]
     above = per_user > plain_ceiling
     flag = (
@@ -271,7 +271,7 @@ def _answer(
         f" the round takes {fmt.milliseconds(ceiling.seconds)} against {fmt.milliseconds(ceiling.baseline.seconds)}"
         f" for a plain step, so the speedup is {tau:.2f} × {fmt.milliseconds(ceiling.baseline.seconds)} ÷"
         f" {fmt.milliseconds(ceiling.seconds)} = {_times(speedup)}. The expected figures use the costs fitted to"
-        " published runs without speculation; their band is that fit's 10th to 90th percentile, and no"
+        " published runs without speculation; their band is that fit's 80% band, and no"
         " speculative run was part of the fit." + (f" Expected band: {ground.flag}." if ground.widened else "")
     )
     if above:
