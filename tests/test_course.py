@@ -104,7 +104,7 @@ def test_every_glossary_term_is_defined_and_listed_with_its_chapter() -> None:
     assert len(TERMS) >= 30
     for term in TERMS:
         assert len(term.definition.split()) >= 8, term.name
-        assert f"### {term.name} {{#{term.anchor}}}\n\n{term.definition}\n" in markdown
+        assert f"## {term.name} {{#{term.anchor}}}\n\n{term.definition}\n" in markdown
         assert term.chapter in chapters, term.name
 
 
@@ -204,7 +204,7 @@ def test_what_changed_lists_dated_spec_measurement_and_chapter_changes() -> None
     if not (ROOT / ".git").exists():
         pytest.skip("this checkout has no git history")
     markdown = changes_markdown(ROOT)
-    days = re.findall(r"^### (\d{4}-\d{2}-\d{2})$", markdown, re.M)
+    days = re.findall(r"^## (\d{4}-\d{2}-\d{2})$", markdown, re.M)
     assert days and days == sorted(days, reverse=True)
     entries = re.findall(r"^- \*\*(.+?)\*\*: ", markdown, re.M)
     assert entries and all(re.match(r"(spec|measurement|chapter)", entry) for entry in entries)
@@ -237,10 +237,10 @@ def test_every_built_chapter_ends_with_what_comes_next_and_its_links_resolve(sit
 @pytest.mark.slow
 def test_each_terms_first_use_on_each_chapter_links_to_its_glossary_entry(site) -> None:
     glossary = site.soup("glossary/")
-    anchors = {heading["id"] for heading in glossary.select("article h3[id]")}
+    anchors = {heading["id"] for heading in glossary.select("article h2[id]")}
     assert anchors == {term.anchor for term in TERMS}
     for term in TERMS:
-        entry = glossary.select_one(f"h3#{term.anchor}")
+        entry = glossary.select_one(f"h2#{term.anchor}")
         assert text_of(entry.find_next_sibling("p")) == term.definition
     by_spelling = {spelling: term for term in TERMS for spelling in term.spellings}
     pattern = re.compile(
@@ -335,7 +335,7 @@ def test_the_nav_lists_are_the_ones_pages_may_name() -> None:
     nav = [{"Chapters": [{"1.": f"chapters/{slug}/index.md"} for slug in support.site_chapters()[:-1]]}]
     lists = nav_lists(ROOT, ROOT / "docs", nav)
     assert tuple(lists) == NAV_LISTS
-    assert lists["glossary"].count("\n### ") + lists["glossary"].startswith("### ") == len(TERMS)
+    assert lists["glossary"].count("\n## ") + lists["glossary"].startswith("## ") == len(TERMS)
 
 
 @pytest.mark.slow

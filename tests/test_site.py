@@ -324,6 +324,25 @@ def test_no_page_loads_anything_from_another_origin(site):
     assert offenders == []
 
 
+def test_no_page_skips_a_heading_level(site):
+    """Lighthouse's (and axe's) heading-order: within a page's article each heading is at most one
+    level below the one before it, so a screen reader's outline has no missing level (the glossary's
+    terms and the changes' days were h3 under the page's h1)."""
+    skipped: list[str] = []
+    for html in sorted(site.directory.rglob("*.html")):
+        article = BeautifulSoup(html.read_text(encoding="utf-8"), "html.parser").find("article")
+        if article is None:
+            continue
+        previous = 1
+        for heading in article.find_all(re.compile(r"^h[1-6]$")):
+            level = int(heading.name[1])
+            if level > previous + 1:
+                text = heading.get_text(" ", strip=True).rstrip("¶").strip()
+                skipped.append(f"{html.relative_to(site.directory)}: h{level} {text!r} after h{previous}")
+            previous = level
+    assert skipped == []
+
+
 def test_vendored_libraries_are_served_by_the_site(site):
     for path in ("vega/vega.min.js", "vega/vega-lite.min.js", "vega/vega-embed.min.js", "katex/katex.min.css"):
         assert (site.directory / "assets" / "vendor" / path).is_file(), path

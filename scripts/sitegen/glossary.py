@@ -115,7 +115,7 @@ def glossary_markdown(terms: Iterable[Term], titles: dict[str, str], page: str =
     up = "../" * depth
     lines: list[str] = []
     for term in sorted(terms, key=lambda t: t.name.lower()):
-        lines.append(f"### {term.name} {{#{term.anchor}}}\n")
+        lines.append(f"## {term.name} {{#{term.anchor}}}\n")  # h2 under the page's h1: no level skipped
         lines.append(term.definition + "\n")
         extras = []
         if term.also:

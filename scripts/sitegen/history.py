@@ -98,7 +98,7 @@ def changes_markdown(root: Path, limit: int = 200) -> str:
     for change in found:
         if change.date != day:
             day = change.date
-            lines.append(f"\n### {day}\n")
+            lines.append(f"\n## {day}\n")  # h2 under the page's h1: no level skipped
         chapters = sorted(
             {
                 file.split("/")[2]
