@@ -46,7 +46,7 @@ def banded(expected: str, low: str, high: str) -> str:
 EXPECTED_MEANS = (
     "The ceiling is a bound no published run beats; the expected figure is a prediction, the same model"
     " with bandwidth and compute efficiencies and overheads fitted to published serving runs, and its band"
-    " holds 80% of those runs (see Measured vs ceiling)."
+    " is built to hold at least 80% of runs like them (see Measured vs ceiling)."
 )
 
 

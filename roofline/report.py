@@ -192,7 +192,7 @@ def _expected_costs(calibration: Calibration, hardware: Hardware, weight_precisi
         "expected costs",
         f"fitted on {fitted} published serving runs: {costs.bandwidth_efficiency:.0%} of the bandwidth,"
         f" {costs.compute_share(math):.0%} of the {math} peak, {fmt.milliseconds(costs.layer_overhead_s)}"
-        f" a layer{_allreduce_words(costs, hardware.count)}{dequant}; the band holds 80% of the fit's measurements",
+        f" a layer{_allreduce_words(costs, hardware.count)}{dequant}; the band is built to hold 80% of runs like them",
     )
 
 
