@@ -150,7 +150,7 @@ import operator
 import random
 from array import array
 from collections import deque
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, MutableSequence, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
@@ -1047,12 +1047,12 @@ def _bracketed(gaps: _Gaps, ranks: list[int], total: int) -> list[float]:
             low_share, high_share = ranks[which] / total - share, ranks[which] / total + share
             low = -math.inf if low_share <= 0 else _value_at(sample, low_share * weight)
             high = math.inf if high_share >= 1 else _value_at(sample, high_share * weight)
-            brackets.append((which, low, high, [0], []))
+            brackets.append((which, low, high, [0], [], array("d"), array("q")))
         for first, slope, start, stop, mult in zip(
             gaps.first, gaps.slope, gaps.start, gaps.stop, gaps.mult, strict=True
         ):
             least, most = first + slope * start, first + slope * (stop - 1)
-            for _, low, high, below, inside in brackets:
+            for _, low, high, below, inside, _, _ in brackets:
                 if most < low:
                     below[0] += mult * (stop - start)
                 elif least <= high:
@@ -1063,20 +1063,23 @@ def _bracketed(gaps: _Gaps, ranks: list[int], total: int) -> list[float]:
                     below[0] += mult * under
                     if under < upto:
                         inside.append((first, slope, start + under, start + upto, mult))
-        for _, low, high, below, inside in brackets:
-            # A run of one gap: its least and most are its value (``value + 0.0 * 0``).
+        for _, low, high, below, _, values, counts in brackets:
+            # A run of one gap: its least and most are its value (``value + 0.0 * 0``, as a run's
+            # gap is ``first + slope * step``). Those inside are kept in two typed arrays, 16 bytes
+            # each, not a tuple each (about 120): a drawn speculative run's brackets hold 500,000.
             under_low = 0
             for value, mult in zip(gaps.value, gaps.times, strict=True):
                 if value < low:
                     under_low += mult
                 elif value <= high:
-                    inside.append((value, 0.0, 0, 1, mult))
+                    values.append(value + 0.0)
+                    counts.append(mult)
             below[0] += under_low
-        for which, _, _, below, inside in brackets:
+        for which, _, _, below, inside, values, counts in brackets:
             rank, under = ranks[which], below[0]
-            kept = sum(mult * (stop - start) for _, _, start, stop, mult in inside)
+            kept = sum(mult * (stop - start) for _, _, start, stop, mult in inside) + sum(counts)
             if under < rank <= under + kept:
-                found[which] = _select_ranks(inside, [rank - under])[0]
+                found[which] = _select_inside(inside, values, counts, rank - under)
                 del shares[which]
             else:
                 shares[which] *= 4
@@ -1084,11 +1087,12 @@ def _bracketed(gaps: _Gaps, ranks: list[int], total: int) -> list[float]:
 
 
 #: Fewest distinct gaps worth narrowing first: below this they are listed and sorted (``_listed``:
-#: three lists of this length, about 40 MB at the most). A million-request run's brackets hold
-#: 230,000-320,000 distinct gaps; listing them took 0.38 s of CPU where narrowing first took 0.9 s.
-_LISTED_GAPS = 400_000
+#: two typed arrays, the sort's keys and its order, about 85 bytes a gap, 85 MB at the most). A
+#: million-request run's brackets hold 230,000-320,000 distinct gaps, listed in 0.38 s of CPU where
+#: narrowing first took 0.9 s; a drawn speculative run of 1,000 x 100,000 tokens, about 500,000.
+_LISTED_GAPS = 1_000_000
 #: Most distinct gaps the narrowed window may hold before quickselect takes the rank instead.
-_WINDOW_GAPS = 400_000
+_WINDOW_GAPS = 1_000_000
 
 Run = tuple[float, float, int, int, int]
 
@@ -1134,16 +1138,34 @@ def _select_ranks(runs: list[Run], ranks: list[int]) -> list[float]:
     return found
 
 
-def _listed(runs: list[Run], ranks: list[int]) -> list[float]:
+def _select_inside(runs: list[Run], values: MutableSequence[float], counts: MutableSequence[int], rank: int) -> float:
+    """The ``rank``-th smallest gap (1-based, counting multiplicity) of ``runs`` and of the runs of
+    one gap kept as ``values`` and ``counts`` (``_bracketed``): listed when they are few enough
+    (``_listed``), else handed to ``_select_ranks`` as runs."""
+    if sum(stop - start for _, _, start, stop, _ in runs) + len(values) <= _LISTED_GAPS:
+        return _listed(runs, [rank], values, counts)[0]
+    return _select_ranks(
+        [*runs, *((value, 0.0, 0, 1, mult) for value, mult in zip(values, counts, strict=True))], [rank]
+    )[0]
+
+
+def _listed(
+    runs: list[Run],
+    ranks: list[int],
+    values: MutableSequence[float] | None = None,
+    counts: MutableSequence[int] | None = None,
+) -> list[float]:
     """The ranks found by listing every distinct gap (``first + slope * step``) with its
-    multiplicity and walking them in increasing order, the running count reaching each rank.
+    multiplicity and walking them in increasing order, the running count reaching each rank;
+    ``values`` and ``counts``, when given, are more gaps of one each (runs of one gap kept as two
+    typed arrays, 16 bytes a gap, not a tuple each: ``_bracketed``), and are extended in place.
 
     The gaps are ordered by sorting their indices keyed by the gap, not (gap, count) tuples:
     floats compare faster than tuples, and no tuple is built a gap (310,000 gaps of a
     speculative run's p99 window: 0.15 s against 0.5 s through ``_windows``). Tied gaps are
     equal, so the order among them changes no rank's value."""
-    values: list[float] = []
-    counts: list[int] = []
+    if values is None or counts is None:
+        values, counts = array("d"), array("q")
     for first, slope, start, stop, mult in runs:
         if stop - start == 1:  # most runs; a gap each
             values.append(first + slope * start)

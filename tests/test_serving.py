@@ -892,6 +892,11 @@ def test_gap_percentiles_read_as_a_stream_are_the_nearest_rank_of_every_gap(
         patch.setattr(serving, "_BRACKET_SHARE", 0.001)
         assert serving._bracketed(gaps, ranks, len(every)) == [every[r - 1] for r in ranks]
         assert gaps.count() == len(every)
+        # A bracket too full to list: its runs of one gap go to the sweep and quickselect as runs.
+        patch.setattr(serving, "_LISTED_GAPS", 3)
+        assert serving._bracketed(gaps, ranks, len(every)) == [every[r - 1] for r in ranks]
+        patch.setattr(serving, "_WINDOW_GAPS", 1)
+        assert serving._bracketed(gaps, ranks, len(every)) == [every[r - 1] for r in ranks]
 
 
 # -- no input inside the documented ranges runs away ----------------------------------------------
