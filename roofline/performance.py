@@ -554,6 +554,21 @@ def kv_copies(hardware: Hardware, model: ModelSpec) -> float:
     return g * math.ceil(k / g) / k
 
 
+def pass_seconds(
+    memory_s: float,
+    compute_s: float,
+    overlapped_s: float,
+    communication_s: float,
+    overhead_s: float,
+    dequantize_s: float,
+) -> float:
+    """A pass's time, ``max(memory, compute, overlapped) + communication + overhead + dequantize``:
+    the reads, the math and an overlapped all-to-all run together; the all-reduces between layers
+    and a widening kernel do not. One sum in one order, for ``Pass.seconds`` and for
+    ``IterationCosts.iteration_seconds``, which times an iteration without building its ``Pass``."""
+    return max(memory_s, compute_s, overlapped_s) + communication_s + overhead_s + dequantize_s
+
+
 @dataclass(frozen=True)
 class Pass:
     """One forward pass: what it moves and computes, and how long each takes."""
@@ -577,11 +592,8 @@ class Pass:
         """``max(memory_s, compute_s, overlapped_s) + communication_s + overhead_s + dequantize_s``:
         the reads, the math and an overlapped all-to-all run together; the all-reduces between
         layers and a widening kernel do not."""
-        return (
-            max(self.memory_s, self.compute_s, self.overlapped_s)
-            + self.communication_s
-            + self.overhead_s
-            + self.dequantize_s
+        return pass_seconds(
+            self.memory_s, self.compute_s, self.overlapped_s, self.communication_s, self.overhead_s, self.dequantize_s
         )
 
     @property
@@ -1073,10 +1085,10 @@ class IterationCosts:
     def iteration_seconds(self, *arguments: float) -> float:
         """``iteration(...).seconds`` without building the ``Pass`` (the serving simulator asks
         once an iteration holding prefill): ``max(memory, compute) + all-reduces + overheads +
-        widening``, the same sum in the same order as ``Pass.seconds`` (nothing overlapped here).
+        widening``, through ``pass_seconds`` as ``Pass.seconds`` is (nothing overlapped here).
         Its arguments are ``iteration``'s, all six, in order."""
         _, _, memory_s, compute_s, communication_s, overhead_s, widen_s = self._iteration_parts(*arguments)
-        return max(memory_s, compute_s, 0.0) + communication_s + overhead_s + widen_s
+        return pass_seconds(memory_s, compute_s, 0.0, communication_s, overhead_s, widen_s)
 
     def _iteration_parts(
         self,

@@ -88,9 +88,10 @@ MAX_DRAFT_COST = 10.0
 #: Most output tokens a speculative run may emit, ``requests * longest output``: with drawn rounds it
 #: keeps one gap entry an iteration and draws 64 bits a round, so its time and memory grow with the
 #: iterations. Measured (2-core machine, 2026-12-06, γ 4, α 0.6, a free draft, CPU seconds): 100,000
-#: requests of the default 256 tokens, 4.1–4.3 s and 100 MB; 1,000 × 10,000, 0.36 s; 1,000 × 100,000,
-#: whose reserved blocks hold the batch to about 5 (10.8 million iterations), 10.6–13.2 s and 370 MB;
-#: 3,000 × 100,000, at this limit, 32–39 s and 1.1 GB (the spread is the machine's load). 10,000 of
+#: requests of the default 256 tokens, 3.7–4.3 s and 84–100 MB; 1,000 × 10,000, 0.3–0.36 s; 1,000 ×
+#: 100,000, whose reserved blocks hold the batch to about 5 (10.8 million iterations), 8.4–13.2 s and
+#: 250 MB (370 MB before the percentiles kept a bracket's gaps in typed arrays); 3,000 × 100,000, at
+#: this limit, 32–39 s and 1.1 GB before that change (the spread is the machine's load). 10,000 of
 #: 100,000 (a billion tokens) are refused at once.
 MAX_SPECULATIVE_TOKENS = 300_000_000
 #: Iterations a run may take per request before it is stopped: each iteration emits at least one

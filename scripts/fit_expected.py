@@ -825,9 +825,10 @@ def render(
         'method = "Levenberg-Marquardt on log parameters; residual log(measured / expected), each kind weighted'
         " 1/sqrt(its runs); every run simulated with roofline.benchmarks.predict (at most"
         f' {benchmarks.SIMULATED_REQUESTS:,} requests)"',
-        "band = \"an 80% band, per kind: of the n fit rows' measured / expected, each with its benchmark run left out"
-        " of the fit (its rows together) by the linearized fit's hat matrix, e_(-G) = (I - H_GG)^-1 e_G, the"
-        ' floor(0.1 (n + 1))-th and ceil(0.9 (n + 1))-th smallest (split-conformal ranks, Lei et al. 2018)"',
+        f"band = \"an {1 - 2 * BAND_TAIL:.0%} band, per kind: of the n fit rows' measured / expected, each with its"
+        " benchmark run left out of the fit (its rows together) by the linearized fit's hat matrix, e_(-G) ="
+        f" (I - H_GG)^-1 e_G, the floor({BAND_TAIL:g} (n + 1))-th and ceil({1 - BAND_TAIL:g} (n + 1))-th smallest"
+        ' (split-conformal ranks, Lei et al. 2018)"',
         'cross_validation = "band_leave_one_release_out and band_leave_one_gpu_out: the same ranks, per kind, of the'
         " fit rows' measured / expected, each predicted by a refit without every row of its engine release (its GPU);"
         " a left-out GPU's compute share is the default, and parameters no remaining row moves (links, all-reduce"
