@@ -23,7 +23,7 @@ What speculation changes is each decode:
 - **Emitted tokens.** After the pass each decoding request accepts a random number of
   draft tokens and emits those plus the target's own token, capped at what its output
   still needs. A request's rounds are all drawn when it gets its first token, from a
-  generator of its own (``RoundDraws``: the seed and its index, nothing else), so a
+  stream of its own (``RoundDraws``: a hash of the seed and its index, nothing else), so a
   request's rounds are the same whatever runs beside it. Its tokens of one round arrive
   together: the first after a gap of one iteration, the others with a gap of 0.
 - **Runs.** Between two events (an arrival, a request's last round) nothing but the
@@ -47,9 +47,9 @@ output anyway).
 
 from __future__ import annotations
 
+import hashlib
 import heapq
 import math
-import random
 import sys
 from array import array
 from bisect import bisect_left, bisect_right
@@ -241,14 +241,36 @@ def fixed_round_tokens(drafting: Drafting | None) -> int | None:
 
 #: Bits of one round's draw: a uniform integer u in [0, 2^64), so P(u < T) = T / 2^64 exactly.
 _DRAW_BITS = 64
-#: Extra rounds drawn beyond the expected count, so one batch of draws nearly always reaches the output.
+#: Bytes of a draw below its top byte, read only where the top byte leaves the count open.
+_LOW_BYTES = _DRAW_BITS // 8 - 1
+#: Draws whose low bytes open a request's stream 0, before its top bytes: most requests need no more
+#: (at γ 4 about 1 round in 64 needs them), so they need no second stream.
+_POOLED_LOWS = 8
+_POOL_BYTES = _LOW_BYTES * _POOLED_LOWS
+#: Extra rounds drawn beyond the expected count R, plus √R (the count's spread is under √R), so one
+#: batch of draws nearly always reaches the output.
 _SPARE_ROUNDS = 16
 
 
+def round_stream(seed: int, index: int, part: int) -> Any:
+    """Request ``index``'s stream ``part`` (0: the draws' top bytes, 1: their low bytes): SHAKE-128
+    (FIPS 202's extendable-output hash) of the part's byte, then ``index · 2^64 + seed`` as 16
+    bytes, little-endian (a seed is below 2^64, ``serving.SEED_RANGE``, so no two share a key)."""
+    return hashlib.shake_128(bytes((part,)) + ((index << 64) | seed).to_bytes(16, "little"))
+
+
 class RoundDraws:
-    """Each request's rounds, drawn when it gets its first token: one 64-bit draw a round from the
-    request's own generator, ``random.Random(((index + 1) << 64) | seed)``, so a request's rounds
-    depend on the seed and its index only, never on what else runs or when.
+    """Each request's rounds, drawn when it gets its first token: one 64-bit draw u a round from the
+    request's own byte streams (``round_stream``), so a request's rounds depend on the seed and its
+    index only, never on what else runs or when. Stream 0 opens with a pool of ``_POOLED_LOWS``
+    draws' low bytes, then holds one top byte a round, round j's at byte ``_POOL_BYTES + j``. Where a
+    round's top byte alone does not settle it (a threshold lies inside its range of draws: at most γ
+    top bytes in 256), its 7 low bytes, little-endian, are the next unread of the pool, then of stream
+    1. So each u is uniform and independent of the others, and a round hashes one byte, not eight.
+
+    Hash streams, not a Mersenne Twister seeded a request: seeding one builds 2.5 kB of state from
+    the key, which cost more than drawing a request's hundred rounds (0.36 s of a 100,000-request
+    run's 3.7 s).
 
     A round accepts at least i draft tokens when its draw u is below ``T_i``, the ceiling of
     ``α^i · 2^64`` worked out exactly from α's binary fraction, so P(accepted ≥ i) is α^i to
@@ -272,29 +294,46 @@ class RoundDraws:
             if not any(low < threshold < high for threshold in thresholds):  # else 0: look closer
                 table[top] = 1 + sum(threshold >= high for threshold in thresholds)
         self.table = bytes(table)
-        self.rng = random.Random()
-        #: ``random.Random.seed`` for a whole number less its Python-level checks: the C generator's own
-        #: seeding, which leaves the generator in the state ``random.Random(key)`` starts in.
-        self.reseed = random.Random.__bases__[0].seed
+
+    def closer(self, chunk: bytes, data: bytes, at_top: int, looked: int, index: int) -> tuple[bytearray, int]:
+        """``chunk``'s rounds with every 0 (a top byte whose range holds a threshold) worked out from
+        the whole draw: γ + 1 less the thresholds at or below it. The rounds' top bytes are ``data``'s
+        (stream 0 from its start) from ``at_top`` on; their low bytes are the next after the
+        ``looked`` already read, in the pool, then stream 1. Returns the rounds and the lows read."""
+        ascending, most = self.ascending, self.gamma + 1
+        lows = data[:_POOL_BYTES]
+        past = looked + chunk.count(0) - _POOLED_LOWS
+        if past > 0:
+            lows += round_stream(self.seed, index, 1).digest(_LOW_BYTES * past)
+        rounds = bytearray(chunk)
+        at = rounds.find(0)
+        while at >= 0:
+            offset = _LOW_BYTES * looked
+            draw = (data[at_top + at] << 8 * _LOW_BYTES) | int.from_bytes(lows[offset : offset + _LOW_BYTES], "little")
+            rounds[at] = most - bisect_right(ascending, draw)
+            looked += 1
+            at = rounds.find(0, at + 1)
+        return rounds, looked
 
     def tokens(self, index: int, need: int) -> bytearray:
         """Request ``index``'s rounds as the tokens each emits (one byte a round, 1 to γ + 1): as many
         rounds as it takes for them to reach ``need`` tokens, the last as drawn (it may overshoot).
-        Drawn in batches of about the expected count; the generator's stream is the same however it
-        is cut, so the rounds are too."""
-        rng, table, ascending, most = self.rng, self.table, self.ascending, self.gamma + 1
-        self.reseed(rng, ((index + 1) << _DRAW_BITS) | self.seed)
+        Drawn in batches of about the expected count; a batch after the first reads the streams on
+        from where the last stopped, so the rounds are the same however the streams are cut."""
+        table = self.table
+        stream = round_stream(self.seed, index, 0)
         out = bytearray()
-        total = 0
+        total = read = looked = 0
         while total < need:
             left = need - total
-            count = min(left, int(left / self.tokens_per_round) + _SPARE_ROUNDS)  # each round emits ≥ 1
-            raw = rng.getrandbits(_DRAW_BITS * count).to_bytes(_DRAW_BITS // 8 * count, "little")
-            chunk = bytearray(raw[7::8].translate(table))  # each draw's top byte (little-endian)
-            at = chunk.find(0)
-            while at >= 0:  # a top byte that holds a threshold: γ + 1 less the thresholds at or below the draw
-                chunk[at] = most - bisect_right(ascending, int.from_bytes(raw[8 * at : 8 * at + 8], "little"))
-                at = chunk.find(0, at + 1)
+            expected = int(left / self.tokens_per_round)
+            count = min(left, expected + math.isqrt(expected) + _SPARE_ROUNDS)  # each round emits ≥ 1
+            # SHAKE gives its output from the start on each call: a later batch skips what was read.
+            data = stream.digest(_POOL_BYTES + read + count)
+            chunk = data[_POOL_BYTES + read :].translate(table)
+            if 0 in chunk:
+                chunk, looked = self.closer(chunk, data, _POOL_BYTES + read, looked, index)
+            read += count
             out += chunk
             total += sum(chunk)
         # Drop the rounds past the one that reached ``need``: the last d go while their tokens, at least

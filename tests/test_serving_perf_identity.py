@@ -18,12 +18,17 @@ the same; the times moved in their last digits, at most 4e-11 relative to the ol
 
 A second, for the runs whose rounds are drawn (0 < α < 1: ``speculative``, ``speculative-draft`` and
 the α 0.6 API run): a request's rounds are now all drawn when it gets its first token, one 64-bit draw
-a round from a generator of its own (``specserving.RoundDraws``: ``random.Random(((index + 1) << 64) |
+a round from a generator of its own (``specserving.RoundDraws``, then ``random.Random(((index + 1) << 64) |
 seed)``, compared with α^i · 2^64), instead of one draw a draft token from the run's generator, in the
 order the iterations met the requests. So the same seed draws other rounds, and every figure of those
 three runs moved with them (as another seed would move them); the scheduling and the cost accounting
 did not change (``tests/test_specserving_drawn.py`` checks the new runs against a round-by-round
 reference, to the bit). The fixed-round and plain digests did not move.
+
+A third, for the same three runs: a request's draws now come from SHAKE-128 streams of its own
+(``specserving.round_stream``: one byte a round, 7 more only where that byte leaves the round open)
+instead of a Mersenne Twister seeded a request, whose seeding cost more than the draws. The same
+seed draws other rounds again; nothing else changed, and the round-by-round reference still agrees.
 
 The ``expected-costs`` case runs at the fitted costs of ``roofline/data/calibration.toml``, so a refit
 moves its digest with no change to the simulator: issue 36's refit with AMD's MI300X rows did (the
@@ -89,8 +94,8 @@ EXPECTED_CLI: dict[str, str] = {
     "closed-loop": "ab6cc33c6ef5af1d800a2a7be779e9371ec44704d280da2f4034a186f86eaa9d",
     "expected-costs": "5bb8de9a158dbac80efba342438836c93032a1b5f1ea8aca6941df0a08c7415d",
     "pipeline": "a8eb3a45d4258398c2cc2dbd1e242b53f95a776e87fedd3cab14e24cbae555bd",
-    "speculative": "02e10479055c0ba8632c7578d6bd4c47240a0c8913ec411f7976bcc7a8e282af",
-    "speculative-draft": "f8d445a5e23bb772d5d1b5ae17711835a09dd9023f875544a24aab2e4e3fbb10",
+    "speculative": "359e39ee245a5ed9a2657974752e46665711adac2ae83a9d459466d03b7fa6c8",
+    "speculative-draft": "2a4fade3cf39a38c5c5e6c40bd6576a7e852117be7c22951b11d85d9a2bca68f",
     "speculative-greedy": "703658087c01c91735c26d19df586dec2d2eb48d65caafdbf80cbe3b10fd2dc4",
     "speculative-certain": "1ab8da270865cc1c51179cc622c1f1fd7dd4769576dad25db32108faa3c56d71",
     "speculative-certain-closed": "adc964a6329694192ed441556f102a69bc3186553f0493fa0966035bccfbb8bf",
@@ -148,7 +153,7 @@ def api_digest(name: str) -> str:
 EXPECTED_SPECULATIVE: dict[float, str] = {
     0.0: "ea94935d0b942bb79e09d29cf3208eceddac3b2e680cb6cb537e18651a108547",
     1.0: "cc6527e2a9ddf71a9bd313f1d50d79779319067a91e8602a951ba57af9f6864c",
-    0.6: "73bced92212d6d189769ed8afcafa7869f65dcb9cabb0ab74c604fbaf139e2a2",
+    0.6: "aaf34a4e3079e92d425b3da00234f3eea101d27d5b75fbbc9dad2cc530929388",
 }
 
 

@@ -2,16 +2,17 @@
 iterations between events worked out at once (``specserving.RoundDraws``, ``_SpeculativeRun.drawn_run``).
 
 Issue 42's NH4: speculative runs stay within 2× of plain ones and keep no state a token. These tests check
-the fast path against a plain reference written here: each round of each request drawn one at a time with
-its own ``random.Random(((index + 1) << 64) | seed).getrandbits(64)`` and compared with α^i exactly
-(``fractions``), and a scheduler stepped one iteration at a time, one request at a time, with the
-simulator's own cost lines. Both must give the same iterations, counts, times and gaps, to the bit.
+the fast path against a plain reference written here: each round of each request drawn one at a time from
+its own SHAKE-128 streams (``hashlib.shake_128``, read a round at a time, not by the package's batches and
+tables) and compared with α^i exactly (``fractions``), and a scheduler stepped one iteration at a time, one
+request at a time, with the simulator's own cost lines. Both must give the same iterations, counts, times
+and gaps, to the bit.
 """
 
 from __future__ import annotations
 
+import hashlib
 import math
-import random
 from fractions import Fraction
 
 import pytest
@@ -30,13 +31,36 @@ TARGET = Workload(SPECS.model("llama-3.1-8b"))
 
 
 def reference_tokens(alpha: float, gamma: int, seed: int, index: int, need: int) -> list[int]:
-    """Request ``index``'s rounds, one draw each: accepted ≥ i while u / 2^64 < α^i, plus the target's token."""
-    rng = random.Random(((index + 1) << 64) | seed)
-    exact, tokens = Fraction(alpha), []
+    """Request ``index``'s rounds, one draw each: accepted ≥ i while u / 2^64 < α^i, plus the target's token.
+
+    Round j's draw u has the top byte t = byte 56 + j of the request's stream 0; where every u with that
+    top byte gives the same count (no α^i · 2^64 strictly inside [t · 2^56, (t + 1) · 2^56)), that is the
+    count, else u's 7 low bytes are the next unread of stream 0's first 56 bytes, then of stream 1.
+    """
+    key = ((index << 64) | seed).to_bytes(16, "little")
+
+    read: dict[int, bytes] = {}
+
+    def stream(part: int, length: int) -> bytes:
+        """Stream ``part``'s first ``length`` bytes (hashed afresh, twice as many, when more are asked for)."""
+        if len(read.get(part, b"")) < length:
+            read[part] = hashlib.shake_128(bytes((part,)) + key).digest(2 * length)
+        return read[part][:length]
+
+    powers = [Fraction(alpha) ** i for i in range(1, gamma + 1)]  # P(accepted ≥ i) = α^i
+    tokens, lows_read = [], 0
     while sum(tokens) < need:
-        u = Fraction(rng.getrandbits(64), 1 << 64)
+        top = stream(0, 57 + len(tokens))[56 + len(tokens)]
+        low_end, high_end = Fraction(top, 256), Fraction(top + 1, 256)
+        if any(low_end < power < high_end for power in powers):
+            lows = stream(0, 56) + stream(1, 7 * lows_read + 7)
+            low = int.from_bytes(lows[7 * lows_read : 7 * lows_read + 7], "little")
+            lows_read += 1
+        else:
+            low = 0  # any: every draw with this top byte counts the same
+        u = Fraction((top << 56) | low, 1 << 64)
         accepted = 0
-        while accepted < gamma and u < exact ** (accepted + 1):
+        while accepted < gamma and u < powers[accepted]:
             accepted += 1
         tokens.append(accepted + 1)
     return tokens
