@@ -86,7 +86,7 @@ from .speculative import check_alpha, check_draft, check_gamma, tokens_per_step,
 #: A draft cost above this is a typo: a drafter ten times slower than the target never pays.
 MAX_DRAFT_COST = 10.0
 #: Most output tokens a speculative run may emit, ``requests * longest output``: with drawn rounds it
-#: keeps one gap entry an iteration and draws 64 bits a round, so its time and memory grow with the
+#: keeps one gap entry an iteration and hashes a byte a round, so its time and memory grow with the
 #: iterations. Measured (2-core machine, 2026-12-06, γ 4, α 0.6, a free draft, CPU seconds): 100,000
 #: requests of the default 256 tokens, 3.7–4.3 s and 84–100 MB; 1,000 × 10,000, 0.3–0.36 s; 1,000 ×
 #: 100,000, whose reserved blocks hold the batch to about 5 (10.8 million iterations), 8.4–13.2 s and
@@ -317,14 +317,19 @@ class RoundDraws:
 
     def tokens(self, index: int, need: int) -> bytearray:
         """Request ``index``'s rounds as the tokens each emits (one byte a round, 1 to γ + 1): as many
-        rounds as it takes for them to reach ``need`` tokens, the last as drawn (it may overshoot).
-        Drawn in batches of about the expected count; a batch after the first reads the streams on
-        from where the last stopped, so the rounds are the same however the streams are cut."""
+        rounds as it takes for them to reach ``need`` tokens, the last as drawn (it may overshoot)."""
+        return self.drawn(index, need)[0]
+
+    def drawn(self, index: int, need: int) -> tuple[bytearray, int]:
+        """``tokens(index, need)`` and their sum. Drawn in batches of about the expected count; a batch
+        after the first reads the streams on from where the last stopped, so the rounds are the same
+        however the streams are cut. The last batch is cut after the round whose running sum reaches
+        ``need`` (``bisect`` on the batch's running sums)."""
         table = self.table
         stream = round_stream(self.seed, index, 0)
         out = bytearray()
         total = read = looked = 0
-        while total < need:
+        while True:
             left = need - total
             expected = int(left / self.tokens_per_round)
             count = min(left, expected + math.isqrt(expected) + _SPARE_ROUNDS)  # each round emits ≥ 1
@@ -333,15 +338,14 @@ class RoundDraws:
             chunk = data[_POOL_BYTES + read :].translate(table)
             if 0 in chunk:
                 chunk, looked = self.closer(chunk, data, _POOL_BYTES + read, looked, index)
-            read += count
+            sums = list(accumulate(chunk))
+            if sums[-1] >= left:
+                last = bisect_left(sums, left)  # the first round whose running sum reaches what is left
+                out += chunk[: last + 1]
+                return out, total + sums[last]
             out += chunk
-            total += sum(chunk)
-        # Drop the rounds past the one that reached ``need``: the last d go while their tokens, at least
-        # d, are at most the excess, so only the last ``excess`` rounds' running sums are looked at.
-        excess = total - need
-        if excess:
-            del out[len(out) - bisect_right(list(accumulate(reversed(out[-excess:]))), excess) :]
-        return out
+            total += sums[-1]
+            read += count
 
 
 def simulate_speculative(
@@ -660,13 +664,7 @@ class _SpeculativeRun:
                 leads = self.lines_leading(decoders, context, most)
             if leads is not None:
                 return self.drawn_steps(steps, due, leads[2], leads[3])
-        fields = array(self.field_type)
-        fields.frombytes(
-            (self.pending & ((1 << self.field_bits * steps) - 1)).to_bytes(self.field_bytes * steps, "little")
-        )
-        if _BIG_ENDIAN:  # pragma: no cover - the fields are packed little-endian
-            fields.byteswap()
-        contexts = list(accumulate(fields, initial=self.context))
+        contexts = list(accumulate(self.fields(steps), initial=self.context))
         verify, draft = self.round_line(decoders)
         at = contexts[:steps]
         verify, draft = _line_maxima(verify, at), _line_maxima(draft, at)
@@ -684,24 +682,32 @@ class _SpeculativeRun:
         """``drawn_run`` for a short run, up to ``steps`` iterations, one at a time in a plain loop, where
         one line of each pair leads all along (``lines_leading``): ``verify`` and ``draft``, whose values
         are what ``round_seconds``' maxima give. For a few iterations that is quicker than the lists."""
-        decoders, gamma, bits, mask = len(self.running), self.gamma, self.field_bits, self.field_mask
+        decoders, gamma = len(self.running), self.gamma
         (v, v_slope), (d, d_slope) = verify, draft
-        low = self.pending & ((1 << bits * steps) - 1)
         context, clock, busy, batch = self.context, self.now, self.busy, self.batch_seconds
         append, taken = self.gaps.value.append, 0
-        while taken < steps:
+        for added in self.fields(steps):
             seconds = (v + v_slope * context) + gamma * (d + d_slope * context)
             start = clock
             clock += seconds
             busy += seconds
             batch += decoders * seconds
             append(clock - start)  # as ``_Gaps.add`` keeps a run of one gap
-            context += low & mask
-            low >>= bits
+            context += added
             taken += 1
             if clock >= due:
                 break
         return self.drawn_ran(taken, decoders, clock, busy, batch, context)
+
+    def fields(self, steps: int) -> array:
+        """``pending``'s lowest ``steps`` fields, the next iterations' context increments, as an array."""
+        fields = array(
+            self.field_type,
+            (self.pending & ((1 << self.field_bits * steps) - 1)).to_bytes(self.field_bytes * steps, "little"),
+        )
+        if _BIG_ENDIAN:  # pragma: no cover - the fields are packed little-endian
+            fields.byteswap()
+        return fields
 
     def lines_leading(self, decoders: int, low: int, high: int) -> tuple[int, int, Any, Any] | None:
         """``(low, high, verify line, draft line)``: the line of each pair that leads for every context
@@ -828,8 +834,8 @@ class _SpeculativeRun:
     def draw_rounds(self, index: int, need: int) -> tuple[int, int]:
         """Request ``index``'s rounds, drawn, as ``(rounds, tokens drawn)``: the tokens each emits go
         into ``pending``'s fields from the next iteration's on, one byte each spread to a field."""
-        tokens = self.draws.tokens(index, need)  # type: ignore[union-attr]
-        rounds, drawn = len(tokens), sum(tokens)
+        tokens, drawn = self.draws.drawn(index, need)  # type: ignore[union-attr]
+        rounds = len(tokens)
         size = self.field_bytes
         fields = bytearray(size * rounds)
         fields[::size] = tokens
