@@ -323,13 +323,12 @@ class RoundDraws:
     def drawn(self, index: int, need: int) -> tuple[bytearray, int]:
         """``tokens(index, need)`` and their sum. Drawn in batches of about the expected count; a batch
         after the first reads the streams on from where the last stopped, so the rounds are the same
-        however the streams are cut. The last batch is cut after the round whose running sum reaches
-        ``need`` (``bisect`` on the batch's running sums)."""
+        however the streams are cut."""
         table = self.table
         stream = round_stream(self.seed, index, 0)
         out = bytearray()
         total = read = looked = 0
-        while True:
+        while True:  # until the rounds reach ``need``
             left = need - total
             expected = int(left / self.tokens_per_round)
             count = min(left, expected + math.isqrt(expected) + _SPARE_ROUNDS)  # each round emits ≥ 1
@@ -338,14 +337,21 @@ class RoundDraws:
             chunk = data[_POOL_BYTES + read :].translate(table)
             if 0 in chunk:
                 chunk, looked = self.closer(chunk, data, _POOL_BYTES + read, looked, index)
-            sums = list(accumulate(chunk))
-            if sums[-1] >= left:
-                last = bisect_left(sums, left)  # the first round whose running sum reaches what is left
-                out += chunk[: last + 1]
-                return out, total + sums[last]
             out += chunk
-            total += sums[-1]
+            total += sum(chunk)
+            if total >= need:
+                break
             read += count
+        # Drop the rounds past the one that reached ``need``: the last d go while their tokens, at least
+        # d, are at most the excess, so only the last ``excess`` rounds' running sums are looked at.
+        excess = total - need
+        if excess:
+            dropped = list(accumulate(reversed(out[-excess:])))
+            drop = bisect_right(dropped, excess)
+            if drop:
+                del out[-drop:]
+                total -= dropped[drop - 1]
+        return out, total
 
 
 def simulate_speculative(
