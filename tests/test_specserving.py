@@ -75,6 +75,21 @@ def test_a_lone_requests_rounds_are_timed_pass_by_pass() -> None:
     assert run.result.busy_s == pytest.approx(prefill + math.fsum(rounds), rel=1e-12)
 
 
+def test_a_verification_keeps_every_time_of_its_pass_but_the_math() -> None:
+    """Verifying γ + 1 tokens a request adds the other queries' attention to the pass's math, and
+    nothing else moves: a weight-only (W4A16) pass that widens its weights first (past the engine's
+    switch) keeps that kernel's time, as its all-reduces and overheads (it was dropped before)."""
+    widening = replace(H100, costs=replace(H100.costs, dequant_switch_tokens=256))
+    costs = iteration_costs(widening, Workload(SPECS.model("llama-3.1-8b"), "int4-awq"))
+    timed = costs.iteration(8 * 5, 4000, 512, 0, 512 * 513 / 2, 1)
+    verified = verification_with_prefill(costs, 8, 4000, 5, 512, 512 * 513 / 2, 1)
+    assert timed.dequantize_s > 0
+    assert verified.dequantize_s == timed.dequantize_s
+    assert (verified.communication_s, verified.overhead_s) == (timed.communication_s, timed.overhead_s)
+    assert verified.flops > timed.flops and verified.compute_s > timed.compute_s
+    assert verified.seconds >= timed.seconds
+
+
 def test_at_a_low_rate_speculation_cuts_tpot_and_at_a_high_rate_it_lowers_throughput() -> None:
     drafting = Drafting(4, 0.6, draft=DRAFT)
     quiet = config(4.0, max_batch=256)
