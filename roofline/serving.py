@@ -143,6 +143,7 @@ The same inputs and seed give the same floats in the same order, so
 
 from __future__ import annotations
 
+import bisect
 import heapq
 import itertools
 import math
@@ -877,6 +878,13 @@ class _Gaps:
         #: bytes hold it: a drawn speculative run keeps one such run an iteration, millions of them.
         self.value = array("d")
         self.times = array(_COUNT_CODE)
+        #: Stretches of those, ``[start, stop)`` of ``value`` and ``times``, whose values are sorted and
+        #: whose counts are all ``mult`` (``sort_last``): a percentile's bracket finds its part of one
+        #: by bisection instead of reading every entry. The order of the runs is free (the mean is an
+        #: exact sum, a percentile a rank), so a long run's gaps may be sorted where they lie.
+        self.sorted_start = array("q")
+        self.sorted_stop = array("q")
+        self.sorted_mult = array("q")
 
     def add(self, first: float, slope: float, start: int, stop: int, mult: int) -> None:
         if mult <= 0 or stop <= start:
@@ -900,9 +908,25 @@ class _Gaps:
         kept in its own order, as a fleet's or a pool's percentiles read them)."""
         gaps = cls()
         for part in parts:
+            offset = len(gaps.value)  # a part's sorted stretches move with its runs of one gap
+            gaps.sorted_start.extend(start + offset for start in part.sorted_start)
+            gaps.sorted_stop.extend(stop + offset for stop in part.sorted_stop)
+            gaps.sorted_mult.extend(part.sorted_mult)
             for name in ("first", "slope", "start", "stop", "mult", "value", "times"):
                 getattr(gaps, name).extend(getattr(part, name))
         return gaps
+
+    def sort_last(self, count: int, mult: int) -> None:
+        """Sort the last ``count`` runs of one gap, each held by ``mult`` requests (a drawn speculative
+        run's iterations), where they lie, and note them as a sorted stretch. Worth it for a long run:
+        its gaps grow with the context, so they are nearly sorted already and the sort reads them
+        about once."""
+        stop = len(self.value)
+        start = stop - count
+        self.value[start:stop] = array("d", sorted(self.value[start:stop]))
+        self.sorted_start.append(start)
+        self.sorted_stop.append(stop)
+        self.sorted_mult.append(mult)
 
     def stream(self) -> Iterator[Run]:
         """The runs one at a time, as ``(first, slope, start, stop, mult)``, those of one gap last."""
@@ -1073,14 +1097,17 @@ def _bracketed(gaps: _Gaps, ranks: list[int], total: int) -> list[float]:
             # A run of one gap: its least and most are its value (``value + 0.0 * 0``, as a run's
             # gap is ``first + slope * step``). Those inside are kept in two typed arrays, 16 bytes
             # each, not a tuple each (about 120): a drawn speculative run's brackets hold 500,000.
-            under_low = 0
-            for value, mult in zip(gaps.value, gaps.times, strict=True):
-                if value < low:
-                    under_low += mult
-                elif value <= high:
-                    values.append(value + 0.0)
-                    counts.append(mult)
-            below[0] += under_low
+            # A sorted stretch is split at low and high by bisection; the rest is read one by one.
+            under_low = read = 0
+            for start, stop, mult in zip(gaps.sorted_start, gaps.sorted_stop, gaps.sorted_mult, strict=True):
+                under_low += _one_gaps_between(gaps, read, start, low, high, values, counts)
+                first = bisect.bisect_left(gaps.value, low, start, stop)
+                last = bisect.bisect_right(gaps.value, high, first, stop)
+                under_low += mult * (first - start)
+                values.extend(map(operator.add, gaps.value[first:last], itertools.repeat(0.0)))
+                counts.extend(itertools.repeat(mult, last - first))
+                read = stop
+            below[0] += under_low + _one_gaps_between(gaps, read, len(gaps.value), low, high, values, counts)
         for which, _, _, below, inside, values, counts in brackets:
             rank, under = ranks[which], below[0]
             kept = sum(mult * (stop - start) for _, _, start, stop, mult in inside) + sum(counts)
@@ -1090,6 +1117,31 @@ def _bracketed(gaps: _Gaps, ranks: list[int], total: int) -> list[float]:
             else:
                 shares[which] *= 4
     return [found[which] for which in range(len(ranks))]
+
+
+def _one_gaps_between(
+    gaps: _Gaps,
+    start: int,
+    stop: int,
+    low: float,
+    high: float,
+    values: MutableSequence[float],
+    counts: MutableSequence[int],
+) -> int:
+    """The runs of one gap from ``start`` to ``stop``, read one by one: those from ``low`` to ``high``
+    go into ``values`` and ``counts``; returns how many gaps lie below ``low``."""
+    under_low = 0
+    if start == 0 and stop == len(gaps.value):  # all of them (no sorted stretch): the arrays themselves
+        chosen = zip(gaps.value, gaps.times, strict=True)
+    else:  # copies of the slices (``islice`` would step through every entry before ``start``)
+        chosen = zip(gaps.value[start:stop], gaps.times[start:stop], strict=True)
+    for value, mult in chosen:
+        if value < low:
+            under_low += mult
+        elif value <= high:
+            values.append(value + 0.0)
+            counts.append(mult)
+    return under_low
 
 
 #: Fewest distinct gaps worth narrowing first: below this they are listed and sorted (``_listed``:

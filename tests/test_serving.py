@@ -899,6 +899,47 @@ def test_gap_percentiles_read_as_a_stream_are_the_nearest_rank_of_every_gap(
         assert serving._bracketed(gaps, ranks, len(every)) == [every[r - 1] for r in ranks]
 
 
+@QUICK
+@given(
+    blocks=st.lists(
+        st.tuples(
+            st.lists(st.sampled_from((1e-3, 2e-3, 2e-3 + 1e-15, 5e-3, 0.0)) | st.floats(1e-4, 0.1), max_size=40),
+            st.integers(1, 300),
+            st.booleans(),
+        ),
+        min_size=1,
+        max_size=12,
+    ),
+    shares=st.lists(st.floats(0, 1), min_size=1, max_size=4),
+    joined=st.booleans(),
+)
+def test_gap_percentiles_read_sorted_stretches_by_bisection(blocks: list, shares: list[float], joined: bool) -> None:
+    """A drawn speculative run's long runs of gaps are sorted where they lie (``_Gaps.sort_last``) and a
+    bracket splits such a stretch by bisection: every rank is the same gap as sorting every one, beside
+    runs of one gap read one by one, and after ``joined`` moves the stretches with their part's runs."""
+    parts = [serving._Gaps(), serving._Gaps()]
+    for number, (values, mult, sort) in enumerate(blocks):
+        gaps = parts[number % 2 if joined else 0]
+        for value in values:
+            gaps.add(value, 0.0, 0, 1, mult)
+        if sort and values:
+            gaps.sort_last(len(values), mult)
+    gaps = serving._Gaps.joined(parts) if joined else parts[0]
+    every = sorted(value for value, mult in zip(gaps.value, gaps.times, strict=True) for _ in range(mult))
+    if not every:
+        return
+    assert all(
+        list(gaps.value[start:stop]) == sorted(gaps.value[start:stop]) and set(gaps.times[start:stop]) <= {mult}
+        for start, stop, mult in zip(gaps.sorted_start, gaps.sorted_stop, gaps.sorted_mult, strict=True)
+    )
+    ranks = [max(1, math.ceil(share * len(every))) for share in shares]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(serving, "_SAMPLE_RUNS", 7)
+        patch.setattr(serving, "_BRACKET_SHARE", 0.001)
+        assert serving._bracketed(gaps, ranks, len(every)) == [every[r - 1] for r in ranks]
+    assert gaps.count() == len(every)
+
+
 # -- no input inside the documented ranges runs away ----------------------------------------------
 
 #: Traffic that once ran for hours: chunked prefill of long prompts through a small budget (the

@@ -293,6 +293,24 @@ def test_a_requests_rounds_do_not_depend_on_the_schedule() -> None:
     assert other.drawn_tokens != slow.drawn_tokens
 
 
+def test_long_drawn_runs_sorted_where_they_lie_give_the_same_figures(monkeypatch) -> None:
+    """A drawn run of ``_SORTED_STEPS`` iterations or more has its gaps sorted in place for the
+    percentiles' bisection (``_Gaps.sort_last``): every figure is what the unsorted gaps give, read
+    through the brackets (``_bracketed``, forced here) and the mean."""
+    import roofline.serving
+
+    traffic = ServingConfig(requests=6, rate=math.inf, output=Lengths(2_000, 3_000), seed=3)
+    drafting = Drafting(4, 0.6, draft_cost=0.1)
+    monkeypatch.setattr(roofline.serving, "_LISTED_RUNS", 0)
+    sorted_calls = []
+    real = roofline.serving._Gaps.sort_last
+    monkeypatch.setattr(roofline.serving._Gaps, "sort_last", lambda gaps, *a: sorted_calls.append(a) or real(gaps, *a))
+    kept = simulate_speculative(H100, TARGET, traffic, drafting).to_dict()
+    assert sorted_calls and all(count >= roofline.specserving._SORTED_STEPS for count, _ in sorted_calls)
+    monkeypatch.setattr(roofline.specserving, "_SORTED_STEPS", 10**9)
+    assert simulate_speculative(H100, TARGET, traffic, drafting).to_dict() == kept
+
+
 def test_the_same_seed_gives_the_same_run() -> None:
     drafting = Drafting(3, 0.8, draft_cost=0.2)
     traffic = ServingConfig(requests=200, rate=16.0, output=Lengths(1, 900), trace_requests=20, seed=8)
