@@ -479,14 +479,14 @@ def bench_scale(repeats: int = 3) -> tuple[dict[str, dict[str, float]], dict[str
             ratios[spec].append(
                 {"time": ours["run_s"] / theirs["run_s"], "memory": ours["peak_mb"] / theirs["peak_mb"]}
             )
-    medians = {
-        name: {key: statistics.median(run[key] for run in taken) for key in taken[0]} for name, taken in runs.items()
-    }
-    paired = {
-        name: {key: statistics.median(ratio[key] for ratio in taken) for key in taken[0]}
-        for name, taken in ratios.items()
-    }
-    return medians, paired
+
+    def medians(rounds: dict[str, list[dict[str, float]]]) -> dict[str, dict[str, float]]:
+        return {
+            name: {key: statistics.median(one[key] for one in taken) for key in taken[0]}
+            for name, taken in rounds.items()
+        }
+
+    return medians(runs), medians(ratios)
 
 
 def report_scale() -> None:
