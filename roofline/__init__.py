@@ -84,7 +84,7 @@ Layout, lowest layer first. A module imports only from modules above it:
                    between them (``simulate --disaggregate P:D``).
 - ``specserving``  the serving simulator with speculative decoding: continuous batching whose
                    decode iterations verify γ+1 tokens per request and emit a random accepted
-                   run, drawn from each request's own seeded generator, draft steps charged
+                   run, drawn from each request's own hash stream of the seed, draft steps charged
                    (``simulate --speculate-*``).
 - ``benchmarks``   published serving runs (a CSV) beside their ceiling and the simulator's
                    expected figure: what ``scripts/fit_expected.py`` fits on.
