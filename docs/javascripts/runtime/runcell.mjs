@@ -23,6 +23,10 @@ const MAX_OUTPUT_SPANS = 10_000;
 // spans are blocks of their own anyway, so the page looks the same.
 const MAX_BLOCK_SPANS = 256;
 
+// One formatter for the counts the pane shows: toLocaleString builds one on every call, which
+// cost a flood's frames a millisecond or more each.
+const COUNT = new Intl.NumberFormat("en-US");
+
 function countLines(text) {
   let count = 0;
   for (let index = text.indexOf("\n"); index !== -1; index = text.indexOf("\n", index + 1)) count += 1;
@@ -171,7 +175,10 @@ class RunCell {
     // set once a frame, not once a write (a style write costs microseconds, and a flood makes
     // hundreds of thousands of writes).
     for (const block of this.resized) {
-      if (block.isConnected) block.style.containIntrinsicBlockSize = `auto ${Math.max(block.rfLines, 1) * 1.45}em`;
+      if (block.rfFresh) block.append(block.rfFresh);
+      block.rfFresh = null;
+      const rows = block.rfLines + block.rfBreaks;
+      if (block.isConnected) block.style.containIntrinsicBlockSize = `auto ${Math.max(rows, 1) * 1.45}em`;
     }
     this.resized.clear();
     this.trimOutput();
@@ -226,6 +233,15 @@ class RunCell {
     block.className = "rf-output__block";
     block.rfText = "";
     block.rfLines = 0;
+    // Rows that no newline starts: a stderr span is a block (runtime.css), so it starts a row and
+    // so does the stdout after it. The block's height while skipped is counted from these and its
+    // lines: counted from its newlines alone, a line of writes that switch stream at every write
+    // (one row per stderr span) was guessed one row high, so every such block near the pane was
+    // laid out each frame to learn its height (0.5 s frames).
+    block.rfBreaks = 0;
+    block.rfLast = null; // its last span, and how many it holds, read without asking the DOM
+    block.rfSpans = 0;
+    block.rfFresh = null; // spans written this frame, put in the block once (see paint)
     this.output.append(block);
     this.blocks += 1;
     return block;
@@ -237,14 +253,19 @@ class RunCell {
    * written to.
    */
   write(block, stream, text) {
-    const last = block.lastElementChild;
-    if (last && last.dataset.stream === stream) last.firstChild.appendData(text);
+    const last = block.rfLast;
+    if (last && last.rfStream === stream) last.firstChild.appendData(text);
     else {
-      if (block.childElementCount >= MAX_BLOCK_SPANS) block = this.newBlock();
+      if (block.rfSpans >= MAX_BLOCK_SPANS) block = this.newBlock();
       const span = document.createElement("span");
       span.dataset.stream = stream;
+      span.rfStream = stream;
       span.append(document.createTextNode(text));
-      block.append(span);
+      if (stream === "stderr" || block.rfLast?.rfStream === "stderr") block.rfBreaks += 1;
+      // A frame's spans go into the page together: one insertion a block, not one a span.
+      (block.rfFresh ??= document.createDocumentFragment()).append(span);
+      block.rfLast = span;
+      block.rfSpans += 1;
       this.spans += 1;
     }
     const lines = countLines(text);
@@ -292,6 +313,8 @@ class RunCell {
         left -= node.length;
         span.remove();
         this.spans -= 1;
+        only.rfSpans -= 1;
+        if (span === only.rfLast) only.rfLast = null;
       } else {
         node.deleteData(0, left);
         left = 0;
@@ -318,10 +341,10 @@ class RunCell {
       this.output.prepend(this.note);
     }
     const { chars, lines } = this.dropped;
-    const size = chars >= 1e6 ? `${(chars / 1e6).toFixed(1)} MB` : `${Math.ceil(chars / 1e3).toLocaleString("en-US")} kB`;
+    const size = chars >= 1e6 ? `${(chars / 1e6).toFixed(1)} MB` : `${COUNT.format(Math.ceil(chars / 1e3))} kB`;
     this.note.textContent =
-      `… ${lines.toLocaleString("en-US")} earlier lines (${size}) not shown: the output keeps the last ` +
-      `${MAX_OUTPUT_LINES.toLocaleString("en-US")} lines or ${MAX_OUTPUT_CHARS / 1e3} kB …\n`;
+      `… ${COUNT.format(lines)} earlier lines (${size}) not shown: the output keeps the last ` +
+      `${COUNT.format(MAX_OUTPUT_LINES)} lines or ${MAX_OUTPUT_CHARS / 1e3} kB …\n`;
   }
 
   async run() {

@@ -167,19 +167,24 @@ async function drain() {
  *   prints in a tight loop sends 1000 / INTERVAL_MS messages a second, each holding
  *   everything since the last.
  * - By size: what waits is capped at MAX_PENDING characters, the newest kept, whether or
- *   not it ends in a newline (sys.stdout.write in a loop never does). What is cut is
- *   counted and sent as `dropped`, so the page can say how much it never received.
+ *   not it ends in a newline (sys.stdout.write in a loop never does), and at
+ *   MAX_PENDING_RUNS runs of one stream: the page makes a span of each, and writes that
+ *   switch stream every time (one character each) made 64k spans a message, for the
+ *   page's main thread to receive, check and lay out. What is cut is counted and sent as
+ *   `dropped`, so the page can say how much it never received.
  */
 class OutputBatcher {
   static INTERVAL_MS = 50;
   static BURST = 4;
   static MAX_PENDING = 64 * 1024;
+  static MAX_PENDING_RUNS = 1024;
 
   constructor(id) {
     this.id = id;
     this.parts = []; // [stream, text] as written; parts[0 .. head) are already dropped
     this.head = 0;
     this.pending = 0;
+    this.runs = 0; // runs of one stream among parts[head ..): the spans the page would make
     this.dropped = { chars: 0, lines: 0 };
     this.tokens = OutputBatcher.BURST;
     this.refilled = performance.now();
@@ -187,9 +192,11 @@ class OutputBatcher {
 
   write(stream, text) {
     if (text) {
+      const last = this.parts[this.parts.length - 1];
+      if (this.head === this.parts.length || last[0] !== stream) this.runs += 1;
       this.parts.push([stream, text]);
       this.pending += text.length;
-      if (this.pending > OutputBatcher.MAX_PENDING) this.trim();
+      if (this.pending > OutputBatcher.MAX_PENDING || this.runs > OutputBatcher.MAX_PENDING_RUNS) this.trim();
     }
     const now = performance.now();
     const earned = Math.floor((now - this.refilled) / OutputBatcher.INTERVAL_MS);
@@ -200,8 +207,19 @@ class OutputBatcher {
     if (this.tokens > 0 && this.flush()) this.tokens -= 1;
   }
 
-  /** Keep the newest MAX_PENDING characters; count the lines and characters cut. Whole writes go first. */
+  /**
+   * Keep the newest MAX_PENDING_RUNS runs and MAX_PENDING characters; count the lines and
+   * characters cut. Whole writes go first.
+   */
   trim() {
+    while (this.runs > OutputBatcher.MAX_PENDING_RUNS) {
+      const [stream, text] = this.parts[this.head];
+      this.dropped.chars += text.length;
+      this.dropped.lines += countLines(text);
+      this.pending -= text.length;
+      this.head += 1;
+      if (this.parts[this.head][0] !== stream) this.runs -= 1;
+    }
     while (this.pending > OutputBatcher.MAX_PENDING) {
       const [stream, text] = this.parts[this.head];
       const excess = this.pending - OutputBatcher.MAX_PENDING;
@@ -209,8 +227,10 @@ class OutputBatcher {
       this.dropped.chars += cut.length;
       this.dropped.lines += countLines(cut);
       this.pending -= cut.length;
-      if (cut === text) this.head += 1;
-      else this.parts[this.head] = [stream, text.slice(cut.length)];
+      if (cut === text) {
+        this.head += 1;
+        if (this.parts[this.head][0] !== stream) this.runs -= 1;
+      } else this.parts[this.head] = [stream, text.slice(cut.length)];
     }
     if (this.head > 1024 && this.head * 2 > this.parts.length) {
       this.parts = this.parts.slice(this.head);
@@ -233,6 +253,7 @@ class OutputBatcher {
     this.parts = [];
     this.head = 0;
     this.pending = 0;
+    this.runs = 0;
     this.dropped = { chars: 0, lines: 0 };
     return true;
   }
