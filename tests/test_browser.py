@@ -822,50 +822,70 @@ def test_a_print_flood_keeps_the_page_responsive_and_stop_ends_it(chapter) -> No
         expect(cell.locator(".rf-status")).to_have_text("Stopped.")
 
 
-# One block of an alternating line's spans: its rows, and the height it claims while skipped.
+# Each block of the pane: its spans' streams and texts, and the height it claims while skipped.
 BLOCKS = """() => [...document.querySelectorAll("[data-rf-cell] .rf-output__block")].map((block) => ({
   streams: [...block.children].map((span) => span.dataset.stream[3]).join(""),
+  texts: [...block.children].map((span) => span.textContent),
   claimed: parseFloat(block.style.containIntrinsicBlockSize.replace("auto", "")),
 }))"""
 
+# Programs that print to stdout and stderr in turn: (program, characters, lines, how the output ends).
+ALTERNATING = {
+    "writes": (
+        "import sys\nfor i in range(200_000):\n    sys.stdout.write('a')\n    sys.stderr.write('b')\n",
+        400_000,
+        0,
+        "ab" * 100,
+    ),
+    "lines": (
+        "import sys\nfor i in range(50_000):\n    print('a')\n    print('b', file=sys.stderr)\n",
+        200_000,
+        100_000,
+        "a\nb\n" * 100,
+    ),
+}
 
-def test_output_switching_streams_at_every_write_costs_the_page_little(chapter) -> None:
-    """sys.stdout.write and sys.stderr.write in turn, no newline: a span per write, all in one open
-    line. It grew one block of 400,000 spans, laid out again every frame, and the page's scroll cues
-    watched every span: 100,000 turns froze the tab for 11.8 s. Now a block holds 256 spans at most,
-    the pane 10,000, a message from the worker 1,024 runs of one stream; and a block claims, while
-    skipped, the rows its stderr spans make (a stderr span is a block): claiming one row, each block
-    near the pane was laid out every frame to learn its height, 0.5 s frames."""
+
+@pytest.mark.parametrize("kind", ALTERNATING)
+def test_output_switching_streams_costs_the_page_little(chapter, kind: str) -> None:
+    """stdout and stderr in turn, a span each. Writes without a newline: all in one open line, it
+    grew one block of 400,000 spans, laid out again every frame, and the page's scroll cues watched
+    every span: 100,000 turns froze the tab for 11.8 s. A line each: a block a line, 10,000 blocks
+    to place on every frame, 0.6 s frames. Now a block holds 256 spans or lines at most, the pane
+    10,000 spans, a message from the worker 1,024 runs of one stream; and a block claims, while
+    skipped, the rows its spans make (a stderr span is a block): claiming one row, each block near
+    the pane was laid out every frame to learn its height, 0.5 s frames."""
+    program, chars, lines, ending = ALTERNATING[kind]
     page, _ = chapter
     bound = freeze_bound_ms(page)
     cell = page.locator("[data-rf-cell]")
     expect(cell).to_have_attribute("data-state", "ready", timeout=STEP_MS)
-    alternating = "import sys\nfor i in range(200_000):\n    sys.stdout.write('a')\n    sys.stderr.write('b')\n"
-    cell.locator("textarea").fill(alternating)
+    cell.locator("textarea").fill(program)
     page.evaluate(HEARTBEAT)
     cell.locator("[data-rf-action=run]").click()
     until_ready(page)
     gaps = heartbeat_gaps(page)
     print(
-        f"\nalternating streams: longest main-thread gap {max(gaps):.0f} ms over {len(gaps)} beats of 10 ms"
+        f"\nalternating {kind}: longest main-thread gap {max(gaps):.0f} ms over {len(gaps)} beats of 10 ms"
         f" (allowed: {bound:.0f} ms)"
     )
     expect(cell.locator(".rf-status")).to_contain_text("Finished in")
     output = cell.locator(".rf-output").text_content()
+    assert output.endswith(ending)
     blocks = page.evaluate(BLOCKS)
-    spans = [block["streams"] for block in blocks]
-    assert sum(map(len, spans)) <= 10_000 and max(map(len, spans)) <= 256
-    assert "".join(spans).endswith("oe" * 100)  # each write keeps its stream: stdout, stderr, ...
-    assert output.endswith("ab" * 100)
-    # Every character printed is shown or counted as not shown (the worker's and the pane's cuts).
-    shown = len("".join(spans))
+    streams = [block["streams"] for block in blocks]
+    assert sum(map(len, streams)) <= 10_000 and max(map(len, streams)) <= 256
+    assert len(blocks) <= 10_000 // 256 + 2  # blocks full before the next starts, not one a line
+    assert "".join(streams).endswith("oe" * 100)  # each write keeps its stream: stdout, stderr, ...
+    # Every character and line printed is shown or counted as not shown (the worker's and the pane's cuts).
+    shown = "".join(text for block in blocks for text in block["texts"])
     note = cell.locator(".rf-output__dropped").text_content()
-    assert f"0 earlier lines ({-(-(400_000 - shown) // 1000):,} kB) not shown" in note, (note, shown)
-    # Each block claims a row per stderr span and per stdout span after one (its first row aside).
+    dropped = f"{lines - shown.count(chr(10)):,} earlier lines ({-(-(chars - len(shown)) // 1000):,} kB) not shown"
+    assert dropped in note, (note, len(shown))
+    # Each block claims a row per newline and per span not ending in one.
     for block in blocks:
-        streams = block["streams"]
-        rows = streams.count("e") + streams.count("eo")  # "eo" never overlaps itself
-        assert block["claimed"] == pytest.approx(max(rows, 1) * 1.45), block
+        rows = sum(text.count("\n") + (not text.endswith("\n")) for text in block["texts"])
+        assert block["claimed"] == pytest.approx(max(rows, 1) * 1.45), block["claimed"]
     assert max(gaps) < bound
 
 

@@ -22,6 +22,11 @@ const MAX_OUTPUT_SPANS = 10_000;
 // frozen tab for 100,000 switches. Past this many the line goes on in a new block; stderr's
 // spans are blocks of their own anyway, so the page looks the same.
 const MAX_BLOCK_SPANS = 256;
+// What a block takes before the next whole line starts a new one. A block was a message's
+// output, so a program that prints to stdout and stderr in turn, a line each, made a block a
+// line: 10,000 blocks for the page to place on every frame, 0.6 s frames.
+const MAX_BLOCK_LINES = 256;
+const MAX_BLOCK_CHARS = 16_384;
 
 // One formatter for the counts the pane shows: toLocaleString builds one on every call, which
 // cost a flood's frames a millisecond or more each.
@@ -129,6 +134,7 @@ class RunCell {
     this.spans = 0; // spans in those blocks
     this.resized = new Set(); // blocks written to since the last frame
     this.open = null; // the last block, while its last line has no newline yet
+    this.last = null; // the last block
   }
 
   /** Queue printed chunks ([[stream, text]]); the pane is updated once per frame, however fast they come. */
@@ -147,8 +153,9 @@ class RunCell {
 
   /**
    * Apply what was queued. The pane is a list of blocks, each a run of whole lines (the last
-   * may still be open), so that new output lays out only itself and old output leaves by whole
-   * blocks: one long text would be laid out again on every frame, which is what froze the page.
+   * may still be open) of bounded size, so that new output lays out only itself and old output
+   * leaves by whole blocks: one long text would be laid out again on every frame, which is what
+   * froze the page, and a block a line leaves the page thousands of blocks to place.
    */
   paint() {
     this.frame = null;
@@ -156,7 +163,8 @@ class RunCell {
     for (const [stream, text] of this.queued) {
       let rest = text;
       if (this.open) {
-        // Finish the open line in its own block, then start new blocks for what follows.
+        // Finish the open line in its own block; what follows goes on in the last block while
+        // it has room (hasRoom), else in a new one, so a block starts at a line's start.
         // (Whether it ended is read from the piece written: the block's whole text is a string
         // built by +=, and reading its end would copy it all on every write.)
         const end = rest.indexOf("\n") + 1 || rest.length;
@@ -166,7 +174,7 @@ class RunCell {
         this.open = piece.endsWith("\n") ? null : block;
       }
       if (rest) {
-        const block = this.write(this.newBlock(), stream, rest);
+        const block = this.write(this.hasRoom(this.last) ? this.last : this.newBlock(), stream, rest);
         this.open = rest.endsWith("\n") ? null : block;
       }
     }
@@ -177,7 +185,7 @@ class RunCell {
     for (const block of this.resized) {
       if (block.rfFresh) block.append(block.rfFresh);
       block.rfFresh = null;
-      const rows = block.rfLines + block.rfBreaks;
+      const rows = block.rfLines + block.rfOpenSpans;
       if (block.isConnected) block.style.containIntrinsicBlockSize = `auto ${Math.max(rows, 1) * 1.45}em`;
     }
     this.resized.clear();
@@ -227,23 +235,35 @@ class RunCell {
     this.queued = [[stream, text.slice(cut)], ...this.queued.slice(keepFrom)];
   }
 
+  /** Whether `block` is still in the pane and takes more lines (MAX_BLOCK_LINES, MAX_BLOCK_CHARS). */
+  hasRoom(block) {
+    return (
+      block !== null &&
+      block.isConnected &&
+      block.rfSpans < MAX_BLOCK_SPANS &&
+      block.rfLines < MAX_BLOCK_LINES &&
+      block.rfText.length < MAX_BLOCK_CHARS
+    );
+  }
+
   /** An empty block at the end of the pane. */
   newBlock() {
     const block = document.createElement("div");
     block.className = "rf-output__block";
     block.rfText = "";
     block.rfLines = 0;
-    // Rows that no newline starts: a stderr span is a block (runtime.css), so it starts a row and
-    // so does the stdout after it. The block's height while skipped is counted from these and its
-    // lines: counted from its newlines alone, a line of writes that switch stream at every write
-    // (one row per stderr span) was guessed one row high, so every such block near the pane was
-    // laid out each frame to learn its height (0.5 s frames).
-    block.rfBreaks = 0;
+    // Spans whose text does not end in a newline. Spans alternate streams, and a stderr span is a
+    // block (runtime.css), so each span starts a row: the block's rows are its newlines and these.
+    // Its height while skipped is counted from them. From its newlines alone, a line of writes that
+    // switch stream at every write (a row a span) was guessed one row high, so every such block
+    // near the pane was laid out each frame to learn its height: 0.5 s frames.
+    block.rfOpenSpans = 0;
     block.rfLast = null; // its last span, and how many it holds, read without asking the DOM
     block.rfSpans = 0;
     block.rfFresh = null; // spans written this frame, put in the block once (see paint)
     this.output.append(block);
     this.blocks += 1;
+    this.last = block;
     return block;
   }
 
@@ -253,19 +273,24 @@ class RunCell {
    * written to.
    */
   write(block, stream, text) {
+    const open = !text.endsWith("\n");
     const last = block.rfLast;
-    if (last && last.rfStream === stream) last.firstChild.appendData(text);
-    else {
+    if (last && last.rfStream === stream) {
+      last.firstChild.appendData(text);
+      block.rfOpenSpans += Number(open) - Number(last.rfOpen);
+      last.rfOpen = open;
+    } else {
       if (block.rfSpans >= MAX_BLOCK_SPANS) block = this.newBlock();
       const span = document.createElement("span");
       span.dataset.stream = stream;
       span.rfStream = stream;
+      span.rfOpen = open;
       span.append(document.createTextNode(text));
-      if (stream === "stderr" || block.rfLast?.rfStream === "stderr") block.rfBreaks += 1;
       // A frame's spans go into the page together: one insertion a block, not one a span.
       (block.rfFresh ??= document.createDocumentFragment()).append(span);
       block.rfLast = span;
       block.rfSpans += 1;
+      block.rfOpenSpans += Number(open);
       this.spans += 1;
     }
     const lines = countLines(text);
@@ -314,6 +339,7 @@ class RunCell {
         span.remove();
         this.spans -= 1;
         only.rfSpans -= 1;
+        only.rfOpenSpans -= Number(span.rfOpen);
         if (span === only.rfLast) only.rfLast = null;
       } else {
         node.deleteData(0, left);
