@@ -852,7 +852,7 @@ def test_output_switching_streams_costs_the_page_little(chapter, kind: str) -> N
     grew one block of 400,000 spans, laid out again every frame, and the page's scroll cues watched
     every span: 100,000 turns froze the tab for 11.8 s. A line each: a block a line, 10,000 blocks
     to place on every frame, 0.6 s frames. Now a block holds 256 spans or lines at most, the pane
-    10,000 spans, a message from the worker 1,024 runs of one stream; and a block claims, while
+    10,000 spans, a message from the worker as many runs of one stream; and a block claims, while
     skipped, the rows its spans make (a stderr span is a block): claiming one row, each block near
     the pane was laid out every frame to learn its height, 0.5 s frames."""
     program, chars, lines, ending = ALTERNATING[kind]
@@ -887,6 +887,34 @@ def test_output_switching_streams_costs_the_page_little(chapter, kind: str) -> N
         rows = sum(text.count("\n") + (not text.endswith("\n")) for text in block["texts"])
         assert block["claimed"] == pytest.approx(max(rows, 1) * 1.45), block["claimed"]
     assert max(gaps) < bound
+
+
+def test_stdout_and_stderr_in_turn_that_fit_the_pane_are_shown_whole(chapter) -> None:
+    """6,000 lines, a line each of stdout and stderr in turn, printed faster than the worker sends:
+    under every cap of the pane, so every line is shown, in order, and nothing is said to be
+    missing. (A worker message of at most 1,024 runs cut holes in such output, while the pane said
+    "earlier lines not shown" above its first line.)"""
+    page, _ = chapter
+    program = "import sys\nfor i in range(3000):\n    print('step', i)\n    print('warning', i, file=sys.stderr)\n"
+    output = run(page, program)
+    assert output == "".join(f"step {i}\nwarning {i}\n" for i in range(3000))
+    expect(page.locator("[data-rf-cell] .rf-output__dropped")).to_have_count(0)
+
+
+def test_a_flood_shows_its_newest_lines_without_a_hole(chapter) -> None:
+    """300,000 numbered lines of about 100 characters, printed faster than the worker sends: the
+    worker cuts each message to its newest 64 kB (about 650 lines, where the pane keeps 500 kB), and
+    the pane drops whatever came before a cut. So the pane shows consecutive numbers up to the last,
+    and the count above them says exactly how many lines came first. (The pane kept what came before
+    a cut: several messages' lines with a hole after each, under "earlier lines not shown".)"""
+    page, _ = chapter
+    run(page, "for i in range(300_000):\n    print(i, '.' * 90)\n")
+    blocks = page.evaluate(BLOCKS)
+    lines = "".join(text for block in blocks for text in block["texts"]).splitlines()
+    numbers = [int(line.split()[0]) for line in lines]
+    assert numbers == list(range(numbers[0], 300_000)), (numbers[:3], len(numbers))
+    note = page.locator("[data-rf-cell] .rf-output__dropped").text_content()
+    assert f"… {numbers[0]:,} earlier lines (" in note, (note, numbers[0])
 
 
 def test_output_without_newlines_is_capped_and_the_run_ends_cleanly(chapter) -> None:

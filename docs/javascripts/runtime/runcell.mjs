@@ -135,11 +135,22 @@ class RunCell {
     this.resized = new Set(); // blocks written to since the last frame
     this.open = null; // the last block, while its last line has no newline yet
     this.last = null; // the last block
+    this.gap = false; // output was cut after what the pane shows: it goes at the next frame
   }
 
-  /** Queue printed chunks ([[stream, text]]); the pane is updated once per frame, however fast they come. */
+  /**
+   * Queue printed chunks ([[stream, text]]); the pane is updated once per frame, however fast they
+   * come. `dropped` is what the worker cut just before these chunks: whatever came earlier, shown
+   * or queued, goes too, so the pane is always the newest output without a hole, and the count
+   * above it says exactly what is missing.
+   */
   append(chunks, dropped = { chars: 0, lines: 0 }) {
-    for (const chunk of chunks) this.queued.push(chunk); // not push(...chunks): a message may hold 64k of them
+    if (dropped.chars) {
+      for (const [, text] of this.queued) this.forget(text, false);
+      this.queued = [];
+      this.gap = true;
+    }
+    for (const chunk of chunks) this.queued.push(chunk); // not push(...chunks): a message may hold 10k of them
     this.dropped.chars += dropped.chars;
     this.dropped.lines += dropped.lines;
     this.frame ??= requestAnimationFrame(() => this.paint());
@@ -159,6 +170,7 @@ class RunCell {
    */
   paint() {
     this.frame = null;
+    if (this.gap) this.dropShown();
     this.dropQueuedPastCaps();
     for (const [stream, text] of this.queued) {
       let rest = text;
@@ -213,15 +225,7 @@ class RunCell {
       keepFrom -= 1;
     }
     if (keepFrom === 0) return;
-    // Every block goes: what they held is what the pane's counts say.
-    this.dropped.chars += this.chars;
-    this.dropped.lines += this.lines;
-    this.chars = 0;
-    this.lines = 0;
-    this.spans = 0;
-    this.output.replaceChildren(...(this.note ? [this.note] : []));
-    this.blocks = 0;
-    this.open = null;
+    this.dropShown();
     // Dropped chunks go whole except the newest of them, whose tail may still fit.
     for (const [, text] of this.queued.slice(0, keepFrom - 1)) this.forget(text, false);
     const [stream, text] = this.queued[keepFrom - 1];
@@ -233,6 +237,20 @@ class RunCell {
     }
     this.forget(text.slice(0, cut), false);
     this.queued = [[stream, text.slice(cut)], ...this.queued.slice(keepFrom)];
+  }
+
+  /** Drop every block shown, counting what they held (the pane's counts say it) as dropped. */
+  dropShown() {
+    this.gap = false;
+    this.dropped.chars += this.chars;
+    this.dropped.lines += this.lines;
+    this.chars = 0;
+    this.lines = 0;
+    this.spans = 0;
+    this.output.replaceChildren(...(this.note ? [this.note] : []));
+    this.blocks = 0;
+    this.open = null;
+    this.last = null;
   }
 
   /** Whether `block` is still in the pane and takes more lines (MAX_BLOCK_LINES, MAX_BLOCK_CHARS). */

@@ -177,7 +177,10 @@ class OutputBatcher {
   static INTERVAL_MS = 50;
   static BURST = 4;
   static MAX_PENDING = 64 * 1024;
-  static MAX_PENDING_RUNS = 1024;
+  // As many as the pane shows (runcell.mjs, MAX_OUTPUT_SPANS): a message with more could only be
+  // shown from its newest this many, so nothing the pane would show is cut (1,024 made holes in
+  // a few thousand lines of stdout and stderr in turn, which the pane holds whole).
+  static MAX_PENDING_RUNS = 10_000;
 
   constructor(id) {
     this.id = id;
@@ -185,6 +188,7 @@ class OutputBatcher {
     this.head = 0;
     this.pending = 0;
     this.runs = 0; // runs of one stream among parts[head ..): the spans the page would make
+    this.midLine = false; // the last cut ended inside a line
     this.dropped = { chars: 0, lines: 0 };
     this.tokens = OutputBatcher.BURST;
     this.refilled = performance.now();
@@ -214,6 +218,7 @@ class OutputBatcher {
   trim() {
     while (this.runs > OutputBatcher.MAX_PENDING_RUNS) {
       const [stream, text] = this.parts[this.head];
+      this.midLine = !text.endsWith("\n");
       this.dropped.chars += text.length;
       this.dropped.lines += countLines(text);
       this.pending -= text.length;
@@ -224,6 +229,7 @@ class OutputBatcher {
       const [stream, text] = this.parts[this.head];
       const excess = this.pending - OutputBatcher.MAX_PENDING;
       const cut = excess >= text.length ? text : text.slice(0, excess);
+      this.midLine = !cut.endsWith("\n");
       this.dropped.chars += cut.length;
       this.dropped.lines += countLines(cut);
       this.pending -= cut.length;
@@ -238,6 +244,24 @@ class OutputBatcher {
     }
   }
 
+  /**
+   * A cut that ended inside a line left that line's tail at the head of `chunks`: drop it too,
+   * through its newline, counting it, so the page starts at a line's start. Kept where nothing
+   * follows it (one long line is shown by its end).
+   */
+  dropLineTail(chunks) {
+    this.midLine = false;
+    const first = chunks.findIndex(([, text]) => text.includes("\n"));
+    if (first === -1) return;
+    const [stream, text] = chunks[first];
+    const end = text.indexOf("\n") + 1;
+    if (end === text.length && first === chunks.length - 1) return;
+    for (const [, whole] of chunks.slice(0, first)) this.dropped.chars += whole.length;
+    this.dropped.chars += end;
+    this.dropped.lines += 1;
+    chunks.splice(0, first + 1, ...(end < text.length ? [[stream, text.slice(end)]] : []));
+  }
+
   /** Send what waits, if anything, each stream's run of writes joined; returns whether a message went. */
   flush() {
     if (this.head === this.parts.length && !this.dropped.chars) return false;
@@ -249,6 +273,7 @@ class OutputBatcher {
       else chunks.push([stream, [text]]);
     }
     const joined = chunks.map(([stream, texts]) => [stream, texts.join("")]);
+    if (this.midLine) this.dropLineTail(joined);
     send({ type: "out", id: this.id, chunks: joined, dropped: this.dropped });
     this.parts = [];
     this.head = 0;
