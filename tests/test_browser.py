@@ -915,6 +915,7 @@ def test_a_flood_shows_its_newest_lines_without_a_hole(chapter) -> None:
     assert numbers == list(range(numbers[0], 300_000)), (numbers[:3], len(numbers))
     note = page.locator("[data-rf-cell] .rf-output__dropped").text_content()
     assert f"… {numbers[0]:,} earlier lines (" in note, (note, numbers[0])
+    assert note.endswith("or 500 kB, less while a program prints faster than the page can show …\n"), note
 
 
 def test_output_without_newlines_is_capped_and_the_run_ends_cleanly(chapter) -> None:

@@ -136,6 +136,7 @@ class RunCell {
     this.open = null; // the last block, while its last line has no newline yet
     this.last = null; // the last block
     this.gap = false; // output was cut after what the pane shows: it goes at the next frame
+    this.outpaced = false; // the worker has cut output this Run: it printed faster than the page shows
   }
 
   /**
@@ -149,6 +150,7 @@ class RunCell {
       for (const [, text] of this.queued) this.forget(text, false);
       this.queued = [];
       this.gap = true;
+      this.outpaced = true;
     }
     for (const chunk of chunks) this.queued.push(chunk); // not push(...chunks): a message may hold 10k of them
     this.dropped.chars += dropped.chars;
@@ -388,7 +390,8 @@ class RunCell {
     const size = chars >= 1e6 ? `${(chars / 1e6).toFixed(1)} MB` : `${COUNT.format(Math.ceil(chars / 1e3))} kB`;
     this.note.textContent =
       `… ${COUNT.format(lines)} earlier lines (${size}) not shown: the output keeps the last ` +
-      `${COUNT.format(MAX_OUTPUT_LINES)} lines or ${MAX_OUTPUT_CHARS / 1e3} kB …\n`;
+      `${COUNT.format(MAX_OUTPUT_LINES)} lines or ${MAX_OUTPUT_CHARS / 1e3} kB` +
+      `${this.outpaced ? ", less while a program prints faster than the page can show" : ""} …\n`;
   }
 
   async run() {
