@@ -133,8 +133,7 @@ class RunCell {
     this.blocks = 0; // blocks in the pane (the note aside)
     this.spans = 0; // spans in those blocks
     this.resized = new Set(); // blocks written to since the last frame
-    this.open = null; // the last block, while its last line has no newline yet
-    this.last = null; // the last block
+    this.last = null; // the last block (its last line is open while its last span's rfOpen)
     this.gap = false; // output was cut after what the pane shows: it goes at the next frame
     this.outpaced = false; // the worker has cut output this Run: it printed faster than the page shows
   }
@@ -176,21 +175,14 @@ class RunCell {
     this.dropQueuedPastCaps();
     for (const [stream, text] of this.queued) {
       let rest = text;
-      if (this.open) {
+      if (this.last?.rfLast?.rfOpen) {
         // Finish the open line in its own block; what follows goes on in the last block while
         // it has room (hasRoom), else in a new one, so a block starts at a line's start.
-        // (Whether it ended is read from the piece written: the block's whole text is a string
-        // built by +=, and reading its end would copy it all on every write.)
         const end = rest.indexOf("\n") + 1 || rest.length;
-        const piece = rest.slice(0, end);
-        const block = this.write(this.open, stream, piece);
+        this.write(this.last, stream, rest.slice(0, end));
         rest = rest.slice(end);
-        this.open = piece.endsWith("\n") ? null : block;
       }
-      if (rest) {
-        const block = this.write(this.hasRoom(this.last) ? this.last : this.newBlock(), stream, rest);
-        this.open = rest.endsWith("\n") ? null : block;
-      }
+      if (rest) this.write(this.hasRoom(this.last) ? this.last : this.newBlock(), stream, rest);
     }
     this.queued = [];
     // Each block's height while skipped (content-visibility: auto), so the scrollbar stays honest;
@@ -251,7 +243,6 @@ class RunCell {
     this.spans = 0;
     this.output.replaceChildren(...(this.note ? [this.note] : []));
     this.blocks = 0;
-    this.open = null;
     this.last = null;
   }
 
@@ -289,8 +280,7 @@ class RunCell {
 
   /**
    * Append `text` of `stream` to `block`, in its last span when that span is of the same stream;
-   * a block that holds MAX_BLOCK_SPANS spans already is continued by a new one. Returns the block
-   * written to.
+   * a block that holds MAX_BLOCK_SPANS spans already is continued by a new one.
    */
   write(block, stream, text) {
     const open = !text.endsWith("\n");
@@ -319,7 +309,6 @@ class RunCell {
     this.resized.add(block);
     this.chars += text.length;
     this.lines += lines;
-    return block;
   }
 
   /** Drop the oldest output until the pane holds at most MAX_OUTPUT_LINES lines and MAX_OUTPUT_CHARS characters. */

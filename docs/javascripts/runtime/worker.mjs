@@ -216,31 +216,26 @@ class OutputBatcher {
    * characters cut. Whole writes go first.
    */
   trim() {
-    while (this.runs > OutputBatcher.MAX_PENDING_RUNS) {
-      const [stream, text] = this.parts[this.head];
-      this.midLine = !text.endsWith("\n");
-      this.dropped.chars += text.length;
-      this.dropped.lines += countLines(text);
-      this.pending -= text.length;
-      this.head += 1;
-      if (this.parts[this.head][0] !== stream) this.runs -= 1;
-    }
-    while (this.pending > OutputBatcher.MAX_PENDING) {
-      const [stream, text] = this.parts[this.head];
-      const excess = this.pending - OutputBatcher.MAX_PENDING;
-      const cut = excess >= text.length ? text : text.slice(0, excess);
-      this.midLine = !cut.endsWith("\n");
-      this.dropped.chars += cut.length;
-      this.dropped.lines += countLines(cut);
-      this.pending -= cut.length;
-      if (cut === text) {
-        this.head += 1;
-        if (this.parts[this.head][0] !== stream) this.runs -= 1;
-      } else this.parts[this.head] = [stream, text.slice(cut.length)];
-    }
+    while (this.runs > OutputBatcher.MAX_PENDING_RUNS) this.cutHead(Infinity);
+    while (this.pending > OutputBatcher.MAX_PENDING) this.cutHead(this.pending - OutputBatcher.MAX_PENDING);
     if (this.head > 1024 && this.head * 2 > this.parts.length) {
       this.parts = this.parts.slice(this.head);
       this.head = 0;
+    }
+  }
+
+  /** Cut the oldest write waiting, or its first `length` characters if it is longer, and count them. */
+  cutHead(length) {
+    const [stream, text] = this.parts[this.head];
+    const cut = length >= text.length ? text : text.slice(0, length);
+    this.midLine = !cut.endsWith("\n");
+    this.dropped.chars += cut.length;
+    this.dropped.lines += countLines(cut);
+    this.pending -= cut.length;
+    if (cut.length < text.length) this.parts[this.head] = [stream, text.slice(cut.length)];
+    else {
+      this.head += 1;
+      if (this.parts[this.head][0] !== stream) this.runs -= 1;
     }
   }
 
