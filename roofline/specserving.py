@@ -60,7 +60,7 @@ from operator import add, mul, sub
 from typing import Any
 
 from .errors import SpecError
-from .performance import Hardware, IterationCosts, Pass, Workload, iteration_costs
+from .performance import Hardware, IterationCosts, Pass, Workload, iteration_costs, pass_seconds
 from .serving import (
     LINE_PROBE,
     Piece,
@@ -224,13 +224,36 @@ def verification_with_prefill(
     ``IterationCosts.iteration`` of ``decodes * tokens_per_user`` decode tokens reads the caches
     once and does one query's attention over them; the other ``tokens_per_user - 1`` queries'
     attention is added to its math, at the rate the pass was timed at."""
+    timed, flops, compute_s = _verification_parts(costs, decodes, context, tokens_per_user, new, pairs, prompts)
+    if flops == timed.flops:
+        return timed
+    # Every other field as timed: the all-reduces, the overheads and a widening kernel's time.
+    return replace(timed, flops=flops, compute_s=compute_s)
+
+
+def verification_seconds(
+    costs: IterationCosts, decodes: int, context: float, tokens_per_user: int, new: int, pairs: float, prompts: int
+) -> float:
+    """``verification_with_prefill(...).seconds``, to the bit, without building a second ``Pass``
+    (a speculative run prices every iteration that holds a prefill this way)."""
+    timed, _, compute_s = _verification_parts(costs, decodes, context, tokens_per_user, new, pairs, prompts)
+    return pass_seconds(
+        timed.memory_s, compute_s, timed.overlapped_s, timed.communication_s, timed.overhead_s, timed.dequantize_s
+    )
+
+
+def _verification_parts(
+    costs: IterationCosts, decodes: int, context: float, tokens_per_user: int, new: int, pairs: float, prompts: int
+) -> tuple[Pass, float, float]:
+    """The pass as timed for one query a request, and the verification's flops and compute time:
+    ``extra = (tokens_per_user - 1) · attention flops per cached token · context`` added to the math,
+    at the rate the pass was timed at (``compute_s · flops / timed flops``)."""
     timed = costs.iteration(decodes * tokens_per_user, context, new, 0, pairs, prompts)
     extra = (tokens_per_user - 1) * costs.decode_attention_flops_per_cached_token * context
     if not extra:
-        return timed
+        return timed, timed.flops, timed.compute_s
     flops = timed.flops + extra
-    # Every other field as timed: the all-reduces, the overheads and a widening kernel's time.
-    return replace(timed, flops=flops, compute_s=timed.compute_s * flops / timed.flops)
+    return timed, flops, timed.compute_s * flops / timed.flops
 
 
 def fixed_round_tokens(drafting: Drafting | None) -> int | None:
@@ -802,13 +825,13 @@ class _SpeculativeRun:
             new = sum(self.prompt[index] for index in newcomers)
             pairs = sum(self.prompt[index] * (self.prompt[index] + 1) / 2 for index in newcomers)
         gamma = self.gamma if decoders else 0
-        timed = verification_with_prefill(self.costs, decoders, context, gamma + 1, new, pairs, len(newcomers))
+        verify_s = verification_seconds(self.costs, decoders, context, gamma + 1, new, pairs, len(newcomers))
         draft_s = 0.0
         if decoders and self.draft_scale:  # a free draft (scale 0) adds nothing to time
             first = self.draft_pass(decoders, context).seconds
             rest = first if self.later_pass is self.draft_pass else self.later_pass(decoders, context).seconds
             draft_s = self.draft_scale * (first + (gamma - 1) * rest) / gamma if gamma else 0.0
-        return timed.seconds + gamma * draft_s
+        return verify_s + gamma * draft_s
 
     def round_seconds(self, decoders: int) -> float:
         """Decodes alone, the common iteration: ``max(verify line) + γ max(draft line)`` at the

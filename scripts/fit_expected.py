@@ -52,7 +52,9 @@ one engine release, and without every fit run on one GPU. They are written besid
 (``band_leave_one_release_out``, ``band_leave_one_gpu_out``) for predictions off the fit's
 ground (``Calibration.for_ground``), and the band's coverage each way, in sample and on the
 held-out runs, is printed and recorded (``[fit.coverage]``, ``Validation``), with the held-out
-throughput per GPU and the count of rows beating a ceiling by more than 2%.
+throughput per GPU and the count of rows beating a ceiling by more than 2%. Each leave-one-out
+coverage is also read nested (``Validation._nested_band``): against the band the file of a fit
+without the run's group would carry, every band in it ranked over the other groups' runs only.
 data/serving-expected.csv gets every fit and check run's ceiling and expected figure, which
 the measured page shows.
 
@@ -82,6 +84,7 @@ import sys
 import tempfile
 from dataclasses import dataclass, replace
 from pathlib import Path
+from types import MappingProxyType
 
 from roofline import benchmarks
 from roofline.calibration import BAND_METRICS, CALIBRATION_FILE, link_kind, parse_calibration
@@ -997,6 +1000,8 @@ class Validation:
         #: by ``report`` (not written): which group's runs a leave-one-out coverage misses.
         self.by_group: dict[str, dict[str, tuple[int, int]]] = {}
         self.beating_ceiling: list[str] = []
+        #: Nested coverage label -> fit runs left without a band (``_nested_band`` gave None).
+        self.unbanded: dict[str, int] = {}
 
     def measure(self, calibration, specs, fit_runs, fit_ratios, left_out, cv, check_runs, check_ratios) -> None:
         """Coverage of the band: on the fit rows in sample, left out by benchmark, by release and by
@@ -1027,8 +1032,16 @@ class Validation:
             "held_out_fixed_band": [(run, ratio, fixed[run.kind]) for run, ratio in counted],
             "held_out_on_ground": ground,
         }
+        for name, (_, group_of) in CV_GROUPS.items():
+            nested = [
+                (run, ratio, self._nested_band(calibration, specs, fit_runs, run, group_of, left_out, cv))
+                for run, ratio in zip(fit_runs, cv[name], strict=True)
+            ]
+            label = name.removeprefix("band_") + "_nested"
+            sets[label] = [triple for triple in nested if triple[2] is not None]
+            self.unbanded[label] = sum(1 for triple in nested if triple[2] is None)
         for label, triples in sets.items():
-            shares = {"all": _share_inside([(ratio, band) for _, ratio, band in triples])}
+            shares = {"all": _share_inside([(ratio, band) for _, ratio, band in triples])} if triples else {}
             for kind in benchmarks.KINDS:
                 chosen = [(ratio, band) for run, ratio, band in triples if run.kind == kind]
                 if chosen:
@@ -1063,6 +1076,28 @@ class Validation:
     @staticmethod
     def _ground_band(calibration, specs, run) -> tuple[float, float]:
         return benchmarks.grounded(run, calibration, specs).band[benchmarks.BAND_METRIC[run.kind]]
+
+    @classmethod
+    def _nested_band(cls, calibration, specs, fit_runs, run, group_of, left_out, cv) -> tuple[float, float] | None:
+        """The band ``run`` would get from the file a fit without its group (``group_of``) would write,
+        none of it ranked over the group's own runs: ``_left_out_band``'s widening, with the fit band
+        ranked over the other groups' runs left out by benchmark (``left_out``) and each out-of-ground
+        band over the other groups' runs left out by its cross-validation (``cv``). None where the other
+        groups hold fewer runs of its kind than a band takes (``conformal_bounds``): such a file would
+        have no band for that kind at all. What it still borrows: the other groups' ratios come from
+        fits that had this group's rows."""
+        metric = benchmarks.BAND_METRIC[run.kind]
+        others = [i for i, other in enumerate(fit_runs) if other.kind == run.kind and group_of(other) != group_of(run)]
+        if len(others) < math.ceil(1 / BAND_TAIL - 1):
+            return None
+        reduced = replace(
+            calibration,
+            band=MappingProxyType({metric: conformal_bounds([left_out[i] for i in others])}),
+            out_of_ground_bands=MappingProxyType(
+                {name: {metric: conformal_bounds([ratios[i] for i in others])} for name, ratios in cv.items()}
+            ),
+        )
+        return cls._left_out_band(reduced, specs, fit_runs, run, group_of)
 
     @staticmethod
     def _left_out_band(calibration, specs, fit_runs, run, group_of) -> tuple[float, float]:
@@ -1105,12 +1140,17 @@ class Validation:
             'note = "share of measured values inside the band: the fit rows in sample, predicted without their'
             " benchmark, without their release, without their GPU (against the file's band; the _on_ground rows"
             " against the band the refit would give them, widened where the remaining rows have no share for their"
-            " GPU, math, links or harness); the held-out rows against the file's band and against the band of their"
-            ' ground (widened where their GPU, engine or harness is unfitted)"',
+            " GPU, math, links or harness; the _nested rows against the band a file fitted without their group would"
+            " give them, every band in it ranked over the other groups' runs, where those hold enough runs of their"
+            " kind: [fit.coverage_runs_without_a_band] counts the others); the held-out rows against the file's band"
+            ' and against the band of their ground (widened where their GPU, engine or harness is unfitted)"',
         ]
         for label, shares in self.coverage.items():
             entries = ", ".join(f"{kind} = {_number(share)}" for kind, share in shares.items())
             lines.append(f"{label} = {{ {entries} }}")
+        lines.append("")
+        lines.append("[fit.coverage_runs_without_a_band]")
+        lines += [f"{label} = {count}" for label, count in self.unbanded.items()]
         lines.append("")
         for label, stats in self.by_gpu.items():
             lines.append(f'[fit.held_out_throughput_by_gpu."{label}"]')
@@ -1130,6 +1170,8 @@ class Validation:
         for label, shares in self.coverage.items():
             cells = "".join(f"{shares[k]:>12.0%}" if k in shares else f"{'-':>12}" for k in kinds)
             out.append(f"{label:<34}{cells}")
+        for label, count in self.unbanded.items():
+            out.append(f"{label}: {count} fit runs without a band (too few runs of their kind outside their group)")
         for name, counts in self.by_group.items():
             out.append(f"{name.removeprefix('band_')}: fit runs inside the file's band, by the group left out")
             for group, (inside, total) in sorted(counts.items(), key=lambda item: item[1][0] - item[1][1]):

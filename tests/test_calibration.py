@@ -436,6 +436,39 @@ def test_the_band_takes_the_conformal_ranks_of_the_left_out_ratios() -> None:
     assert refused.value.file.endswith("serving-measurements.csv") and "split = fit" in refused.value.hint
 
 
+def test_a_nested_band_ranks_only_the_other_groups_runs_and_is_none_where_they_hold_too_few() -> None:
+    """The leave-one-release-out coverage the file calls nested reads each left-out run against a band
+    none of whose ranks are its own group's: moving every ratio of its group leaves its band where it
+    was, moving the other groups' moves it, and a kind held by one group alone has no band there."""
+    script = _script()
+    calibration, specs = load_calibration(), load_specs()
+    runs = [run for run in benchmarks.load_serving_runs(script.ROWS) if run.split == "fit"]
+    release = script.CV_GROUPS["band_leave_one_release_out"][1]
+    ratios = [0.8 + 0.4 * ((7 * i) % 23) / 22 for i in range(len(runs))]
+    cv = {name: [ratio * 0.9 for ratio in ratios] for name in script.CV_GROUPS}
+    chosen = next(run for run in runs if run.kind == "throughput")
+
+    def band(left_out, by_group, group_of=release, run=chosen):
+        return script.Validation._nested_band(calibration, specs, runs, run, group_of, left_out, by_group)
+
+    before = band(ratios, cv)
+    assert before is not None and before[0] < before[1]
+    own = [release(run) == release(chosen) for run in runs]
+
+    def moved(values, group):  # every ratio of one group (``own`` or the others) set to 50
+        return [50.0 if mine == group else value for value, mine in zip(values, own, strict=True)]
+
+    assert band(moved(ratios, True), cv) == before
+    assert band(ratios, {name: moved(values, True) for name, values in cv.items()}) == before
+    others_moved = band(moved(ratios, False), cv)
+    assert others_moved != before and others_moved[1] == 50.0
+    # Every TTFT run in one group: a file fitted without that group has no TTFT band.
+    alone = next(run for run in runs if run.kind == "ttft")
+    one_group = lambda run: "latency" if run.kind == "ttft" else run.id  # noqa: E731
+    assert band(ratios, cv, one_group, alone) is None
+    assert band(ratios, cv, one_group, chosen) is not None
+
+
 def test_a_row_its_source_reports_as_a_defect_is_predicted_but_left_out_of_the_held_out_figures() -> None:
     """Issue 17: TensorRT-LLM issue #5929 reports its FP4 B200 TTFTs with expert parallelism as a
     defect; those four rows keep their prediction (the page shows them) but leave the goals' figures,

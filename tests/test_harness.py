@@ -214,7 +214,8 @@ def test_the_file_records_cross_validated_coverage_beside_the_in_sample_one() ->
     calibration = load_calibration()
     coverage = calibration.provenance["coverage"]
     expected = set(("in_sample", "left_out_benchmark", "leave_one_release_out", "leave_one_gpu_out"))
-    expected |= {f"{name}_on_ground" for name in ("leave_one_release_out", "leave_one_gpu_out")}
+    for how in ("on_ground", "nested"):
+        expected |= {f"{name}_{how}" for name in ("leave_one_release_out", "leave_one_gpu_out")}
     assert expected | {"held_out_fixed_band", "held_out_on_ground", "note"} == set(coverage)
     runs = benchmarks.load_serving_runs(ROWS)
     predictions = benchmarks.parse_predictions((ROOT / "data" / "serving-expected.csv").read_text(encoding="utf-8"))

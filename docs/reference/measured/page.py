@@ -313,6 +313,8 @@ COVERAGE_SETS = {
     "leave_one_gpu_out": "fit runs, each GPU left out",
     "leave_one_release_out_on_ground": "fit runs, each release left out, the band of their ground",
     "leave_one_gpu_out_on_ground": "fit runs, each GPU left out, the band of their ground",
+    "leave_one_release_out_nested": "fit runs, each release left out, the band a fit without it gives",
+    "leave_one_gpu_out_nested": "fit runs, each GPU left out, the band a fit without it gives",
     "held_out_fixed_band": "held-out runs, the fit's band",
     "held_out_on_ground": "held-out runs, the band of their ground",
 }
@@ -532,6 +534,9 @@ def build(ctx: Context) -> PageContent:
             content.put("reported_defects", f"{sum(not run.counted for _, run in numbered):,}")
     content.table("serving-fit-summary", fit_summary(calibration))
     content.table("serving-coverage", coverage_summary(calibration))
+    unbanded = calibration.provenance["coverage_runs_without_a_band"]
+    content.put("unbanded_release", f"{unbanded['leave_one_release_out_nested']:,}")
+    content.put("unbanded_gpu", f"{unbanded['leave_one_gpu_out_nested']:,}")
     content.table("serving-by-gpu", gpu_summary(calibration))
     worst = max(run.ratio(ceiling) for run, ceiling, _ in runs)
     content.put("serving_worst_ceiling", percent(worst))

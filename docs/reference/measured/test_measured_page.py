@@ -202,6 +202,10 @@ def test_the_page_shows_the_cross_validated_coverage_beside_the_in_sample_one(ct
         cells = [percent(shares[k]) if k in shares else "–" for k in ("all", *measured.FIGURE_KINDS)]
         assert f"| {name} | " + " | ".join(cells) + " |" in coverage
     assert "each engine release left out" in coverage and "each GPU left out" in coverage
+    # The nested rows count only the runs a fit without their group could band; the prose gives the rest.
+    unbanded = calibration.provenance["coverage_runs_without_a_band"]
+    assert content.values["unbanded_release"] == f"{unbanded['leave_one_release_out_nested']:,}"
+    assert content.values["unbanded_gpu"] == f"{unbanded['leave_one_gpu_out_nested']:,}"
     by_gpu = content.tables["serving-by-gpu"]
     for label, figures in calibration.provenance["held_out_throughput_by_gpu"].items():
         assert f"| {label} | {figures['runs']:,} | {figures['median']:.2f} |" in by_gpu
