@@ -746,6 +746,9 @@ def _number(value: float) -> str:
 
 #: The share of measurements each band may leave out on each side: an 80% band.
 BAND_TAIL = 0.1
+#: Fewest ratios whose conformal ranks bound a band with ``BAND_TAIL`` (9 for 80%): with fewer, a rank
+#: falls outside the list (``conformal_bounds``).
+MIN_BAND_RUNS = math.ceil(1 / BAND_TAIL - 1)
 
 
 def conformal_bounds(ratios: list[float], tail: float = BAND_TAIL) -> tuple[float, float]:
@@ -766,7 +769,7 @@ def conformal_bounds(ratios: list[float], tail: float = BAND_TAIL) -> tuple[floa
     ordered = sorted(ratios)
     count = len(ordered)
     low_rank, high_rank = math.floor(tail * (count + 1)), math.ceil((1 - tail) * (count + 1))
-    if low_rank < 1 or high_rank > count:
+    if low_rank < 1 or high_rank > count:  # fewer than MIN_BAND_RUNS for the default tail
         raise SpecError(
             f"{count} fit run{'' if count == 1 else 's'} of one kind bound no {1 - 2 * tail:.0%} band:"
             f" it takes at least {math.ceil(1 / tail - 1)}",
@@ -981,6 +984,15 @@ def build_and_validate(jobs: int | None = None) -> tuple[dict[Path, str], Valida
     return {OUTPUT: text, PREDICTIONS: predictions_text(modelled, expected, specs)}, validation
 
 
+def _inside_by_group(triples, group_of) -> dict[str, tuple[int, int]]:
+    """``(run, ratio, (low, high))`` triples counted by ``group_of(run)``: (inside the band, runs)."""
+    counts: dict[str, tuple[int, int]] = {}
+    for run, ratio, (low, high) in triples:
+        inside, total = counts.get(group_of(run), (0, 0))
+        counts[group_of(run)] = (inside + (low <= ratio <= high), total + 1)
+    return counts
+
+
 def _share_inside(pairs) -> float:
     """The share of ``(ratio, (low, high))`` pairs whose ratio lies in its band."""
     return sum(1 for ratio, (low, high) in pairs if low <= ratio <= high) / len(pairs)
@@ -1002,12 +1014,17 @@ class Validation:
         self.beating_ceiling: list[str] = []
         #: Nested coverage label -> fit runs left without a band (``_nested_band`` gave None).
         self.unbanded: dict[str, int] = {}
+        #: Nested coverage label -> left-out group -> (runs inside their nested band, runs with one).
+        self.nested_by_group: dict[str, dict[str, tuple[int, int]]] = {}
 
     def measure(self, calibration, specs, fit_runs, fit_ratios, left_out, cv, check_runs, check_ratios) -> None:
         """Coverage of the band: on the fit rows in sample, left out by benchmark, by release and by
-        GPU (each against the file's band, ``[band]``); and on the held-out rows, each against the band
-        of its own ground (``Calibration.for_ground``: widened where its GPU, engine or harness is
-        unfitted) and against ``[band]`` alone."""
+        GPU (each against the file's band, ``[band]``); the rows left out by release and by GPU also
+        against the band the refit would give them (``_on_ground``: ``_left_out_band``) and against the
+        band a fit without their group would give them (``_nested``: ``_nested_band``; where it has
+        none, the run is counted in ``unbanded`` and the set has no "all" share, only its kinds'); and
+        on the held-out rows, each against the band of its own ground (``Calibration.for_ground``:
+        widened where its GPU, engine or harness is unfitted) and against ``[band]`` alone."""
         fixed = {kind: calibration.band[benchmarks.BAND_METRIC[kind]] for kind in benchmarks.KINDS}
         counted = [(run, ratio) for run, ratio in zip(check_runs, check_ratios, strict=True) if run.counted]
         ground = [(run, ratio, self._ground_band(calibration, specs, run)) for run, ratio in counted]
@@ -1040,20 +1057,20 @@ class Validation:
             label = name.removeprefix("band_") + "_nested"
             sets[label] = [triple for triple in nested if triple[2] is not None]
             self.unbanded[label] = sum(1 for triple in nested if triple[2] is None)
+            self.nested_by_group[label] = _inside_by_group(sets[label], group_of)
         for label, triples in sets.items():
-            shares = {"all": _share_inside([(ratio, band) for _, ratio, band in triples])} if triples else {}
+            # A set that leaves runs without a band has no share of all kinds: its kinds' shares say
+            # what it covers, and ``unbanded`` what it does not.
+            whole = triples and not self.unbanded.get(label)
+            shares = {"all": _share_inside([(ratio, band) for _, ratio, band in triples])} if whole else {}
             for kind in benchmarks.KINDS:
                 chosen = [(ratio, band) for run, ratio, band in triples if run.kind == kind]
                 if chosen:
                     shares[kind] = _share_inside(chosen)
             self.coverage[label] = shares
         for name, (_, group_of) in CV_GROUPS.items():
-            counts: dict[str, tuple[int, int]] = {}
-            for run, ratio in zip(fit_runs, cv[name], strict=True):
-                low, high = fixed[run.kind]
-                inside, total = counts.get(group_of(run), (0, 0))
-                counts[group_of(run)] = (inside + (low <= ratio <= high), total + 1)
-            self.by_group[name] = counts
+            triples = [(run, ratio, fixed[run.kind]) for run, ratio in zip(fit_runs, cv[name], strict=True)]
+            self.by_group[name] = _inside_by_group(triples, group_of)
         families: dict[str, list] = {}
         for run, ratio, band in ground:
             if run.kind == "throughput":
@@ -1083,12 +1100,12 @@ class Validation:
         none of it ranked over the group's own runs: ``_left_out_band``'s widening, with the fit band
         ranked over the other groups' runs left out by benchmark (``left_out``) and each out-of-ground
         band over the other groups' runs left out by its cross-validation (``cv``). None where the other
-        groups hold fewer runs of its kind than a band takes (``conformal_bounds``): such a file would
-        have no band for that kind at all. What it still borrows: the other groups' ratios come from
-        fits that had this group's rows."""
+        groups hold fewer than ``MIN_BAND_RUNS`` runs of its kind: a fit without the group could not rank a
+        band of that kind (``conformal_bounds`` refuses one). What it still borrows: the other groups'
+        ratios come from fits that had this group's rows."""
         metric = benchmarks.BAND_METRIC[run.kind]
         others = [i for i, other in enumerate(fit_runs) if other.kind == run.kind and group_of(other) != group_of(run)]
-        if len(others) < math.ceil(1 / BAND_TAIL - 1):
+        if len(others) < MIN_BAND_RUNS:
             return None
         reduced = replace(
             calibration,
@@ -1172,8 +1189,16 @@ class Validation:
             out.append(f"{label:<34}{cells}")
         for label, count in self.unbanded.items():
             out.append(f"{label}: {count} fit runs without a band (too few runs of their kind outside their group)")
-        for name, counts in self.by_group.items():
-            out.append(f"{name.removeprefix('band_')}: fit runs inside the file's band, by the group left out")
+        grouped = [
+            (f"{name.removeprefix('band_')}: fit runs inside the file's band", counts)
+            for name, counts in self.by_group.items()
+        ]
+        grouped += [
+            (f"{label}: fit runs inside the band a fit without their group gives", counts)
+            for label, counts in self.nested_by_group.items()
+        ]
+        for title, counts in grouped:
+            out.append(f"{title}, by the group left out")
             for group, (inside, total) in sorted(counts.items(), key=lambda item: item[1][0] - item[1][1]):
                 out.append(f"  {group[:60]:<62}{inside:>4} of {total}")
         out.append("held-out throughput by GPU: median (p10-p90), inside the band of its ground")
