@@ -337,25 +337,46 @@ class Calibration:
             dequant_switch_tokens=self.dequant_switch_tokens if measured else None,
         )
 
-    def band_for(self, metric: str, expected: float) -> tuple[float, float]:
+    def band_for(self, metric: str, expected: float, ceiling: float | None = None) -> tuple[float, float]:
         """``[low * expected, high * expected]``: the 80% band of the fit's measurements when
-        each was predicted without it."""
+        each was predicted without it, held on the near side of ``ceiling`` (``within_ceiling``)."""
         low, high = self.band[metric]
-        return (low * expected, high * expected)
+        return within_ceiling(metric, (low * expected, high * expected), ceiling)
 
-    def decode_rate_band(self, rate: float) -> tuple[float, float]:
+    def decode_rate_band(self, rate: float, ceiling: float | None = None) -> tuple[float, float]:
         """The band of a decode rate, tokens/s that are one over the time between tokens: a
-        time in ``[low t, high t]`` is a rate in ``[rate / high, rate / low]``."""
+        time in ``[low t, high t]`` is a rate in ``[rate / high, rate / low]``, no faster than
+        the ceiling's rate ``ceiling`` where one is given."""
         low, high = self.band["itl_mean_s"]
-        return (rate / high, rate / low)
+        return within_ceiling("throughput_tokens_per_s", (rate / high, rate / low), ceiling)
 
-    def bands(self, figures: Mapping[str, float | None]) -> dict[str, list[float] | None]:
+    def bands(
+        self, figures: Mapping[str, float | None], ceilings: Mapping[str, float | None] | None = None
+    ) -> dict[str, list[float] | None]:
         """``[low, high]`` (``band_for``) for each metric of ``BAND_METRICS``, from ``figures``
-        by their JSON names; None where a figure is missing or None (no prompt, nothing completed)."""
+        by their JSON names, each held within its figure in ``ceilings`` (the same names) where
+        there is one; None where a figure is missing or None (no prompt, nothing completed)."""
+        bounds = ceilings or {}
         return {
-            metric: None if figures.get(metric) is None else list(self.band_for(metric, figures[metric]))
+            metric: None
+            if figures.get(metric) is None
+            else list(self.band_for(metric, figures[metric], bounds.get(metric)))
             for metric in BAND_METRICS
         }
+
+
+def within_ceiling(metric: str, band: tuple[float, float], ceiling: float | None) -> tuple[float, float]:
+    """``band`` with neither end past ``ceiling``: a throughput no higher than it, a time no shorter.
+    The ceiling is an upper bound no run can beat, so a band that reached past it would promise
+    what cannot happen; the fit's band is a share of the expected figure, and where the expected
+    figure sits near the ceiling (or a widened band is wide) its far end would cross it. None:
+    nothing to hold it to."""
+    if ceiling is None:
+        return band
+    low, high = band
+    if metric == "throughput_tokens_per_s":
+        return (min(low, ceiling), min(high, ceiling))
+    return (max(low, ceiling), max(high, ceiling))
 
 
 def _spec(gpu: GpuSpec | str) -> GpuSpec | None:
@@ -590,13 +611,17 @@ class GroundedCosts:
             return ""
         return f"{UNFITTED_FLAG} ({'; '.join(self.calibration.unfitted)})"
 
-    def bands(self, figures: Mapping[str, float | None]) -> dict[str, list[float] | None]:
-        """``[low x, high x]`` for each banded figure, from the (possibly widened) band."""
-        return self.calibration.bands(figures)
+    def bands(
+        self, figures: Mapping[str, float | None], ceilings: Mapping[str, float | None] | None = None
+    ) -> dict[str, list[float] | None]:
+        """``[low x, high x]`` for each banded figure, from the (possibly widened) band, held
+        within ``ceilings`` (``Calibration.bands``)."""
+        return self.calibration.bands(figures, ceilings)
 
-    def decode_rate_band(self, rate: float) -> tuple[float, float]:
-        """A decode rate's band, ``[rate / high, rate / low]`` of the (possibly widened) ITL band."""
-        return self.calibration.decode_rate_band(rate)
+    def decode_rate_band(self, rate: float, ceiling: float | None = None) -> tuple[float, float]:
+        """A decode rate's band, ``[rate / high, rate / low]`` of the (possibly widened) ITL band,
+        no faster than ``ceiling``."""
+        return self.calibration.decode_rate_band(rate, ceiling)
 
 
 def expected_costs(

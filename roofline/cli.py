@@ -38,7 +38,16 @@ from typing import Any, NoReturn
 from . import architecture as arch
 from . import formatting as fmt
 from .calibration import COSTS, Calibration, GroundedCosts, expected_costs, load_calibration
-from .deployment import PARALLEL, Split, best_tp_degree, deploy, deployment_dict, hops_across_nodes, split_for
+from .deployment import (
+    PARALLEL,
+    Deployment,
+    Split,
+    best_tp_degree,
+    deploy,
+    deployment_dict,
+    hops_across_nodes,
+    split_for,
+)
 from .disaggserving import KV_LINK_CHOICES, parse_pools, simulate_disaggregated
 from .epdeploy import (
     EXPERT_PARALLEL,
@@ -61,7 +70,7 @@ from .fleet import MAX_REPLICAS, fleet_facts, replicas_lines, replicated, simula
 from .harness import DEFAULT_ENGINE, DEFAULT_HARNESS, ENGINES, HARNESSES
 from .hfconfig import FAMILIES, read_config
 from .kvformats import KV_FORMAT_NAMES, KV_FORMATS
-from .load_bounds import SCHEDULED_NOTE, bounds_report
+from .load_bounds import SCHEDULED_NOTE, best_case_times, bounds_report
 from .loader import SpecSet, builtin_specs, check_id, check_same_compute, load_specs, read_spec_file
 from .measured import load_measurements
 from .moe import (
@@ -901,6 +910,17 @@ def _run_estimate(args: argparse.Namespace, specs: SpecSet) -> str:
     )
 
 
+def _banded_figures(deployed: Deployment) -> dict[str, float | None]:
+    """A pipeline deployment's figures by the band's names (``calibration.BAND_METRICS``): all
+    users' tokens/s, the prefill as the time to the first token, the interval between tokens."""
+    return {
+        "throughput_tokens_per_s": deployed.step.tokens_per_s_total,
+        "ttft_mean_s": deployed.prefill_s or None,
+        "itl_mean_s": deployed.step.interval_s,
+        "tpot_mean_s": deployed.step.interval_s,
+    }
+
+
 def _run_split(args: argparse.Namespace, specs: SpecSet) -> str:
     """``estimate --parallel pp|tpxpp``: the deployment's pipeline figures (``roofline.deployment``)
     at the ceiling's costs, and with ``--costs expected`` the same at the fitted costs with their band."""
@@ -935,12 +955,6 @@ def _run_split(args: argparse.Namespace, specs: SpecSet) -> str:
     figures = {**deployment_dict(hardware, workload, result), **_tp_keys_for_split(hardware, workload, result)}
     figures["costs"] = args.costs
     if expected is not None:
-        banded = {
-            "throughput_tokens_per_s": expected.step.tokens_per_s_total,
-            "ttft_mean_s": expected.prefill_s or None,
-            "itl_mean_s": expected.step.interval_s,
-            "tpot_mean_s": expected.step.interval_s,
-        }
         figures["expected"] = {
             "decode_step_s": expected.step.interval_s,
             "decode_latency_s": expected.step.latency_s,
@@ -950,7 +964,7 @@ def _run_split(args: argparse.Namespace, specs: SpecSet) -> str:
             "prefill_s": expected.prefill_s,
             "communication_s": expected.step.communication_s,
         }
-        figures["band"] = calibration.bands(banded)
+        figures["band"] = calibration.bands(_banded_figures(expected), _banded_figures(result))
         figures["fit"] = calibration.ground_dict()
     figures["best_tp_degree"] = best_tp_degree(replace(hardware, count=min(args.gpus, _domain(hardware))), workload)
     if args.replicas > 1:
@@ -1068,7 +1082,7 @@ def _run_expert(args: argparse.Namespace, specs: SpecSet) -> str:
     figures["costs"] = args.costs
     if expected is not None and calibration is not None:
         figures["expected"] = expected_dict(expected)
-        figures.update(ep_band(calibration, expected_dict(expected)))
+        figures.update(ep_band(calibration, expected_dict(expected), expected_dict(step)))
     figures["pipeline_bubble_fraction"] = 0.0
     figures["best_tp_degree"] = best_tp_degree(replace(result.hardware, attention_dp=False), result.workload)
     if args.replicas > 1:
@@ -1400,16 +1414,16 @@ def _run_simulate(args: argparse.Namespace, specs: SpecSet) -> str:
             gpus=split.gpus,
             pipeline_bubble_fraction=pipeline_bubble_fraction(split.pp, split.microbatches),
         )
+    # The simulated times under load are one scheduler's; the bounds beside them are any scheduler's best.
+    bounds = bounds_report(hardware, workload, config.prompt.low, split, config.shared_prefix_tokens)
     if expected is not None and calibration is not None:
         expected_figures = expected.to_dict()
         figures.update(
             costs="expected",
             expected=expected_figures,
-            band=calibration.bands(expected_figures),
+            band=calibration.bands(expected_figures, bounds),
             fit=calibration.ground_dict(),
         )
-    # The simulated times under load are one scheduler's; the bounds beside them are any scheduler's best.
-    bounds = bounds_report(hardware, workload, config.prompt.low, split, config.shared_prefix_tokens)
     figures["best_case"] = bounds
     figures["fleet"] = fleet_facts(result)
     if trace is not None:
@@ -1513,17 +1527,12 @@ def _run_simulate_expert(args: argparse.Namespace, specs: SpecSet) -> str:
     figures = result.to_dict()
     figures.update(simulated_expert_figures(costs, run.sizes), gpus=args.gpus, kv_blocks=costs.kv_blocks)
     figures["costs"] = args.costs
-    if expected is not None and expected_run is not None and calibration is not None:
-        expected_figures = expected.to_dict()
-        expected_figures["expert_means"] = simulated_expert_figures(fitted_costs, expected_run.sizes)["expert_means"]
-        figures["expected"] = expected_figures
-        figures.update(ep_band(calibration, expected_figures))
     # No schedule beats one request alone: its prompt as one iteration, then one decode at its length.
     prompt = config.prompt.low
     ttft = costs.prefill(prompt).seconds if prompt else 0.0
     step = costs.iteration(1, prompt).seconds
     alone = "alone on the expert-parallel layout at the ceiling's costs, its tokens spread over every GPU"
-    figures["best_case"] = {
+    best_case = {
         "ttft_mean_s": ttft,
         "itl_mean_s": step,
         "tpot_mean_s": step,
@@ -1534,6 +1543,12 @@ def _run_simulate_expert(args: argparse.Namespace, specs: SpecSet) -> str:
         },
         "times_under_load": SCHEDULED_NOTE,
     }
+    if expected is not None and expected_run is not None and calibration is not None:
+        expected_figures = expected.to_dict()
+        expected_figures["expert_means"] = simulated_expert_figures(fitted_costs, expected_run.sizes)["expert_means"]
+        figures["expected"] = expected_figures
+        figures.update(ep_band(calibration, expected_figures, best_case))
+    figures["best_case"] = best_case
     _check_finite(figures)
     longest = config.prompt.high + config.output.high
     warnings = _warn("simulate", (model.past_max_context(longest, "a request (prompt plus output)"),))
@@ -1635,10 +1650,14 @@ def _run_simulate_speculative(args: argparse.Namespace, specs: SpecSet, drafting
     except SpecError as error:
         raise _simulate_option_error(error) from None
     figures = {**run.to_dict(), "costs": args.costs}
+    # Speculation emits several tokens a pass, so only the first token keeps its best-case bound.
+    ttft_bound = {"ttft_mean_s": best_case_times(hardware, workload, config.prompt.low)["ttft_mean_s"]}
     if expected is not None and calibration is not None:
         expected_figures = expected.to_dict()
         figures.update(
-            expected=expected_figures, band=calibration.bands(expected_figures), fit=calibration.ground_dict()
+            expected=expected_figures,
+            band=calibration.bands(expected_figures, ttft_bound),
+            fit=calibration.ground_dict(),
         )
     _check_finite(figures)
     trace = args.length_trace
@@ -1647,7 +1666,12 @@ def _run_simulate_speculative(args: argparse.Namespace, specs: SpecSet, drafting
     if args.json:
         return json.dumps({**figures, "warnings": warnings}, indent=2, allow_nan=False) + "\n"
     report = simulation_report(
-        run.result, hardware, workload, None if expected is None else expected.result, calibration
+        run.result,
+        hardware,
+        workload,
+        None if expected is None else expected.result,
+        calibration,
+        band_bounds=ttft_bound,
     )
     return report + speculation_lines(run, expected)
 

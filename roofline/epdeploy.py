@@ -621,14 +621,15 @@ def widened(calibration):
     return replace(calibration, band=band)
 
 
-def ep_band(calibration, figures: dict) -> dict:
+def ep_band(calibration, figures: dict, ceilings: dict | None = None) -> dict:
     """``{"band": ..., "band_basis": ...}``: the widened calibration's (``widened``) band of
-    ``figures`` (by the band's names, ``calibration.BAND_METRICS``), and what it rests on."""
+    ``figures`` (by the band's names, ``calibration.BAND_METRICS``), each held within its figure in
+    ``ceilings`` (``calibration.within_ceiling``), and what it rests on."""
     basis = EP_BAND_BASIS
     if calibration.unfitted:
         # Grounded first (calibration.expected_costs): say why the dense band was already wider.
         basis += "; the dense band was already widened: " + "; ".join(calibration.unfitted)
-    return {"band": widened(calibration).bands(figures), "band_basis": basis}
+    return {"band": widened(calibration).bands(figures, ceilings), "band_basis": basis}
 
 
 #: The expert-parallel keys a simulation gives as means over its iterations (``ExpertCosts.figures``).

@@ -38,12 +38,16 @@ from .rule import RuleOfThumb, rule_crossover_batch, rule_of_thumb
 @dataclass(frozen=True)
 class Expected:
     """The calibrated prediction for the same deployment (``--costs expected``): decode and
-    prefill at the fitted costs, and the band the fit's residuals put around each figure."""
+    prefill at the fitted costs, and the band the fit's residuals put around each figure, held
+    within the ceiling's own decode and prefill (``ceiling_decode``, ``ceiling_prefill``)."""
 
     decode: Pass
     prefill: Pass
     batch: int
     calibration: Calibration
+    #: The same deployment's ceiling passes, which no band may pass (``calibration.within_ceiling``).
+    ceiling_decode: Pass | None = None
+    ceiling_prefill: Pass | None = None
 
     @property
     def throughput_tokens_per_s(self) -> float:
@@ -53,23 +57,37 @@ class Expected:
     def figures(self) -> dict[str, float | None]:
         """Each banded figure, by its JSON name: decode tokens/s of all users, the prefill as
         the time to the first token, the decode step as the gap between tokens."""
-        return {
-            "throughput_tokens_per_s": self.throughput_tokens_per_s,
-            "ttft_mean_s": self.prefill.seconds if self.prefill.seconds else None,
-            "itl_mean_s": self.decode.seconds,
-            "tpot_mean_s": self.decode.seconds,
-        }
+        return _figures(self.decode, self.prefill, self.batch)
+
+    def ceilings(self) -> dict[str, float | None]:
+        """The ceiling's figures by the same names; empty without the ceiling's passes."""
+        if self.ceiling_decode is None or self.ceiling_prefill is None:
+            return {}
+        return _figures(self.ceiling_decode, self.ceiling_prefill, self.batch)
 
     def band(self) -> dict[str, list[float] | None]:
-        """``[low, high]`` for each figure: the figure times the ends of the fit's 80% band of measured ÷ expected."""
-        return self.calibration.bands(self.figures())
+        """``[low, high]`` for each figure: the figure times the ends of the fit's 80% band of
+        measured ÷ expected, no better than the ceiling's figure."""
+        return self.calibration.bands(self.figures(), self.ceilings())
 
     def per_user_band(self) -> tuple[float, float, float]:
         """One user's expected decode tokens/s and its band, ``(rate, low, high)``: ``1 / step``,
         and the time between tokens' band inverted (a step in ``[low t, high t]`` is a rate in
-        ``[r / high, r / low]``)."""
+        ``[r / high, r / low]``), no faster than the ceiling's ``1 / step``."""
         rate = 1.0 / self.decode.seconds
-        return (rate, *self.calibration.decode_rate_band(rate))
+        ceiling = 1.0 / self.ceiling_decode.seconds if self.ceiling_decode is not None else None
+        return (rate, *self.calibration.decode_rate_band(rate, ceiling))
+
+
+def _figures(decode: Pass, prefill: Pass, batch: int) -> dict[str, float | None]:
+    """Decode tokens/s of all users, the prefill as the time to the first token, the decode step as
+    the gap between tokens, by their JSON names (``calibration.BAND_METRICS``)."""
+    return {
+        "throughput_tokens_per_s": batch / decode.seconds,
+        "ttft_mean_s": prefill.seconds if prefill.seconds else None,
+        "itl_mean_s": decode.seconds,
+        "tpot_mean_s": decode.seconds,
+    }
 
 
 @dataclass(frozen=True)
@@ -240,6 +258,7 @@ def evaluate(hardware: Hardware, workload: Workload, calibration: Calibration | 
     ``rule`` for the rule of thumb, ``explain`` for the sentences). ``hardware.costs`` should
     be the ceiling; with a ``calibration`` the expected figures are added beside it."""
     engine = resolved(hardware, workload)  # resolve "auto" once, not in every pass
+    decode, prefill = decode_step(engine, workload), prefill_pass(engine, workload)
     expected = None
     if calibration is not None:
         # The band and host costs for this GPU and math, harness and engine: widened, and said so,
@@ -247,12 +266,14 @@ def evaluate(hardware: Hardware, workload: Workload, calibration: Calibration | 
         ground = expected_costs(engine, workload, calibration)
         calibration = ground.calibration
         fitted = replace(engine, costs=ground.costs)
-        expected = Expected(decode_step(fitted, workload), prefill_pass(fitted, workload), workload.batch, calibration)
+        expected = Expected(
+            decode_step(fitted, workload), prefill_pass(fitted, workload), workload.batch, calibration, decode, prefill
+        )
     return Estimate(
         hardware=engine,
         workload=workload,
-        decode=decode_step(engine, workload),
-        prefill=prefill_pass(engine, workload),
+        decode=decode,
+        prefill=prefill,
         memory=memory_use(engine, workload),
         crossover_batch=crossover_batch(engine, workload),
         requested_compute_precision=hardware.compute_precision,

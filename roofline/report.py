@@ -257,13 +257,15 @@ def simulation_report(
     calibration: Calibration | None = None,
     split: Split | None = None,
     bounds: dict[str, Any] | None = None,
+    band_bounds: dict[str, Any] | None = None,
 ) -> str:
     """What ``roofline simulate`` prints: the setup, then one labelled line per metric; with
     ``bounds`` (``load_bounds.bounds_report``), the best-case TTFT and ITL any scheduler could reach,
     and a line saying the simulated times under load depend on the scheduler; with
     ``expected`` (the same run at ``calibration``'s costs, ``serving.simulate_expected``), its
-    throughput and mean times after them, each with its band. A ``split`` with pipeline stages
-    is named after the GPUs."""
+    throughput and mean times after them, each with its band, no time's band shorter than its
+    bound in ``band_bounds`` (by default ``bounds``; a speculative run has a TTFT bound only). A
+    ``split`` with pipeline stages is named after the GPUs."""
     config = result.config
     gpus = f"{hardware.count:,} × {hardware.gpu.name}"
     if split is not None:
@@ -352,7 +354,8 @@ def simulation_report(
     if expected is not None and calibration is not None:
         rows.append(("ceiling's costs", "the figures above: the datasheet's bandwidth and dense peak, nothing added"))
         engine = resolved(hardware, workload)
-        rows.extend(_expected_simulation_rows(expected, calibration, engine, workload.weight_precision))
+        held = bounds if band_bounds is None else band_bounds
+        rows.extend(_expected_simulation_rows(expected, calibration, engine, workload.weight_precision, held))
     width = max(len(label) for label, _ in rows)
     return "\n".join([heading, *(f"  {label:<{width}}  {value}" for label, value in rows)]) + "\n"
 
@@ -441,10 +444,15 @@ def _bound_rows(bounds: dict[str, Any]) -> list[tuple[str, str]]:
 
 
 def _expected_simulation_rows(
-    expected: SimulationResult, calibration: Calibration, hardware: Hardware, weight_precision: str = "bf16"
+    expected: SimulationResult,
+    calibration: Calibration,
+    hardware: Hardware,
+    weight_precision: str = "bf16",
+    bounds: dict[str, Any] | None = None,
 ) -> list[tuple[str, str]]:
-    """The run at the expected costs: throughput and the mean times, each with its band."""
-    bands = calibration.bands(expected.to_dict())
+    """The run at the expected costs: throughput and the mean times, each with its band, the
+    times' no shorter than the best-case ``bounds`` where there are some (``Calibration.bands``)."""
+    bands = calibration.bands(expected.to_dict(), bounds)
 
     def banded(metric: str, show: Callable[[float], str], before: str = "", after: str = "") -> str:
         value, band = getattr(expected, metric), bands[metric]

@@ -566,3 +566,27 @@ def test_a_stated_length_spread_is_simulated_and_a_bad_one_refused_in_one_line()
             benchmarks.parse_serving_runs(f"{header}\n{row.replace(',0.15,', f',{bad},', 1)}\n", "rows.csv")
         assert "rows.csv" in str(caught.value) and spread[0].id in str(caught.value)
         assert "\n" not in str(caught.value)
+
+
+def test_no_band_reaches_past_its_ceiling() -> None:
+    """A band is a share of the expected figure, so a wide one (an unfitted GPU's) would reach past the
+    ceiling: a throughput above it, a time below it. ``within_ceiling`` stops each end there, and only
+    there; without a ceiling the band is the fit's."""
+    from roofline.calibration import within_ceiling
+
+    calibration = load_calibration()
+    low, high = calibration.band["itl_mean_s"]
+    # A time: the fast end stops at the ceiling's time, the slow end is kept.
+    assert within_ceiling("itl_mean_s", (low * 10.0, high * 10.0), 9.0) == (9.0, high * 10.0)
+    assert within_ceiling("itl_mean_s", (low * 10.0, high * 10.0), 1.0) == (low * 10.0, high * 10.0)
+    # A throughput: the high end stops at the ceiling's throughput.
+    assert within_ceiling("throughput_tokens_per_s", (80.0, 120.0), 100.0) == (80.0, 100.0)
+    assert within_ceiling("throughput_tokens_per_s", (80.0, 120.0), None) == (80.0, 120.0)
+    # A decode rate is one over the time between tokens: no faster than the ceiling's rate.
+    rate = 100.0
+    assert calibration.decode_rate_band(rate) == (rate / high, rate / low)
+    assert calibration.decode_rate_band(rate, 110.0) == (rate / high, min(rate / low, 110.0))
+    bands = calibration.bands({"throughput_tokens_per_s": 100.0, "ttft_mean_s": 0.5}, {"ttft_mean_s": 0.49})
+    ttft_low, _ = calibration.band["ttft_mean_s"]
+    assert bands["ttft_mean_s"][0] == max(0.5 * ttft_low, 0.49)
+    assert bands["throughput_tokens_per_s"] == list(calibration.band_for("throughput_tokens_per_s", 100.0))

@@ -39,15 +39,32 @@ def _reference(gpu: str, gpus: int = 1, model: str = MODEL, precision: str = "bf
 
 
 def _assert_not_narrower(
-    where: str, reference: Calibration, figures: dict, band: dict, metrics=("throughput_tokens_per_s", "itl_mean_s")
+    where: str,
+    reference: Calibration,
+    figures: dict,
+    band: dict,
+    metrics=("throughput_tokens_per_s", "itl_mean_s"),
+    ceilings: dict | None = None,
 ) -> None:
-    """Each metric's shown ``[low, high]`` over its figure reaches at least the reference's p10 and p90."""
+    """Each metric's shown ``[low, high]`` over its figure reaches at least the reference's p10 and p90,
+    except past its figure in ``ceilings`` (the ceiling, or a time's best-case bound), where it stops."""
     for metric in metrics:
         low, high = (value / figures[metric] for value in band[metric])
-        p10, p90 = reference.band[metric]
+        bound = (ceilings or {}).get(metric)
+        p10, p90 = (end / figures[metric] for end in reference.band_for(metric, figures[metric], bound))
         assert low <= p10 * (1 + SLACK) and high >= p90 * (1 - SLACK), (
             f"{where}: {metric} band {low:.4f}–{high:.4f} of the figure is narrower than {p10:.4f}–{p90:.4f}"
         )
+        if bound is not None:  # and never past the ceiling
+            beyond = (
+                high * figures[metric] > bound if metric == "throughput_tokens_per_s" else low * figures[metric] < bound
+            )
+            assert not beyond, f"{where}: {metric} band reaches past its ceiling {bound}"
+
+
+def _estimate_ceilings(data: dict) -> dict:
+    """An estimate's ceiling figures by the band's names."""
+    return {"throughput_tokens_per_s": data["decode_tokens_per_s_total"], "itl_mean_s": data["decode_step_s"]}
 
 
 def chapter_calculator(chapter: str, name: str):
@@ -71,7 +88,9 @@ def test_cli_estimate_shows_the_widened_band_on_every_gpu(capsys, gpu: str) -> N
     """``estimate --costs expected --json``: the band and ``fit.band_widened`` on each GPU."""
     data = _json(capsys, ["estimate", "--gpu", gpu, "--model", MODEL, "--batch", "4", "--costs", "expected", "--json"])
     reference = _reference(gpu)
-    _assert_not_narrower(f"estimate on {gpu}", reference, data["expected"], data["band"])
+    _assert_not_narrower(
+        f"estimate on {gpu}", reference, data["expected"], data["band"], ceilings=_estimate_ceilings(data)
+    )
     assert data["fit"]["band_widened"] is bool(reference.unfitted)
     assert data["fit"]["unfitted"] == list(reference.unfitted)
 
@@ -84,7 +103,8 @@ def test_cli_pipeline_split_is_grounded_at_the_splits_gpu_count(capsys, gpu: str
     reference = _reference(gpu, gpus=2)
     shown = data["expected"]
     figures = {"throughput_tokens_per_s": shown["decode_tokens_per_s_total"], "itl_mean_s": shown["decode_step_s"]}
-    _assert_not_narrower(f"estimate --parallel pp on {gpu}", reference, figures, data["band"])
+    ceilings = _estimate_ceilings(data)
+    _assert_not_narrower(f"estimate --parallel pp on {gpu}", reference, figures, data["band"], ceilings=ceilings)
     assert data["fit"]["unfitted"] == list(reference.unfitted)
 
 
@@ -94,7 +114,8 @@ def test_cli_simulate_shows_the_widened_band_on_every_gpu(capsys, gpu: str) -> N
     args = ["simulate", "--gpu", gpu, "--model", MODEL, "--rate", "2", "--requests", "20"]
     data = _json(capsys, [*args, "--prompt", "200", "--output", "20", "--costs", "expected", "--json"])
     reference = _reference(gpu)
-    _assert_not_narrower(f"simulate on {gpu}", reference, data["expected"], data["band"])
+    bounds = data["best_case"]
+    _assert_not_narrower(f"simulate on {gpu}", reference, data["expected"], data["band"], ceilings=bounds)
     assert data["fit"]["band_widened"] is bool(reference.unfitted)
 
 
@@ -165,7 +186,8 @@ def test_kv_calculator_shows_the_widened_decode_band_on_an_mi300x() -> None:
     full = Workload(SPECS.model(MODEL), params["weights"], params["kv"], batch=users, context=params["context"])
     reference = _reference("mi300x", model=MODEL, precision=params["weights"])
     rate = 1 / decode_step(replace(hardware, costs=reference.cost_model("mi300x")), full).seconds
-    shown = fmt.banded(fmt.rate(rate), *map(fmt.rate, reference.decode_rate_band(rate)))
+    ceiling = 1 / decode_step(hardware, full).seconds
+    shown = fmt.banded(fmt.rate(rate), *map(fmt.rate, reference.decode_rate_band(rate, ceiling)))
     assert view["expected"] == f"{shown}, {UNFITTED_FLAG}"
     narrow = fmt.banded(fmt.rate(rate), *map(fmt.rate, load_calibration().decode_rate_band(rate)))
     assert shown != narrow  # the widened band differs from the narrow one at the digits shown

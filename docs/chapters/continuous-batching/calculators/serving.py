@@ -271,7 +271,9 @@ def view(
     fitted = simulate_expected(hardware, workload, config, calibration)
     # The band from the same grounding that fixed the costs: widened, and flagged, where the fit has no rows.
     ground = expected_costs(hardware, workload, calibration)
-    expected = _expected(fitted.to_dict(), ground.bands(fitted.to_dict()))
+    # The times' bands no shorter than any scheduler's best (load_bounds.best_case_times).
+    bounds = best_case_times(hardware, workload, config.prompt.low)
+    expected = _expected(fitted.to_dict(), ground.bands(fitted.to_dict(), bounds))
     if ground.widened:
         expected += f"; {UNFITTED_FLAG}"
     little = rate * result.latency_mean_s if result.latency_mean_s is not None else 0.0

@@ -194,7 +194,9 @@ def view(model: str, gpu: str, gpus: int, weights: str, kv: str, context: int, p
     # The costs and the band together (widened, and flagged, on a GPU or math the fit has no rows for).
     ground = expected_costs(hardware, full, load_calibration())
     expected_rate = 1 / decode_step(replace(hardware, costs=ground.costs), full).seconds
-    expected = fmt.banded(fmt.rate(expected_rate), *map(fmt.rate, ground.decode_rate_band(expected_rate)))
+    # No faster than the ceiling's own rate, which no engine can beat.
+    band = ground.decode_rate_band(expected_rate, 1 / step.seconds)
+    expected = fmt.banded(fmt.rate(expected_rate), *map(fmt.rate, band))
     # The page says why where the band is wider than the fit's own (calibration.expected_costs).
     flagged = f" Expected band: {ground.flag}." if ground.widened else ""
     shared = f", {fmt.gigabytes(workload.kv_bytes_shared)} of it shared once" if prefix else ""

@@ -69,11 +69,16 @@ def _expected(hardware: Hardware, workload: Workload, calibration: Calibration) 
     ground = expected_costs(engine, workload, calibration)
     calibration = ground.calibration
     fitted = replace(engine, costs=ground.costs)
-    found: dict[str, Any] = {"decode": calibration.decode_rate_band(1.0 / decode_step(fitted, workload).seconds)}
+    # Each band no better than the ceiling's own figure, which no engine can beat.
+    ceiling_rate = 1.0 / decode_step(engine, workload).seconds
+    found: dict[str, Any] = {
+        "decode": calibration.decode_rate_band(1.0 / decode_step(fitted, workload).seconds, ceiling_rate)
+    }
     if ground.widened:
         found["unfitted"] = ground.calibration.unfitted  # why this format's band is wider (said on the page)
     if workload.prompt:
-        found["prefill"] = calibration.band_for("ttft_mean_s", prefill_pass(fitted, workload).seconds)
+        fastest = prefill_pass(engine, workload).seconds
+        found["prefill"] = calibration.band_for("ttft_mean_s", prefill_pass(fitted, workload).seconds, fastest)
     return found
 
 
