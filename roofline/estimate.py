@@ -46,8 +46,8 @@ class Expected:
     batch: int
     calibration: Calibration
     #: The same deployment's ceiling passes, which no band may pass (``calibration.within_ceiling``).
-    ceiling_decode: Pass | None = None
-    ceiling_prefill: Pass | None = None
+    ceiling_decode: Pass
+    ceiling_prefill: Pass
 
     @property
     def throughput_tokens_per_s(self) -> float:
@@ -60,9 +60,7 @@ class Expected:
         return _figures(self.decode, self.prefill, self.batch)
 
     def ceilings(self) -> dict[str, float | None]:
-        """The ceiling's figures by the same names; empty without the ceiling's passes."""
-        if self.ceiling_decode is None or self.ceiling_prefill is None:
-            return {}
+        """The ceiling's figures by the same names."""
         return _figures(self.ceiling_decode, self.ceiling_prefill, self.batch)
 
     def band(self) -> dict[str, list[float] | None]:
@@ -75,8 +73,7 @@ class Expected:
         and the time between tokens' band inverted (a step in ``[low t, high t]`` is a rate in
         ``[r / high, r / low]``), no faster than the ceiling's ``1 / step``."""
         rate = 1.0 / self.decode.seconds
-        ceiling = 1.0 / self.ceiling_decode.seconds if self.ceiling_decode is not None else None
-        return (rate, *self.calibration.decode_rate_band(rate, ceiling))
+        return (rate, *self.calibration.decode_rate_band(rate, 1.0 / self.ceiling_decode.seconds))
 
 
 def _figures(decode: Pass, prefill: Pass, batch: int) -> dict[str, float | None]:

@@ -59,7 +59,9 @@ def _range(low: float, high: float, unit: str) -> str:
     return f"{fmt.rate(low)}–{fmt.rate(high)}{unit}"
 
 
-def _expected(hardware: Hardware, workload: Workload, calibration: Calibration) -> dict[str, tuple[float, float]]:
+def _expected(
+    hardware: Hardware, workload: Workload, calibration: Calibration, ceiling: FormatAnswer
+) -> dict[str, tuple[float, float]]:
     """The expected band of decode tokens/s per user and of prefill seconds: the decode step and
     the prefill at the fitted costs (a weight-only format's dequantization included), each with
     the band of its kind (``Calibration.decode_rate_band``, ``band_for``), and nothing the page
@@ -69,16 +71,14 @@ def _expected(hardware: Hardware, workload: Workload, calibration: Calibration) 
     ground = expected_costs(engine, workload, calibration)
     calibration = ground.calibration
     fitted = replace(engine, costs=ground.costs)
-    # Each band no better than the ceiling's own figure, which no engine can beat.
-    ceiling_rate = 1.0 / decode_step(engine, workload).seconds
-    found: dict[str, Any] = {
-        "decode": calibration.decode_rate_band(1.0 / decode_step(fitted, workload).seconds, ceiling_rate)
-    }
+    # Each band no better than the ceiling's own figure beside it (``ceiling``), which no engine can beat.
+    rate = 1.0 / decode_step(fitted, workload).seconds
+    found: dict[str, Any] = {"decode": calibration.decode_rate_band(rate, ceiling.decode_tokens_per_s_per_user)}
     if ground.widened:
         found["unfitted"] = ground.calibration.unfitted  # why this format's band is wider (said on the page)
     if workload.prompt:
-        fastest = prefill_pass(engine, workload).seconds
-        found["prefill"] = calibration.band_for("ttft_mean_s", prefill_pass(fitted, workload).seconds, fastest)
+        prefill_s = prefill_pass(fitted, workload).seconds
+        found["prefill"] = calibration.band_for("ttft_mean_s", prefill_s, ceiling.prefill_s)
     return found
 
 
@@ -209,7 +209,7 @@ def view(gpu: str, model: str, batch: int, context: int, prompt: int) -> dict[st
     workload = Workload(model_spec, batch=batch, context=context, prompt=prompt)
     answers = compare_formats(hardware, workload, FORMATS)
     bands = {
-        a.weight_precision: _expected(hardware, replace(workload, weight_precision=a.weight_precision), calibration)
+        a.weight_precision: _expected(hardware, replace(workload, weight_precision=a.weight_precision), calibration, a)
         for a in answers
         if a.fits
     }
