@@ -34,7 +34,7 @@ import math
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from .calibration import Calibration, expected_costs
+from .calibration import Calibration, expected_costs, within_ceiling
 from .errors import SpecError
 from .harness import ENGINES, HARNESSES, engine_of
 from .load_bounds import ITL_ACCOUNTING, TTFT_ACCOUNTING, best_case_times
@@ -413,15 +413,24 @@ class Expectation:
 
 
 def expectation_of(
-    kind: str, measured: float, expected: float, calibration: Calibration, rate_of_time: bool = False
+    kind: str,
+    measured: float,
+    expected: float,
+    calibration: Calibration,
+    rate_of_time: bool = False,
+    ceiling: float | None = None,
 ) -> Expectation:
     """``measured`` beside ``expected`` and the kind's band. With ``rate_of_time`` the figures
     are the reciprocal of the kind's time (decode tokens/s of one user, 1 / the gap between
-    tokens): a time in ``[low e, high e]`` is a rate in ``[r / high, r / low]``."""
+    tokens): a time in ``[low e, high e]`` is a rate in ``[r / high, r / low]``. With the
+    figure's ``ceiling`` (in its unit) the band stops there (``calibration.within_ceiling``): a
+    band widened for an unfitted ground would otherwise promise a time no run can reach."""
     low, high = calibration.band[BAND_METRIC[kind]]
     if rate_of_time:
-        return Expectation(kind, measured, expected, expected / high, expected / low, expected / measured)
-    return Expectation(kind, measured, expected, expected * low, expected * high, measured / expected)
+        band = within_ceiling("throughput_tokens_per_s", (expected / high, expected / low), ceiling)
+        return Expectation(kind, measured, expected, *band, expected / measured)
+    band = within_ceiling(BAND_METRIC[kind], (expected * low, expected * high), ceiling)
+    return Expectation(kind, measured, expected, *band, measured / expected)
 
 
 def grounded(run: ServingRun, calibration: Calibration, specs: SpecSet | None = None) -> Calibration:
@@ -442,11 +451,15 @@ def grounded(run: ServingRun, calibration: Calibration, specs: SpecSet | None = 
 
 
 def expectation(
-    run: ServingRun, expected: float, calibration: Calibration, specs: SpecSet | None = None
+    run: ServingRun,
+    expected: float,
+    calibration: Calibration,
+    specs: SpecSet | None = None,
+    ceiling_figure: float | None = None,
 ) -> Expectation:
     """A serving run's measured figure beside its ``expected`` one (``predict``) and the band of its
-    ground (``grounded``)."""
-    return expectation_of(run.kind, run.value, expected, grounded(run, calibration, specs))
+    ground (``grounded``), held within ``ceiling_figure`` (``ceiling``) where it is given."""
+    return expectation_of(run.kind, run.value, expected, grounded(run, calibration, specs), ceiling=ceiling_figure)
 
 
 def expect_measurement(
@@ -469,14 +482,19 @@ def expect_measurement(
     # is set beside the widened band (calibration.expected_costs), not the fitted GPUs' one.
     ground = expected_costs(hardware, workload, calibration)
     costs, banded = ground.costs, ground.calibration
+    # Each band stops at its figure's ceiling: the same pass at the datasheet's figures.
+    top = replace(hardware, costs=CEILING)
     hardware = replace(hardware, costs=costs)
     if m.metric == "decode_tokens_per_s_per_user":
-        return expectation_of("itl", m.value, 1.0 / decode_step(hardware, workload).seconds, banded, True)
+        rate, most = (1.0 / decode_step(h, workload).seconds for h in (hardware, top))
+        return expectation_of("itl", m.value, rate, banded, True, ceiling=most)
     if m.metric == "inter_token_latency_s":
-        return expectation_of("itl", m.value, decode_step(hardware, workload).seconds, banded)
+        step, least = (decode_step(h, workload).seconds for h in (hardware, top))
+        return expectation_of("itl", m.value, step, banded, ceiling=least)
     if m.metric == "time_to_first_token_s":
-        prefill = prefill_pass(hardware, replace(workload, prompt=m.input_tokens)).seconds
-        return expectation_of("ttft", m.value, prefill + costs.request_overhead_s, banded)
+        prompt = replace(workload, prompt=m.input_tokens)
+        prefill, least = (prefill_pass(h, prompt).seconds for h in (hardware, top))
+        return expectation_of("ttft", m.value, prefill + costs.request_overhead_s, banded, ceiling=least)
     run = ServingRun(
         id=m.id,
         split="check",
@@ -496,7 +514,7 @@ def expect_measurement(
         source=m.source,
         note="",
     )
-    return expectation(run, predict(run, costs, specs), calibration)
+    return expectation(run, predict(run, costs, specs), calibration, specs, ceiling(run, specs))
 
 
 def parse_predictions(text: str, label: str = "data/serving-expected.csv") -> dict[str, tuple[float, float]]:

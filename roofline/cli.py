@@ -70,7 +70,7 @@ from .fleet import MAX_REPLICAS, fleet_facts, replicas_lines, replicated, simula
 from .harness import DEFAULT_ENGINE, DEFAULT_HARNESS, ENGINES, HARNESSES
 from .hfconfig import FAMILIES, read_config
 from .kvformats import KV_FORMAT_NAMES, KV_FORMATS
-from .load_bounds import SCHEDULED_NOTE, best_case_times, bounds_report
+from .load_bounds import SCHEDULED_NOTE, best_case_times, bounds_report, with_throughput_bound
 from .loader import SpecSet, builtin_specs, check_id, check_same_compute, load_specs, read_spec_file
 from .measured import load_measurements
 from .moe import (
@@ -1416,6 +1416,8 @@ def _run_simulate(args: argparse.Namespace, specs: SpecSet) -> str:
         )
     # The simulated times under load are one scheduler's; the bounds beside them are any scheduler's best.
     bounds = bounds_report(hardware, workload, config.prompt.low, split, config.shared_prefix_tokens)
+    completed_all = result.rejected == 0 and (expected is None or expected.rejected == 0)
+    bounds = with_throughput_bound(bounds, config, args.warmup, completed_all)
     if expected is not None and calibration is not None:
         expected_figures = expected.to_dict()
         figures.update(
@@ -1543,6 +1545,8 @@ def _run_simulate_expert(args: argparse.Namespace, specs: SpecSet) -> str:
         },
         "times_under_load": SCHEDULED_NOTE,
     }
+    completed_all = result.rejected == 0 and (expected is None or expected.rejected == 0)
+    best_case = with_throughput_bound(best_case, config, completed_all=completed_all)
     if expected is not None and expected_run is not None and calibration is not None:
         expected_figures = expected.to_dict()
         expected_figures["expert_means"] = simulated_expert_figures(fitted_costs, expected_run.sizes)["expert_means"]
@@ -1652,6 +1656,8 @@ def _run_simulate_speculative(args: argparse.Namespace, specs: SpecSet, drafting
     figures = {**run.to_dict(), "costs": args.costs}
     # Speculation emits several tokens a pass, so only the first token keeps its best-case bound.
     ttft_bound = {"ttft_mean_s": best_case_times(hardware, workload, config.prompt.low)["ttft_mean_s"]}
+    completed_all = run.result.rejected == 0 and (expected is None or expected.result.rejected == 0)
+    ttft_bound = with_throughput_bound(ttft_bound, config, completed_all=completed_all)
     if expected is not None and calibration is not None:
         expected_figures = expected.to_dict()
         figures.update(

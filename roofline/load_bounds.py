@@ -31,15 +31,27 @@ A miss prefills more than a hit of the same prompt, so it needs no candidate of 
 
 On a pipeline split every token passes every stage in turn, so the bounds are those of the
 whole model on one stage's ``tp`` GPUs (the stages' times add up to at least that).
+
+Throughput, open loop
+    At a finite Poisson rate the arrivals are fixed by the seed, whatever the server does, and no
+    request can finish before it is sent plus its best-case first token and ``O - 1`` best-case
+    gaps. So the measured window lasts at least ``max_i(s_i + TTFT_min + (O_i - 1) ITL_min) - w``
+    (``s_i`` request i's send, ``w`` the window's start) and throughput is at most the window's
+    output tokens over that. Below saturation this is about the offered load, which no band of a
+    faster server may promise to pass. A closed loop sends when a reply returns, so a faster
+    server sends sooner and there is no such bound; every request sent at once (rate inf) gives
+    one too loose to say anything, so neither is given one.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from typing import Any
 
 from .deployment import Split
 from .performance import CEILING, Hardware, Workload, decode_step, prefill_after_cached, prefill_pass
+from .serving import ServingConfig, draw_traffic
 
 #: The accounting each bound uses, named in the report and the JSON.
 TTFT_ACCOUNTING = (
@@ -91,3 +103,43 @@ def bounds_report(
         "accounting": {"ttft": ttft, "itl": ITL_ACCOUNTING, "tpot": ITL_ACCOUNTING},
         "times_under_load": SCHEDULED_NOTE,
     }
+
+
+#: The accounting of the throughput bound, and why a run has none.
+THROUGHPUT_ACCOUNTING = (
+    "open loop: each request's arrival fixed by the seed, served the moment it is sent at the best-case"
+    " TTFT and ITL above; the last to finish sets the measured window's shortest length"
+)
+NO_THROUGHPUT_BOUND = (
+    "none: a closed loop (or every request sent at once) sends as fast as the server replies, so its"
+    " arrivals are not fixed"
+)
+
+
+def throughput_bound(
+    config: ServingConfig, ttft_s: float, itl_s: float, warmup: int = 0, completed_all: bool = True
+) -> float | None:
+    """The highest output tokens/s any server could measure on ``config``'s open-loop stream of
+    ``warmup`` + ``config.requests`` requests, the last ``config.requests`` measured (see the module
+    docstring): ``sum(O_i) / (max_i(s_i + ttft_s + (O_i - 1) itl_s) - w)`` over the measured ones.
+    None for a closed loop or rate inf, and where some request was rejected (``completed_all``
+    False: its tokens and its finish would not count, so the sum over all would not bound)."""
+    if config.concurrency is not None or math.isinf(config.rate) or not completed_all or config.requests < 1:
+        return None
+    total = warmup + config.requests
+    sends, _, outputs = draw_traffic(config, total)
+    start = min(sends[warmup:]) if warmup else 0.0
+    latest = max(sends[i] + ttft_s + (outputs[i] - 1) * itl_s for i in range(warmup, total))
+    tokens = sum(outputs[warmup:])
+    return tokens / (latest - start) if latest > start else None
+
+
+def with_throughput_bound(
+    bounds: dict[str, Any], config: ServingConfig, warmup: int = 0, completed_all: bool = True
+) -> dict[str, Any]:
+    """``bounds`` (best-case times, their accounting) with ``throughput_tokens_per_s`` from
+    ``throughput_bound`` at its TTFT and ITL (an ITL of 0 where it has none: a speculative run may
+    emit several tokens a pass) and that bound's accounting, or None and why there is none."""
+    value = throughput_bound(config, bounds["ttft_mean_s"], bounds.get("itl_mean_s", 0.0), warmup, completed_all)
+    accounting = {**bounds.get("accounting", {}), "throughput": THROUGHPUT_ACCOUNTING if value else NO_THROUGHPUT_BOUND}
+    return {**bounds, "throughput_tokens_per_s": value, "accounting": accounting}

@@ -436,11 +436,18 @@ def _pool_rows(pools: dict[str, Any], spread: Callable[..., str]) -> list[tuple[
 def _bound_rows(bounds: dict[str, Any]) -> list[tuple[str, str]]:
     """The best-case bounds on the times (``load_bounds``), each with the accounting it uses."""
     accounting = bounds["accounting"]
-    return [
+    rows = [
         ("times under load", bounds["times_under_load"]),
         ("TTFT bound", f"≥ {fmt.duration(bounds['ttft_mean_s'])} ({accounting['ttft']})"),
         ("ITL/TPOT bound", f"≥ {fmt.duration(bounds['itl_mean_s'])} ({accounting['itl']})"),
     ]
+    if "throughput" in accounting:
+        most = bounds["throughput_tokens_per_s"]
+        shown = accounting["throughput"]
+        if most is not None:
+            shown = f"≤ {fmt.rate(most)} output tokens/s ({shown})"
+        rows.append(("throughput bound", shown))
+    return rows
 
 
 def _expected_simulation_rows(

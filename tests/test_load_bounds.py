@@ -13,7 +13,7 @@ import pytest
 from roofline import benchmarks
 from roofline import formatting as fmt
 from roofline.cli import main
-from roofline.load_bounds import ITL_ACCOUNTING, TTFT_ACCOUNTING
+from roofline.load_bounds import ITL_ACCOUNTING, NO_THROUGHPUT_BOUND, TTFT_ACCOUNTING
 from roofline.loader import load_specs
 from roofline.measured import compare_all
 from roofline.performance import CEILING
@@ -58,7 +58,12 @@ def test_simulate_names_the_bounds_and_their_accounting(capsys: pytest.CaptureFi
     best = figures["best_case"]
     assert figures["ttft_mean_s"] > 0.83451 >= best["ttft_mean_s"]
     assert figures["itl_mean_s"] >= best["itl_mean_s"] and 0.05973 >= best["itl_mean_s"]
-    assert best["accounting"] == {"ttft": TTFT_ACCOUNTING, "itl": ITL_ACCOUNTING, "tpot": ITL_ACCOUNTING}
+    assert best["accounting"] == {
+        "ttft": TTFT_ACCOUNTING,
+        "itl": ITL_ACCOUNTING,
+        "tpot": ITL_ACCOUNTING,
+        "throughput": NO_THROUGHPUT_BOUND,
+    }
     assert best["times_under_load"].startswith("depends on the scheduler")
     assert main(["simulate", *args]) == 0
     text = capsys.readouterr().out
@@ -119,3 +124,44 @@ def test_the_nim_rows_steady_state_after_a_warmup_stays_above_the_bound(capsys: 
     assert warm["fleet"]["warmup_requests"] == 100 and cold["fleet"]["warmup_requests"] == 0
     assert cold["ttft_mean_s"] > 2 * 0.83451 > 0.83451 > warm["ttft_mean_s"] > warm["best_case"]["ttft_mean_s"]
     assert warm["itl_mean_s"] >= warm["best_case"]["itl_mean_s"]
+
+
+def test_no_simulated_throughput_beats_the_arrivals_bound(capsys: pytest.CaptureFixture[str]) -> None:
+    """Open loop: the arrivals are the seed's, so no server (the simulator at either costs included)
+    measures more output tokens/s than the last request's send plus its best-case service allows;
+    with a warm-up the window starts at the first measured send, with replicas the stream is shared."""
+    base = ["--gpu", "h100-sxm", "--model", "llama-3.1-8b", "--requests", "120", "--prompt", "100:900"]
+    base += ["--output", "20:300", "--costs", "expected"]
+    for extra in ([], ["--warmup", "30"], ["--replicas", "3", "--warmup", "12"], ["--prefix-tokens", "64"]):
+        for rate in ("0.5", "4", "60"):
+            figures = _simulate_json(capsys, *base, "--rate", rate, *extra)
+            most = figures["best_case"]["throughput_tokens_per_s"]
+            assert figures["throughput_tokens_per_s"] <= most * (1 + 1e-12), (extra, rate)
+            assert figures["expected"]["throughput_tokens_per_s"] <= most * (1 + 1e-12), (extra, rate)
+            assert figures["band"]["throughput_tokens_per_s"][1] <= most
+
+
+def test_an_expected_throughput_band_never_promises_more_than_the_arrivals(capsys: pytest.CaptureFixture[str]) -> None:
+    """At 4 requests/s of 256 output tokens (about 1,024 tokens/s offered) the band's high end was
+    1,241 tokens/s, a share of the expected figure, though the stream cannot give more than the
+    ceiling run's 1,070; it is now held there, in the JSON and the report."""
+    args = ["--gpu", "h100-sxm", "--model", "llama-3.1-8b", "--costs", "expected", "--rate", "4", "--requests", "300"]
+    figures = _simulate_json(capsys, *args)
+    most = figures["best_case"]["throughput_tokens_per_s"]
+    assert figures["throughput_tokens_per_s"] == pytest.approx(most, rel=2e-3)  # the ceiling run keeps up
+    low, high = figures["band"]["throughput_tokens_per_s"]
+    assert high == most and low < figures["expected"]["throughput_tokens_per_s"] < high
+    assert main(["simulate", *args]) == 0
+    text = capsys.readouterr().out
+    assert f"throughput bound       ≤ {fmt.rate(most)} output tokens/s (open loop" in text
+    assert f"(band {fmt.rate(low)} to {fmt.rate(most)})" in text
+
+
+def test_a_closed_loop_has_no_throughput_bound_and_says_why(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["--gpu", "h100-sxm", "--model", "llama-3.1-8b", "--costs", "expected", "--requests", "60"]
+    for load in (["--concurrency", "4"], ["--rate", "inf"]):
+        figures = _simulate_json(capsys, *args, *load)
+        assert figures["best_case"]["throughput_tokens_per_s"] is None
+        assert figures["best_case"]["accounting"]["throughput"].startswith("none: a closed loop")
+        assert main(["simulate", *args, *load]) == 0
+        assert "throughput bound       none: a closed loop" in capsys.readouterr().out

@@ -624,6 +624,7 @@ def test_the_simulation_shows_the_expected_run_and_its_band_beside_the_ceiling()
     from roofline import Hardware, ServingConfig, Workload, builtin_specs
     from roofline import formatting as fmt
     from roofline.calibration import load_calibration
+    from roofline.load_bounds import best_case_times, with_throughput_bound
     from roofline.serving import Lengths, simulate_expected
 
     params = calculator.DEFAULTS
@@ -642,7 +643,15 @@ def test_the_simulation_shows_the_expected_run_and_its_band_beside_the_ceiling()
     calibration = load_calibration()
     hardware, workload = Hardware(specs.gpu(params["gpu"])), Workload(specs.model(params["model"]), "bf16")
     figures = simulate_expected(hardware, workload, config, calibration).to_dict()
-    bands = calibration.bands(figures)
+    # The band held to the arrivals' throughput bound (below the unheld 3,040 at these defaults).
+    bounds = with_throughput_bound(best_case_times(hardware, workload, config.prompt.low), config)
+    bands = calibration.bands(figures, bounds)
+    assert (
+        bands["throughput_tokens_per_s"][1]
+        == bounds["throughput_tokens_per_s"]
+        < calibration.band_for("throughput_tokens_per_s", figures["throughput_tokens_per_s"])[1]
+    )
+    assert "Nor could any server measure more than" in view["explain"]
     throughput, ttft, tpot = view["expected"].split(" · ")
     low, high = bands["throughput_tokens_per_s"]
     assert throughput == f"{figures['throughput_tokens_per_s']:,.0f} (band {low:,.0f}–{high:,.0f}) tokens/s"

@@ -280,7 +280,7 @@ def serving_runs(calibration: Calibration) -> list[tuple[ServingRun, float, Expe
                 "has no prediction", file=str(PREDICTIONS_FILE), entry=run.id, hint="rerun scripts/fit_expected.py"
             )
         ceiling, expected = predictions[run.id]
-        chosen.append((run, ceiling, benchmarks.expectation(run, expected, calibration)))
+        chosen.append((run, ceiling, benchmarks.expectation(run, expected, calibration, ceiling_figure=ceiling)))
     return chosen
 
 

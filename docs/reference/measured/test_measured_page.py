@@ -18,6 +18,8 @@ from sitegen.values import percent
 FOLDER = find(Path(__file__).resolve().parents[2], "measured")
 measured = FOLDER.module()
 #: Kinds without a band: the kernel benchmarks, an all-reduce's latency and a split's speedup.
+#: The measurements that are times, whose ceiling is the least they can be.
+TIME_METRICS = ("inter_token_latency_s", "time_to_first_token_s")
 NO_BAND_KINDS = ("HBM bandwidth", "GEMM rate", "all-reduce latency", "one split against another")
 
 
@@ -57,6 +59,10 @@ def test_the_measured_page_lists_every_measurement_with_its_ceiling_and_link(ctx
             assert cells[5] == f"{measured.shown(m.metric, fitted)} (fitted; no band)"
         else:
             assert cells[5] == measured.band_cell(m.metric, expectation)
+            if expectation is not None and m.metric in TIME_METRICS:  # held within the ceiling beside it
+                assert expectation.low >= comparison.ceiling * (1 - 1e-12), m.id
+            elif expectation is not None:
+                assert expectation.high <= comparison.ceiling * (1 + 1e-12), m.id
         assert cells[6] == escape.text(ctx.specs.gpu(m.gpu).name) and cells[7] == str(m.gpus)
         assert (
             f"- **{number}.** Hardware: {escape.text(m.hardware)}."
@@ -126,8 +132,13 @@ def test_every_serving_run_shows_measured_ceiling_and_expected_band(ctx):
             ceiling, expected = predictions[run.id]
             unit = measured.SERVING_UNITS[run.metric]
             assert cells[8] == measured.shown(unit, run.value) and cells[9] == measured.shown(unit, ceiling)
-            expectation = benchmarks.expectation(run, expected, calibration)
+            expectation = benchmarks.expectation(run, expected, calibration, ceiling_figure=ceiling)
             assert cells[10] == measured.band_cell(unit, expectation)
+            # No band reaches past the ceiling beside it (a widened band for an unfitted ground did).
+            if run.kind == "throughput":
+                assert expectation.high <= ceiling, run.id
+            else:
+                assert expectation.low >= ceiling, run.id
             assert cells[11] == f"{run.value / expected:.2f}" + ("" if run.counted else measured.DEFECT_MARK)
             assert cells[12] == f"[link]({run.source})"
             assert run.ratio(ceiling) <= 1.02, run.id  # the ceiling holds for what the page shows

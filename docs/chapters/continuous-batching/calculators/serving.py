@@ -19,7 +19,7 @@ from roofline import Hardware, ServingConfig, SpecError, Workload, builtin_specs
 from roofline import formatting as fmt
 from roofline.calibration import UNFITTED_FLAG, expected_costs, load_calibration
 from roofline.forms import Field, Form, Output, Rule
-from roofline.load_bounds import best_case_times
+from roofline.load_bounds import best_case_times, with_throughput_bound
 from roofline.performance import tensor_parallel_degrees
 from roofline.serving import (
     ADMISSIONS,
@@ -221,6 +221,17 @@ def _scheduled(hardware: Hardware, workload: Workload, prompt: int) -> str:
     )
 
 
+def _arrivals_bound(most: float | None) -> str:
+    """The throughput no server could measure on these arrivals (``load_bounds.throughput_bound``),
+    as a sentence; nothing where some request was turned away (the bound is then not given)."""
+    if most is None:
+        return ""
+    return (
+        f" Nor could any server measure more than {fmt.rate(most)} output tokens/s on these arrivals:"
+        " the last request cannot finish before it is sent plus those best times."
+    )
+
+
 @FORM.view
 def view(
     gpu: str,
@@ -271,8 +282,10 @@ def view(
     fitted = simulate_expected(hardware, workload, config, calibration)
     # The band from the same grounding that fixed the costs: widened, and flagged, where the fit has no rows.
     ground = expected_costs(hardware, workload, calibration)
-    # The times' bands no shorter than any scheduler's best (load_bounds.best_case_times).
-    bounds = best_case_times(hardware, workload, config.prompt.low)
+    # The times' bands no shorter than any scheduler's best (load_bounds.best_case_times), and the
+    # throughput's no higher than these arrivals allow any server (load_bounds.throughput_bound).
+    completed_all = result.rejected == 0 and fitted.rejected == 0
+    bounds = with_throughput_bound(best_case_times(hardware, workload, config.prompt.low), config, 0, completed_all)
     expected = _expected(fitted.to_dict(), ground.bands(fitted.to_dict(), bounds))
     if ground.widened:
         expected += f"; {UNFITTED_FLAG}"
@@ -292,7 +305,9 @@ def view(
         f" At the expected costs the same requests give (throughput · mean TTFT · mean TPOT) {expected};"
         f" the figures above are at the ceiling's costs."
         + (f" Expected band: {ground.flag}." if ground.widened else "")
-        + f" {_scheduled(hardware, workload, prompt_low)} {fmt.EXPECTED_MEANS}"
+        + f" {_scheduled(hardware, workload, prompt_low)}"
+        + _arrivals_bound(bounds["throughput_tokens_per_s"])
+        + f" {fmt.EXPECTED_MEANS}"
     )
     keeping_up = result.throughput_requests_per_s >= 0.9 * rate
     if result.preemptions:
