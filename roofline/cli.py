@@ -70,7 +70,13 @@ from .fleet import MAX_REPLICAS, fleet_facts, replicas_lines, replicated, simula
 from .harness import DEFAULT_ENGINE, DEFAULT_HARNESS, ENGINES, HARNESSES
 from .hfconfig import FAMILIES, read_config
 from .kvformats import KV_FORMAT_NAMES, KV_FORMATS
-from .load_bounds import SCHEDULED_NOTE, best_case_times, bounds_report, with_throughput_bound
+from .load_bounds import (
+    SCHEDULED_NOTE,
+    TTFT_ACCOUNTING,
+    best_case_times,
+    bounds_report,
+    with_throughput_bound,
+)
 from .loader import SpecSet, builtin_specs, check_id, check_same_compute, load_specs, read_spec_file
 from .measured import load_measurements
 from .moe import (
@@ -1655,9 +1661,14 @@ def _run_simulate_speculative(args: argparse.Namespace, specs: SpecSet, drafting
         raise _simulate_option_error(error) from None
     figures = {**run.to_dict(), "costs": args.costs}
     # Speculation emits several tokens a pass, so only the first token keeps its best-case bound.
-    ttft_bound = {"ttft_mean_s": best_case_times(hardware, workload, config.prompt.low)["ttft_mean_s"]}
+    ttft_bound = {
+        "ttft_mean_s": best_case_times(hardware, workload, config.prompt.low)["ttft_mean_s"],
+        "accounting": {"ttft": TTFT_ACCOUNTING},
+        "times_under_load": SCHEDULED_NOTE,
+    }
     completed_all = run.result.rejected == 0 and (expected is None or expected.result.rejected == 0)
     ttft_bound = with_throughput_bound(ttft_bound, config, completed_all=completed_all)
+    figures["best_case"] = ttft_bound
     if expected is not None and calibration is not None:
         expected_figures = expected.to_dict()
         figures.update(

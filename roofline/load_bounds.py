@@ -141,5 +141,8 @@ def with_throughput_bound(
     ``throughput_bound`` at its TTFT and ITL (an ITL of 0 where it has none: a speculative run may
     emit several tokens a pass) and that bound's accounting, or None and why there is none."""
     value = throughput_bound(config, bounds["ttft_mean_s"], bounds.get("itl_mean_s", 0.0), warmup, completed_all)
-    accounting = {**bounds.get("accounting", {}), "throughput": THROUGHPUT_ACCOUNTING if value else NO_THROUGHPUT_BOUND}
+    rule = THROUGHPUT_ACCOUNTING
+    if "itl_mean_s" not in bounds:
+        rule = rule.replace("TTFT and ITL above", "TTFT above, every later token at once (no gap bound)")
+    accounting = {**bounds.get("accounting", {}), "throughput": rule if value else NO_THROUGHPUT_BOUND}
     return {**bounds, "throughput_tokens_per_s": value, "accounting": accounting}

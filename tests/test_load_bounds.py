@@ -165,3 +165,18 @@ def test_a_closed_loop_has_no_throughput_bound_and_says_why(capsys: pytest.Captu
         assert figures["best_case"]["accounting"]["throughput"].startswith("none: a closed loop")
         assert main(["simulate", *args, *load]) == 0
         assert "throughput bound       none: a closed loop" in capsys.readouterr().out
+
+
+def test_a_speculative_runs_bands_are_held_to_bounds_it_names(capsys: pytest.CaptureFixture[str]) -> None:
+    """Speculation emits several tokens a pass, so it has no gap bound; its JSON names the two bounds
+    it has (the first token's, and the arrivals' throughput with every later token at once), and the
+    expected run's bands stay within them."""
+    args = ["--gpu", "h100-sxm", "--model", "llama-3.1-8b", "--costs", "expected", "--rate", "4", "--requests", "200"]
+    figures = _simulate_json(capsys, *args, "--speculate-gamma", "3", "--speculate-alpha", "0.6")
+    best = figures["best_case"]
+    assert set(best) == {"ttft_mean_s", "accounting", "times_under_load", "throughput_tokens_per_s"}
+    assert best["accounting"]["ttft"] == TTFT_ACCOUNTING
+    assert "every later token at once (no gap bound)" in best["accounting"]["throughput"]
+    assert figures["throughput_tokens_per_s"] <= best["throughput_tokens_per_s"]
+    assert figures["band"]["throughput_tokens_per_s"][1] <= best["throughput_tokens_per_s"]
+    assert figures["band"]["ttft_mean_s"][0] >= best["ttft_mean_s"]

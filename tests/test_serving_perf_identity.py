@@ -40,7 +40,8 @@ A deliberate change to every non-speculative CLI case: ``best_case`` gained the 
 ``throughput_tokens_per_s`` (``load_bounds.throughput_bound``, ``null`` for a closed loop or rate inf)
 and its ``accounting``. With those two keys taken out, each JSON is byte for byte the old one, except
 ``expected-costs``, whose throughput band's high end is now held at the bound (5,690 → 4,947 tokens/s);
-no simulated figure moved.
+no simulated figure moved. The speculative CLI cases gained ``best_case`` itself (the TTFT bound and
+that throughput bound, with their accounting); without it each JSON is byte for byte the old one.
 """
 
 from __future__ import annotations
@@ -100,11 +101,11 @@ EXPECTED_CLI: dict[str, str] = {
     "closed-loop": "02b3c0facaaa4c4730b6fd276abb570257761ea4417c4380125df078e7fccfad",
     "expected-costs": "15ac999ada4a7c452db6823e42d4d6f9fd1eb0d0a8458dc18553a4f3bdef990a",
     "pipeline": "4eacff10f71bd75f0732da55b9c630fc60f8a7254a7edc978096f322cbe3f3fb",
-    "speculative": "359e39ee245a5ed9a2657974752e46665711adac2ae83a9d459466d03b7fa6c8",
-    "speculative-draft": "2a4fade3cf39a38c5c5e6c40bd6576a7e852117be7c22951b11d85d9a2bca68f",
-    "speculative-greedy": "703658087c01c91735c26d19df586dec2d2eb48d65caafdbf80cbe3b10fd2dc4",
-    "speculative-certain": "1ab8da270865cc1c51179cc622c1f1fd7dd4769576dad25db32108faa3c56d71",
-    "speculative-certain-closed": "adc964a6329694192ed441556f102a69bc3186553f0493fa0966035bccfbb8bf",
+    "speculative": "f42360a452e9914799fd034f7673c07504841b46139a99ab2548edc14b0aca22",
+    "speculative-draft": "31b22484452d2debc2dafa3938cdd3d1e4c451ee1a644a848197a8b7e0607ab6",
+    "speculative-greedy": "d619ca9d02ad0221a1f4e20e05a83f7193a60e9892eb7947adb3e0a6aa2ca328",
+    "speculative-certain": "04c69691d45d2f88e029f2110ac2cd249032e0b4b0ad95090b89c92f8dae6b5c",
+    "speculative-certain-closed": "689e2aab33226b56b3750db357dd56e14cf2a9c5ef761f021ebd9def0bd32003",
 }
 
 #: name -> a ServingConfig run through the API with 40 traced requests and the block log.
