@@ -390,11 +390,15 @@ def _prefix_rows(result: SimulationResult) -> list[tuple[str, str]]:
     config = result.config
     rate = result.prefix_hit_rate
     hits = "no prefill started" if rate is None else f"{result.prefix_hits:,} of {result.prefix_lookups:,} prefills hit"
+    if rate is not None:
+        hits += f" ({rate:.1%})"
+    saved = f"{result.prefill_tokens_saved:,} prompt tokens not prefilled"
+    if result.prefix_token_hit_rate is not None:
+        saved += f" ({result.prefix_token_hit_rate:.1%} of those looked up, the share vLLM logs as its hit rate)"
     return [
         (
             "prefix cache",
-            f"{hits}{'' if rate is None else f' ({rate:.1%})'}, {result.prefill_tokens_saved:,} prompt tokens not"
-            f" prefilled; {config.prefix_groups:,} prefix{'es' if config.prefix_groups > 1 else ''} of"
+            f"{hits}, {saved}; {config.prefix_groups:,} prefix{'es' if config.prefix_groups > 1 else ''} of"
             f" {config.shared_prefix_tokens:,} tokens, {result.prefix_cache_blocks:,} KV blocks kept for them"
             f" ({config.prefix_cache_share:g} of the cache, LRU), {result.prefix_evictions:,} evicted",
         )

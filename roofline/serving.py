@@ -86,8 +86,11 @@ Prefix cache (``prefix_tokens`` or ``prefix_share``; off by default)
       if a slot is free or an unused entry can be evicted, else the request keeps them.
 
     Swapping and reserving are not combined with it (refused). JSON: ``prefix_lookups``,
-    ``prefix_hits``, ``prefix_hit_rate`` (hits / lookups), ``prefill_tokens_saved`` (prompt tokens the
-    hits skipped), ``prefix_cache_blocks``, ``prefix_evictions``; with ``--warmup``, over the whole run.
+    ``prefix_hits``, ``prefix_hit_rate`` (hits / lookups: a share of prefills), ``prefill_tokens_saved``
+    (prompt tokens the hits skipped), ``prefix_tokens_queried`` (the prompt tokens of every lookup),
+    ``prefix_token_hit_rate`` (saved / queried: a share of prompt tokens, the figure vLLM logs as its
+    "Prefix cache hit rate", ``CachingMetrics.hit_rate`` over ``PrefixCacheStats``' token counts),
+    ``prefix_cache_blocks``, ``prefix_evictions``; with ``--warmup``, over the whole run.
     With G equally likely groups and room for C prefixes the hit rate tends to ``min(C, G) / G``
     (``prefixcache.lru_hit_rate``).
 
@@ -494,6 +497,7 @@ class SimulationResult:
     prefix_lookups: int | None = None
     prefix_hits: int | None = None
     prefill_tokens_saved: int | None = None
+    prefix_tokens_queried: int | None = None
     prefix_cache_blocks: int | None = None
     prefix_evictions: int | None = None
 
@@ -503,6 +507,14 @@ class SimulationResult:
         if not self.prefix_lookups:
             return None
         return self.prefix_hits / self.prefix_lookups
+
+    @property
+    def prefix_token_hit_rate(self) -> float | None:
+        """Prompt tokens the hits skipped / prompt tokens of every lookup (None without a prefix
+        cache, or before any lookup): the share vLLM reports, where ``prefix_hit_rate`` counts prefills."""
+        if not self.prefix_tokens_queried:
+            return None
+        return self.prefill_tokens_saved / self.prefix_tokens_queried
 
     def _per_second(self, count: float) -> float:
         return count / self.duration_s if self.duration_s > 0 else 0.0
@@ -595,6 +607,8 @@ class SimulationResult:
                 prefix_hits=self.prefix_hits,
                 prefix_hit_rate=self.prefix_hit_rate,
                 prefill_tokens_saved=self.prefill_tokens_saved,
+                prefix_tokens_queried=self.prefix_tokens_queried,
+                prefix_token_hit_rate=self.prefix_token_hit_rate,
                 prefix_evictions=self.prefix_evictions,
             )
         if trace:
@@ -1461,7 +1475,7 @@ class _Run:
             )
         self.prefix = LruPrefixCache(slots)
         self.prefix_blocks, self.cache_blocks = prefix_blocks, cache_blocks
-        self.prefix_lookups = self.prefix_hits = self.prefill_tokens_saved = 0
+        self.prefix_lookups = self.prefix_hits = self.prefill_tokens_saved = self.prefix_tokens_queried = 0
         return capacity - cache_blocks
 
     def hit_tokens(self, index: int) -> int:
@@ -1477,6 +1491,7 @@ class _Run:
         from the cache, and count it. Returns the tokens it need not compute."""
         hit = self.hit_tokens(index)
         self.prefix_lookups += 1
+        self.prefix_tokens_queried += self.prompt[index]
         if hit:
             self.prefix.acquire(self.group[index])
             self.shared[index] = hit // BLOCK_TOKENS  # the blocks admission did not charge it
@@ -2152,6 +2167,7 @@ def prefix_counts(runs: Sequence[Any]) -> dict[str, int | None]:
         "prefix_lookups": sum(run.prefix_lookups for run in runs),
         "prefix_hits": sum(run.prefix_hits for run in runs),
         "prefill_tokens_saved": sum(run.prefill_tokens_saved for run in runs),
+        "prefix_tokens_queried": sum(run.prefix_tokens_queried for run in runs),
         "prefix_cache_blocks": runs[0].cache_blocks,
         "prefix_evictions": sum(run.prefix.evictions for run in runs),
     }

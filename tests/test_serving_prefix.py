@@ -142,3 +142,27 @@ def test_every_block_comes_back_when_the_run_ends_even_through_preemptions(polic
     assert run.preemptions > 1000 and run.prefix_hits > 0
     assert run.free_blocks == run.capacity  # nothing leaked, nothing freed twice
     assert sum(run.shared) == 0
+
+
+def test_the_token_hit_rate_is_the_share_vllm_logs_and_sits_below_the_prefill_rate(capsys):
+    """Two hit rates: prefills that found their prefix, and prompt tokens served from the cache over
+    the prompt tokens looked up (vLLM's logged "Prefix cache hit rate", PrefixCacheStats' token counts).
+    49 of 50 prompts of 2,000 tokens hit a 1,800-token prefix whose 112 whole blocks (1,792 tokens)
+    are cached: 49 x 1,792 of 50 x 2,000 tokens."""
+    args = ("--prompt", "2000", "--output", "16", "--rate", "0.2", "--requests", "50", "--prefix-share", "0.9")
+    status, out, _ = _cli(capsys, *args, "--json")
+    assert status == 0
+    figures = json.loads(out)
+    assert figures["prefix_tokens_queried"] == 50 * 2000
+    assert figures["prefix_token_hit_rate"] == 49 * 1792 / (50 * 2000) < figures["prefix_hit_rate"]
+    status, out, _ = _cli(capsys, *args)
+    assert "87,808 prompt tokens not prefilled (87.8% of those looked up, the share vLLM logs as its hit rate)" in out
+    plain = json.loads(_cli(capsys, "--requests", "20", "--json")[1])
+    assert "prefix_token_hit_rate" not in plain and "prefix_tokens_queried" not in plain
+
+
+def test_replicas_sum_the_tokens_looked_up():
+    config = replace(QUIET, requests=60, prefix_share=0.5, prefix_groups=3)
+    fleet = simulate_fleet(CEILING, WORKLOAD, config, replicas=3)
+    assert fleet.prefix_tokens_queried == fleet.prefix_lookups * 2000
+    assert fleet.prefix_token_hit_rate == fleet.prefill_tokens_saved / fleet.prefix_tokens_queried

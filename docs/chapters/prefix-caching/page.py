@@ -361,13 +361,21 @@ def _prefix_in_simulator(content: PageContent, ctx: Context) -> None:
             (
                 "no cache" if groups is None else f"{whole(groups)} prefix{'es' if groups > 1 else ''}",
                 "—" if groups is None else percent(figures["prefix_hit_rate"], 1),
+                "—" if groups is None else percent(figures["prefix_token_hit_rate"], 1),
                 "—" if groups is None else whole(figures["prefill_tokens_saved"]),
                 fmt.milliseconds(run.ttft_mean_s),
                 fmt.milliseconds(run.ttft_s[50]),
             )
         )
-    header = ("Shared prefixes", "Hit rate", "Prompt tokens skipped", "Mean TTFT", "Median TTFT")
-    content.table("pc-sim", markdown_table(header, rows, right={1, 2, 3, 4}))
+    header = (
+        "Shared prefixes",
+        "Prefills that hit",
+        "Prompt tokens from the cache",
+        "Prompt tokens skipped",
+        "Mean TTFT",
+        "Median TTFT",
+    )
+    content.table("pc-sim", markdown_table(header, rows, right={1, 2, 3, 4, 5}))
     plain, one = runs[None], runs[1]
     content.put("pcsim_rate", f"{SIM_RATE:g}")
     content.put("pcsim_requests", whole(SIM_REQUESTS))
@@ -377,7 +385,11 @@ def _prefix_in_simulator(content: PageContent, ctx: Context) -> None:
     saving = hit_saving(hardware, workload, PROMPT, cached_tokens(PROMPT, SHARE))
     content.put("pcsim_predicted", percent(saving.saved_fraction, 1))
     content.put("pcsim_many", whole(SIM_GROUPS[-1]))
-    content.put("pcsim_many_hit", percent(runs[SIM_GROUPS[-1]].to_dict()["prefix_hit_rate"], 1))
+    many = runs[SIM_GROUPS[-1]].to_dict()
+    content.put("pcsim_many_hit", percent(many["prefix_hit_rate"], 1))
+    content.put("pcsim_many_token_hit", percent(many["prefix_token_hit_rate"], 1))
+    content.put("pcsim_one_hit", percent(one.to_dict()["prefix_hit_rate"], 1))
+    content.put("pcsim_one_token_hit", percent(one.to_dict()["prefix_token_hit_rate"], 1))
 
 
 def _disagg_in_simulator(content: PageContent, ctx: Context) -> None:

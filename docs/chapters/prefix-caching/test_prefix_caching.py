@@ -167,6 +167,13 @@ def test_the_simulated_cache_saves_what_the_arithmetic_predicts(values) -> None:
     assert simulated == pytest.approx(predicted, abs=0.05)  # issue 38: within 5 points of the arithmetic
     many = simulate(H100, SMALL, replace(base, prefix_share=chapter.SHARE, prefix_groups=chapter.SIM_GROUPS[-1]))
     assert many.to_dict()["prefix_hit_rate"] < one.to_dict()["prefix_hit_rate"]  # more prefixes than the cache holds
+    # Both hit rates, each as the prose names it: prefills that hit, and prompt tokens from the cache
+    # (vLLM's kind), lower because a hit still computes the prompt past the prefix's whole blocks.
+    for run, name in ((one, "one"), (many, "many")):
+        figures = run.to_dict()
+        assert values[f"pcsim_{name}_hit"] == f"{figures['prefix_hit_rate']:.1%}"
+        assert values[f"pcsim_{name}_token_hit"] == f"{figures['prefix_token_hit_rate']:.1%}"
+        assert figures["prefix_token_hit_rate"] < figures["prefix_hit_rate"]
 
 
 def test_distserves_example_keeps_its_direction_and_reports_its_size(values, content) -> None:
