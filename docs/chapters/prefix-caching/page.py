@@ -218,7 +218,8 @@ def _published_hits(content: PageContent) -> None:
         (
             "SGLang v0.4 cache-aware router against round robin",
             f"Llama 3.1 8B on 8 A100 80 GB, {c['router_dp'].value:.0f} data-parallel workers; shared-prefix groups",
-            f"{percent(c['router_ca_hit'].value)} against {percent(c['router_rr_hit'].value)}",
+            f"{percent(c['router_ca_hit'].value)} against {percent(c['router_rr_hit'].value)}"
+            " (of prefills or of tokens: the blog does not say)",
             f"{whole(c['router_ca_tps'].value)} against {whole(c['router_rr_tps'].value)} tokens/s ({speedup:.1f}×)",
             f"[LMSYS blog]({SGLANG04})",
         ),

@@ -154,7 +154,7 @@ def test_short_prompts_keep_one_pool_and_lose_in_the_simulator(values) -> None:
     assert split.itl_mean_s > together.itl_mean_s  # "the mean gap between tokens grows"
 
 
-def test_the_simulated_cache_saves_what_the_arithmetic_predicts(values) -> None:
+def test_the_simulated_cache_saves_what_the_arithmetic_predicts(values, content) -> None:
     base = ServingConfig(
         rate=chapter.SIM_RATE, requests=chapter.SIM_REQUESTS, prompt=Lengths(chapter.PROMPT, chapter.PROMPT),
         output=Lengths(chapter.SIM_OUTPUT, chapter.SIM_OUTPUT),
@@ -174,6 +174,9 @@ def test_the_simulated_cache_saves_what_the_arithmetic_predicts(values) -> None:
         assert values[f"pcsim_{name}_hit"] == f"{figures['prefix_hit_rate']:.1%}"
         assert values[f"pcsim_{name}_token_hit"] == f"{figures['prefix_token_hit_rate']:.1%}"
         assert figures["prefix_token_hit_rate"] < figures["prefix_hit_rate"]
+    # Each published rate says which kind it is, or that its source does not.
+    assert "of input tokens" in content.tables["pc-published"]
+    assert "(of prefills or of tokens: the blog does not say)" in content.tables["pc-published"]
 
 
 def test_distserves_example_keeps_its_direction_and_reports_its_size(values, content) -> None:
