@@ -30,7 +30,11 @@ where the cap on the last token lifts, at ``16 floor(N / 16) + 1``: the bound is
 A miss prefills more than a hit of the same prompt, so it needs no candidate of its own.
 
 On a pipeline split every token passes every stage in turn, so the bounds are those of the
-whole model on one stage's ``tp`` GPUs (the stages' times add up to at least that).
+whole model on one stage's ``tp`` GPUs (the stages' times add up to at least that). With M
+micro-batches an iteration's prompt tokens are shared among them (``deployment.PipelineCosts``)
+and the micro-batches run through the stages at once, so the prompt's last token waits only for
+its own micro-batch's ``floor(P / M)`` or more tokens to pass every stage: the TTFT bound is that
+many tokens' prefill (0 where M > P).
 
 Throughput, open loop
     At a finite Poisson rate the arrivals are fixed by the seed, whatever the server does, and no
@@ -77,15 +81,28 @@ def best_case_times(
     may hold (0: none), under any scheduler and any load (see the module docstring)."""
     gpus = hardware.count if split is None else split.tp
     ceiling = replace(hardware, count=gpus, costs=CEILING)
+    shares = split.microbatches if split is not None and split.pp > 1 else 1
+
+    def alone(tokens: int, cached: int | None = None) -> float:
+        # A micro-batch's share of the tokens to prefill, through every stage (0 tokens: no time);
+        # with ``cached`` (a prefix hit, 0 included) after that many cached tokens.
+        share = tokens // shares
+        if share == 0:
+            return 0.0
+        pass_workload = replace(workload, batch=1, context=0, prompt=share)
+        if cached is None:
+            return prefill_pass(ceiling, pass_workload).seconds
+        return prefill_after_cached(ceiling, pass_workload, cached).seconds
+
     if prefix_tokens:
         whole = prefix_tokens // 16 * 16
         ttft = min(
-            prefill_after_cached(ceiling, replace(workload, batch=1, context=0, prompt=p - hit), hit).seconds
+            alone(p - hit, hit)
             for p in {prompt_tokens, max(prompt_tokens, whole + 1)}
             for hit in (min(whole, (p - 1) // 16 * 16),)
         )
     else:
-        ttft = prefill_pass(ceiling, replace(workload, batch=1, context=0, prompt=prompt_tokens)).seconds
+        ttft = alone(prompt_tokens)
     step = decode_step(ceiling, replace(workload, batch=1, context=prompt_tokens, prompt=0)).seconds
     return {"ttft_mean_s": ttft, "itl_mean_s": step, "tpot_mean_s": step}
 
@@ -98,6 +115,11 @@ def bounds_report(
     ttft = TTFT_ACCOUNTING
     if prefix_tokens:
         ttft = ttft.replace("each prompt prefilled alone", "each prompt's uncached tokens prefilled alone after a hit")
+    if split is not None and split.pp > 1 and split.microbatches > 1:
+        ttft += (
+            f"; on {split.microbatches} micro-batches, which pass the stages at once, only one micro-batch's"
+            " share of those tokens (a floor of 1/M of them) must pass every stage"
+        )
     return {
         **best_case_times(hardware, workload, prompt_tokens, split, prefix_tokens),
         "accounting": {"ttft": ttft, "itl": ITL_ACCOUNTING, "tpot": ITL_ACCOUNTING},
@@ -113,6 +135,10 @@ THROUGHPUT_ACCOUNTING = (
 NO_THROUGHPUT_BOUND = (
     "none: a closed loop (or every request sent at once) sends as fast as the server replies, so its"
     " arrivals are not fixed"
+)
+REJECTED_NO_BOUND = (
+    "none: some requests never fit in the KV cache and were turned away, so the measured tokens and the"
+    " window's end are not the whole stream's"
 )
 
 
@@ -144,5 +170,8 @@ def with_throughput_bound(
     rule = THROUGHPUT_ACCOUNTING
     if "itl_mean_s" not in bounds:
         rule = rule.replace("TTFT and ITL above", "TTFT above, every later token at once (no gap bound)")
-    accounting = {**bounds.get("accounting", {}), "throughput": rule if value else NO_THROUGHPUT_BOUND}
+    if value is None:
+        open_loop = config.concurrency is None and not math.isinf(config.rate)
+        rule = REJECTED_NO_BOUND if open_loop and not completed_all else NO_THROUGHPUT_BOUND
+    accounting = {**bounds.get("accounting", {}), "throughput": rule}
     return {**bounds, "throughput_tokens_per_s": value, "accounting": accounting}

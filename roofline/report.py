@@ -394,7 +394,10 @@ def _prefix_rows(result: SimulationResult) -> list[tuple[str, str]]:
         hits += f" ({rate:.1%})"
     saved = f"{result.prefill_tokens_saved:,} prompt tokens not prefilled"
     if result.prefix_token_hit_rate is not None:
-        saved += f" ({result.prefix_token_hit_rate:.1%} of those looked up, the share vLLM logs as its hit rate)"
+        saved += (
+            f"; {result.prefix_token_hit_rate:.1%} of the requests' prompt tokens were cached at their own"
+            " lookup (recomputes left out: the share vLLM logs as its hit rate)"
+        )
     return [
         (
             "prefix cache",

@@ -87,9 +87,12 @@ Prefix cache (``prefix_tokens`` or ``prefix_share``; off by default)
 
     Swapping and reserving are not combined with it (refused). JSON: ``prefix_lookups``,
     ``prefix_hits``, ``prefix_hit_rate`` (hits / lookups: a share of prefills), ``prefill_tokens_saved``
-    (prompt tokens the hits skipped), ``prefix_tokens_queried`` (the prompt tokens of every lookup),
-    ``prefix_token_hit_rate`` (saved / queried: a share of prompt tokens, the figure vLLM logs as its
-    "Prefix cache hit rate", ``CachingMetrics.hit_rate`` over ``PrefixCacheStats``' token counts),
+    (prompt tokens the hits skipped, recomputes included), ``prefix_tokens_queried`` and
+    ``prefix_tokens_hit`` (each request's own lookup: its prompt tokens and those cached; a recompute
+    after a preemption is left out), ``prefix_token_hit_rate`` (hit / queried: a share of prompt
+    tokens, what vLLM logs as its "Prefix cache hit rate", ``CachingMetrics.hit_rate`` over
+    ``PrefixCacheStats``' token counts, a preempted request's kept apart; over the whole run, where
+    vLLM's log covers its last 1,000 requests),
     ``prefix_cache_blocks``, ``prefix_evictions``; with ``--warmup``, over the whole run.
     With G equally likely groups and room for C prefixes the hit rate tends to ``min(C, G) / G``
     (``prefixcache.lru_hit_rate``).
@@ -498,6 +501,7 @@ class SimulationResult:
     prefix_hits: int | None = None
     prefill_tokens_saved: int | None = None
     prefix_tokens_queried: int | None = None
+    prefix_tokens_hit: int | None = None
     prefix_cache_blocks: int | None = None
     prefix_evictions: int | None = None
 
@@ -510,11 +514,12 @@ class SimulationResult:
 
     @property
     def prefix_token_hit_rate(self) -> float | None:
-        """Prompt tokens the hits skipped / prompt tokens of every lookup (None without a prefix
-        cache, or before any lookup): the share vLLM reports, where ``prefix_hit_rate`` counts prefills."""
+        """Cached prompt tokens / prompt tokens, over each request's own lookup (recomputes after a
+        preemption left out; None without a prefix cache, or before any lookup): the share vLLM logs,
+        where ``prefix_hit_rate`` counts prefills."""
         if not self.prefix_tokens_queried:
             return None
-        return self.prefill_tokens_saved / self.prefix_tokens_queried
+        return self.prefix_tokens_hit / self.prefix_tokens_queried
 
     def _per_second(self, count: float) -> float:
         return count / self.duration_s if self.duration_s > 0 else 0.0
@@ -608,6 +613,7 @@ class SimulationResult:
                 prefix_hit_rate=self.prefix_hit_rate,
                 prefill_tokens_saved=self.prefill_tokens_saved,
                 prefix_tokens_queried=self.prefix_tokens_queried,
+                prefix_tokens_hit=self.prefix_tokens_hit,
                 prefix_token_hit_rate=self.prefix_token_hit_rate,
                 prefix_evictions=self.prefix_evictions,
             )
@@ -1475,7 +1481,8 @@ class _Run:
             )
         self.prefix = LruPrefixCache(slots)
         self.prefix_blocks, self.cache_blocks = prefix_blocks, cache_blocks
-        self.prefix_lookups = self.prefix_hits = self.prefill_tokens_saved = self.prefix_tokens_queried = 0
+        self.prefix_lookups = self.prefix_hits = self.prefill_tokens_saved = 0
+        self.prefix_tokens_queried = self.prefix_tokens_hit = 0
         return capacity - cache_blocks
 
     def hit_tokens(self, index: int) -> int:
@@ -1486,12 +1493,16 @@ class _Run:
             return 0
         return min(self.prefix_blocks, (self.prompt[index] - 1) // BLOCK_TOKENS) * BLOCK_TOKENS
 
-    def start_prefill(self, index: int) -> int:
+    def start_prefill(self, index: int, first: bool = False) -> int:
         """``index`` starts a prefill from its first token: look its prefix up, take a hit's blocks
-        from the cache, and count it. Returns the tokens it need not compute."""
+        from the cache, and count it. Returns the tokens it need not compute. A ``first`` lookup (the
+        request's own, not a recompute after a preemption) also counts its prompt tokens and the
+        cached ones, as vLLM's logged hit rate counts a new request's (a preempted one's apart)."""
         hit = self.hit_tokens(index)
         self.prefix_lookups += 1
-        self.prefix_tokens_queried += self.prompt[index]
+        if first:
+            self.prefix_tokens_queried += self.prompt[index]
+            self.prefix_tokens_hit += hit
         if hit:
             self.prefix.acquire(self.group[index])
             self.shared[index] = hit // BLOCK_TOKENS  # the blocks admission did not charge it
@@ -1820,7 +1831,7 @@ class _Run:
             resume = None if fresh else self.resume.get(index)
             if resume is None:
                 self.prefilling.append(
-                    [index, 0 if self.prefix is None else self.start_prefill(index), self.prompt[index]]
+                    [index, 0 if self.prefix is None else self.start_prefill(index, first=True), self.prompt[index]]
                 )
                 continue
             del self.resume[index]
@@ -2168,6 +2179,7 @@ def prefix_counts(runs: Sequence[Any]) -> dict[str, int | None]:
         "prefix_hits": sum(run.prefix_hits for run in runs),
         "prefill_tokens_saved": sum(run.prefill_tokens_saved for run in runs),
         "prefix_tokens_queried": sum(run.prefix_tokens_queried for run in runs),
+        "prefix_tokens_hit": sum(run.prefix_tokens_hit for run in runs),
         "prefix_cache_blocks": runs[0].cache_blocks,
         "prefix_evictions": sum(run.prefix.evictions for run in runs),
     }

@@ -12,7 +12,7 @@ import pytest
 from roofline import Hardware, ServingConfig, Workload, builtin_specs, load_calibration
 from roofline.fleet import simulate_fleet
 from roofline.prefixcache import hit_saving, lru_hit_rate
-from roofline.serving import Lengths, finished_run, simulate
+from roofline.serving import Lengths, draw_traffic, finished_run, simulate
 from support import run_cli
 
 SPECS = builtin_specs()
@@ -153,16 +153,31 @@ def test_the_token_hit_rate_is_the_share_vllm_logs_and_sits_below_the_prefill_ra
     status, out, _ = _cli(capsys, *args, "--json")
     assert status == 0
     figures = json.loads(out)
-    assert figures["prefix_tokens_queried"] == 50 * 2000
+    assert figures["prefix_tokens_queried"] == 50 * 2000 and figures["prefix_tokens_hit"] == 49 * 1792
     assert figures["prefix_token_hit_rate"] == 49 * 1792 / (50 * 2000) < figures["prefix_hit_rate"]
     status, out, _ = _cli(capsys, *args)
-    assert "87,808 prompt tokens not prefilled (87.8% of those looked up, the share vLLM logs as its hit rate)" in out
+    assert "87,808 prompt tokens not prefilled; 87.8% of the requests' prompt tokens were cached" in out
+    assert "(recomputes left out: the share vLLM logs as its hit rate)" in out
     plain = json.loads(_cli(capsys, "--requests", "20", "--json")[1])
     assert "prefix_token_hit_rate" not in plain and "prefix_tokens_queried" not in plain
+
+
+def test_the_token_hit_rate_counts_each_requests_own_lookup_not_its_recomputes(capsys):
+    """vLLM records a preempted request's lookup apart (PrefixCacheStats.record(preempted=True)) and
+    leaves it out of its logged rate; so does the token rate here, where the prefill counts keep it."""
+    args = ("--usable-fraction", "0.03", "--prompt", "512:2048", "--output", "256:1024", "--rate", "20")
+    status, out, _ = _cli(capsys, *args, "--prefix-share", "0.5", "--requests", "200", "--json")
+    assert status == 0
+    figures = json.loads(out)
+    assert figures["preemptions"] > 0 and figures["prefix_lookups"] > 200  # recomputes looked up again
+    config = ServingConfig(requests=200, rate=20.0, prompt=Lengths(512, 2048), output=Lengths(256, 1024))
+    _, prompts, _ = draw_traffic(config, 200)
+    assert figures["prefix_tokens_queried"] == sum(prompts)  # each request's prompt once
+    assert figures["prefix_tokens_hit"] <= figures["prefill_tokens_saved"]
 
 
 def test_replicas_sum_the_tokens_looked_up():
     config = replace(QUIET, requests=60, prefix_share=0.5, prefix_groups=3)
     fleet = simulate_fleet(CEILING, WORKLOAD, config, replicas=3)
-    assert fleet.prefix_tokens_queried == fleet.prefix_lookups * 2000
-    assert fleet.prefix_token_hit_rate == fleet.prefill_tokens_saved / fleet.prefix_tokens_queried
+    assert fleet.prefix_tokens_queried == 60 * 2000
+    assert fleet.prefix_token_hit_rate == fleet.prefix_tokens_hit / fleet.prefix_tokens_queried
