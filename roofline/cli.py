@@ -1422,8 +1422,7 @@ def _run_simulate(args: argparse.Namespace, specs: SpecSet) -> str:
         )
     # The simulated times under load are one scheduler's; the bounds beside them are any scheduler's best.
     bounds = bounds_report(hardware, workload, config.prompt.low, split, config.shared_prefix_tokens)
-    completed_all = result.rejected == 0 and (expected is None or expected.rejected == 0)
-    bounds = with_throughput_bound(bounds, config, args.warmup, completed_all)
+    bounds = with_throughput_bound(bounds, config, args.warmup, (result, expected))
     if expected is not None and calibration is not None:
         expected_figures = expected.to_dict()
         figures.update(
@@ -1551,8 +1550,7 @@ def _run_simulate_expert(args: argparse.Namespace, specs: SpecSet) -> str:
         },
         "times_under_load": SCHEDULED_NOTE,
     }
-    completed_all = result.rejected == 0 and (expected is None or expected.rejected == 0)
-    best_case = with_throughput_bound(best_case, config, completed_all=completed_all)
+    best_case = with_throughput_bound(best_case, config, runs=(result, expected))
     if expected is not None and expected_run is not None and calibration is not None:
         expected_figures = expected.to_dict()
         expected_figures["expert_means"] = simulated_expert_figures(fitted_costs, expected_run.sizes)["expert_means"]
@@ -1666,8 +1664,8 @@ def _run_simulate_speculative(args: argparse.Namespace, specs: SpecSet, drafting
         "accounting": {"ttft": TTFT_ACCOUNTING},
         "times_under_load": SCHEDULED_NOTE,
     }
-    completed_all = run.result.rejected == 0 and (expected is None or expected.result.rejected == 0)
-    ttft_bound = with_throughput_bound(ttft_bound, config, completed_all=completed_all)
+    runs = (run.result, None if expected is None else expected.result)
+    ttft_bound = with_throughput_bound(ttft_bound, config, runs=runs)
     figures["best_case"] = ttft_bound
     if expected is not None and calibration is not None:
         expected_figures = expected.to_dict()

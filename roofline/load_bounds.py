@@ -150,7 +150,7 @@ def throughput_bound(
     docstring): ``sum(O_i) / (max_i(s_i + ttft_s + (O_i - 1) itl_s) - w)`` over the measured ones.
     None for a closed loop or rate inf, and where some request was rejected (``completed_all``
     False: its tokens and its finish would not count, so the sum over all would not bound)."""
-    if config.concurrency is not None or math.isinf(config.rate) or not completed_all or config.requests < 1:
+    if not _open_loop(config) or not completed_all or config.requests < 1:
         return None
     total = warmup + config.requests
     sends, _, outputs = draw_traffic(config, total)
@@ -160,18 +160,25 @@ def throughput_bound(
     return tokens / (latest - start) if latest > start else None
 
 
+def _open_loop(config: ServingConfig) -> bool:
+    """Whether ``config`` sends at times its seed fixes: a Poisson stream at a finite rate."""
+    return config.concurrency is None and not math.isinf(config.rate)
+
+
 def with_throughput_bound(
-    bounds: dict[str, Any], config: ServingConfig, warmup: int = 0, completed_all: bool = True
+    bounds: dict[str, Any], config: ServingConfig, warmup: int = 0, runs: tuple[Any, ...] = ()
 ) -> dict[str, Any]:
     """``bounds`` (best-case times, their accounting) with ``throughput_tokens_per_s`` from
     ``throughput_bound`` at its TTFT and ITL (an ITL of 0 where it has none: a speculative run may
-    emit several tokens a pass) and that bound's accounting, or None and why there is none."""
+    emit several tokens a pass) and that bound's accounting, or None and why there is none. ``runs``
+    are the results measured on this stream (a None is skipped): one that turned a request away
+    leaves no bound."""
+    completed_all = all(run is None or run.rejected == 0 for run in runs)
     value = throughput_bound(config, bounds["ttft_mean_s"], bounds.get("itl_mean_s", 0.0), warmup, completed_all)
     rule = THROUGHPUT_ACCOUNTING
     if "itl_mean_s" not in bounds:
         rule = rule.replace("TTFT and ITL above", "TTFT above, every later token at once (no gap bound)")
     if value is None:
-        open_loop = config.concurrency is None and not math.isinf(config.rate)
-        rule = REJECTED_NO_BOUND if open_loop and not completed_all else NO_THROUGHPUT_BOUND
+        rule = REJECTED_NO_BOUND if _open_loop(config) and not completed_all else NO_THROUGHPUT_BOUND
     accounting = {**bounds.get("accounting", {}), "throughput": rule}
     return {**bounds, "throughput_tokens_per_s": value, "accounting": accounting}

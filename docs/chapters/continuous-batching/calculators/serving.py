@@ -284,8 +284,9 @@ def view(
     ground = expected_costs(hardware, workload, calibration)
     # The times' bands no shorter than any scheduler's best (load_bounds.best_case_times), and the
     # throughput's no higher than these arrivals allow any server (load_bounds.throughput_bound).
-    completed_all = result.rejected == 0 and fitted.rejected == 0
-    bounds = with_throughput_bound(best_case_times(hardware, workload, config.prompt.low), config, 0, completed_all)
+    bounds = with_throughput_bound(
+        best_case_times(hardware, workload, config.prompt.low), config, runs=(result, fitted)
+    )
     expected = _expected(fitted.to_dict(), ground.bands(fitted.to_dict(), bounds))
     if ground.widened:
         expected += f"; {UNFITTED_FLAG}"
