@@ -41,6 +41,15 @@ def _plain(text: str) -> str:
     return text.strip().replace("_", "").replace(",", "")
 
 
+def _digits_phrase(count: int, negative: bool) -> str:
+    """'a 12-digit number', 'an 11-digit negative number': the article follows the spoken count
+    (eight, eleven, eighteen, eighty ..., eight hundred ... start with a vowel sound)."""
+    spoken = str(count)
+    vowel = spoken.startswith("8") or count in (11, 18) or 11_000 <= count < 12_000 or 18_000 <= count < 19_000
+    kind = "negative number" if negative else "number"
+    return f"{'an' if vowel else 'a'} {count:,}-digit {kind}"
+
+
 def parse_whole(text: str, bounds: tuple[int, int]) -> int:
     """``text`` as a whole number within ``bounds`` (inclusive), written as the module says."""
     minimum, maximum = bounds
@@ -49,8 +58,8 @@ def parse_whole(text: str, bounds: tuple[int, int]) -> int:
     digits = _plain(text)
     if len(digits.lstrip("+-").lstrip("0")) > len(str(max(abs(minimum), abs(maximum)))):
         if digits.startswith("-"):
-            raise SpecError(f"must be at least {minimum:,}, got a {len(digits) - 1:,}-digit negative number")
-        raise SpecError(f"must be at most {maximum:,}, got a {len(digits.lstrip('+')):,}-digit number")
+            raise SpecError(f"must be at least {minimum:,}, got {_digits_phrase(len(digits) - 1, negative=True)}")
+        raise SpecError(f"must be at most {maximum:,}, got {_digits_phrase(len(digits.lstrip('+')), negative=False)}")
     value = int(digits)
     signed = _signed_zero(text, value)
     if signed:

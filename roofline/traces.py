@@ -31,7 +31,7 @@ from importlib import resources
 from typing import Any
 
 from .errors import SpecError, shown
-from .parsing import parse_whole
+from .parsing import WHOLE, parse_whole
 
 #: The traces the package ships, by name, and their files under ``roofline/data/traces``.
 BUILTIN_TRACES = {"azure-conv-2023": "azure-conv-2023.csv"}
@@ -159,20 +159,23 @@ def parse_trace(text: str, label: str) -> LengthTrace:
             )
         pair = []
         for column, index in zip(COLUMNS, at, strict=True):
-            try:
-                value = parse_whole(cells[index].strip(), (-MAX_ROW_TOKENS - 1, MAX_ROW_TOKENS + 1))
-            except SpecError:
+            cell = cells[index].strip()
+            if not WHOLE.fullmatch(cell):
                 raise SpecError(
                     f"line {number}: {column} must be a whole number of tokens, got {shown(cells[index])}",
                     file=label,
                     hint=_FIX,
-                ) from None
-            if not 1 <= value <= MAX_ROW_TOKENS:
+                )
+            try:
+                value = parse_whole(cell, (1, MAX_ROW_TOKENS))
+            except SpecError as error:
+                # A whole number out of range, however many digits: say the range, not the syntax.
+                got = error.message[error.message.index("got ") :]
                 raise SpecError(
-                    f"line {number}: {column} must be from 1 to {MAX_ROW_TOKENS:,} tokens, got {value:,}",
+                    f"line {number}: {column} must be from 1 to {MAX_ROW_TOKENS:,} tokens, {got}",
                     file=label,
                     hint="drop the rows of failed or empty requests; every request has a prompt and an output",
-                )
+                ) from None
             pair.append(value)
         prompts.append(pair[0])
         outputs.append(pair[1])
@@ -189,8 +192,9 @@ def check_context(trace: LengthTrace, max_context: int | None, model_name: str) 
     over = [i for i, (p, o) in enumerate(zip(trace.prompts, trace.outputs, strict=True)) if p + o > max_context]
     if over:
         first = over[0]
+        verb = "is" if len(over) == 1 else "are"
         raise SpecError(
-            f"{len(over):,} of its {len(trace.prompts):,} requests are longer than {model_name}'s limit of"
+            f"{len(over):,} of its {len(trace.prompts):,} requests {verb} longer than {model_name}'s limit of"
             f" {max_context:,} tokens (max_context), the first {trace.prompts[first]:,} + {trace.outputs[first]:,}",
             file=trace.name,
             hint="use a model with a longer context, or a copy of the trace without those rows",

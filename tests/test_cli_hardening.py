@@ -46,6 +46,10 @@ HUGE_ARGUMENTS = {
     "batch one past the range": ("--batch", 1_000_001, "must be at most 1,000,000, got 1,000,001"),
     "gpus 5,000 digits": ("--gpus", "9" * 5000, "must be at most 100,000, got a 5,000-digit number"),
     "negative 300 digits": ("--context", "-" + "9" * 300, "argument --context: must be at least 0"),
+    # The article follows the spoken count: an eleven-, an eighteen-, an eighty-digit number.
+    "gpus 11 digits": ("--gpus", 10**10, "must be at most 100,000, got an 11-digit number"),
+    "gpus 80 digits": ("--gpus", 10**79, "must be at most 100,000, got an 80-digit number"),
+    "negative 18 digits": ("--context", -(10**17), "argument --context: must be at least 0, got an 18-digit negative"),
 }
 
 

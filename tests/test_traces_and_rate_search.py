@@ -93,16 +93,20 @@ def test_a_trace_file_of_ones_own_is_read_with_comments_and_extra_columns(tmp_pa
         ),
         ("prompt_tokens,output_tokens\n10,0\n", "line 2: output_tokens must be from 1 to 10,000,000 tokens, got 0"),
         ("prompt_tokens,output_tokens\n10,x\n", "line 2: output_tokens must be a whole number of tokens, got 'x'"),
+        (
+            "prompt_tokens,output_tokens\n10,100000000000\n",
+            "line 2: output_tokens must be from 1 to 10,000,000 tokens, got a 12-digit number",
+        ),
         ("prompt_tokens,output_tokens\n10\n", "line 2: 1 values under a header of 2"),
         ("prompt,output\n10,5\n", "line 1: the header has no prompt_tokens and no output_tokens column"),
         ("prompt_tokens,output_tokens\n", "has a header on line 1 but no rows"),
         ("# nothing here\n", "holds no header and no rows"),
         (
             "prompt_tokens,output_tokens\n1000000,5\n",
-            "1 of its 1 requests are longer than Llama 3.1 8B's limit of 131,072",
+            "1 of its 1 requests is longer than Llama 3.1 8B's limit of 131,072",
         ),
     ],
-    ids=["negative", "zero", "not-a-number", "short-row", "header", "empty", "no-header", "past-context"],
+    ids=["negative", "zero", "not-a-number", "absurd", "short-row", "header", "empty", "no-header", "past-context"],
 )
 def test_a_bad_trace_is_refused_in_one_line_naming_file_line_and_fix(tmp_path: Path, capsys, text, message) -> None:
     path = tmp_path / "bad.csv"
