@@ -41,6 +41,7 @@ CONFIGS = {
     "mistral-7b-instruct-v0.2": f"{HF}/mistralai/Mistral-7B-Instruct-v0.2/blob/main/config.json",
     "mistral-nemo-base-2407": f"{HF}/mistralai/Mistral-Nemo-Base-2407/blob/main/config.json",
     "mixtral-8x7b": f"{HF}/mistralai/Mixtral-8x7B-v0.1/blob/main/config.json",
+    "mixtral-8x22b": f"{HF}/mistralai/Mixtral-8x22B-v0.1/blob/main/config.json",
     "qwen2.5-7b": f"{HF}/Qwen/Qwen2.5-7B/blob/main/config.json",
     "qwen3-32b": f"{HF}/Qwen/Qwen3-32B/blob/main/config.json",
     "qwen3-30b-a3b": f"{HF}/Qwen/Qwen3-30B-A3B/blob/main/config.json",
@@ -66,6 +67,7 @@ BUILTIN_CONFIGS = {
     "llama-2-13b": "llama-2-13b",
     "mistral-7b": "mistral-7b-instruct-v0.2",
     "mixtral-8x7b": "mixtral-8x7b",
+    "mixtral-8x22b": "mixtral-8x22b",
     "gemma-2-9b": "gemma-2-9b",
     "deepseek-v3": "deepseek-v3",
     "qwen3-30b-a3b": "qwen3-30b-a3b",
@@ -103,6 +105,7 @@ def test_every_fixture_has_its_source_and_every_architecture_a_fixture() -> None
         ("llama-3.2-3b", 3.21e9, "https://github.com/meta-llama/llama-models/blob/main/models/llama3_2/MODEL_CARD.md"),
         ("llama-2-13b", 13e9, "https://arxiv.org/abs/2307.09288, Table 1: 13B"),
         ("mixtral-8x7b", 46.7e9, "https://mistral.ai/news/mixtral-of-experts: 46.7B total"),
+        ("mixtral-8x22b", 141e9, "https://mistral.ai/news/mixtral-8x22b: 39B active out of 141B"),
         ("qwen2.5-7b", 7.61e9, "https://huggingface.co/Qwen/Qwen2.5-7B: 7.61B"),
         ("qwen3-32b", 32.8e9, "https://huggingface.co/Qwen/Qwen3-32B: 32.8B"),
         ("qwen3-30b-a3b", 30.5e9, "https://huggingface.co/Qwen/Qwen3-30B-A3B: 30.5B in total"),
@@ -180,6 +183,13 @@ def test_cards_that_name_only_a_size_get_the_exact_count(fixture: str, counted: 
             lambda n: within(n, 12.9e9),
             "https://mistral.ai/news/mixtral-of-experts",
         ),
+        # Mistral: "39B active parameters out of 141B", whole billions (39.15B with both tables).
+        (
+            "mixtral-8x22b",
+            arch.active_parameters,
+            lambda n: round(n / 1e9) == 39,
+            "https://mistral.ai/news/mixtral-8x22b",
+        ),
         # gpt-oss Table 1: "Unembedding parameters are counted towards active, but not embeddings."
         ("gpt-oss-120b", arch.multiplied_parameters, lambda n: within(n, 5.13e9), "https://arxiv.org/abs/2508.10925"),
         ("gpt-oss-20b", arch.multiplied_parameters, lambda n: within(n, 3.61e9), "https://arxiv.org/abs/2508.10925"),
@@ -221,6 +231,7 @@ def test_active_parameters_per_token_as_each_card_counts_them(fixture: str, conv
         ("mistral-7b-instruct-v0.2", 2 * 32 * 8 * 128 * 2),
         ("mistral-nemo-base-2407", 2 * 40 * 8 * 128 * 2),  # head_dim 128, not 5120 / 32 = 160
         ("mixtral-8x7b", 2 * 32 * 8 * 128 * 2),
+        ("mixtral-8x22b", 2 * 56 * 8 * 128 * 2),
         ("qwen2.5-7b", 2 * 28 * 4 * 128 * 2),
         ("qwen3-32b", 2 * 64 * 8 * 128 * 2),  # head_dim 128, not 5120 / 64 = 80
         ("qwen3-30b-a3b", 2 * 48 * 4 * 128 * 2),
