@@ -163,6 +163,14 @@ class _DecodeShare(_Run):
         """The cache arrives over the KV link, already timed: nothing is copied over the host link."""
 
 
+#: How requests reach the instances of a disaggregated run (its JSON's ``fleet.split``): not one
+#: replica each, as ``fleet``'s round-robin over copies would read, but both pools in turn.
+POOL_SPLIT = (
+    "prefill then decode: request i to prefill instance i mod P, then, once its KV cache has crossed,"
+    " round-robin to the D decode instances in the order the transfers end (replicas counts both pools' instances)"
+)
+
+
 @dataclass(frozen=True)
 class DisaggregatedResult(FleetResult):
     """A run on a prefill pool and a decode pool: ``FleetResult``'s figures over every request
@@ -321,6 +329,7 @@ def _result(
         swapped_bytes=0.0,
         itl_count=gaps.count(),
         replicas=pools.instances,
+        split=POOL_SPLIT,
         warmup=0,
         window_start_s=0.0,
         run_duration_s=run_duration,

@@ -115,6 +115,8 @@ class FleetResult(SimulationResult):
     warmup: int = 0
     window_start_s: float = 0.0
     run_duration_s: float = 0.0
+    #: How requests reach the replicas, as the JSON's ``fleet.split`` says it.
+    split: str = SPLIT_RULE
 
     @property
     def busy_fraction(self) -> float:
@@ -139,7 +141,7 @@ def fleet_facts(result: SimulationResult) -> dict[str, Any]:
     fleet = result if isinstance(result, FleetResult) else None
     return {
         "replicas": fleet.replicas if fleet else 1,
-        "split": SPLIT_RULE,
+        "split": fleet.split if fleet else SPLIT_RULE,
         "warmup_requests": fleet.warmup if fleet else 0,
         "measured_requests": result.requests,
         "window_start_s": fleet.window_start_s if fleet else 0.0,

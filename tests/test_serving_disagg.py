@@ -96,6 +96,8 @@ def test_the_cli_gives_each_pools_times_and_goodput_per_gpu(capsys):
     figures = json.loads(out)
     pools = figures["disaggregation"]
     assert pools["pools"] == "2:1" and pools["gpus"] == 3
+    # The fleet is two pools in turn, not copies that each get a share of the requests.
+    assert figures["fleet"]["replicas"] == 3 and figures["fleet"]["split"].startswith("prefill then decode: ")
     assert figures["kv_transfer_s_mean"] == pools["kv_transfer_s_mean"] > 0
     assert pools["prefill_pool"]["ttft_mean_s"] == figures["ttft_mean_s"]
     assert pools["decode_pool"]["itl_mean_s"] == figures["itl_mean_s"]
