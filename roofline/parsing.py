@@ -50,16 +50,34 @@ def _digits_phrase(count: int, negative: bool) -> str:
     return f"{'an' if vowel else 'a'} {count:,}-digit {kind}"
 
 
+def _too_long(digits: str, bounds: tuple[int, int]) -> bool:
+    """Whether ``digits`` (a whole number, grouping removed) has more digits than either bound."""
+    minimum, maximum = bounds
+    return len(digits.lstrip("+-").lstrip("0")) > len(str(max(abs(minimum), abs(maximum))))
+
+
+def whole_shown(text: str, bounds: tuple[int, int]) -> str:
+    """How a range error shows ``text``, a whole number as ``WHOLE`` reads it: past ``bounds``'
+    width its length ('a 12-digit number', never converted), a signed zero as typed, else its
+    value grouped ('1,000')."""
+    digits = _plain(text)
+    if _too_long(digits, bounds):
+        negative = digits.startswith("-")
+        return _digits_phrase(len(digits.lstrip("+")) - negative, negative)
+    value = int(digits)
+    return shown(text.strip()) if _signed_zero(text, value) else f"{value:,}"
+
+
 def parse_whole(text: str, bounds: tuple[int, int]) -> int:
     """``text`` as a whole number within ``bounds`` (inclusive), written as the module says."""
     minimum, maximum = bounds
     if not isinstance(text, str) or not WHOLE.fullmatch(text.strip()):
         raise SpecError(f"must be a whole number, got {shown(text)}")
     digits = _plain(text)
-    if len(digits.lstrip("+-").lstrip("0")) > len(str(max(abs(minimum), abs(maximum)))):
+    if _too_long(digits, bounds):
         if digits.startswith("-"):
-            raise SpecError(f"must be at least {minimum:,}, got {_digits_phrase(len(digits) - 1, negative=True)}")
-        raise SpecError(f"must be at most {maximum:,}, got {_digits_phrase(len(digits.lstrip('+')), negative=False)}")
+            raise SpecError(f"must be at least {minimum:,}, got {whole_shown(text, bounds)}")
+        raise SpecError(f"must be at most {maximum:,}, got {whole_shown(text, bounds)}")
     value = int(digits)
     signed = _signed_zero(text, value)
     if signed:

@@ -31,7 +31,7 @@ from importlib import resources
 from typing import Any
 
 from .errors import SpecError, shown
-from .parsing import WHOLE, parse_whole
+from .parsing import WHOLE, parse_whole, whole_shown
 
 #: The traces the package ships, by name, and their files under ``roofline/data/traces``.
 BUILTIN_TRACES = {"azure-conv-2023": "azure-conv-2023.csv"}
@@ -168,11 +168,11 @@ def parse_trace(text: str, label: str) -> LengthTrace:
                 )
             try:
                 value = parse_whole(cell, (1, MAX_ROW_TOKENS))
-            except SpecError as error:
+            except SpecError:
                 # A whole number out of range, however many digits: say the range, not the syntax.
-                got = error.message[error.message.index("got ") :]
+                got = whole_shown(cell, (1, MAX_ROW_TOKENS))
                 raise SpecError(
-                    f"line {number}: {column} must be from 1 to {MAX_ROW_TOKENS:,} tokens, {got}",
+                    f"line {number}: {column} must be from 1 to {MAX_ROW_TOKENS:,} tokens, got {got}",
                     file=label,
                     hint="drop the rows of failed or empty requests; every request has a prompt and an output",
                 ) from None
