@@ -216,8 +216,9 @@ def _harness(row: dict[str, str], label: str) -> str:
         file=label,
         entry=row["id"],
         field="harness",
-        hint="read in the row's source what the figure includes: the engine's own loop (offline), an inference"
-        " server (server), or an HTTP client that tokenizes (http)",
+        hint="read in the row's source what the figure includes: the engine's own loop (offline), a static batch"
+        " through a TensorRT engine (session), an inference server (server), or an HTTP client that tokenizes"
+        " (http)",
     )
 
 

@@ -23,8 +23,10 @@ prediction. Its parameters live in ``data/calibration.toml``, written by
   between its being sent and its reaching the scheduler (the network or HTTP request,
   tokenizing, streaming the first token back): the serving simulator delays each request by
   it, so it is in every TTFT and latency, not in the GPU's time. An offline loop has no such
-  path (0, not fitted). A harness with no fit rows borrows a fitted one's costs (``stand_in``)
-  and says so;
+  path (0, not fitted); nor has a static session (``session``), whose table adds
+  ``context_serial_share`` κ, the share of the shorter of a context pass's reads and math that
+  does not overlap the longer (``performance.context_serial_s``; every other harness's is 0).
+  A harness with no fit rows borrows a fitted one's costs (``stand_in``) and says so;
 - ``allreduce_latency_s`` and ``allreduce_hop_s``: the latency of one tensor-parallel
   all-reduce over G GPUs, ``allreduce_latency_s + 2 (G-1) * allreduce_hop_s``, a fixed
   start plus one hop per step of a ring (NCCL's own latency model has this shape), so
@@ -78,7 +80,15 @@ from types import MappingProxyType
 from typing import Any
 
 from .errors import SpecError, did_you_mean
-from .harness import DEFAULT_ENGINE, DEFAULT_HARNESS, ENGINES, HARNESSES, check_engine, check_harness
+from .harness import (
+    DEFAULT_ENGINE,
+    DEFAULT_HARNESS,
+    ENGINES,
+    HARNESSES,
+    SERIAL_CONTEXT_HARNESSES,
+    check_engine,
+    check_harness,
+)
 from .performance import CEILING, CostModel, Hardware, Workload, resolved
 from .precisions import AUTO
 from .specs import GpuSpec
@@ -141,6 +151,9 @@ class HarnessCosts:
     fit_rows: int
     #: The fitted harness whose costs an unfitted one borrows, or None when fitted.
     stand_in: str | None = None
+    #: κ of a context pass (``performance.CostModel.context_serial_share``); 0 but for a harness
+    #: of ``SERIAL_CONTEXT_HARNESSES``.
+    context_serial_share: float = 0.0
 
     @property
     def fitted(self) -> bool:
@@ -285,6 +298,7 @@ class Calibration:
             "engine": self.engine,
             "request_overhead_s": costs.request_overhead_s,
             "token_overhead_s": costs.token_overhead_s,
+            "context_serial_share": costs.context_serial_share,
             "harness_fitted": costs.fitted,
             "engine_fitted": self.engine in self.fitted_engines,
             "unfitted": list(self.unfitted),
@@ -331,6 +345,7 @@ class Calibration:
             layer_overhead_s=self.layer_overhead_s,
             token_overhead_s=self.token_overhead_s,
             request_overhead_s=self.request_overhead_s,
+            context_serial_share=self.host_costs.context_serial_share,
             allreduce_latency_s=self.allreduce_latency_s,
             allreduce_hop_s=self.allreduce_hop_s,
             dequant_overhead=self.dequant_overhead if measured else 0.0,
@@ -512,7 +527,8 @@ def _band(document: Mapping[str, Any], name: str, label: str) -> dict[str, tuple
 
 def _harnesses(table: Mapping[str, Any], label: str) -> dict[str, HarnessCosts]:
     """``[harness.<name>]`` for every name of ``roofline.harness.HARNESSES``: its two host costs,
-    its fit rows, and for one without rows the fitted harness it borrows from."""
+    its fit rows, for one without rows the fitted harness it borrows from, and for one of
+    ``SERIAL_CONTEXT_HARNESSES`` its ``context_serial_share`` (required there, absent elsewhere)."""
     for name in table:
         if name not in HARNESSES:
             raise _fail(f"unknown harness (choose from {', '.join(HARNESSES)})", label, f"harness.{name}")
@@ -532,11 +548,20 @@ def _harnesses(table: Mapping[str, Any], label: str) -> dict[str, HarnessCosts]:
                 label,
                 f"{field}.stand_in",
             )
+        serial = entry.get("context_serial_share")
+        if name not in SERIAL_CONTEXT_HARNESSES and serial is not None:
+            message = f"only {', '.join(sorted(SERIAL_CONTEXT_HARNESSES))} has a context_serial_share; delete it"
+            raise _fail(message, label, f"{field}.context_serial_share")
+        if name in SERIAL_CONTEXT_HARNESSES and (
+            isinstance(serial, bool) or not isinstance(serial, (int, float)) or not 0 <= serial <= 1
+        ):
+            raise _fail(f"must be a number from 0 to 1, got {serial!r}", label, f"{field}.context_serial_share")
         out[name] = HarnessCosts(
             request_overhead_s=_seconds(entry.get("request_overhead_s"), label, f"{field}.request_overhead_s"),
             token_overhead_s=_seconds(entry.get("token_overhead_s"), label, f"{field}.token_overhead_s"),
             fit_rows=rows,
             stand_in=stand_in,
+            context_serial_share=float(serial or 0.0),
         )
     return out
 

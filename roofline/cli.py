@@ -834,8 +834,10 @@ def _add_ground_options(run: argparse.ArgumentParser) -> None:
         choices=tuple(HARNESSES),
         default=DEFAULT_HARNESS,
         help="with --costs expected, what the measurement includes: offline (the engine's own loop, no request"
-        " path), server (an inference server such as Triton), http (an OpenAI-compatible server and a client"
-        " that tokenizes); each has its own fitted host costs (default %(default)s)",
+        " path), session (static batches through a TensorRT engine, TensorRT-LLM 0.5 to 0.9's gptSessionBenchmark,"
+        " whose context passes overlap reads and math only in part), server (an inference server such as Triton),"
+        " http (an OpenAI-compatible server and a client that tokenizes); each has its own fitted host costs"
+        " (default %(default)s)",
     )
     run.add_argument(
         "--engine",

@@ -56,6 +56,7 @@ from .performance import (
     Pass,
     Workload,
     allreduce_bytes,
+    context_serial_s,
     iteration_costs,
     kv_copies,
     resolved,
@@ -299,16 +300,11 @@ class ExpertCosts:
             if layout.attention_tp > 1
             else 0.0
         )
-        return Pass(
-            bytes_moved,
-            flops,
-            bytes_moved / one.bandwidth_bytes_per_s,
-            flops / one.peak_flops_per_s,
-            allreduce_s,
-            one.overhead_s + one.token_overhead_s * (decodes + prompts_finished) / groups,
-            0.0,
-            self.alltoall(tokens)[0],
-        )
+        memory_s, compute_s = bytes_moved / one.bandwidth_bytes_per_s, flops / one.peak_flops_per_s
+        overhead_s = one.overhead_s + one.token_overhead_s * (decodes + prompts_finished) / groups
+        if not decodes:
+            overhead_s += context_serial_s(one.context_serial_share, memory_s, compute_s)
+        return Pass(bytes_moved, flops, memory_s, compute_s, allreduce_s, overhead_s, 0.0, self.alltoall(tokens)[0])
 
     def prefill(self, tokens: int, cached: float = 0, *, decodes: int = 0, decode_context: float = 0) -> Pass:
         """``tokens`` prompt tokens after ``cached`` ones, beside ``decodes`` decoding users, as one iteration."""

@@ -1,13 +1,27 @@
 """What a published serving figure includes besides the GPU's work: its harness and its engine.
 
-A measurement is the GPU's passes plus whatever the benchmark puts round them. Three harnesses
+A measurement is the GPU's passes plus whatever the benchmark puts round them. Four harnesses
 are told apart (``HARNESSES``), each with its own host costs in ``data/calibration.toml``
 (``[harness.<name>]``), fitted on the rows measured through it and never on the others:
 
-- ``offline``: the engine's own loop (trtllm-bench, gptSessionBenchmark, vLLM's offline
-  ``LLM``), requests already tokenized in the process. A request is in the engine's queue when
-  its clock starts, so its host time per request is 0 by construction, not fitted; its time
-  per sampled token (sampling, stop checks, the scheduler's bookkeeping) is fitted.
+- ``offline``: the engine's own loop (trtllm-bench, vLLM's offline ``LLM``), requests already
+  tokenized in the process. A request is in the engine's queue when its clock starts, so its
+  host time per request is 0 by construction, not fitted; its time per sampled token (sampling,
+  stop checks, the scheduler's bookkeeping) is fitted.
+- ``session``: TensorRT-LLM's gptSessionBenchmark (releases 0.5 to 0.9, rows labelled
+  "(static)"): one static batch at a time through a TensorRT engine, every pass either all
+  context or all generation, requests tokenized in the process (0 s a request, as offline).
+  Besides its token time it has a third cost, ``context_serial_share`` κ: a context pass takes
+  ``max(memory, compute) + κ * min(memory, compute)``, its reads and its math overlapped only in
+  part. Its rows need it: at κ = 0 the batch-1 128-token times to first token of releases 0.5
+  and 0.9 land at 1.2 to 1.65 times the expected figure on every GPU (an A100's almost exactly
+  the sum of the reads and the math), while their 2,048-token ones and their static
+  throughputs land near 1. TensorRT-LLM 0.14's inflight-batching runs of 467-token prompts at
+  low load already land at 0.85 to 0.96 with κ = 0, and would fall to 0.75 to 0.91 with κ = 0.8,
+  so the other harnesses keep 0 (``SERIAL_CONTEXT_HARNESSES``). Why those engines did not
+  overlap them is not read in their source (their engines were built with separate TensorRT
+  optimization profiles for the context and generation phases, whose kernels TensorRT picked
+  apart): the share is measured, not explained.
 - ``server``: the engine behind an inference server (Triton's TensorRT-LLM backend), a load
   generator sending requests over the network; the server tokenizes and detokenizes.
 - ``http``: an OpenAI-compatible HTTP front end streaming tokens to a benchmark client that
@@ -16,7 +30,8 @@ are told apart (``HARNESSES``), each with its own host costs in ``data/calibrati
 
 A serving figure costs, besides the passes, ``request_overhead_s`` once per request (its
 way to the scheduler: the simulator delays each arrival by it) and ``token_overhead_s`` per
-token sampled in an iteration; both are the harness's.
+token sampled in an iteration; both are the harness's, as is ``context_serial_share`` where
+the harness has one.
 
 An engine (``ENGINES``) is read off a row's ``engine`` column (``engine_of``): TensorRT-LLM and
 NIM (built on it) are one engine; its release is the whole label, as the leave-one-release-out
@@ -32,9 +47,15 @@ from .errors import SpecError, did_you_mean
 #: Harness -> what its measurement includes, as a report says it.
 HARNESSES: dict[str, str] = {
     "offline": "the engine's own loop, requests tokenized in the process: no request path",
+    "session": "static batches through a TensorRT engine (gptSessionBenchmark): no request path",
     "server": "the engine behind an inference server (Triton), requests over the network",
     "http": "an OpenAI-compatible HTTP server streaming to a client that tokenizes",
 }
+#: Harnesses whose requests are tokenized in the engine's own process: 0 s a request, not fitted.
+NO_REQUEST_PATH = frozenset({"offline", "session"})
+#: Harnesses whose context passes overlap their reads and math only in part: each has a fitted
+#: ``context_serial_share``; every other harness's is 0.
+SERIAL_CONTEXT_HARNESSES = frozenset({"session"})
 #: The harness ``--costs expected`` assumes when none is named.
 DEFAULT_HARNESS = "server"
 #: Engine id -> its name, as a report says it.
@@ -82,7 +103,7 @@ def check_engine(name: str, field: str = "engine") -> str:
 
 
 def _choices(name: str, choices: dict[str, str]) -> str:
-    """``"did you mean 'http'? choose one of offline, server, http"``: the choices always named."""
+    """``"did you mean 'http'? choose one of offline, session, server, http"``: the choices always named."""
     listed = f"choose one of {', '.join(choices)}"
     close = did_you_mean(str(name), tuple(choices))
     return f"{close} {listed}" if close else listed

@@ -142,6 +142,11 @@ class CostModel:
     dequant_overhead: float = 0.0
     #: Tokens in a pass from which the weights are widened first, then multiplied plainly.
     dequant_switch_tokens: int | None = None
+    #: κ: the share of the shorter of a context pass's reads and math that does not overlap
+    #: the longer: the pass takes ``max(memory, compute) + κ * min(memory, compute)`` (0: they
+    #: overlap fully, as at the ceiling; 1: one waits for the other). A pass holding a decode
+    #: is never charged it. Only a harness that measured it sets it (``roofline.harness``).
+    context_serial_share: float = 0.0
 
     def __post_init__(self) -> None:
         shares = {"bandwidth_efficiency": self.bandwidth_efficiency, "link_efficiency": self.link_efficiency}
@@ -157,6 +162,9 @@ class CostModel:
                 continue
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
                 raise SpecError(f"must be between 0 and 1 s, got {value!r}", field=name)
+        serial = self.context_serial_share
+        if isinstance(serial, bool) or not isinstance(serial, (int, float)) or not 0 <= serial <= 1:
+            raise SpecError(f"must be a number from 0 to 1, got {serial!r}", field="context_serial_share")
         delta = self.dequant_overhead
         if isinstance(delta, bool) or not isinstance(delta, (int, float)) or not 0 <= delta <= 100:
             raise SpecError(f"must be a number from 0 to 100, got {delta!r}", field="dequant_overhead")
@@ -181,6 +189,7 @@ class CostModel:
             and self.allreduce_hop_s == 0
             and self.dequant_overhead == 0
             and self.dequant_switch_tokens is None
+            and self.context_serial_share == 0
         )
 
     @property
@@ -579,7 +588,8 @@ class Pass:
     compute_s: float
     #: The pass's all-reduces, which wait for the layer before and hold up the next.
     communication_s: float = 0.0
-    #: Fixed time per pass a cost model adds (kernel launches, synchronization); 0 for a ceiling.
+    #: Fixed time per pass a cost model adds (kernel launches, synchronization; for a context
+    #: pass, ``context_serial_s`` too); 0 for a ceiling.
     overhead_s: float = 0.0
     #: A kernel that widens the weights before the pass (``CostModel.dequant_switch_tokens``); 0 for a ceiling.
     dequantize_s: float = 0.0
@@ -666,9 +676,11 @@ def _timed(
     sampled: float,
     weight_precision: str | None = None,
     linear_flops: float = 0.0,
+    context: bool = False,
 ) -> Pass:
     """A model's pass over ``tokens`` tokens that samples ``sampled`` next tokens: the roofline
     (``timed``), its all-reduces, and the cost model's overheads (none when there are no tokens).
+    A ``context`` pass (prompt tokens only) also pays ``context_serial_s``.
 
     For a pass that dequantizes (``dequantizes``; ``linear_flops`` of its FLOPs are the
     matmuls'), the cost model's dequantization: below its switch the math time grows by
@@ -691,9 +703,18 @@ def _timed(
         # The pass's FLOPs stay the model's; only the time the math takes grows.
         kernel = replace(kernel, compute_s=(flops + dequant_flops) / hardware.effective_peak_flops_per_s)
     overhead = model.layers * costs.layer_overhead_s + sampled * costs.token_overhead_s if tokens else 0.0
+    if context and tokens:
+        overhead += context_serial_s(costs.context_serial_share, kernel.memory_s, kernel.compute_s)
     # Built directly, not with dataclasses.replace: a chart or a search times thousands of passes.
     communication = communication_s(hardware, model, tokens)
     return Pass(kernel.bytes_moved, kernel.flops, kernel.memory_s, kernel.compute_s, communication, overhead, widen_s)
+
+
+def context_serial_s(share: float, memory_s: float, compute_s: float) -> float:
+    """What a context pass adds to ``max(memory, compute)`` where its reads and math overlap only
+    in part: ``κ * min(memory, compute)`` (``CostModel.context_serial_share``; 0 at the ceiling).
+    Counted with the pass's overheads, since no change of batch or bandwidth hides it."""
+    return share * min(memory_s, compute_s) if share else 0.0
 
 
 def timed(hardware: Hardware, bytes_moved: float, flops: float) -> Pass:
@@ -750,8 +771,8 @@ def prefill_pass(hardware: Hardware, workload: Workload) -> Pass:
     pairs; bytes = the weights those P tokens touch + the ``P`` tokens of KV
     cache written (times the KV copies). time = ``max(FLOPs / peak, bytes /
     bandwidth)`` + ``2L`` all-reduces of ``P * d * 2`` bytes + the cost model's
-    overhead, so a prefill is never faster than one read of the weights. A prompt
-    of 0 takes 0 s.
+    overhead (with ``context_serial_s``), so a prefill is never faster than one read
+    of the weights. A prompt of 0 takes 0 s.
     """
     prompt = workload.prompt
     if prompt == 0:
@@ -762,7 +783,7 @@ def prefill_pass(hardware: Hardware, workload: Workload) -> Pass:
     cache = kv_copies(hardware, model) * arch.kv_cache_bytes(model, prompt, workload.kv_precision)
     flops = arch.prefill_flops(model, prompt)
     linear = flops - arch.prefill_attention_flops(model, prompt)
-    return _timed(hardware, weights + cache, flops, model, prompt, 1, workload.weight_precision, linear)
+    return _timed(hardware, weights + cache, flops, model, prompt, 1, workload.weight_precision, linear, True)
 
 
 def prefill_after_cached(hardware: Hardware, workload: Workload, cached: float) -> Pass:
@@ -1002,8 +1023,9 @@ class IterationCosts:
     ``bandwidth`` and ``peak`` are already scaled by the cost model's efficiencies;
     ``fixed_s`` is the per-layer overhead plus every all-reduce's latency,
     ``communication_s_per_token`` every all-reduce's bytes per token over the link, and
-    ``sampled`` the decodes plus the prompts finishing. A simulator that inlines the time
-    for speed must add all three.
+    ``sampled`` the decodes plus the prompts finishing. An iteration of prompt tokens alone,
+    no decode, also pays ``κ * min(memory, compute)`` (``context_serial_s``; κ = 0 but under
+    a harness that measured it). A simulator that inlines the time for speed must add them all.
 
     A weight-only format under a cost model that charges dequantization (``CostModel``):
     below ``dequant_switch_tokens`` tokens the math time grows by ``tiled_dequant_flops`` over
@@ -1031,6 +1053,9 @@ class IterationCosts:
     overhead_s: float = 0.0
     #: The cost model's host time per token sampled (each decode, each finished prompt).
     token_overhead_s: float = 0.0
+    #: κ: what an iteration with prompt tokens and no decode adds, ``κ * min(memory, compute)``
+    #: (``CostModel.context_serial_share``, ``context_serial_s``).
+    context_serial_share: float = 0.0
     #: All GPUs' links to host memory together, one direction, bytes/s (None: the spec has none).
     host_link_bytes_per_s: float | None = None
     #: Dequantization (``CostModel``): δ, the switch, and the width the weights are widened to;
@@ -1123,13 +1148,18 @@ class IterationCosts:
                 widen_s = read * widened / self.bandwidth_bytes_per_s
             else:
                 math_flops += tiled_dequant_flops(self.dequant_overhead, read, tokens)
+        memory_s = bytes_moved / self.bandwidth_bytes_per_s
+        compute_s = math_flops / self.peak_flops_per_s
+        overhead_s = self.overhead_s + self.token_overhead_s * (decodes + prompts_finished)
+        if self.context_serial_share and not decodes:
+            overhead_s += context_serial_s(self.context_serial_share, memory_s, compute_s)
         return (
             bytes_moved,
             flops,
-            bytes_moved / self.bandwidth_bytes_per_s,
-            math_flops / self.peak_flops_per_s,
+            memory_s,
+            compute_s,
             self.allreduces * (self.allreduce_latency_s + self.allreduce_s_per_token * tokens),
-            self.overhead_s + self.token_overhead_s * (decodes + prompts_finished),
+            overhead_s,
             widen_s,
         )
 
@@ -1193,6 +1223,7 @@ def iteration_costs(hardware: Hardware, workload: Workload) -> IterationCosts:
         allreduce_s_per_token=per_token,
         overhead_s=model.layers * hardware.costs.layer_overhead_s,
         token_overhead_s=hardware.costs.token_overhead_s,
+        context_serial_share=costs.context_serial_share,
         host_link_bytes_per_s=None if host_link is None else hardware.count * host_link,
         dequant_overhead=costs.dequant_overhead if charged else 0.0,
         dequant_switch_tokens=costs.dequant_switch_tokens if charged else None,

@@ -14,7 +14,7 @@ from .deployment import Deployment, Split
 from .estimate import Estimate
 from .fit import memory_shortfall
 from .fleet import fleet_facts
-from .harness import ENGINES, HARNESSES
+from .harness import ENGINES, HARNESSES, SERIAL_CONTEXT_HARNESSES
 from .memorykinds import BUDGET, NAMEPLATE, POOL, USABLE, labelled
 from .performance import CostModel, Hardware, Workload, dequantizes, memory_use, resolved
 from .serving import BLOCK_TOKENS, SimulationResult
@@ -152,10 +152,20 @@ def expected_ground_rows(calibration: Calibration) -> list[tuple[str, str]]:
         (
             "expected harness",
             f"{calibration.harness}, {HARNESSES[calibration.harness]}: {fmt.milliseconds(costs.request_overhead_s)}"
-            f" a request, {fmt.microseconds(costs.token_overhead_s)} a sampled token ({fitted}); engine {engine}",
+            f" a request, {fmt.microseconds(costs.token_overhead_s)} a sampled token{_serial_words(calibration)}"
+            f" ({fitted}); engine {engine}",
         )
     ]
     return rows + [("unfitted", sentence) for sentence in calibration.unfitted]
+
+
+def _serial_words(calibration: Calibration) -> str:
+    """``", a context pass + 0.8 x min(reads, math)"`` for a harness whose context passes overlap
+    them only in part (``CostModel.context_serial_share``); nothing for the others."""
+    if calibration.harness not in SERIAL_CONTEXT_HARNESSES:
+        return ""
+    share = calibration.host_costs.context_serial_share
+    return f", a context pass + {share:.2f} x min(reads, math)"
 
 
 def _allreduce_words(costs: CostModel, gpus: int) -> str:

@@ -17,8 +17,11 @@ a fixed start: the same inputs give the same file). The parameters:
 - one overhead per layer of every iteration; for each harness the fit runs were measured
   through (the rows' ``harness``: ``roofline.harness``), one per token sampled and, for a
   server or HTTP harness, one per request on its way to the scheduler
-  (``CostModel.request_overhead_s``; an offline loop has no request path, 0). A harness with no
-  fit rows borrows a fitted one's (``STAND_INS``), and the file says which;
+  (``CostModel.request_overhead_s``; an offline loop or a static session has no request path, 0),
+  and for a static session (``harness.SERIAL_CONTEXT_HARNESSES``) the share κ of a context pass's
+  shorter side, reads or math, that does not overlap the longer
+  (``CostModel.context_serial_share``). A harness with no fit rows borrows a fitted one's host
+  costs (``STAND_INS``; never κ), and the file says which;
 - the latency of one all-reduce over G GPUs, a fixed start plus a hop for each of a ring's
   2(G-1) steps (``CostModel.allreduce_latency``).
 
@@ -89,7 +92,7 @@ from types import MappingProxyType
 from roofline import benchmarks
 from roofline.calibration import BAND_METRICS, CALIBRATION_FILE, link_kind, parse_calibration
 from roofline.errors import SpecError
-from roofline.harness import HARNESSES
+from roofline.harness import HARNESSES, NO_REQUEST_PATH, SERIAL_CONTEXT_HARNESSES
 from roofline.loader import load_specs
 from roofline.performance import CostModel, math_precision
 from roofline.version import VERSION
@@ -130,6 +133,10 @@ LOG_BOUNDS = {
     "allreduce_latency_s": (math.log(1e-7), math.log(2e-4)),
     "allreduce_hop_s": (math.log(1e-8), math.log(2e-5)),
 }
+#: The range κ (``CostModel.context_serial_share``) is searched in: from reads and math overlapped
+#: fully to not at all (one waits for the other); and the golden-section steps.
+SERIAL_BOUNDS = (0.0, 1.0)
+SERIAL_STEPS = 40
 ITERATIONS = 12
 #: The fit stops once an iteration lowers the sum of squares by less than this share of it. The
 #: sum is rough at about this level (each run's simulation moves in whole iterations, so damped
@@ -155,7 +162,12 @@ def _compute_id(gpu: str, specs=None) -> str:
 
 #: Harness -> the harnesses whose host costs it borrows, in order, when no fit row was measured
 #: through it (an offline loop has no request path: its request overhead is 0, never borrowed).
-STAND_INS = {"http": ("server", "offline"), "server": ("http", "offline"), "offline": ("server", "http")}
+STAND_INS = {
+    "http": ("server", "offline", "session"),
+    "server": ("http", "offline", "session"),
+    "offline": ("session", "server", "http"),
+    "session": ("offline", "server", "http"),
+}
 
 
 def stand_in(values: dict[str, float], harness: str) -> str | None:
@@ -174,8 +186,14 @@ def host_costs(values: dict[str, float], harness: str) -> tuple[float, float]:
     source = stand_in(values, harness)
     if source is None:
         raise SpecError(f"no harness has fit rows, so {harness} has no host costs", file=str(ROWS))
-    request = 0.0 if harness == "offline" else values.get(f"request_overhead_s:{source}", 0.0)
+    request = 0.0 if harness in NO_REQUEST_PATH else values.get(f"request_overhead_s:{source}", 0.0)
     return request, values[f"token_overhead_s:{source}"]
+
+
+def context_serial_share(values: dict[str, float], harness: str) -> float:
+    """κ of ``harness`` at ``values`` (``CostModel.context_serial_share``): fitted for a harness
+    of ``SERIAL_CONTEXT_HARNESSES`` with fit rows, else 0 (its context passes overlap fully)."""
+    return values.get(f"context_serial_share:{harness}", 0.0) if harness in SERIAL_CONTEXT_HARNESSES else 0.0
 
 
 def _link_kind(gpu: str, specs=None) -> str | None:
@@ -202,6 +220,7 @@ def _cost_model(values: dict[str, float], gpu: str, specs=None, harness: str = "
         layer_overhead_s=values["layer_overhead_s"],
         token_overhead_s=token,
         request_overhead_s=request,
+        context_serial_share=context_serial_share(values, harness),
         allreduce_latency_s=values["allreduce_latency_s"],
         allreduce_hop_s=values["allreduce_hop_s"],
     )
@@ -371,7 +390,7 @@ class Problem:
         names += [f"link:{kind}" for kind in sorted(own_links)]
         for harness in sorted({run.harness for run in runs}):
             names.append(f"token_overhead_s:{harness}")
-            if harness != "offline":  # an offline loop has no request path: 0, not fitted
+            if harness not in NO_REQUEST_PATH:  # requests tokenized in the process: 0, not fitted
                 names.append(f"request_overhead_s:{harness}")
         pairs = sorted(
             {(_compute_id(run.gpu, specs), math_precision(specs.gpu(run.gpu), run.weight_precision)) for run in runs}
@@ -490,12 +509,82 @@ class Problem:
         return left_out
 
 
-def fit(runs, specs, simulator: Simulator) -> tuple[dict[str, float], int, list[float]]:
-    """The fitted parameters, the iterations taken, and each run's left-out residual
-    (``Problem.left_out_residuals``)."""
-    problem = Problem(runs, specs, simulator)
+def serial_runs(runs) -> list:
+    """The runs κ is fitted on: times to first token measured through a harness of
+    ``SERIAL_CONTEXT_HARNESSES``, each a context pass of one prompt, whose time κ moves most."""
+    return [run for run in runs if run.harness in SERIAL_CONTEXT_HARNESSES and run.kind == "ttft"]
+
+
+def _serial_key(harness: str) -> str:
+    return f"context_serial_share:{harness}"
+
+
+def golden_section(cost, low: float, high: float, steps: int) -> float:
+    """The point of ``[low, high]`` where ``cost`` (one minimum there) is least, after ``steps``
+    golden-section steps, each shrinking the interval by 0.618."""
+    golden = (math.sqrt(5) - 1) / 2
+    a, b = high - golden * (high - low), low + golden * (high - low)
+    cost_a, cost_b = cost(a), cost(b)
+    for _ in range(steps):
+        if cost_a <= cost_b:
+            high, b, cost_b = b, a, cost_a
+            a = high - golden * (high - low)
+            cost_a = cost(a)
+        else:
+            low, a, cost_a = a, b, cost_b
+            b = low + golden * (high - low)
+            cost_b = cost(b)
+    return (low + high) / 2
+
+
+def fit_serial(runs, values: dict[str, float], simulator: Simulator) -> dict[str, float]:
+    """κ of each harness of ``SERIAL_CONTEXT_HARNESSES`` that ``runs`` (``serial_runs``) were
+    measured through, every other cost held at ``values``: the κ minimizing the squared logs of
+    measured ÷ expected (golden-section search: the expected time grows with κ). A harness with
+    no such run gets no κ here (``context_serial_share`` reads 0)."""
+    fitted = {}
+    for harness in sorted({run.harness for run in runs}):
+        own = [run for run in runs if run.harness == harness]
+
+        def cost(share: float, own=own, harness=harness) -> float:
+            return sum(e * e for e in _residuals(own, {**values, _serial_key(harness): share}, simulator))
+
+        fitted[_serial_key(harness)] = golden_section(cost, *SERIAL_BOUNDS, SERIAL_STEPS)
+    return fitted
+
+
+def _two_stages(runs, specs, simulator: Simulator, start=None, held=None):
+    """The joint fit on ``runs`` but ``serial_runs`` (``Problem``, every κ at 0), then κ on those
+    alone with the rest held (``fit_serial``): (the joint problem, its point, iterations, last
+    Jacobian, and every value). ``start`` and ``held`` as for ``Problem``; a κ in ``held`` is kept
+    only where no serial run of its harness is in ``runs``."""
+    serial_ids = {run.id for run in serial_runs(runs)}
+    held = held or {}
+    kept = {key: value for key, value in held.items() if key.startswith("context_serial_share:")}
+    joint_held = {key: value for key, value in held.items() if key not in kept}
+    problem = Problem([run for run in runs if run.id not in serial_ids], specs, simulator, start, joint_held)
     x, iterations, columns = problem.fit()
-    return problem.values_of(x), iterations, problem.left_out_residuals(x, columns)
+    shared = problem.values_of(x)
+    values = {**shared, **kept, **fit_serial(serial_runs(runs), shared, simulator)}
+    return problem, x, iterations, columns, values
+
+
+def fit(runs, specs, simulator: Simulator) -> tuple[dict[str, float], int, list[float]]:
+    """The fitted parameters, the iterations taken, and each run's left-out residual.
+
+    Two stages (``_two_stages``), as δ is fitted after the rest: the costs every run shares are
+    fitted jointly on the runs but ``serial_runs``, then κ on those alone with the rest held,
+    so that one harness's partial overlap does not move the hardware's shares. Left out: the
+    joint runs' by ``Problem.left_out_residuals`` (at κ = 0, which moves a static batch's
+    throughput by well under 1%), each serial run's by fitting κ again without it."""
+    problem, x, iterations, columns, values = _two_stages(runs, specs, simulator)
+    left_out = dict(zip((run.id for run in problem.runs), problem.left_out_residuals(x, columns), strict=True))
+    serial = serial_runs(runs)
+    for run in serial:
+        others = [other for other in serial if simulator.key(other) != simulator.key(run)]
+        refit = {**values, **fit_serial(others, values, simulator)}
+        left_out[run.id] = _residuals([run], refit, simulator)[0]
+    return values, iterations, [left_out[run.id] for run in runs]
 
 
 #: How the fit runs are grouped for the two cross-validations: every row of one engine release
@@ -524,12 +613,16 @@ def cross_validated(runs, specs, simulator: Simulator, values: dict[str, float],
     ratios: dict[str, float] = {}
     for key in sorted(groups):
         rest = [run for run in runs if group_of(run) != key]
-        problem = Problem(rest, specs, simulator, start=values, held=held)
-        x, _, _ = problem.fit()
-        refit = problem.values_of(x)
+        refit = refit_without(rest, specs, simulator, values, held)
         for run, figure in zip(groups[key], simulator.predict(groups[key], refit), strict=True):
             ratios[run.id] = run.measured_over(figure)
     return [ratios[run.id] for run in runs]
+
+
+def refit_without(rest, specs, simulator: Simulator, values: dict[str, float], held: dict[str, float]) -> dict:
+    """``fit``'s two stages on ``rest`` alone, started at ``values``, ``held`` for what no run of
+    ``rest`` moves; no left-out residuals (nothing reads them)."""
+    return _two_stages(rest, specs, simulator, start=values, held=held)[4]
 
 
 def kernel_switch(run) -> int | None:
@@ -595,20 +688,7 @@ def fit_dequant(pairs, values, simulator: Simulator) -> float:
         expected = predicted_pairs(pairs, values, delta, simulator)
         return sum(_pair_residual(pair, e) ** 2 for pair, e in zip(pairs, expected, strict=True))
 
-    low, high = DEQUANT_BOUNDS
-    golden = (math.sqrt(5) - 1) / 2
-    a, b = high - golden * (high - low), low + golden * (high - low)
-    cost_a, cost_b = cost(a), cost(b)
-    for _ in range(DEQUANT_STEPS):
-        if cost_a <= cost_b:
-            high, b, cost_b = b, a, cost_a
-            a = high - golden * (high - low)
-            cost_a = cost(a)
-        else:
-            low, a, cost_a = a, b, cost_b
-            b = low + golden * (high - low)
-            cost_b = cost(b)
-    return (low + high) / 2
+    return golden_section(cost, *DEQUANT_BOUNDS, DEQUANT_STEPS)
 
 
 def dequant_lines(pairs, values, delta: float, simulator: Simulator) -> list[str]:
@@ -838,7 +918,11 @@ def render(
         'cross_validation = "band_leave_one_release_out and band_leave_one_gpu_out: the same ranks, per kind, of the'
         " fit rows' measured / expected, each predicted by a refit without every row of its engine release (its GPU);"
         " a left-out GPU's compute share is the default, and parameters no remaining row moves (links, all-reduce"
-        " latency, a harness's host costs) are held at the full fit's\"",
+        " latency, a harness's host costs and its context_serial_share) are held at the full fit's\"",
+        f"context_serial_rows = {len(serial_runs(fit_runs))}",
+        'context_serial = "each [harness] context_serial_share, after the rest and with the rest held: golden-section'
+        " search on kappa in [0, 1] over that harness's fit TTFT rows (a context pass takes max(memory, compute) +"
+        ' kappa * min(memory, compute)); each left out by fitting kappa again without it"',
         "",
     ]
     if validation is not None:
@@ -926,6 +1010,8 @@ def harness_lines(fit_runs, values) -> list[str]:
             f"token_overhead_s = {_number(token)}",
             f"fit_rows = {rows}",
         ]
+        if harness in SERIAL_CONTEXT_HARNESSES:
+            lines.append(f"context_serial_share = {_number(context_serial_share(values, harness))}")
         if not rows:
             lines.append(f'stand_in = "{stand_in(values, harness)}"')
         lines.append("")

@@ -316,6 +316,15 @@ def test_a_bad_dequantization_cost_is_one_line(field: str, value) -> None:
     assert "\n" not in str(raised.value) and field in str(raised.value)
 
 
+@pytest.mark.parametrize("value", [-0.1, 1.5, True, "0.5", float("nan")])
+def test_a_bad_context_serial_share_is_one_line(value) -> None:
+    """κ is a share of the shorter of a context pass's reads and math: from 0 to 1."""
+    with pytest.raises(SpecError) as raised:
+        CostModel(context_serial_share=value)
+    assert "\n" not in str(raised.value) and "context_serial_share" in str(raised.value)
+    assert "from 0 to 1" in str(raised.value)
+
+
 def test_the_dequantization_rows_are_paired_and_say_their_kernel_path(tmp_path: Path) -> None:
     module = _script()
     runs = module.benchmarks.load_serving_runs(module.DEQUANT_ROWS)

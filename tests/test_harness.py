@@ -8,15 +8,17 @@ so; the band's coverage is cross-validated by release and by GPU beside the in-s
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 
-from roofline import benchmarks, load_calibration, load_specs
+from roofline import Hardware, Workload, benchmarks, load_calibration, load_specs
 from roofline.calibration import link_kind, parse_calibration
 from roofline.cli import main
 from roofline.errors import SpecError
-from roofline.harness import ENGINES, HARNESSES, engine_of
+from roofline.harness import ENGINES, HARNESSES, SERIAL_CONTEXT_HARNESSES, engine_of
+from roofline.performance import iteration_costs, prefill_pass
 
 ROOT = Path(__file__).resolve().parents[1]
 ROWS = ROOT / "data" / "serving-measurements.csv"
@@ -75,6 +77,50 @@ def test_an_offline_run_is_not_charged_the_server_path(capsys) -> None:
     assert "unfitted" not in report
 
 
+def test_a_static_session_charges_its_context_passes_the_fitted_serial_share(capsys) -> None:
+    """TensorRT-LLM 0.5 to 0.9's gptSessionBenchmark rows are the ``session`` harness: no request
+    path, a token cost of their own, and κ, fitted on that harness's fit TTFTs alone, added to a
+    context pass as ``κ * min(reads, math)``. Under --harness session a prompt's expected prefill is
+    offline's costs' prefill plus exactly that (at the session's token cost, one sampled token);
+    a decode step is not charged it."""
+    calibration = load_calibration()
+    session = calibration.harnesses["session"]
+    fit = [run for run in benchmarks.load_serving_runs(ROWS) if run.split == "fit"]
+    serial = [run for run in fit if run.harness == "session" and run.kind == "ttft"]
+    assert len(serial) == calibration.provenance["context_serial_rows"] == 10
+    assert {run.engine for run in serial} == {"TensorRT-LLM 0.5 (static)"}
+    assert session.fitted and session.request_overhead_s == 0 and 0.5 < session.context_serial_share <= 1
+    assert all(calibration.harnesses[name].context_serial_share == 0 for name in HARNESSES if name != "session")
+    args = ["estimate", "--gpu", "a100-80gb", "--model", "llama-2-7b", "--batch", "1", "--context", "256"]
+    args += ["--prompt", "128", "--costs", "expected", "--json"]
+    offline = _json(capsys, [*args, "--harness", "offline"])
+    static = _json(capsys, [*args, "--harness", "session"])
+    assert static["fit"]["context_serial_share"] == session.context_serial_share
+    assert offline["fit"]["context_serial_share"] == 0
+    specs = load_specs()
+    work = Workload(specs.model("llama-2-7b"), "bf16", prompt=128)
+    plain = prefill_pass(Hardware(specs.gpu("a100-80gb"), costs=calibration.cost_model("a100-80gb")), work)
+    serial_s = session.context_serial_share * min(plain.memory_s, plain.compute_s)
+    assert 0.3 * plain.seconds < serial_s  # an A100 at 128 tokens: reads and math take about as long
+    # The simulator charges an iteration of prompt tokens alone the same, and one with a decode none.
+    static_hw = Hardware(
+        specs.gpu("a100-80gb"), costs=calibration.for_ground("a100-80gb", harness="session").cost_model("a100-80gb")
+    )
+    costs = iteration_costs(static_hw, work)
+    assert costs.iteration(0, 0, 128, 0, 128 * 129 / 2, 1).seconds == pytest.approx(
+        prefill_pass(static_hw, work).seconds
+    )
+    mixed = costs.iteration(1, 500, 128, 0, 128 * 129 / 2, 1)
+    assert mixed.overhead_s == pytest.approx(costs.overhead_s + 2 * costs.token_overhead_s)
+    token_gap = session.token_overhead_s - calibration.harnesses["offline"].token_overhead_s
+    assert static["expected"]["prefill_s"] == pytest.approx(offline["expected"]["prefill_s"] + serial_s + token_gap)
+    step_gap = static["expected"]["decode_step_s"] - offline["expected"]["decode_step_s"]
+    assert step_gap == pytest.approx(token_gap)  # one sampled token a step: the token cost, no κ
+    assert main([*args[:-1], "--harness", "session"]) == 0
+    report = capsys.readouterr().out
+    assert f"a context pass + {session.context_serial_share:.2f} x min(reads, math)" in report
+
+
 def test_a_gpu_without_a_fitted_compute_share_says_so_and_widens_the_band(capsys) -> None:
     """A10 (no fit rows): the report and JSON say "unfitted: band widened", and the band is the
     file's band joined with the leave-one-GPU-out band; the H100 at bf16 (fitted) keeps the file's."""
@@ -127,9 +173,10 @@ def test_links_of_a_kind_without_fit_rows_are_flagged_and_pcie_has_its_own_share
 def test_nvlink_3_is_a_kind_of_link_of_its_own_and_flagged_until_a_multi_gpu_a100_row_fits_it(capsys) -> None:
     """The A100's NVLink 3 (NVSwitch in an HGX A100, a bridge between two PCIe cards) is not the
     NVLink 4 and 5 the NVLink share is fitted on: a ring all-reduce reaches about 200 of its 300 GB/s
-    each way (nccl-tests#149, cited in the A100's spec), against about 370 of 450 on H100s. No fit row
-    runs on several A100s, so its predictions borrow NVLink's share and say so; one A100 has no links
-    to flag."""
+    each way (nccl-tests#149, cited in the A100's spec), against about 370 of 450 on H100s. No row of
+    the joint fit runs on several A100s (TensorRT-LLM 0.5's two batch-1 TTFTs on four fit only the
+    session harness's κ, every link share held), so its predictions borrow NVLink's share and say so;
+    one A100 has no links to flag."""
     calibration = load_calibration()
     specs = load_specs()
     for gpu in ("a100-80gb", "a100-80gb-pcie"):
@@ -138,7 +185,9 @@ def test_nvlink_3_is_a_kind_of_link_of_its_own_and_flagged_until_a_multi_gpu_a10
     assert {link_kind(specs.gpu(gpu)) for gpu in ("h100-sxm", "h200", "b200", "gh200")} == {"nvlink"}
     assert "nvlink3" not in calibration.link_efficiency_by_kind
     fit_rows = [run for run in benchmarks.load_serving_runs(ROWS) if run.split == "fit"]
-    assert not [run for run in fit_rows if run.gpu.startswith("a100") and run.gpus > 1]
+    multi_a100 = [run for run in fit_rows if run.gpu.startswith("a100") and run.gpus > 1]
+    assert len(multi_a100) == 2
+    assert all(run.harness in SERIAL_CONTEXT_HARNESSES and run.kind == "ttft" for run in multi_a100)
     assert "nccl-tests/issues/149" in specs.gpu("a100-80gb").interconnect.source
     args = ["estimate", "--model", "llama-3.1-70b", "--batch", "8", "--context", "2048"]
     args += ["--costs", "expected", "--json"]
@@ -191,7 +240,7 @@ def test_a_row_without_a_known_harness_is_refused_in_one_line() -> None:
         with pytest.raises(SpecError, match="harness") as caught:
             benchmarks.parse_serving_runs(f"{header}\n{row.removesuffix('offline')}{bad}\n", "rows.csv")
         message = str(caught.value)
-        assert "rows.csv" in message and "offline, server, http" in message and "\n" not in message
+        assert "rows.csv" in message and "offline, session, server, http" in message and "\n" not in message
 
 
 @pytest.mark.parametrize(
@@ -199,6 +248,8 @@ def test_a_row_without_a_known_harness_is_refused_in_one_line() -> None:
     [
         (lambda text: text.replace("[harness.http]", "[harness.web]"), "harness.web"),
         (lambda text: text.replace('stand_in = "server"\n', ""), "harness.http.stand_in"),
+        (lambda text: text.replace("fit_rows = 56\n", "fit_rows = 56\ncontext_serial_share = 0.5\n"), "delete it"),
+        (lambda text: re.sub(r"context_serial_share = [0-9.]+", "context_serial_share = 1.5", text), "from 0 to 1"),
         (lambda text: text.replace('fitted = ["tensorrt-llm"', 'fitted = ["trt"'), "engines.fitted"),
         (lambda text: text.split("[band_leave_one_gpu_out]")[0], "band_leave_one_gpu_out"),
     ],

@@ -34,7 +34,10 @@ The ``expected-costs`` case runs at the fitted costs of ``roofline/data/calibrat
 moves its digest with no change to the simulator: issue 36's refit with AMD's MI300X rows did (the
 code at that commit gives the old digest with the old file and the new digest with the new one), and
 so did the band's move to conformal ranks (its JSON differs from the old one in the band's eight
-numbers only; every simulated figure is the same).
+numbers only; every simulated figure is the same). So did the ``session`` harness: TensorRT-LLM
+0.5 to 0.9's static rows got host costs of their own, which moved the shared ones, and the JSON's
+``fit`` gained ``context_serial_share`` (0 under the default server harness); every ceiling case's
+digest stayed.
 
 A deliberate change to every non-speculative CLI case: ``best_case`` gained the open loop's
 ``throughput_tokens_per_s`` (``load_bounds.throughput_bound``, ``null`` for a closed loop or rate inf)
@@ -102,7 +105,7 @@ EXPECTED_CLI: dict[str, str] = {
     "swap-thrash": "7b3b8bccf1a3189baba6fe8739fd106ffaf0d3cad6adc1307db5a249c5e2671a",
     "chunked-paged-thrash": "80648412bef224b8ed92fea5468c93d03af69b218d1ff4ffd944fd6befa05c35",
     "closed-loop": "02b3c0facaaa4c4730b6fd276abb570257761ea4417c4380125df078e7fccfad",
-    "expected-costs": "15ac999ada4a7c452db6823e42d4d6f9fd1eb0d0a8458dc18553a4f3bdef990a",
+    "expected-costs": "e2f7cb7b01e575a958e645a25ac1168b7f5c9af1103833e26a18ced4ad605b31",
     "pipeline": "14947b328fca147c6ae15451a9ee6bc43da539a9ff69ac9871033b3c01176a33",
     "speculative": "f42360a452e9914799fd034f7673c07504841b46139a99ab2548edc14b0aca22",
     "speculative-draft": "31b22484452d2debc2dafa3938cdd3d1e4c451ee1a644a848197a8b7e0607ab6",

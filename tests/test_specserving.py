@@ -188,10 +188,11 @@ def test_expected_costs_give_the_plain_runs_band(capsys) -> None:
         expected.result.throughput_tokens_per_s, rel=1e-12
     )
     assert data["expected"]["speculation"]["rounds"] == expected.rounds
-    assert data["band"] == calibration.bands(data["expected"])
+    # Each band is held within its best-case bound, which no scheduler can beat.
+    assert data["band"] == calibration.bands(data["expected"], data["best_case"])
     for metric in ("throughput_tokens_per_s", "tpot_mean_s", "ttft_mean_s", "itl_mean_s"):
         low, high = data["band"][metric]
-        assert low < data["expected"][metric] < high
+        assert low < data["expected"][metric] <= high
     assert data["expected"]["throughput_tokens_per_s"] < data["throughput_tokens_per_s"]
 
     status, text, _ = run_cli(capsys, *argv, "--costs", "expected")

@@ -538,6 +538,8 @@ def build(ctx: Context) -> PageContent:
     content.put("unbanded_release", f"{unbanded['leave_one_release_out_nested']:,}")
     content.put("unbanded_gpu", f"{unbanded['leave_one_gpu_out_nested']:,}")
     content.table("serving-by-gpu", gpu_summary(calibration))
+    content.put("session_serial_share", f"{calibration.harnesses['session'].context_serial_share:.2f}")
+    content.put("session_serial_rows", f"{calibration.provenance['context_serial_rows']:,}")
     worst = max(run.ratio(ceiling) for run, ceiling, _ in runs)
     content.put("serving_worst_ceiling", percent(worst))
     points = [

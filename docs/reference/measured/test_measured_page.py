@@ -217,6 +217,10 @@ def test_the_page_shows_the_cross_validated_coverage_beside_the_in_sample_one(ct
     unbanded = calibration.provenance["coverage_runs_without_a_band"]
     assert content.values["unbanded_release"] == f"{unbanded['leave_one_release_out_nested']:,}"
     assert content.values["unbanded_gpu"] == f"{unbanded['leave_one_gpu_out_nested']:,}"
+    # The static sessions' κ, as the file holds it, and how many rows fixed it.
+    session = calibration.harnesses["session"]
+    assert content.values["session_serial_share"] == f"{session.context_serial_share:.2f}"
+    assert content.values["session_serial_rows"] == f"{calibration.provenance['context_serial_rows']:,}"
     by_gpu = content.tables["serving-by-gpu"]
     for label, figures in calibration.provenance["held_out_throughput_by_gpu"].items():
         assert f"| {label} | {figures['runs']:,} | {figures['median']:.2f} |" in by_gpu
