@@ -19,9 +19,9 @@ are told apart (``HARNESSES``), each with its own host costs in ``data/calibrati
   throughputs land near 1. TensorRT-LLM 0.14's inflight-batching runs of 467-token prompts at
   low load already land at 0.85 to 0.96 with κ = 0, and would fall to 0.75 to 0.91 with κ = 0.8,
   so the other harnesses keep 0 (``SERIAL_CONTEXT_HARNESSES``). Why those engines did not
-  overlap them is not read in their source (their engines were built with separate TensorRT
-  optimization profiles for the context and generation phases, whose kernels TensorRT picked
-  apart): the share is measured, not explained.
+  overlap them is not read in their source; one candidate is that TensorRT picks a context
+  pass's kernels apart from a generation step's (the 0.6.1 document builds GPT-J's engine with
+  ``--enable_two_optimization_profiles``). The share is measured, not explained.
 - ``server``: the engine behind an inference server (Triton's TensorRT-LLM backend), a load
   generator sending requests over the network; the server tokenizes and detokenizes.
 - ``http``: an OpenAI-compatible HTTP front end streaming tokens to a benchmark client that
