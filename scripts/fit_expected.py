@@ -190,10 +190,14 @@ def host_costs(values: dict[str, float], harness: str) -> tuple[float, float]:
     return request, values[f"token_overhead_s:{source}"]
 
 
+#: A fitted κ's key among the parameter values: this prefix and the harness's name.
+SERIAL_KEY = "context_serial_share:"
+
+
 def context_serial_share(values: dict[str, float], harness: str) -> float:
     """κ of ``harness`` at ``values`` (``CostModel.context_serial_share``): fitted for a harness
     of ``SERIAL_CONTEXT_HARNESSES`` with fit rows, else 0 (its context passes overlap fully)."""
-    return values.get(f"context_serial_share:{harness}", 0.0) if harness in SERIAL_CONTEXT_HARNESSES else 0.0
+    return values.get(SERIAL_KEY + harness, 0.0) if harness in SERIAL_CONTEXT_HARNESSES else 0.0
 
 
 def _link_kind(gpu: str, specs=None) -> str | None:
@@ -515,10 +519,6 @@ def serial_runs(runs) -> list:
     return [run for run in runs if run.harness in SERIAL_CONTEXT_HARNESSES and run.kind == "ttft"]
 
 
-def _serial_key(harness: str) -> str:
-    return f"context_serial_share:{harness}"
-
-
 def golden_section(cost, low: float, high: float, steps: int) -> float:
     """The point of ``[low, high]`` where ``cost`` (one minimum there) is least, after ``steps``
     golden-section steps, each shrinking the interval by 0.618."""
@@ -547,9 +547,9 @@ def fit_serial(runs, values: dict[str, float], simulator: Simulator) -> dict[str
         own = [run for run in runs if run.harness == harness]
 
         def cost(share: float, own=own, harness=harness) -> float:
-            return sum(e * e for e in _residuals(own, {**values, _serial_key(harness): share}, simulator))
+            return sum(e * e for e in _residuals(own, {**values, SERIAL_KEY + harness: share}, simulator))
 
-        fitted[_serial_key(harness)] = golden_section(cost, *SERIAL_BOUNDS, SERIAL_STEPS)
+        fitted[SERIAL_KEY + harness] = golden_section(cost, *SERIAL_BOUNDS, SERIAL_STEPS)
     return fitted
 
 
@@ -558,14 +558,15 @@ def _two_stages(runs, specs, simulator: Simulator, start=None, held=None):
     alone with the rest held (``fit_serial``): (the joint problem, its point, iterations, last
     Jacobian, and every value). ``start`` and ``held`` as for ``Problem``; a κ in ``held`` is kept
     only where no serial run of its harness is in ``runs``."""
-    serial_ids = {run.id for run in serial_runs(runs)}
+    serial = serial_runs(runs)
+    serial_ids = {run.id for run in serial}
     held = held or {}
-    kept = {key: value for key, value in held.items() if key.startswith("context_serial_share:")}
+    kept = {key: value for key, value in held.items() if key.startswith(SERIAL_KEY)}
     joint_held = {key: value for key, value in held.items() if key not in kept}
     problem = Problem([run for run in runs if run.id not in serial_ids], specs, simulator, start, joint_held)
     x, iterations, columns = problem.fit()
     shared = problem.values_of(x)
-    values = {**shared, **kept, **fit_serial(serial_runs(runs), shared, simulator)}
+    values = {**shared, **kept, **fit_serial(serial, shared, simulator)}
     return problem, x, iterations, columns, values
 
 
@@ -613,16 +614,10 @@ def cross_validated(runs, specs, simulator: Simulator, values: dict[str, float],
     ratios: dict[str, float] = {}
     for key in sorted(groups):
         rest = [run for run in runs if group_of(run) != key]
-        refit = refit_without(rest, specs, simulator, values, held)
+        refit = _two_stages(rest, specs, simulator, start=values, held=held)[4]
         for run, figure in zip(groups[key], simulator.predict(groups[key], refit), strict=True):
             ratios[run.id] = run.measured_over(figure)
     return [ratios[run.id] for run in runs]
-
-
-def refit_without(rest, specs, simulator: Simulator, values: dict[str, float], held: dict[str, float]) -> dict:
-    """``fit``'s two stages on ``rest`` alone, started at ``values``, ``held`` for what no run of
-    ``rest`` moves; no left-out residuals (nothing reads them)."""
-    return _two_stages(rest, specs, simulator, start=values, held=held)[4]
 
 
 def kernel_switch(run) -> int | None:
