@@ -32,6 +32,28 @@ from sitegen.page import PageModuleError
 ROOT = Path(__file__).resolve().parent.parent
 
 
+#: Why only SVGs can differ on an unchanged checkout: vl-convert lays a chart's text out with the
+#: system's Liberation Sans where the machine has one (its own copy otherwise), and versions of the
+#: font differ in a few glyphs' widths ("#", "·", "²"), so a chart comes out a pixel wider or narrower.
+FONT_HINT = (
+    "only SVGs differ: if you changed no chart, this machine lays text out with other fonts than the"
+    " committed SVGs were made with (Debian's fonts-liberation 1.07, which its chromium package brings"
+    " and .ci/run installs): install it (apt-get install fonts-liberation) and run the check again"
+)
+
+
+def stale_hint(changed: list[str]) -> str:
+    """The fix to print under the stale files' names: regenerate, or, where only SVGs differ (the
+    mark of another machine's fonts), also the fonts to install. An SVG's new size also changes the
+    snippet that embeds it (``figure-NAME.md``), so those count as the SVG's."""
+    regenerate = "run `make figures` and commit figures/"
+    svgs = {name.removesuffix(".svg") for name in changed if name.endswith(".svg")}
+    snippets_of_svgs = {f"figure-{name}.md" for name in svgs}
+    if svgs and all(name.endswith(".svg") or name in snippets_of_svgs for name in changed):
+        return f"{regenerate}; {FONT_HINT}"
+    return regenerate
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="compare with a fresh run instead of writing")
@@ -44,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
             for name in changed:
                 print(f"figures/{name} differs from a fresh run", file=sys.stderr)
             if changed:
-                print("run `make figures` and commit figures/", file=sys.stderr)
+                print(stale_hint(changed), file=sys.stderr)
             return 1 if changed else 0
         print(generate(args.root, rerender=args.rerender).summary())
         return 0

@@ -255,3 +255,28 @@ def test_build_figures_script_reports_a_bad_spec_in_one_line_and_exits_2(tmp_pat
         " field 'layers': must be at least 1, got 0\n"
     )
     assert {path.name: path.read_bytes() for path in (root / "figures").iterdir()} == before
+
+
+@pytest.mark.parametrize(
+    ("changed", "names_fonts"),
+    [
+        (["roofline.svg", "kv-slope.svg"], True),
+        (["roofline.svg", "figure-roofline.md"], True),  # a pixel wider: the snippet's <img> size too
+        (["roofline.svg", "roofline.vl.json"], False),
+        (["roofline.svg", "figure-kv-slope.md"], False),
+        (["values.json"], False),
+    ],
+)
+def test_the_check_names_the_fonts_only_when_nothing_but_svgs_differ(monkeypatch, capsys, changed, names_fonts):
+    """SVGs alone differing on an unchanged checkout is the mark of another machine's fonts (vl-convert
+    measures text with the system's Liberation Sans), with the snippets whose image size they change: the
+    check says which fonts to install, beside the usual fix. A changed spec, value or other snippet is a
+    stale checkout, and gets the usual fix alone."""
+    import build_figures
+
+    monkeypatch.setattr(build_figures, "differences", lambda root: changed)
+    assert build_figures.main(["--check"]) == 1
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[:-1] == [f"figures/{name} differs from a fresh run" for name in changed]
+    assert lines[-1].startswith("run `make figures` and commit figures/")
+    assert ("apt-get install fonts-liberation" in lines[-1]) is names_fonts
