@@ -8,8 +8,9 @@ prediction. Its parameters live in ``data/calibration.toml``, written by
 - ``link_efficiency``: the share of the links' bandwidth an all-reduce reaches over NVLink, and
   ``link_efficiency_by_kind``: the share over another kind of link (``link_kind``: PCIe peer
   to peer, Infinity Fabric) where multi-GPU fit rows ran over it; any other kind (NVLink 3
-  among them: no multi-GPU A100 row is in the fit) takes the NVLink share and is flagged
-  (``for_ground``);
+  among them: no multi-GPU A100 row is in the fit) takes the share its spec measured
+  (``measured_link_share``: a large all-reduce's bus bandwidth over the nameplate) where it
+  gives one, else the NVLink share, and is flagged either way (``for_ground``);
 - ``compute_efficiency.<gpu>.<math>``: the share of the dense peak a pass reaches, per chip
   and math precision (``default_compute_efficiency`` where the fit saw no run). A chip whose
   spec names another as ``same_compute_as`` (the same die, the same tensor cores) shares that
@@ -137,6 +138,34 @@ def link_kind(gpu: GpuSpec | None) -> str | None:
     return "other"
 
 
+def link_share(gpu: GpuSpec | None, nvlink: float, fitted: Mapping[str, float]) -> float:
+    """The share of ``gpu``'s link bandwidth an all-reduce reaches in expected mode: its kind of
+    link's fitted share (``fitted``: kind -> share, NVLink 4 and 5's being ``nvlink``), else the
+    share its spec measured (``measured_link_share``), else ``nvlink``. The fit prices its runs
+    with this too (``scripts/fit_expected.py``), so a fitted file and its predictions agree."""
+    kind = link_kind(gpu)
+    if kind is None or kind == "nvlink":
+        return nvlink
+    if kind in fitted:
+        return fitted[kind]
+    measured = measured_link_share(gpu)
+    return nvlink if measured is None else measured
+
+
+def measured_link_share(gpu: GpuSpec | None) -> float | None:
+    """The share of its links' nameplate a large all-reduce was measured to reach on ``gpu``'s
+    fabric: ``interconnect.allreduce_bus_bytes_per_s / interconnect.link_bytes_per_s``, at most 1
+    (a share the fit would bound there); None where its spec gives no such measurement.
+
+    Expected mode uses it for a kind of link no multi-GPU fit row ran over: a measurement of the
+    fabric itself transfers better than a share fitted on another fabric (nccl-tests: a ring
+    reaches 0.67 of NVLink 3's nameplate on eight A100s, 0.82 of NVLink 4's on H100s)."""
+    links = None if gpu is None else gpu.interconnect
+    if links is None or links.allreduce_bus_bytes_per_s is None:
+        return None
+    return min(1.0, links.allreduce_bus_bytes_per_s / links.link_bytes_per_s)
+
+
 #: The cross-validated bands kept beside ``[band]``, for predictions off the fit's ground.
 OUT_OF_GROUND_BANDS = ("band_leave_one_release_out", "band_leave_one_gpu_out")
 
@@ -249,12 +278,17 @@ class Calibration:
             )
         kind = link_kind(_spec(gpu))
         if gpus > 1 and kind not in (None, "nvlink", *self.link_efficiency_by_kind):
+            measured = measured_link_share(_spec(gpu))
+            share = (
+                f"the share fitted on NVLink 4 and 5, {self.link_efficiency:.0%} of the bandwidth"
+                if measured is None
+                else f"the share a large all-reduce was measured to reach on them, {measured:.0%} of the bandwidth"
+            )
             reasons.append(
                 (
                     "band_leave_one_gpu_out",
-                    f"GPU {gpu_id}: {kind} links unfitted (no multi-GPU fit rows over them), the share fitted"
-                    f" on NVLink 4 and 5, {self.link_efficiency:.0%} of the bandwidth: band widened to the"
-                    " leave-one-GPU-out band",
+                    f"GPU {gpu_id}: {kind} links unfitted (no multi-GPU fit rows over them), {share}: band widened"
+                    " to the leave-one-GPU-out band",
                 )
             )
         if engine not in self.fitted_engines:
@@ -323,10 +357,8 @@ class Calibration:
         return gpu.id in DEQUANT_MEASURED_ON or gpu.compute_efficiency_id in DEQUANT_MEASURED_ON
 
     def link_share(self, gpu: GpuSpec | str) -> float:
-        """The share of ``gpu``'s link bandwidth an all-reduce reaches: its link kind's fitted share
-        (``link_efficiency_by_kind``), else NVLink's (``link_efficiency``)."""
-        kind = link_kind(_spec(gpu))
-        return self.link_efficiency_by_kind.get(kind, self.link_efficiency) if kind else self.link_efficiency
+        """The share of ``gpu``'s link bandwidth an all-reduce reaches (``link_share``)."""
+        return link_share(_spec(gpu), self.link_efficiency, self.link_efficiency_by_kind)
 
     def cost_model(self, gpu: GpuSpec | str) -> CostModel:
         """The expected costs on ``gpu`` (a spec, or a built-in chip's id): its fitted compute

@@ -91,7 +91,9 @@ _MODEL_KEYS = _keys(ModelSpec, leave_out=("moe", "mla", *_MODEL_OPTIONAL))
 _MLA_MODEL_KEYS = tuple(key for key in _MODEL_KEYS if key not in ("kv_heads", "head_dim"))
 _MOE_KEYS = _keys(MoeSpec, leave_out=_MOE_OPTIONAL)
 _MLA_KEYS = _keys(MlaSpec)
-_INTERCONNECT_KEYS = _keys(InterconnectSpec, leave_out=("alltoall",))
+#: Interconnect keys a links table may leave out.
+_INTERCONNECT_OPTIONAL = ("alltoall", "allreduce_bus_bytes_per_s")
+_INTERCONNECT_KEYS = _keys(InterconnectSpec, leave_out=_INTERCONNECT_OPTIONAL)
 
 
 @dataclass(frozen=True)
@@ -212,7 +214,7 @@ def _gpu(entry_id: str, table: Mapping[str, Any]) -> GpuSpec:
     if "interconnect" in table:
         try:
             values["interconnect"] = _nested(
-                InterconnectSpec, table, "interconnect", _INTERCONNECT_KEYS, optional=("alltoall",)
+                InterconnectSpec, table, "interconnect", _INTERCONNECT_KEYS, optional=_INTERCONNECT_OPTIONAL
             )
         except SpecError as error:
             raise _interconnect_hint(error, entry_id) from None
@@ -234,6 +236,8 @@ _INTERCONNECT_HINTS = {
     " from 1e8 to 1e14, for example scale_out_bytes_per_s = 50e9 (a 400 Gb/s NIC)",
     "allreduce_latency_s": "for example allreduce_latency_s = { nccl = { ring_gpus = 8, ring_s = 19.19e-6 } }",
     "source": 'where the figures come from, one line, for example source = "https://..."',
+    "allreduce_bus_bytes_per_s": "a large all-reduce's measured bus bandwidth (nccl-tests' busbw), in bytes per"
+    " second from 1e8 to 1e14, for example allreduce_bus_bytes_per_s = 200e9; or leave it out",
     "alltoall": "for example alltoall = { deepep_normal = { nvlink_bytes_per_s = 158e9, rdma_bytes_per_s = 58e9,"
     ' latency_s = 0, source = "https://..." } }',
 }

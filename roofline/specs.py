@@ -53,6 +53,10 @@ FLOPS_PER_S = (1e9, 1e18)
 HOST_LINK_BYTES_PER_S = (1e8, 1e13)
 #: One direction of a chip's link to its peers (NVLink, Infinity Fabric, a NIC): 100 MB/s to 100 TB/s.
 PEER_LINK_BYTES_PER_S = (1e8, 1e14)
+#: The most a measured all-reduce bus bandwidth may be, in multiples of the links' one direction: a
+#: reduction in the switch (NVLink SHARP) lets it pass the links (about 480 of 450 GB/s on H100s,
+#: nccl-tests#212), and twice is past any published figure; more is a unit slip.
+MAX_BUS_OVER_LINK = 2.0
 #: Fixed latency of one small all-reduce: 100 ns to 1 s.
 ALLREDUCE_LATENCY_S = (1e-7, 1.0)
 #: GPU counts an all-reduce latency may be given at: 2 (the fewest that exchange) to 100,000.
@@ -477,6 +481,11 @@ class InterconnectSpec:
     function of the GPU count (``AllReduceLatency``): ``{nccl = {ring_gpus = 8, ring_s =
     19.19e-6}, custom_oneshot = {2 = 3.7e-6, 4 = 3.7e-6, 8 = 5.7e-6}}``; the ceiling takes
     the smallest at each count.
+    ``allreduce_bus_bytes_per_s`` (optional) is a large all-reduce's measured bus bandwidth on
+    this fabric (nccl-tests' ``busbw``: the bytes each GPU sends, 2(G-1)/G of the message, over
+    the time). The ceiling never uses it (the nameplate bounds it); expected mode takes
+    ``allreduce_bus_bytes_per_s / link_bytes_per_s`` as its link share where no serving row
+    fitted a share for this kind of link (``Calibration.link_share``).
     """
 
     scale_up: str = _text(NAME_LENGTH)
@@ -488,9 +497,22 @@ class InterconnectSpec:
     #: Expert-parallel all-to-all kernels by name (``AllToAllPreset``), optional: without one
     #: the ceiling times an all-to-all at the links' own bandwidths above.
     alltoall: Mapping[str, AllToAllPreset] | None = None
+    #: A large all-reduce's measured bus bandwidth, optional (the class's docstring).
+    allreduce_bus_bytes_per_s: float | None = None
 
     def __post_init__(self) -> None:
         _validate(self)
+        if self.allreduce_bus_bytes_per_s is not None:
+            bus, link = self.allreduce_bus_bytes_per_s, self.link_bytes_per_s
+            _check_field("allreduce_bus_bytes_per_s", "quantity", bus, *PEER_LINK_BYTES_PER_S)
+            if bus > MAX_BUS_OVER_LINK * link:
+                raise SpecError(
+                    f"is {bus / link:.3g} times link_bytes_per_s ({link / 1e9:g} GB/s);"
+                    f" a measured bus bandwidth is at most {MAX_BUS_OVER_LINK:g} times the links' one direction",
+                    field="allreduce_bus_bytes_per_s",
+                    hint="give nccl-tests' busbw for a large all_reduce_perf message in bytes per second, 200 GB/s as"
+                    " 200e9, and link_bytes_per_s as one direction of the links",
+                )
         if self.alltoall is not None:
             if not isinstance(self.alltoall, Mapping) or not self.alltoall:
                 raise SpecError(

@@ -90,7 +90,14 @@ from pathlib import Path
 from types import MappingProxyType
 
 from roofline import benchmarks
-from roofline.calibration import BAND_METRICS, CALIBRATION_FILE, link_kind, parse_calibration
+from roofline.calibration import (
+    BAND_METRICS,
+    CALIBRATION_FILE,
+    link_kind,
+    link_share,
+    measured_link_share,
+    parse_calibration,
+)
 from roofline.errors import SpecError
 from roofline.harness import HARNESSES, NO_REQUEST_PATH, SERIAL_CONTEXT_HARNESSES
 from roofline.loader import load_specs
@@ -206,8 +213,10 @@ def _link_kind(gpu: str, specs=None) -> str | None:
 
 
 def _link_share(values: dict[str, float], gpu: str, specs=None) -> float:
-    """The link share ``gpu``'s all-reduces reach: its link kind's own (``link:<kind>``), else NVLink's."""
-    return values.get(f"link:{_link_kind(gpu, specs)}", values["link"])
+    """The link share ``gpu``'s all-reduces reach (``calibration.link_share``): its link kind's
+    fitted one (``link:<kind>``), else the one its spec measured, else NVLink's (``link``)."""
+    fitted = {key.split(":")[1]: value for key, value in values.items() if key.startswith("link:")}
+    return link_share((specs or _WORKER_SPECS or load_specs()).gpu(gpu), values["link"], fitted)
 
 
 def _cost_model(values: dict[str, float], gpu: str, specs=None, harness: str = "offline") -> CostModel:
@@ -336,10 +345,15 @@ def depends(parameter: str, run, specs, own_links: frozenset = frozenset()) -> b
     if family in ("token_overhead_s", "request_overhead_s"):
         return run.harness == parameter.split(":")[1]
     if family == "link":
-        # A kind of link with a share of its own (``own_links``) moves only with it; NVLink's moves the rest.
+        # A kind of link with a share of its own (``own_links``) moves only with it; NVLink's moves the
+        # rest, but for a kind whose spec measured its share (``calibration.measured_link_share``).
         kind = _link_kind(run.gpu, specs)
         mine = parameter.split(":")[1] if ":" in parameter else None
-        moves = kind == mine if mine else kind not in own_links
+        if mine:
+            moves = kind == mine
+        else:
+            borrows = kind in (None, "nvlink") or measured_link_share((specs or load_specs()).gpu(run.gpu)) is None
+            moves = kind not in own_links and borrows
         return run.gpus > 1 and not run.attention_dp and moves
     if family in ("allreduce_latency_s", "allreduce_hop_s"):
         return run.gpus > 1 and not run.attention_dp

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -175,13 +176,19 @@ def test_nvlink_3_is_a_kind_of_link_of_its_own_and_flagged_until_a_multi_gpu_a10
     NVLink 4 and 5 the NVLink share is fitted on: a ring all-reduce reaches about 200 of its 300 GB/s
     each way (nccl-tests#149, cited in the A100's spec), against about 370 of 450 on H100s. No row of
     the joint fit runs on several A100s (TensorRT-LLM 0.5's two batch-1 TTFTs on four fit only the
-    session harness's κ, every link share held), so its predictions borrow NVLink's share and say so;
-    one A100 has no links to flag."""
+    session harness's κ, every link share held), so an HGX A100's predictions take that measured
+    share, 200/300, and the bridged PCIe cards, which have no measurement, borrow NVLink's; both say
+    so. One A100 has no links to flag."""
     calibration = load_calibration()
     specs = load_specs()
-    for gpu in ("a100-80gb", "a100-80gb-pcie"):
-        assert link_kind(specs.gpu(gpu)) == "nvlink3"
-        assert calibration.cost_model(specs.gpu(gpu)).link_efficiency == calibration.link_efficiency
+    sxm, pcie = specs.gpu("a100-80gb"), specs.gpu("a100-80gb-pcie")
+    assert link_kind(sxm) == link_kind(pcie) == "nvlink3"
+    assert sxm.interconnect.allreduce_bus_bytes_per_s == 200e9 and pcie.interconnect.allreduce_bus_bytes_per_s is None
+    assert calibration.cost_model(sxm).link_efficiency == pytest.approx(200 / 300)
+    assert calibration.cost_model(pcie).link_efficiency == calibration.link_efficiency
+    # A share measured on a fabric never replaces one the fit found for its kind of link.
+    fitted = replace(calibration, link_efficiency_by_kind={**calibration.link_efficiency_by_kind, "nvlink3": 0.5})
+    assert fitted.cost_model(sxm).link_efficiency == fitted.cost_model(pcie).link_efficiency == 0.5
     assert {link_kind(specs.gpu(gpu)) for gpu in ("h100-sxm", "h200", "b200", "gh200")} == {"nvlink"}
     assert "nvlink3" not in calibration.link_efficiency_by_kind
     fit_rows = [run for run in benchmarks.load_serving_runs(ROWS) if run.split == "fit"]
@@ -191,10 +198,13 @@ def test_nvlink_3_is_a_kind_of_link_of_its_own_and_flagged_until_a_multi_gpu_a10
     assert "nccl-tests/issues/149" in specs.gpu("a100-80gb").interconnect.source
     args = ["estimate", "--model", "llama-3.1-70b", "--batch", "8", "--context", "2048"]
     args += ["--costs", "expected", "--json"]
+    shares = {"a100-80gb": "the share a large all-reduce was measured to reach on them, 67%"}
+    shares["a100-80gb-pcie"] = f"the share fitted on NVLink 4 and 5, {calibration.link_efficiency:.0%}"
     for gpu, gpus in (("a100-80gb", "4"), ("a100-80gb-pcie", "2")):
         data = _json(capsys, [*args, "--gpu", gpu, "--gpus", gpus])
         assert data["fit"]["band_widened"]
-        assert any(s.startswith(f"GPU {gpu}: nvlink3 links unfitted") for s in data["fit"]["unfitted"])
+        flag = f"GPU {gpu}: nvlink3 links unfitted (no multi-GPU fit rows over them), {shares[gpu]} of the bandwidth"
+        assert any(s.startswith(flag) for s in data["fit"]["unfitted"]), data["fit"]["unfitted"]
     assert _json(capsys, [*args, "--gpu", "a100-80gb"])["fit"]["unfitted"] == []
     assert _json(capsys, [*args, "--gpu", "h100-sxm", "--gpus", "4"])["fit"]["unfitted"] == []
     status = main([*args[:-1], "--gpu", "a100-80gb", "--gpus", "8"])

@@ -184,6 +184,18 @@ BAD_LINKS = {
         LINKS.replace("{ nccl = { ring_gpus = 8, ring_s = 40e-6 } }", "{}"),
         ["field 'interconnect.allreduce_latency_s'", "got an empty table", "ring_gpus = 8"],
     ),
+    "bus bandwidth negative": (
+        LINKS.replace("domain_gpus = 8", "domain_gpus = 8\nallreduce_bus_bytes_per_s = -20e9"),
+        ["field 'interconnect.allreduce_bus_bytes_per_s'", "must be positive", "nccl-tests' busbw"],
+    ),
+    "bus bandwidth as text": (
+        LINKS.replace("domain_gpus = 8", 'domain_gpus = 8\nallreduce_bus_bytes_per_s = "20 GB/s"'),
+        ["field 'interconnect.allreduce_bus_bytes_per_s'", "must be a number", "allreduce_bus_bytes_per_s = 200e9"],
+    ),
+    "bus bandwidth in the wrong unit": (  # 20 GB/s typed in bits, or both directions of many links
+        LINKS.replace("domain_gpus = 8", "domain_gpus = 8\nallreduce_bus_bytes_per_s = 160e9"),
+        ["field 'interconnect.allreduce_bus_bytes_per_s'", "is 5 times link_bytes_per_s", "at most 2 times"],
+    ),
     "wrong table type": (
         "",  # the links given as text on the entry itself
         ["field 'interconnect'", "must be a table", 'write it as a table, [gpu."my-gpu".interconnect]'],
