@@ -36,7 +36,7 @@ from pathlib import Path
 
 from .calibration import Calibration, expected_costs, within_ceiling
 from .errors import SpecError
-from .harness import ENGINES, HARNESSES, engine_of
+from .harness import ENGINES, HARNESSES, engine_of, harness_choices
 from .load_bounds import ITL_ACCOUNTING, TTFT_ACCOUNTING, best_case_times
 from .loader import SpecSet, load_specs
 from .measured import SPLIT_METRICS, Measurement, max_output_throughput
@@ -216,9 +216,7 @@ def _harness(row: dict[str, str], label: str) -> str:
         file=label,
         entry=row["id"],
         field="harness",
-        hint="read in the row's source what the figure includes: the engine's own loop (offline), a static batch"
-        " through a TensorRT engine (session), an inference server (server), or an HTTP client that tokenizes"
-        " (http)",
+        hint=f"read in the row's source what the figure includes: {harness_choices()}",
     )
 
 

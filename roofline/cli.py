@@ -67,7 +67,7 @@ from .errors import SHOWN_LENGTH, SpecError, did_you_mean, one_line, shortened, 
 from .estimate import Estimate, estimate
 from .explain import math_choice
 from .fleet import MAX_REPLICAS, fleet_facts, replicas_lines, replicated, simulate_fleet
-from .harness import DEFAULT_ENGINE, DEFAULT_HARNESS, ENGINES, HARNESSES
+from .harness import DEFAULT_ENGINE, DEFAULT_HARNESS, ENGINES, HARNESSES, harness_choices
 from .hfconfig import FAMILIES, read_config
 from .kvformats import KV_FORMAT_NAMES, KV_FORMATS
 from .load_bounds import (
@@ -833,11 +833,8 @@ def _add_ground_options(run: argparse.ArgumentParser) -> None:
         "--harness",
         choices=tuple(HARNESSES),
         default=DEFAULT_HARNESS,
-        help="with --costs expected, what the measurement includes: offline (the engine's own loop, no request"
-        " path), session (static batches through a TensorRT engine, TensorRT-LLM 0.5 to 0.9's gptSessionBenchmark,"
-        " whose context passes overlap reads and math only in part), server (an inference server such as Triton),"
-        " http (an OpenAI-compatible server and a client that tokenizes); each has its own fitted host costs"
-        " (default %(default)s)",
+        help=f"with --costs expected, what the measurement includes: {harness_choices()}; each has its own fitted"
+        " host costs (default %(default)s)",
     )
     run.add_argument(
         "--engine",

@@ -51,6 +51,14 @@ HARNESSES: dict[str, str] = {
     "server": "the engine behind an inference server (Triton), requests over the network",
     "http": "an OpenAI-compatible HTTP server streaming to a client that tokenizes",
 }
+
+
+def harness_choices() -> str:
+    """Every harness with what its measurement includes (``HARNESSES``), as one line for a help
+    text or a hint: the one wording a reader meets wherever a harness is chosen."""
+    return "; ".join(f"{name}, {what}" for name, what in HARNESSES.items())
+
+
 #: Harnesses whose requests are tokenized in the engine's own process: 0 s a request, not fitted.
 NO_REQUEST_PATH = frozenset({"offline", "session"})
 #: Harnesses whose context passes overlap their reads and math only in part: each has a fitted

@@ -251,6 +251,15 @@ def test_a_row_without_a_known_harness_is_refused_in_one_line() -> None:
             benchmarks.parse_serving_runs(f"{header}\n{row.removesuffix('offline')}{bad}\n", "rows.csv")
         message = str(caught.value)
         assert "rows.csv" in message and "offline, session, server, http" in message and "\n" not in message
+        # The fix names what each harness includes, in the words the report and --harness's help use.
+        assert all(f"{name}, {what}" in message for name, what in HARNESSES.items())
+
+
+def test_the_harness_help_says_what_each_harness_includes_as_the_report_does(capsys) -> None:
+    with pytest.raises(SystemExit):
+        main(["simulate", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert all(f"{name}, {what}" in text for name, what in HARNESSES.items())
 
 
 @pytest.mark.parametrize(
