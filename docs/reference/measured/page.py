@@ -21,7 +21,7 @@ import altair as alt
 
 from roofline import benchmarks
 from roofline.benchmarks import Expectation, ServingRun
-from roofline.calibration import Calibration, load_calibration
+from roofline.calibration import Calibration, link_kind, load_calibration, measured_link_share
 from roofline.errors import SpecError
 from roofline.measured import (
     KINDS,
@@ -488,6 +488,26 @@ def ratio_chart(comparisons: list[Comparison]) -> dict[str, Any]:
     return spec.to_dict()
 
 
+def measured_links(calibration: Calibration, ctx: Context) -> str:
+    """Each built-in GPU whose links are of a kind no fit run crossed and whose spec measured the
+    share a large all-reduce reaches on them (``calibration.measured_link_share``), the share its
+    expected figures take: "NVLink 3 + NVSwitch (HGX A100) on the NVIDIA A100 80GB SXM, 200 of
+    300 GB/s each way, 67%"."""
+    parts = []
+    for gpu in ctx.specs.gpus.values():
+        share = measured_link_share(gpu)
+        kind = link_kind(gpu)
+        if share is None or kind in (None, "nvlink", *calibration.link_efficiency_by_kind):
+            continue
+        links = gpu.interconnect
+        parts.append(
+            f"{escape.text(links.scale_up)} on the {escape.text(gpu.name)},"
+            f" {links.allreduce_bus_bytes_per_s / 1e9:g} of {links.link_bytes_per_s / 1e9:g} GB/s each way,"
+            f" {percent(share)}"
+        )
+    return "; ".join(parts) or "none"
+
+
 def build(ctx: Context) -> PageContent:
     content = PageContent()
     calibration = load_calibration()
@@ -540,6 +560,8 @@ def build(ctx: Context) -> PageContent:
     content.table("serving-by-gpu", gpu_summary(calibration))
     content.put("session_serial_share", f"{calibration.harnesses['session'].context_serial_share:.2f}")
     content.put("session_serial_rows", f"{calibration.provenance['context_serial_rows']:,}")
+    content.put("measured_links", measured_links(calibration, ctx))
+    content.put("nvlink_share", percent(calibration.link_efficiency))
     worst = max(run.ratio(ceiling) for run, ceiling, _ in runs)
     content.put("serving_worst_ceiling", percent(worst))
     points = [

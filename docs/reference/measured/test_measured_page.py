@@ -221,6 +221,11 @@ def test_the_page_shows_the_cross_validated_coverage_beside_the_in_sample_one(ct
     session = calibration.harnesses["session"]
     assert content.values["session_serial_share"] == f"{session.context_serial_share:.2f}"
     assert content.values["session_serial_rows"] == f"{calibration.provenance['context_serial_rows']:,}"
+    # The measured link share an unfitted kind of link takes, from the spec, beside NVLink's fitted one.
+    assert content.values["measured_links"] == (
+        "NVLink 3 + NVSwitch (HGX A100) on the NVIDIA A100 80GB SXM, 200 of 300 GB/s each way, 67%"
+    )
+    assert content.values["nvlink_share"] == percent(calibration.link_efficiency)
     by_gpu = content.tables["serving-by-gpu"]
     for label, figures in calibration.provenance["held_out_throughput_by_gpu"].items():
         assert f"| {label} | {figures['runs']:,} | {figures['median']:.2f} |" in by_gpu
