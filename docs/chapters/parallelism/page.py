@@ -168,6 +168,7 @@ def build(ctx: Context) -> PageContent:
     measured_tps = {g: gf_measured[g].value for g in GF_DEGREES}
     put("gf_model_name", escape.text(gf_model.name))
     put("gf_gpu_name", escape.text(gf_gpu.name))
+    put("gf_link_share", percent(gf_costs.link_efficiency))
     for g in GF_DEGREES:
         put(f"gf_tp{g}", fmt.rate(measured_tps[g]))
     put("gf_scaling", times(measured_tps[8] / measured_tps[1]))

@@ -37,6 +37,7 @@ from roofline.parallelism import latency_optimal_degree, pipeline_bubble_fractio
 from roofline.performance import allreduce_bytes, decode_pass, prefill_pass
 from sitegen.context import load_context
 from sitegen.pages import find
+from sitegen.values import percent
 
 FOLDER = find(Path(__file__).resolve().parents[2], "parallelism")
 ROOT = FOLDER.docs.parent
@@ -76,6 +77,9 @@ def test_gpt_fast_sweep_is_ranked_in_the_measured_order_and_scales_less_than_the
     assert all(measured[g] <= ceiling[g] for g in measured)  # a ceiling
     # "reaches X of the ceiling on one GPU but Y on eight": the share falls.
     assert measured[8] / ceiling[8] < measured[1] / ceiling[1]
+    # The expected figure's NVLink 3 share is the one measured there, as the sentence says, not a fitted one.
+    links = gpu.interconnect
+    assert values["gf_link_share"] == percent(links.allreduce_bus_bytes_per_s / links.link_bytes_per_s) == "67%"
 
 
 def test_the_v100_anecdote_is_called_an_outlier_by_its_all_reduce_time(values) -> None:
