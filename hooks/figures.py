@@ -74,9 +74,11 @@ def on_config(config: Any) -> None:
     if mode not in ("update", "skip", "rerender"):
         raise PluginError(f"ROOFLINE_FIGURES must be update, skip or rerender, got {mode!r}")
     if mode != "skip":
+        from sitegen.render import FontMissingError
+
         try:
             run = generate(ROOT, rerender=mode == "rerender")
-        except (SpecError, PageModuleError) as error:
+        except (SpecError, PageModuleError, FontMissingError) as error:
             # The package's own one-line message, as `roofline validate` prints it.
             raise PluginError(str(error)) from None
         log.info(run.summary())

@@ -28,17 +28,19 @@ from pathlib import Path
 import roofline
 from sitegen.generate import differences, generate
 from sitegen.page import PageModuleError
+from sitegen.render import FontMissingError
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-#: Why only SVGs can differ on an unchanged checkout: vl-convert lays a chart's text out with the
-#: system's Liberation Sans where the machine has one (its own copy otherwise), and versions of the
-#: font differ in a few glyphs' widths ("#", "·", "²"), so a chart comes out a pixel wider or narrower.
+#: Why only SVGs can differ on an unchanged checkout: vl-convert lays a chart's text out in the
+#: first font it finds of the family named (``sitegen.render.STATIC_FONT``), and it finds a system's
+#: font before the ones it is handed, so a system-wide Arimo of another version, whose glyphs'
+#: widths differ, moves a chart by a pixel.
 FONT_HINT = (
-    "only SVGs differ: if you changed no chart, this machine lays text out with other fonts than the"
-    " committed SVGs were made with (Debian's fonts-liberation 1.07, which its chromium package brings"
-    " and .ci/run installs): install it (apt-get install fonts-liberation) and run the check again"
+    "only SVGs differ: if you changed no chart, this machine has fonts that take precedence over"
+    " node_modules' Arimo, in which the committed SVGs were laid out (a system-wide Arimo, such as"
+    " Debian's fonts-croscore: `fc-list | grep -i arimo`); run the check where it has none"
 )
 
 
@@ -70,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
             return 1 if changed else 0
         print(generate(args.root, rerender=args.rerender).summary())
         return 0
-    except (roofline.SpecError, PageModuleError) as error:
+    except (roofline.SpecError, PageModuleError, FontMissingError) as error:
         print(f"build_figures.py: error: {error}", file=sys.stderr)
         return 2
     except OSError as error:  # a full disk or a read-only checkout: figures/ is left as it was

@@ -6,6 +6,7 @@ These run the generator in-process (no MkDocs); tests/test_site.py builds the si
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -269,8 +270,8 @@ def test_build_figures_script_reports_a_bad_spec_in_one_line_and_exits_2(tmp_pat
 )
 def test_the_check_names_the_fonts_only_when_nothing_but_svgs_differ(monkeypatch, capsys, changed, names_fonts):
     """SVGs alone differing on an unchanged checkout is the mark of another machine's fonts (vl-convert
-    measures text with the system's Liberation Sans), with the snippets whose image size they change: the
-    check says which fonts to install, beside the usual fix. A changed spec, value or other snippet is a
+    prefers a system's font to the Arimo it is handed), with the snippets whose image size they change:
+    the check says how to find them, beside the usual fix. A changed spec, value or other snippet is a
     stale checkout, and gets the usual fix alone."""
     import build_figures
 
@@ -279,4 +280,25 @@ def test_the_check_names_the_fonts_only_when_nothing_but_svgs_differ(monkeypatch
     lines = capsys.readouterr().err.splitlines()
     assert lines[:-1] == [f"figures/{name} differs from a fresh run" for name in changed]
     assert lines[-1].startswith("run `make figures` and commit figures/")
-    assert ("apt-get install fonts-liberation" in lines[-1]) is names_fonts
+    assert ("fc-list | grep -i arimo" in lines[-1]) is names_fonts
+
+
+def test_every_static_svg_is_laid_out_in_the_font_vl_convert_is_handed() -> None:
+    """Each committed SVG names STATIC_FONT, Arimo first: the font render.svg hands vl-convert from
+    node_modules, so its layout does not depend on the fonts a machine happens to have."""
+    from sitegen.render import STATIC_FONT
+
+    assert STATIC_FONT.startswith("Arimo,")
+    for path in sorted(FIGURES.glob("*.svg")):
+        families = set(re.findall(r'font-family="([^"]*)"', path.read_text()))
+        assert families == {STATIC_FONT}, (path.name, families)
+
+
+def test_a_missing_font_is_one_line_naming_the_folder_and_the_fix(tmp_path) -> None:
+    from sitegen.render import FontMissingError, _register_fonts
+
+    with pytest.raises(FontMissingError) as caught:
+        _register_fonts(tmp_path)
+    message = str(caught.value)
+    assert "\n" not in message and str(tmp_path / "@expo-google-fonts/arimo/400Regular") in message
+    assert message.endswith("run `make setup` (npm ci from package-lock.json)")

@@ -7,7 +7,9 @@ vega-embed view. Without JavaScript the SVG stays.
 
 from __future__ import annotations
 
+import functools
 import re
+from pathlib import Path
 from typing import Any
 
 import vl_convert
@@ -17,11 +19,42 @@ from .page import LETTER, Figure
 
 #: vl-convert's name for the Vega-Lite version Altair 6.3 writes (its schema is v6.4.1).
 VL_VERSION = "6.4"
+#: The static SVGs' text font. Vega lays a chart out by its text's widths, and vl-convert measures
+#: them with the first family here it finds, preferring a system font to its own copy of one. With
+#: "sans-serif" it took the system's Liberation Sans, whose versions differ in a few glyphs' widths,
+#: so a chart came out a pixel wider or narrower from one machine to the next. Arimo, from npm
+#: (``FONT_FOLDERS``), is a family few systems have, so the layout is the same everywhere. A reader's
+#: browser draws the first it has: Arimo, Liberation Sans, Arial and Helvetica share their widths.
+STATIC_FONT = "Arimo, Liberation Sans, Arial, Helvetica, sans-serif"
+#: Arimo's regular and bold faces in node_modules (@expo-google-fonts/arimo, pinned in
+#: package-lock.json; SIL Open Font License), read at build time only: the site does not serve them.
+FONT_FOLDERS = ("@expo-google-fonts/arimo/400Regular", "@expo-google-fonts/arimo/700Bold")
+NODE_MODULES = Path(__file__).resolve().parents[2] / "node_modules"
+
+
+class FontMissingError(RuntimeError):
+    """The static SVGs' font is not in node_modules; one line naming the folder and the fix."""
+
+
+@functools.cache
+def _register_fonts(modules: Path = NODE_MODULES) -> None:
+    """Hand vl-convert Arimo's faces once a process; FontMissingError when npm has not installed them."""
+    for folder in FONT_FOLDERS:
+        path = modules / folder
+        if not any(path.glob("*.ttf")):
+            raise FontMissingError(
+                f"{path} holds no .ttf: the figures' SVGs are laid out in Arimo from npm; run `make setup`"
+                " (npm ci from package-lock.json)"
+            )
+        vl_convert.register_font_directory(str(path))
 
 
 def svg(spec: dict[str, Any]) -> str:
-    """The chart as a static SVG (vl-convert runs Vega in-process; no browser, no network)."""
-    return vl_convert.vegalite_to_svg(spec, vl_version=VL_VERSION)
+    """The chart as a static SVG (vl-convert runs Vega in-process; no browser, no network), its
+    text in ``STATIC_FONT`` unless the chart names a font of its own."""
+    _register_fonts()
+    config = {"font": STATIC_FONT, **spec.get("config", {})}
+    return vl_convert.vegalite_to_svg({**spec, "config": config}, vl_version=VL_VERSION)
 
 
 def svg_size(image: str) -> tuple[int, int]:
