@@ -276,9 +276,10 @@ class Calibration:
                     f" {self.default_compute_efficiency:.0%} of the peak: band widened to the leave-one-GPU-out band",
                 )
             )
-        kind = link_kind(_spec(gpu))
-        if gpus > 1 and kind not in (None, "nvlink", *self.link_efficiency_by_kind):
-            measured = measured_link_share(_spec(gpu))
+        spec = _spec(gpu)
+        kind = self.unfitted_link_kind(spec)
+        if gpus > 1 and kind is not None:
+            measured = measured_link_share(spec)
             share = (
                 f"the share fitted on NVLink 4 and 5, {self.link_efficiency:.0%} of the bandwidth"
                 if measured is None
@@ -355,6 +356,12 @@ class Calibration:
         if isinstance(gpu, str):
             return gpu in DEQUANT_MEASURED_ON
         return gpu.id in DEQUANT_MEASURED_ON or gpu.compute_efficiency_id in DEQUANT_MEASURED_ON
+
+    def unfitted_link_kind(self, gpu: GpuSpec | None) -> str | None:
+        """``gpu``'s kind of link (``link_kind``) where no multi-GPU fit row crossed one, so it has no
+        fitted share (its figures take the measured one or NVLink's, flagged); else None."""
+        kind = link_kind(gpu)
+        return None if kind in (None, "nvlink", *self.link_efficiency_by_kind) else kind
 
     def link_share(self, gpu: GpuSpec | str) -> float:
         """The share of ``gpu``'s link bandwidth an all-reduce reaches (``link_share``)."""

@@ -21,7 +21,7 @@ import altair as alt
 
 from roofline import benchmarks
 from roofline.benchmarks import Expectation, ServingRun
-from roofline.calibration import Calibration, link_kind, load_calibration, measured_link_share
+from roofline.calibration import Calibration, load_calibration, measured_link_share
 from roofline.errors import SpecError
 from roofline.measured import (
     KINDS,
@@ -496,8 +496,7 @@ def measured_links(calibration: Calibration, ctx: Context) -> str:
     parts = []
     for gpu in ctx.specs.gpus.values():
         share = measured_link_share(gpu)
-        kind = link_kind(gpu)
-        if share is None or kind in (None, "nvlink", *calibration.link_efficiency_by_kind):
+        if share is None or calibration.unfitted_link_kind(gpu) is None:
             continue
         links = gpu.interconnect
         parts.append(
